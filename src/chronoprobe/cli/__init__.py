@@ -1,0 +1,1 @@
+"""The ``chronoprobe`` command line."""

@@ -1,0 +1,33 @@
+"""One exception type for every failure a user can cause.
+
+The CLI prints ``str(error)`` as a single line and exits non-zero; nothing else
+is shown, so the message must name the place (file and row, QID, endpoint,
+model spec) and what is wrong there.
+"""
+
+from __future__ import annotations
+
+
+class ChronoprobeError(Exception):
+    """A user-facing error with a location and a one-line explanation."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{where}: {problem}")
+
+
+class ConfigError(ChronoprobeError):
+    """Bad options, model specs or configuration."""
+
+
+class DataError(ChronoprobeError):
+    """A malformed dataset, catalogue or snapshot row."""
+
+
+class CapabilityError(ChronoprobeError):
+    """A backend lacks a capability the caller needs (raised before any work)."""
+
+
+class EndpointError(ChronoprobeError):
+    """A remote endpoint (WDQS, an OpenAI-compatible server) failed."""

@@ -1,0 +1,200 @@
+"""The one interface every model backend implements.
+
+A caller builds :class:`Prompt` objects (an instruction for chat models plus an
+optional completion prefix, or a bare text for base models), picks
+:class:`DecodingParams`, and asks a backend for :class:`Generation` results.
+Backends declare what they can do as :class:`Capability` flags; callers state
+what they need with :func:`require` *before* any work starts.
+
+Backends never talk to the cache themselves: :class:`chronoprobe.cache.CachedModel`
+wraps any backend so every call goes through the one SQLite cache.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from chronoprobe.errors import CapabilityError
+
+
+class Capability(str, enum.Enum):
+    GENERATE = "generate"
+    """Plain text generation."""
+    SAMPLE_N = "sample_n"
+    """n samples per prompt sharing one prompt forward pass."""
+    TOKEN_LOGPROBS = "token_logprobs"
+    """Log-probability of each generated token (full distribution, exact)."""
+    TOPK_LOGPROBS = "topk_logprobs"
+    """Only the top-k log-probabilities per position (API servers)."""
+    MEAN_DISTRIBUTION = "mean_distribution"
+    """Mean next-token distribution over a sample's generated positions."""
+    FIRST_TOKEN_PROB = "first_token_prob"
+    """Probability of the first answer token."""
+    CHAT_TEMPLATE = "chat_template"
+    """The backend can render chat messages with the model's template."""
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Prompt(BaseModel):
+    """What to send to a model, independent of how the backend renders it.
+
+    ``messages`` is used when the backend applies a chat template; ``text`` is
+    the bare prompt for base models (and for chat models with the template off).
+    A prompt may give both; the backend picks by its chat-template setting.
+    ``answer_prefix`` is appended after the rendered prompt in both cases
+    (for example a sentence the model should complete).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str | None = None
+    messages: tuple[Message, ...] | None = None
+    answer_prefix: str = ""
+
+    @model_validator(mode="after")
+    def _has_content(self) -> Prompt:
+        if self.text is None and not self.messages:
+            raise ValueError("a prompt needs text or messages")
+        return self
+
+    @classmethod
+    def chat(cls, user: str, *, system: str | None = None, fallback_text: str | None = None,
+             answer_prefix: str = "") -> Prompt:
+        messages = ((Message(role="system", content=system),) if system else ()) + (
+            Message(role="user", content=user),
+        )
+        return cls(messages=messages, text=fallback_text, answer_prefix=answer_prefix)
+
+
+class DecodingParams(BaseModel):
+    """Every parameter that changes what a model returns; all of it goes into the cache key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_new_tokens: int = Field(20, ge=1, le=4096)
+    temperature: float = Field(0.0, ge=0.0)
+    """0 means greedy decoding."""
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    top_k: int | None = Field(None, ge=1)
+    n: int = Field(1, ge=1, le=1024)
+    seed: int = 0
+    token_logprobs: bool = False
+    mean_distribution: bool = False
+    first_token_prob: bool = False
+    stop: tuple[str, ...] = ()
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    def needed_capabilities(self) -> set[Capability]:
+        needed = {Capability.GENERATE}
+        if self.n > 1:
+            needed.add(Capability.SAMPLE_N)
+        if self.token_logprobs:
+            needed.add(Capability.TOKEN_LOGPROBS)
+        if self.mean_distribution:
+            needed.add(Capability.MEAN_DISTRIBUTION)
+        if self.first_token_prob:
+            needed.add(Capability.FIRST_TOKEN_PROB)
+        return needed
+
+
+class Sample(BaseModel):
+    """One generated continuation."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    text: str
+    token_ids: list[int] = Field(default_factory=list)
+    token_logprobs: list[float] | None = None
+    finish_reason: Literal["stop", "length"] = "stop"
+    first_token_prob: float | None = None
+    mean_distribution: np.ndarray | None = None
+    """Mean of softmax(raw logits) over generated positions (EOS included), shape (vocab,)."""
+
+    @property
+    def mean_logprob(self) -> float | None:
+        """Length-normalised log-likelihood of the sample."""
+        if not self.token_logprobs:
+            return None
+        return float(sum(self.token_logprobs) / len(self.token_logprobs))
+
+
+class Generation(BaseModel):
+    """All samples for one prompt, plus the exact string the model saw."""
+
+    rendered_prompt: str
+    samples: list[Sample]
+
+    @property
+    def text(self) -> str:
+        return self.samples[0].text
+
+
+class BackendInfo(BaseModel):
+    """What produced a result; recorded in every result file."""
+
+    spec: str
+    backend: str
+    model_id: str
+    revision: str
+    dtype: str | None = None
+    device: str | None = None
+    batch_size: int | None = None
+    chat_template: bool = False
+    is_chat_model: bool = False
+    extra: dict[str, str] = Field(default_factory=dict)
+
+
+class Backend(abc.ABC):
+    """A model that turns prompts into generations."""
+
+    capabilities: frozenset[Capability] = frozenset({Capability.GENERATE})
+
+    @property
+    @abc.abstractmethod
+    def info(self) -> BackendInfo: ...
+
+    @abc.abstractmethod
+    def render(self, prompt: Prompt) -> str:
+        """The exact text the model will see (used in the cache key)."""
+
+    @abc.abstractmethod
+    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
+        """Generate for every prompt; results are in the same order as ``prompts``."""
+
+    def plan_batches(self, rendered_prompts: Sequence[str]) -> list[list[int]]:
+        """Split prompt indices into the batches the backend will run.
+
+        Planned over the whole request, so a resumed run sees the same batches.
+        """
+        size = max(1, self.info.batch_size or 1)
+        order = list(range(len(rendered_prompts)))
+        return [order[i : i + size] for i in range(0, len(order), size)]
+
+    def close(self) -> None:
+        """Release resources (threads, connections)."""
+
+
+def require(backend: Backend, needed: set[Capability] | DecodingParams, *, purpose: str) -> None:
+    """Fail before any work if ``backend`` lacks a capability ``purpose`` needs."""
+    wanted = needed.needed_capabilities() if isinstance(needed, DecodingParams) else set(needed)
+    missing = sorted(c.value for c in wanted - set(backend.capabilities))
+    if missing:
+        raise CapabilityError(
+            f"model {backend.info.spec}",
+            f"{purpose} needs {', '.join(missing)}, which the {backend.info.backend} backend does not provide",
+        )

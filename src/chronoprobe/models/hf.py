@@ -1,0 +1,280 @@
+"""Hugging Face transformers backend with our own batched decode loop.
+
+Why our own loop rather than ``model.generate``: we need (a) n samples that
+share one prompt forward pass (the KV cache is computed once per prompt and
+then repeated n times), (b) the mean next-token distribution per sample,
+accumulated on the device without keeping per-position vocabulary vectors, and
+(c) exact per-token log-probabilities, all in one pass.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe.errors import ConfigError
+from chronoprobe.models.base import (
+    Backend,
+    BackendInfo,
+    Capability,
+    DecodingParams,
+    Generation,
+    Prompt,
+    Sample,
+)
+
+DType = Literal["auto", "float32", "bfloat16", "float16"]
+
+
+class HFConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    """Hub id or local folder."""
+    revision: str = "main"
+    gguf_file: str | None = None
+    dtype: DType = "auto"
+    device: str = "auto"
+    batch_size: int = 16
+    chat_template: bool | None = None
+    """Apply the tokenizer's chat template: None means 'if the tokenizer has one'."""
+    trust_remote_code: bool = False
+    spec: str | None = None
+    revision_label: str | None = None
+    """Overrides the recorded revision (e.g. the GGUF file's hash for converted models)."""
+
+
+def _resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _resolve_dtype(dtype: DType, device: str) -> torch.dtype:
+    if dtype == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+
+
+class HFBackend(Backend):
+    capabilities = frozenset(
+        {
+            Capability.GENERATE,
+            Capability.SAMPLE_N,
+            Capability.TOKEN_LOGPROBS,
+            Capability.MEAN_DISTRIBUTION,
+            Capability.FIRST_TOKEN_PROB,
+            Capability.CHAT_TEMPLATE,
+        }
+    )
+
+    def __init__(self, config: HFConfig) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.config = config
+        self.device = _resolve_device(config.device)
+        self.torch_dtype = _resolve_dtype(config.dtype, self.device)
+        load_kwargs: dict[str, Any] = {
+            "revision": config.revision,
+            "trust_remote_code": config.trust_remote_code,
+        }
+        if config.gguf_file:
+            load_kwargs["gguf_file"] = config.gguf_file
+        self.tokenizer = AutoTokenizer.from_pretrained(config.model, **load_kwargs)
+        self.model = AutoModelForCausalLM.from_pretrained(config.model, dtype=self.torch_dtype, **load_kwargs)
+        self.model.to(self.device)
+        self.model.eval()
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.has_chat_template = bool(getattr(self.tokenizer, "chat_template", None))
+        self.use_chat_template = self.has_chat_template if config.chat_template is None else config.chat_template
+        if self.use_chat_template and not self.has_chat_template:
+            raise ConfigError(f"model {config.spec or config.model}", "--chat-template on, but the tokenizer has none")
+        self.eos_ids = self._eos_ids()
+        forward_params = inspect.signature(self.model.forward).parameters
+        # transformers >= 5.2x renamed the KV-cache argument.
+        self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
+        self._info = BackendInfo(
+            spec=config.spec or f"hf:{config.model}",
+            backend="hf",
+            model_id=config.model if not config.gguf_file else f"{config.model}/{config.gguf_file}",
+            revision=config.revision_label or self._resolved_revision(),
+            dtype=str(self.torch_dtype).removeprefix("torch."),
+            device=self.device,
+            batch_size=config.batch_size,
+            chat_template=self.use_chat_template,
+            is_chat_model=self.has_chat_template,
+        )
+
+    def _resolved_revision(self) -> str:
+        commit = getattr(self.model.config, "_commit_hash", None)
+        if commit:
+            return str(commit)
+        if Path(self.config.model).exists():
+            return f"local:{self.config.revision}"
+        return self.config.revision
+
+    def _eos_ids(self) -> list[int]:
+        ids: set[int] = set()
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(int(self.tokenizer.eos_token_id))
+        configured = getattr(self.model.generation_config, "eos_token_id", None)
+        if isinstance(configured, int):
+            ids.add(configured)
+        elif isinstance(configured, list):
+            ids.update(int(i) for i in configured)
+        return sorted(ids)
+
+    @property
+    def info(self) -> BackendInfo:
+        return self._info
+
+    def render(self, prompt: Prompt) -> str:
+        if self.use_chat_template and prompt.messages:
+            messages = [m.model_dump() for m in prompt.messages]
+            rendered = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            return str(rendered) + prompt.answer_prefix
+        text = prompt.text if prompt.text is not None else "\n".join(m.content for m in prompt.messages or ())
+        return text + prompt.answer_prefix
+
+    def _encode(self, rendered: Sequence[str]) -> dict[str, torch.Tensor]:
+        # A rendered chat template already holds its special tokens.
+        return self.tokenizer(
+            list(rendered),
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=not self.use_chat_template,
+        )
+
+    def plan_batches(self, rendered_prompts: Sequence[str]) -> list[list[int]]:
+        lengths = [
+            len(ids)
+            for ids in self.tokenizer(list(rendered_prompts), add_special_tokens=False)["input_ids"]
+        ]
+        order = sorted(range(len(rendered_prompts)), key=lambda i: (-lengths[i], i))
+        size = self.config.batch_size
+        return [order[i : i + size] for i in range(0, len(order), size)]
+
+    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
+        rendered = [self.render(p) for p in prompts]
+        encoded = self._encode(rendered)
+        per_row = self._decode(encoded["input_ids"], encoded["attention_mask"], params)
+        n = params.n
+        return [
+            Generation(rendered_prompt=rendered[i], samples=per_row[i * n : (i + 1) * n])
+            for i in range(len(prompts))
+        ]
+
+    @torch.inference_mode()
+    def _decode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, params: DecodingParams) -> list[Sample]:
+        device = self.device
+        input_ids = input_ids.to(device)
+        attention = attention_mask.to(device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True)
+        logits = out.logits[:, -1, :].float()
+        cache = getattr(out, "cache", None) or out.past_key_values
+        n = params.n
+        if n > 1:
+            cache.batch_repeat_interleave(n)
+            logits = logits.repeat_interleave(n, dim=0)
+            attention = attention.repeat_interleave(n, dim=0)
+            positions = positions.repeat_interleave(n, dim=0)
+        rows = logits.shape[0]
+        next_position = positions[:, -1:] + 1
+        generator = torch.Generator(device=device).manual_seed(params.seed)
+        eos = torch.tensor(self.eos_ids or [-1], device=device)
+        pad_id = int(self.tokenizer.pad_token_id)
+
+        finished = torch.zeros(rows, dtype=torch.bool, device=device)
+        steps_taken = torch.zeros(rows, dtype=torch.long, device=device)
+        chosen: list[torch.Tensor] = []
+        chosen_logprobs: list[torch.Tensor] = []
+        dist_sum = torch.zeros_like(logits) if params.mean_distribution else None
+
+        for step in range(params.max_new_tokens):
+            logprobs = torch.log_softmax(logits, dim=-1)
+            token = self._pick(logits, params, generator)
+            token = torch.where(finished, torch.full_like(token, pad_id), token)
+            active = ~finished
+            if dist_sum is not None:
+                dist_sum += logprobs.exp() * active.unsqueeze(-1)
+            chosen.append(token)
+            chosen_logprobs.append(logprobs.gather(-1, token.unsqueeze(-1)).squeeze(-1))
+            steps_taken += active.long()
+            finished = finished | torch.isin(token, eos)
+            if bool(finished.all()) or step == params.max_new_tokens - 1:
+                break
+            attention = torch.cat([attention, torch.ones((rows, 1), dtype=attention.dtype, device=device)], dim=-1)
+            out = self.model(
+                input_ids=token.unsqueeze(-1),
+                attention_mask=attention,
+                position_ids=next_position,
+                use_cache=True,
+                **{self._cache_kwarg: cache},
+            )
+            next_position = next_position + 1
+            logits = out.logits[:, -1, :].float()
+
+        tokens = torch.stack(chosen, dim=1).cpu()
+        token_logprobs = torch.stack(chosen_logprobs, dim=1).cpu()
+        lengths = steps_taken.cpu()
+        means = None
+        if dist_sum is not None:
+            means = (dist_sum / steps_taken.clamp(min=1).unsqueeze(-1)).cpu().numpy().astype(np.float32)
+        eos_set = set(self.eos_ids)
+        samples: list[Sample] = []
+        for row in range(rows):
+            length = int(lengths[row])
+            ids = tokens[row, :length].tolist()
+            hit_eos = bool(ids) and ids[-1] in eos_set
+            text_ids = ids[:-1] if hit_eos else ids
+            lps = token_logprobs[row, :length].tolist()
+            text = self.tokenizer.decode(text_ids, skip_special_tokens=True)
+            finish: Literal["stop", "length"] = "stop" if hit_eos else "length"
+            if params.stop:
+                cut = min((text.find(s) for s in params.stop if s in text), default=-1)
+                if cut >= 0:
+                    text, finish = text[:cut], "stop"
+            samples.append(
+                Sample(
+                    text=text,
+                    token_ids=ids,
+                    token_logprobs=lps if params.token_logprobs or params.first_token_prob else None,
+                    finish_reason=finish,
+                    first_token_prob=float(np.exp(lps[0])) if params.first_token_prob and lps else None,
+                    mean_distribution=None if means is None else means[row],
+                )
+            )
+        return samples
+
+    @staticmethod
+    def _pick(logits: torch.Tensor, params: DecodingParams, generator: torch.Generator) -> torch.Tensor:
+        if params.greedy:
+            return logits.argmax(dim=-1)
+        scores = logits / params.temperature
+        if params.top_k is not None:
+            kth = torch.topk(scores, min(params.top_k, scores.shape[-1]), dim=-1).values[:, -1:]
+            scores = scores.masked_fill(scores < kth, float("-inf"))
+        if params.top_p < 1.0:
+            sorted_scores, sorted_idx = torch.sort(scores, descending=True, dim=-1)
+            cumulative = torch.softmax(sorted_scores, dim=-1).cumsum(dim=-1)
+            drop = cumulative - torch.softmax(sorted_scores, dim=-1) >= params.top_p
+            sorted_scores = sorted_scores.masked_fill(drop, float("-inf"))
+            scores = torch.full_like(scores, float("-inf")).scatter(-1, sorted_idx, sorted_scores)
+        probs = torch.softmax(scores, dim=-1)
+        return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+    def token_strings(self, token_ids: Sequence[int]) -> list[str]:
+        """Decoded text of each token, for metrics that look at individual tokens."""
+        return [self.tokenizer.decode([t]) for t in token_ids]
+
+    def close(self) -> None:
+        del self.model

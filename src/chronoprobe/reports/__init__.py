@@ -1,0 +1,1 @@
+"""Result files and human-readable reports."""

@@ -1,0 +1,47 @@
+"""Small Markdown helpers shared by every lens's report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 1) -> str:
+    def cell(value: Any) -> str:
+        return fmt(value, digits).replace("|", "\\|").replace("\n", " ")
+
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def provenance_section(provenance: dict[str, Any]) -> str:
+    lines = ["## Provenance", ""]
+    for model in provenance.get("models", []):
+        lines.append(
+            f"- model `{model['spec']}`: {model['model_id']} @ {model['revision']}, backend {model['backend']}, "
+            f"dtype {model.get('dtype')}, batch size {model.get('batch_size')}, chat template {model.get('chat_template')}"
+        )
+    if provenance.get("snapshot"):
+        snap = provenance["snapshot"]
+        lines.append(f"- knowledge snapshot: {snap.get('name')} retrieved {snap.get('retrieved')} from {snap.get('endpoint')}")
+    if provenance.get("judge"):
+        lines.append(f"- judge: {provenance['judge']}")
+    if provenance.get("seeds"):
+        lines.append(f"- seeds: {provenance['seeds']}")
+    lines.append(f"- decoding: `{provenance.get('decoding')}`")
+    versions = ", ".join(f"{k} {v}" for k, v in provenance.get("packages", {}).items())
+    lines.append(f"- packages: {versions}")
+    lines.append(f"- created {provenance.get('created')} by `{provenance.get('command')}`")
+    return "\n".join(lines) + "\n"
