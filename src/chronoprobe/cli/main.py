@@ -93,8 +93,22 @@ def main() -> None:
     try:
         app()
     except ChronoprobeError as exc:
-        err_console.print(f"[bold red]error[/]: {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error[/]: {exc}", highlight=False, soft_wrap=True, markup=True)
         sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get("CHRONOPROBE_DEBUG"):
+            raise
+        first_line = (str(exc).strip().splitlines() or [""])[0][:300]
+        err_console.print(
+            f"[bold red]internal error[/]: {type(exc).__name__}: {first_line} "
+            "(this is a chronoprobe bug; set CHRONOPROBE_DEBUG=1 to see the traceback)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(3)
 
 
 if __name__ == "__main__":

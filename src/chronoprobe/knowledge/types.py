@@ -76,6 +76,8 @@ class Statement(BaseModel):
     end: WikidataDate | None = None
     point_in_time: WikidataDate | None = None
     rank: Literal["preferred", "normal"] = "normal"
+    statement_id: str | None = None
+    """Wikidata statement id (``Q38-...``) when retrieved live; None for the DyKnow file."""
 
     @field_validator("label")
     @classmethod
@@ -112,18 +114,20 @@ class Fact(BaseModel):
     templates: tuple[str, ...] = Field(min_length=1)
     """Paraphrases used for the audit: completion prefixes in our own wording."""
     generic: str | None = None
+    qid_confidence: Literal["high", "low"] = "high"
+    """``low`` marks a catalogue QID that was not verified against Wikidata."""
 
     @field_validator("subject_qid")
     @classmethod
     def _valid_qid(cls, value: str | None) -> str | None:
-        if value is not None and not QID_RE.match(value):
+        if value is not None and not QID_RE.fullmatch(value):
             raise ValueError(f"invalid QID {value!r}")
         return value
 
     @field_validator("property")
     @classmethod
     def _valid_pid(cls, value: str) -> str:
-        if not PID_RE.match(value):
+        if not PID_RE.fullmatch(value):
             raise ValueError(f"invalid property id {value!r}")
         return value
 
@@ -139,6 +143,18 @@ class FactAnswers(BaseModel):
             return tuple(s for s in self.statements if s.is_current)
         return tuple(s for s in self.statements if s.valid_at(as_of))
 
+    def latest(self) -> tuple[Statement, ...]:
+        """The statement(s) with the latest start: the paper's wording of "up-to-date" (see docs/knowledge.md)."""
+        dated = [s for s in self.statements if s.start is not None]
+        if not dated:
+            return ()
+        newest = max(s.start.earliest() for s in dated)  # type: ignore[union-attr]
+        return tuple(s for s in dated if s.start.earliest() == newest)  # type: ignore[union-attr]
+
+    def counted(self) -> FactAnswers:
+        """Only the statements that count as answers: those with a start qualifier."""
+        return FactAnswers(fact_id=self.fact_id, statements=tuple(s for s in self.statements if s.start is not None))
+
 
 class Snapshot(BaseModel):
     """A dated, pinned retrieval of gold answers for a set of facts."""
@@ -150,3 +166,5 @@ class Snapshot(BaseModel):
     source: str = "wikidata"
     license: str = "CC0-1.0 (Wikidata)"
     answers: dict[str, FactAnswers]
+    warnings: dict[str, str] = Field(default_factory=dict)
+    """Per fact id, why its answers may be unusable (e.g. no statements came back)."""

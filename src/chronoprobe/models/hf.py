@@ -101,6 +101,9 @@ class HFBackend(Backend):
         forward_params = inspect.signature(self.model.forward).parameters
         # transformers >= 5.2x renamed the KV-cache argument.
         self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
+        # Only the last position's logits are needed; skipping the rest saves the
+        # vocabulary projection of every prompt token.
+        self._keep_last = {"logits_to_keep": 1} if "logits_to_keep" in forward_params else {}
         self._info = BackendInfo(
             spec=config.spec or f"hf:{config.model}",
             backend="hf",
@@ -178,7 +181,9 @@ class HFBackend(Backend):
         input_ids = input_ids.to(device)
         attention = attention_mask.to(device)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True)
+        out = self.model(
+            input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True, **self._keep_last
+        )
         logits = out.logits[:, -1, :].float()
         cache = getattr(out, "cache", None) or out.past_key_values
         n = params.n

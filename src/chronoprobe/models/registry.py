@@ -117,16 +117,23 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
         except (OSError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ConfigError(f"model spec {raw!r}", f"could not load from the hub or disk: {first}") from None
+    from pydantic import ValidationError
+
     from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
 
-    return OpenAIBackend(
-        OpenAIConfig(
+    try:
+        config = OpenAIConfig(
             model=spec.target,
             base_url=spec.base_url or "",
             mode=options.api_mode,
             concurrency=options.concurrency,
             api_key_env=options.api_key_env,
             timeout_s=options.timeout_s,
+            wave_size=max(options.batch_size, options.concurrency),
             spec=raw,
         )
-    )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"])
+        raise ConfigError(f"model spec {raw!r}", f"invalid openai option {field}: {error['msg']}") from None
+    return OpenAIBackend(config)

@@ -1,0 +1,183 @@
+"""``chronoprobe conflicts``: does context override the model's memory? (DynamicQA + MuLan)"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from chronoprobe.cli.common import (
+    ApiModeOpt,
+    BatchOpt,
+    CacheOpt,
+    ChatTemplateOpt,
+    ConcurrencyOpt,
+    DeviceOpt,
+    DTypeOpt,
+    ModelOpt,
+    backend_options,
+    console,
+    load_models,
+    open_cache,
+    progress_bar,
+)
+from chronoprobe.errors import ConfigError
+
+app = typer.Typer(
+    help="Does context override the model's memory? DynamicQA and MuLan, each through either methodology.",
+    no_args_is_help=True,
+)
+
+DataOpt = Annotated[Path | None, typer.Option(help="Local data: DynamicQA folder of CSVs, MuLan queries JSONL, or a contexts JSONL.")]
+JudgeOpt = Annotated[str, typer.Option(help="Equivalence judge: embedding[:<model>] (offline default), nli[:<hf id>], exact.")]
+JudgeFallbackOpt = Annotated[bool, typer.Option("--judge-fallback", help="If the NLI judge cannot be loaded, use the embedding judge (recorded).")]
+
+
+def _judge_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@app.command("run")
+def run(
+    dataset: Annotated[str, typer.Argument(help="dynamicqa or mulan.")],
+    methodology: Annotated[str | None, typer.Option(help="dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own.")] = None,
+    model: ModelOpt = None,
+    limit: Annotated[int | None, typer.Option(help="At most N facts, spread evenly over classes.")] = None,
+    data: DataOpt = None,
+    aliases: Annotated[Path | None, typer.Option(help="MuLan aliases (JSON map QID -> aliases, or fm_aliases JSONL).")] = None,
+    templates: Annotated[Path | None, typer.Option(help="MuLan clean.json templates, or DynamicQA's converted templates CSV.")] = None,
+    judge: JudgeOpt = "embedding",
+    judge_fallback: JudgeFallbackOpt = False,
+    samples: Annotated[int, typer.Option(help="Samples per input (DynamicQA methodology).")] = 10,
+    truncate_f1: Annotated[bool, typer.Option("--truncate-f1", help="Cut predictions to the gold's length before F1 (the original MuLan code).")] = False,
+    topk_approximation: Annotated[bool, typer.Option("--topk-approximation", help="Accept a backend's top-k approximation of the distributions CP needs.")] = False,
+    prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default results/conflicts/<dataset>-<methodology>).")] = None,
+    dtype: DTypeOpt = "auto",
+    device: DeviceOpt = "auto",
+    batch_size: BatchOpt = 16,
+    chat_template: ChatTemplateOpt = None,
+    api_mode: ApiModeOpt = "chat",
+    concurrency: ConcurrencyOpt = 4,
+    cache: CacheOpt = None,
+) -> None:
+    """Run a dataset through a methodology and write items.jsonl, summary.json, report.md (and cp.png)."""
+    from chronoprobe.conflicts.completion import CompletionConfig
+    from chronoprobe.conflicts.persuasion import PersuasionConfig
+    from chronoprobe.conflicts.run import RunConfig
+    from chronoprobe.conflicts.run import run as run_conflicts
+    from chronoprobe.judges import load_judge
+
+    if dataset not in {"dynamicqa", "mulan"}:
+        raise ConfigError("dataset", f"{dataset!r} is not dynamicqa or mulan")
+    method = methodology or dataset
+    if method not in {"dynamicqa", "mulan"}:
+        raise ConfigError("--methodology", f"{method!r} is not dynamicqa or mulan")
+    config = RunConfig(
+        dataset=dataset, methodology=method, data=data, aliases=aliases, templates=templates, limit=limit,  # type: ignore[arg-type]
+        out=out or Path("results/conflicts") / f"{dataset}-{method}",
+        persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation),
+        completion=CompletionConfig(truncate_f1=truncate_f1),
+        prompt_file=prompt_file,
+    )
+    store = open_cache(cache)
+    judge_choice = None
+    if method == "dynamicqa":
+        with console.status(f"loading judge {judge}"):
+            judge_choice = load_judge(judge, cache=store, device=_judge_device(device), allow_fallback=judge_fallback)
+        if judge_choice.fallback_reason:
+            console.print(f"[yellow]judge fallback[/]: {judge_choice.record}", highlight=False)
+    models = load_models(model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), store)
+    started = time.perf_counter()
+    with progress_bar() as bar:
+        def factory(label: str, total: int) -> Callable[[int], None]:
+            task = bar.add_task(label, total=total)
+            return lambda n: bar.advance(task, n)
+
+        result = run_conflicts(config, models, judge_choice, factory)
+    console.print(f"wrote {config.out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")
+    for spec, per_class in result["summary"].items():
+        line = ", ".join(f"{c}: " + _headline(v, method) for c, v in per_class.items())
+        console.print(f"{spec}: {line}", highlight=False)
+
+
+def _headline(values: dict, method: str) -> str:  # type: ignore[type-arg]
+    if method == "dynamicqa":
+        cp = values.get("cp")
+        return f"CP {cp:.3f}" if cp is not None else "CP –"
+    f1, success = values.get("f1"), values.get("update_success")
+    text = f"F1 {f1:.1f}" if f1 is not None else "F1 –"
+    return text + (f", update {success:.2f}" if success is not None else "")
+
+
+@app.command("contexts")
+def contexts(
+    model: ModelOpt = None,
+    data: Annotated[Path | None, typer.Option(help="MuLan queries JSONL (default: the hub id coastalcph/fm_queries).")] = None,
+    aliases: Annotated[Path | None, typer.Option(help="MuLan aliases (JSON map or fm_aliases JSONL).")] = None,
+    templates: Annotated[Path | None, typer.Option(help="MuLan clean.json templates.")] = None,
+    nli: Annotated[str, typer.Option(help="NLI model (hub id or folder) for the entailment filter.")] = "microsoft/deberta-large-mnli",
+    no_nli_filter: Annotated[bool, typer.Option("--no-nli-filter", help="Keep every passage that mentions the object (recorded).")] = False,
+    min_entailment: Annotated[float, typer.Option(help="Keep passages whose entailment probability is at least this.")] = 0.95,
+    per_class: Annotated[int, typer.Option(help="Facts sampled per class.")] = 2500,
+    seed: Annotated[int, typer.Option(help="Seed for the per-class sample.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="At most N facts in, spread over classes.")] = None,
+    prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (key passage).")] = None,
+    out: Annotated[Path, typer.Option(help="Output JSONL (a provenance JSON is written next to it).")] = Path("results/conflicts/mulan_contexts.jsonl"),
+    dtype: DTypeOpt = "auto",
+    device: DeviceOpt = "auto",
+    batch_size: BatchOpt = 16,
+    chat_template: ChatTemplateOpt = None,
+    api_mode: ApiModeOpt = "chat",
+    concurrency: ConcurrencyOpt = 4,
+    cache: CacheOpt = None,
+) -> None:
+    """Write Wikipedia-style contexts for MuLan facts (generate, NLI-filter, swap the object, subsample)."""
+    from chronoprobe.conflicts.contexts import ContextsConfig, build_contexts
+    from chronoprobe.conflicts.prompts import PromptWording
+    from chronoprobe.conflicts.sources import shared_path
+    from chronoprobe.datasets import mulan as ml
+    from chronoprobe.io import write_json_atomic, write_jsonl_atomic
+    from chronoprobe.judges.embedding import Embedder
+    from chronoprobe.provenance import Provenance
+
+    store = open_cache(cache)
+    config = ContextsConfig(min_entailment=None if no_nli_filter else min_entailment, per_class=per_class, seed=seed)
+    queries = ml.take_balanced_facts(ml.load_queries(data or ml.QUERIES_HUB_ID), limit)
+    templates_map = ml.load_templates(templates or shared_path("mulan/templates/clean.json", "--templates"))
+    alias_map = ml.load_aliases(aliases or shared_path("temporal_conflicts/aliases_MULAN.json", "--aliases"))
+    judge_device = _judge_device(device)
+    entail = None
+    nli_record = "none (--no-nli-filter)"
+    if not no_nli_filter:
+        from chronoprobe.judges.nli import NLIModel
+
+        with console.status(f"loading NLI model {nli}"):
+            nli_model = NLIModel(nli, cache=store, device=judge_device)
+        entail = nli_model.entailment
+        nli_record = f"nli:{nli_model.model_id}@{nli_model.revision} entailment >= {min_entailment}"
+    embedder = Embedder(cache=store, device=judge_device)
+    generators = load_models(model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), store)
+    if len(generators) != 1:
+        raise ConfigError("--model", "contexts takes exactly one generator model")
+    generator = generators[0]
+    with progress_bar() as bar:
+        task = bar.add_task("passages", total=len({q.fact_id for q in queries}))
+        rows, dropped = build_contexts(
+            queries, templates_map, alias_map, generator, entail, embedder.embed, config,
+            PromptWording.from_file(prompt_file), lambda n: bar.advance(task, n),
+        )
+    provenance = Provenance(models=[generator.info], decoding={"max_new_tokens": config.max_new_tokens, "temperature": 0.0},
+                            seeds=[seed], judge=nli_record,
+                            extra={"embedding": embedder.model_id, "dropped": dropped, "kept": len(rows),
+                                   "per_class": per_class}).model_dump(mode="json")
+    write_jsonl_atomic(out, [r.model_dump(mode="json") for r in rows])
+    write_json_atomic(out.with_suffix(".provenance.json"), provenance)
+    console.print(f"wrote {len(rows)} contexts to {out} (dropped: {dropped})", highlight=False)

@@ -1,0 +1,134 @@
+"""``chronoprobe outdated``: is the model outdated? (DyKnow)"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from chronoprobe.cli.common import (
+    ApiModeOpt,
+    BatchOpt,
+    CacheOpt,
+    ChatTemplateOpt,
+    ConcurrencyOpt,
+    DeviceOpt,
+    DTypeOpt,
+    ModelOpt,
+    backend_options,
+    console,
+    load_models,
+    open_cache,
+    progress_bar,
+)
+from chronoprobe.errors import ConfigError
+
+app = typer.Typer(help="Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata.", no_args_is_help=True)
+
+
+def _parse_date(value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ConfigError("--as-of", f"{value!r} is not a date (use YYYY-MM-DD)") from None
+
+
+@app.command("run")
+def run(
+    model: ModelOpt = None,
+    out: Annotated[Path, typer.Option(help="Report folder (replaced if it holds an earlier report).")] = Path("results/outdated"),
+    snapshot: Annotated[str | None, typer.Option(help="Snapshot name or file to judge against (default: shipped 2023-12-18).")] = None,
+    live: Annotated[bool, typer.Option("--live", help="Query the Wikidata Query Service now (and save the answers as a snapshot).")] = False,
+    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint for --live.")] = "https://query.wikidata.org/sparql",
+    facts: Annotated[Path | None, typer.Option(help="Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers).")] = None,
+    as_of: Annotated[str | None, typer.Option(help="Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release.")] = None,
+    aliases: Annotated[bool, typer.Option("--aliases/--no-aliases", help="Also match Wikidata aliases (off reproduces the paper).")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N facts.")] = None,
+    max_new_tokens: Annotated[int, typer.Option(help="Tokens to generate per answer.")] = 20,
+    dtype: DTypeOpt = "auto",
+    device: DeviceOpt = "auto",
+    batch_size: BatchOpt = 16,
+    chat_template: ChatTemplateOpt = None,
+    api_mode: ApiModeOpt = "chat",
+    concurrency: ConcurrencyOpt = 4,
+    cache: CacheOpt = None,
+) -> None:
+    """Ask every fact's three paraphrases, judge each answer, and write a report folder."""
+    from chronoprobe.outdated.audit import AuditConfig, load_gold, run_audit
+    from chronoprobe.outdated.report import write_report
+    from chronoprobe.outdated.summary import summarize_model
+    from chronoprobe.provenance import Provenance
+
+    config = AuditConfig(
+        models=tuple(model or ("smollm2",)),
+        facts_file=facts,
+        snapshot=snapshot,
+        live=live,
+        endpoint=endpoint,
+        as_of=_parse_date(as_of),
+        use_aliases=aliases,
+        max_new_tokens=max_new_tokens,
+        limit=limit,
+    )
+    started = time.perf_counter()
+    if live:
+        with progress_bar() as bar:
+            task = bar.add_task("querying Wikidata", total=None)
+            facts_list, gold = load_gold(config, fetch_progress=lambda k: bar.advance(task, k))
+    else:
+        facts_list, gold = load_gold(config)
+    call_cache = open_cache(cache)
+    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
+    models = load_models(list(config.models), options, call_cache)
+    records = []
+    per_model = {}
+    calls = {}
+    with progress_bar() as bar:
+        for cached in models:
+            total = sum(len(f.templates) for f in facts_list)
+            task = bar.add_task(f"{cached.info.spec}", total=total)
+            model_records = run_audit(config, cached, facts_list, gold, progress=lambda k, t=task: bar.advance(t, k))
+            records.extend(model_records)
+            per_model[cached.info.spec] = summarize_model(model_records, with_as_of=config.as_of is not None)
+            calls[cached.info.spec] = cached.calls_made
+    provenance = Provenance(
+        models=[m.info for m in models],
+        decoding=config.decoding().model_dump(mode="json"),
+        seeds=[config.decoding().seed],
+        snapshot={
+            "name": gold.name,
+            "retrieved": str(gold.retrieved),
+            "endpoint": gold.endpoint,
+            "query_hash": gold.query_hash,
+        },
+        judge="string match on Wikidata labels" + (" and aliases" if aliases else " (no aliases)"),
+        extra={
+            "facts": len(facts_list),
+            "as_of": as_of,
+            "model_calls_made": calls,
+            "seconds": round(time.perf_counter() - started, 2),
+            "call_cache": str(call_cache.path),
+        },
+    ).model_dump(mode="json")
+    write_report(out, records, per_model, provenance, as_of=as_of)
+    for spec, summary in per_model.items():
+        overall = summary["per_category"]["all"]["soft_constraint_pct"]
+        console.print(
+            f"[bold]{spec}[/]: up-to-date {overall['up-to-date']:.1f}%  outdated {overall['outdated']:.1f}%  "
+            f"irrelevant {overall['irrelevant']:.1f}%  ambiguous {overall['ambiguous']:.1f}% (soft constraint, "
+            f"{len(facts_list)} facts; {calls[spec]} new model calls)"
+        )
+    console.print(f"report: {out / 'report.md'}")
+
+
+try:  # the re-scoring command lives in its own module
+    from chronoprobe.cli.outdated_score import score as _score
+
+    app.command("score")(_score)
+except ImportError:  # pragma: no cover - during development only
+    pass

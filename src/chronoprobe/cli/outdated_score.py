@@ -1,0 +1,68 @@
+"""``chronoprobe outdated score``: classify generations that already exist (no model calls).
+
+Kept free of torch imports so scoring starts instantly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from chronoprobe.errors import ConfigError
+
+_console = Console(stderr=True)
+
+
+def score(
+    generations: Annotated[
+        Path,
+        typer.Option(
+            help="Folder of <category>_answers.json files (DyKnow layout: subject, optional attribute, then answers and questions)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option(help="Folder for the answer sheets, classifications.jsonl and summary.json.")],
+    gold: Annotated[
+        Path | None, typer.Option(help="An original grc_generated.json to judge against (its 2023-12-18 answers).")
+    ] = None,
+    snapshot: Annotated[
+        str | None, typer.Option(help="Snapshot name or file to judge against (default: shipped 2023-12-18).")
+    ] = None,
+    aliases: Annotated[
+        bool, typer.Option("--aliases/--no-aliases", help="Also match Wikidata aliases (off reproduces the paper).")
+    ] = False,
+    as_of: Annotated[
+        str | None, typer.Option(help="Judge against what was current on this date (YYYY-MM-DD) instead of now.")
+    ] = None,
+) -> None:
+    """Judge existing generations: up-to-date / outdated / irrelevant / ambiguous per answer."""
+    from chronoprobe.outdated.score import score_generations
+
+    if gold is not None and snapshot is not None:
+        raise ConfigError("--gold/--snapshot", "give one of them, not both")
+    when = None
+    if as_of is not None:
+        try:
+            when = dt.date.fromisoformat(as_of)
+        except ValueError:
+            raise ConfigError("--as-of", f"{as_of!r} is not a date (use YYYY-MM-DD)") from None
+    summary = score_generations(
+        generations, out, gold=gold if gold is not None else snapshot, use_aliases=aliases, as_of=when
+    )
+    for category, result in {**summary.categories, "all": summary.overall}.items():
+        soft = result.soft_constraint
+        _console.print(
+            f"[bold]{category}[/] ({result.facts} facts): up-to-date {100 * soft['up-to-date']:.1f}%  "
+            f"outdated {100 * soft['outdated']:.1f}%  irrelevant {100 * soft['irrelevant']:.1f}%  "
+            f"ambiguous {100 * soft['ambiguous']:.1f}%  inconsistent {100 * result.inconsistency:.1f}%",
+            highlight=False,
+        )
+    _console.print(f"answer sheets and summary.json in {out}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``score`` to a typer app (the ``outdated`` sub-app)."""
+    app.command("score")(score)

@@ -1,0 +1,261 @@
+"""``chronoprobe recency``: does the model know how fresh an answer must be? (RecencyQA)"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from chronoprobe.cli.common import (
+    ApiModeOpt,
+    BatchOpt,
+    CacheOpt,
+    ChatTemplateOpt,
+    ConcurrencyOpt,
+    DeviceOpt,
+    DTypeOpt,
+    ModelOpt,
+    backend_options,
+    console,
+    load_models,
+    open_cache,
+    progress_bar,
+)
+from chronoprobe.errors import ConfigError
+
+app = typer.Typer(
+    help="Does the model know how fresh an answer must be? Recency classes of RecencyQA: evaluate, label, gate.",
+    no_args_is_help=True,
+)
+
+DATA_ENV = "CHRONOPROBE_RECENCYQA"
+
+
+def default_data() -> str:
+    """$CHRONOPROBE_RECENCYQA, else RecencyQA.json in ./ or in a shared/data/recencyqa folder next to the checkout."""
+    if os.environ.get(DATA_ENV):
+        return os.environ[DATA_ENV]
+    candidates = [Path.cwd() / "RecencyQA.json", Path.cwd() / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json"]
+    repo = Path(__file__).resolve().parents[3]
+    candidates.append(repo / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json")
+    for candidate in candidates:
+        if candidate.is_file():
+            return str(candidate.resolve())
+    raise ConfigError("--data", f"RecencyQA.json not found; pass --data PATH (or hf:<owner>/<repo>) or set {DATA_ENV}")
+
+
+def _progress_factory(bar):  # type: ignore[no-untyped-def]
+    def factory(description: str, total: int):  # type: ignore[no-untyped-def]
+        task = bar.add_task(description, total=total)
+        return lambda k: bar.advance(task, k)
+
+    return factory
+
+
+@app.command("eval")
+def eval_(
+    model: ModelOpt = None,
+    strategy: Annotated[list[str] | None, typer.Option(help="zero-shot, few-shot or cot (repeatable; 'all' for the three).")] = None,
+    context: Annotated[str, typer.Option(help="with, without or both (both gives the Table 6 Δ%).")] = "both",
+    sample: Annotated[int | None, typer.Option(help="Stratified sample of N questions (stationarity × majority label).")] = None,
+    sample_seed: Annotated[int, typer.Option(help="Seed of the stratified sample.")] = 0,
+    data: Annotated[str | None, typer.Option(help="RecencyQA JSON file, or hf:<owner>/<repo> for the hub (default: found locally).")] = None,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature (paper: 0.5; 0 = greedy).")] = 0.5,
+    seed: Annotated[int, typer.Option(help="Decoding seed (also picks few-shot demonstrations).")] = 0,
+    max_new_tokens: Annotated[int | None, typer.Option(help="Tokens per answer (default: 16 zero-shot, 12 few-shot, 160 CoT).")] = None,
+    prompt_file: Annotated[list[Path] | None, typer.Option(help="Prompt file replacing ours (repeatable); one with {context} is the with-context prompt. The original RecencyQA files work.")] = None,
+    out: Annotated[Path, typer.Option(help="Result folder.")] = Path("results/recency"),
+    dtype: DTypeOpt = "auto",
+    device: DeviceOpt = "auto",
+    batch_size: BatchOpt = 16,
+    chat_template: ChatTemplateOpt = None,
+    api_mode: ApiModeOpt = "chat",
+    concurrency: ConcurrencyOpt = 4,
+    cache: CacheOpt = None,
+) -> None:
+    """Classify each question's recency class, with and without its context; write metrics, tables and plots."""
+    from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
+    from chronoprobe.provenance import Provenance
+    from chronoprobe.recency.evaluate import STRATEGIES, EvalConfig, evaluate
+    from chronoprobe.recency.outputs import write_eval_outputs
+
+    strategies = list(strategy or ["zero-shot"])
+    if "all" in strategies:
+        strategies = list(STRATEGIES)
+    for name in strategies:
+        if name not in STRATEGIES:
+            raise ConfigError("--strategy", f"{name!r} is not one of zero-shot, few-shot, cot, all")
+    if context not in {"with", "without", "both"}:
+        raise ConfigError("--context", f"{context!r} is not one of with, without, both")
+    config = EvalConfig(strategies=tuple(dict.fromkeys(strategies)), context=context, temperature=temperature,  # type: ignore[arg-type]
+                        seed=seed, max_new_tokens=max_new_tokens, prompt_files=tuple(prompt_file or ()))
+    from chronoprobe.recency.evaluate import resolve_templates
+
+    for name in config.strategies:
+        resolve_templates(config, name)  # bad prompt files fail before any model loads
+    source = data or default_data()
+    pool = load_recencyqa(source)
+    questions = stratified_sample(pool, sample, sample_seed)
+    if not questions:
+        raise ConfigError("--sample", "selects no questions")
+    started = time.perf_counter()
+    call_cache = open_cache(cache)
+    models = load_models(model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), call_cache)
+    rows = []
+    with progress_bar() as bar:
+        for cached in models:
+            rows += evaluate(questions, cached, config, pool=pool, progress=_progress_factory(bar))
+    provenance = Provenance(
+        models=[m.info for m in models],
+        decoding={s: config.decoding(s).model_dump(mode="json") for s in config.strategies},
+        seeds=[seed, sample_seed],
+        extra={
+            "dataset": source,
+            "questions": len(questions),
+            "pool": len(pool),
+            "sample": sample,
+            "sample_seed": sample_seed,
+            "context": context,
+            "prompt_files": [str(p) for p in config.prompt_files],
+            "model_calls_made": {m.info.spec: m.calls_made for m in models},
+            "seconds": round(time.perf_counter() - started, 2),
+            "call_cache": str(call_cache.path),
+        },
+    )
+    paths = write_eval_outputs(out, rows, provenance, config.tolerance)
+    import json
+
+    summary = json.loads(paths["summary"].read_text(encoding="utf-8"))
+    for run in summary["runs"]:
+        console.print(
+            f"[bold]{run['model']}[/] {run['strategy']}, {run['context_mode']} context: n={run['n']} "
+            f"acc {run['accuracy']:.3f}  tol. acc {run['tolerant_accuracy']:.3f}  F1 {run['macro_f1']:.3f}  "
+            f"tol. F1 {run['tolerant_f1']:.3f}  unparseable {run['unparseable']} ({run['unparseable_rate']:.1%})"
+        )
+    console.print(f"report: {paths['report']}  ({time.perf_counter() - started:.0f} s)")
+
+
+@app.command("label")
+def label(
+    questions: Annotated[Path, typer.Argument(help="JSONL file, one {\"question\": ...} per line (q_id, source, hop_type optional).")],
+    out: Annotated[Path, typer.Option(help="Dataset to write, in RecencyQA JSON format.")] = Path("recency_dataset.json"),
+    labeller: Annotated[str, typer.Option(help="Model spec that samples labels and writes and verifies contexts.")] = "smollm2",
+    voter: Annotated[list[str] | None, typer.Option(help="Stationarity voter model spec (repeatable, up to 3; default: the labeller).")] = None,
+    samples: Annotated[int, typer.Option(help="Label samples per question (paper: 13).")] = 13,
+    temperature: Annotated[float, typer.Option(help="Labelling temperature (paper: 0.7, top_p 0.9).")] = 0.7,
+    candidates: Annotated[int, typer.Option(help="Context candidates per (question, label) and round.")] = 3,
+    verify_samples: Annotated[int, typer.Option(help="Relabellings that must all agree to verify a context (paper: 13).")] = 13,
+    context_rounds: Annotated[int, typer.Option(help="Context generation rounds per (question, label) before giving up.")] = 3,
+    require_verified: Annotated[bool, typer.Option("--require-verified", help="Drop questions with an unverified label context (paper behaviour).")] = False,
+    label_max_new_tokens: Annotated[int, typer.Option(help="Tokens per label sample.")] = 32,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    label_prompt: Annotated[Path | None, typer.Option(help="Labelling prompt file (e.g. the original recency_labeling_prompt.txt).")] = None,
+    verify_prompt: Annotated[Path | None, typer.Option(help="Relabelling-with-context prompt file ({question}, {context}).")] = None,
+    stationarity_prompt: Annotated[Path | None, typer.Option(help="Stationarity prompt file ({question}, {label}).")] = None,
+    context_prompt: Annotated[Path | None, typer.Option(help="Context generation prompt file ({question}, {label}).")] = None,
+    dtype: DTypeOpt = "auto",
+    device: DeviceOpt = "auto",
+    batch_size: BatchOpt = 16,
+    chat_template: ChatTemplateOpt = None,
+    api_mode: ApiModeOpt = "chat",
+    concurrency: ConcurrencyOpt = 4,
+    cache: CacheOpt = None,
+) -> None:
+    """Label new questions the RecencyQA way: 13 samples, stationarity votes + rules, verified contexts."""
+    from chronoprobe.datasets.recencyqa import write_recencyqa
+    from chronoprobe.io import write_json_atomic
+    from chronoprobe.provenance import Provenance
+    from chronoprobe.recency.label import LabelConfig, label_dataset, read_questions
+
+    config = LabelConfig(samples=samples, temperature=temperature, candidates=candidates, verify_samples=verify_samples,
+                         max_context_rounds=context_rounds, require_verified=require_verified, seed=seed,
+                         label_max_new_tokens=label_max_new_tokens, label_prompt=label_prompt,
+                         verify_prompt=verify_prompt, stationarity_prompt=stationarity_prompt,
+                         context_prompt=context_prompt)
+    for kind in ("label", "label_with_context", "stationarity", "context_generation"):
+        config.template(kind)  # bad prompt files fail before any model loads
+    voters_specs = list(voter or [])
+    if len(voters_specs) > 3:
+        raise ConfigError("--voter", f"at most three voters, got {len(voters_specs)}")
+    rows = read_questions(questions)
+    started = time.perf_counter()
+    call_cache = open_cache(cache)
+    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
+    specs = [labeller] + [v for v in voters_specs if v != labeller]
+    loaded = dict(zip(specs, load_models(specs, options, call_cache), strict=True))
+    voters = [loaded[v] for v in voters_specs] or [loaded[labeller]]
+    with progress_bar() as bar:
+        items, report = label_dataset(rows, loaded[labeller], voters, config, progress=_progress_factory(bar))
+    provenance = Provenance(
+        models=[m.info for m in loaded.values()],
+        decoding=config.model_dump(mode="json"),
+        seeds=[seed],
+        extra={"questions_file": str(questions), "labeller": labeller, "voters": [v.info.spec for v in voters],
+               "model_calls_made": {s: m.calls_made for s, m in loaded.items()},
+               "seconds": round(time.perf_counter() - started, 2), "call_cache": str(call_cache.path)},
+    )
+    report_path = out.with_name(out.stem + ".report.json")
+    write_recencyqa(out, items)
+    write_json_atomic(report_path, {"report": report.model_dump(mode="json"),
+                                    "provenance": provenance.model_dump(mode="json")})
+    console.print(
+        f"{report.questions} questions: {report.kept} kept ({report.stationary} stationary, "
+        f"{report.non_stationary} non-stationary), {len(report.discarded_rule4)} discarded by rule 4, "
+        f"{len(report.unlabelled)} unlabelled, {len(report.dropped_unverified)} dropped unverified, "
+        f"{len(report.dropped_no_context)} without any context"
+    )
+    console.print(
+        f"contexts: {report.context_targets_verified}/{report.context_targets} labels verified "
+        f"({report.candidates_verified}/{report.candidates_generated} candidates, {report.context_rounds_used} round(s)); "
+        f"label samples unparseable: {report.samples_unparseable_first_pass} first pass, "
+        f"{report.samples_unparseable_final} after {report.samples_redrawn} redraws"
+    )
+    console.print(f"dataset: {out}  report: {report_path}")
+
+
+@app.command("gate")
+def gate(
+    question: Annotated[str, typer.Argument(help="The question to route.")],
+    model: ModelOpt = None,
+    threshold: Annotated[str, typer.Option(help="Retrieve when the answer may change within this class or sooner.")] = "A-Year",
+    samples: Annotated[int, typer.Option(help="Label samples (1 = one greedy answer; more gives a distribution).")] = 5,
+    temperature: Annotated[float, typer.Option(help="Temperature when samples > 1.")] = 0.7,
+    min_share: Annotated[float, typer.Option(help="Retrieve when at least this share of samples is within the threshold.")] = 0.5,
+    context: Annotated[str | None, typer.Option(help="Situation in which the question is asked.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
+    dtype: DTypeOpt = "auto",
+    device: DeviceOpt = "auto",
+    batch_size: BatchOpt = 16,
+    chat_template: ChatTemplateOpt = None,
+    api_mode: ApiModeOpt = "chat",
+    concurrency: ConcurrencyOpt = 4,
+    cache: CacheOpt = None,
+) -> None:
+    """Say whether QUESTION needs retrieval (its answer may change within the threshold), and why."""
+    from chronoprobe.recency.gate import recency_gate
+    from chronoprobe.recency.taxonomy import parse_label
+
+    if parse_label(threshold) is None:
+        raise ConfigError("--threshold", f"{threshold!r} is not a recency class (e.g. A-Few-Months, A-Year)")
+    specs = model or None
+    if specs and len(specs) > 1:
+        raise ConfigError("--model", "the gate uses one model")
+    call_cache = open_cache(cache)
+    cached = load_models(specs, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), call_cache)[0]
+    decision = recency_gate(question, cached, threshold, samples, context=context, temperature=temperature,
+                            min_share=min_share, seed=seed)
+    if as_json:
+        typer.echo(decision.model_dump_json(indent=2))
+        return
+    verdict = "[bold red]RETRIEVE[/]" if decision.retrieve else "[bold green]NO RETRIEVAL[/]"
+    predicted = decision.predicted_class.label if decision.predicted_class is not None else "unknown"
+    console.print(f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {cached.info.spec})")
+    console.print(f"why: {decision.reason}")
+    if decision.distribution:
+        shown = ", ".join(f"{k} {v:.0%}" for k, v in sorted(decision.distribution.items(), key=lambda kv: -kv[1]))
+        console.print(f"distribution over {decision.samples - decision.unparseable} parsed samples: {shown}"
+                      + (f"; {decision.unparseable} unparseable" if decision.unparseable else ""))

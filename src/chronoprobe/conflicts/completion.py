@@ -1,0 +1,255 @@
+"""MuLan's methodology: greedy fact completion with F1 and first-token confidence,
+memorised-fact selection, then in-context updates ("Imagine that ...").
+
+Both datasets enter as :class:`CompletionQuery` rows: MuLan queries directly,
+DynamicQA facts through the converted statement templates.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.conflicts.prompts import PromptWording, completion_prompt
+from chronoprobe.conflicts.templates import completion_prefix, fill
+from chronoprobe.metrics import mulan as mm
+from chronoprobe.models.base import DecodingParams, Sample, require
+
+
+class CompletionQuery(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    query_id: str
+    fact_id: str
+    fact_class: str
+    relation: str
+    template_index: int
+    subject: str
+    templates: tuple[str, ...]
+    """Every statement template of the relation (with [X] and [Y])."""
+    golds: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def prefix(self) -> str:
+        return completion_prefix(self.templates[self.template_index], self.subject)
+
+
+class CompletionConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    max_new_tokens: int = 50
+    truncate_f1: bool = False
+    """Reproduce the original's truncation of the prediction to the gold's length."""
+    min_confidence: float = 0.5
+    seed: int = 0
+    per_class: int | None = None
+
+    def decoding(self) -> DecodingParams:
+        return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, token_logprobs=True,
+                              first_token_prob=True)
+
+
+_SENTENCE_END = re.compile(r"\.(\s|$)")
+
+
+def answer_span(text: str) -> str:
+    """The prediction that is scored: the generated text up to its first line break,
+    then up to its first sentence-ending period, stripped."""
+    line = text.strip().split("\n", 1)[0]
+    end = _SENTENCE_END.search(line)
+    return (line[: end.start()] if end else line).strip()
+
+
+def sample_confidence(model: CachedModel, sample: Sample) -> float | None:
+    """First-token confidence from the sample's tokens (HF backends), else the backend's first-token probability."""
+    backend = model.backend
+    token_strings = getattr(backend, "token_strings", None)
+    tokenizer = getattr(backend, "tokenizer", None)
+    if token_strings is None or not sample.token_logprobs or not sample.token_ids:
+        return sample.first_token_prob
+    specials = set(getattr(tokenizer, "all_special_ids", []) or []) | set(getattr(backend, "eos_ids", []) or [])
+    ids = sample.token_ids[: len(sample.token_logprobs)]
+    return mm.first_token_confidence(
+        token_strings(ids), [math.exp(lp) for lp in sample.token_logprobs[: len(ids)]], [i in specials for i in ids]
+    )
+
+
+def run_completion(
+    model: CachedModel,
+    queries: Sequence[CompletionQuery],
+    config: CompletionConfig,
+    wording: PromptWording,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    params = config.decoding()
+    require(model.backend, params, purpose="MuLan-style fact completion")
+    generations = model.generate([completion_prompt(wording, q.prefix) for q in queries], params, progress=progress)
+    rows = []
+    for q, gen in zip(queries, generations, strict=True):
+        sample = gen.samples[0]
+        prediction = answer_span(sample.text)
+        rows.append(
+            {
+                "model": model.info.spec,
+                "query_id": q.query_id,
+                "fact_id": q.fact_id,
+                "fact_class": q.fact_class,
+                "relation": q.relation,
+                "template_index": q.template_index,
+                "prefix": q.prefix,
+                "generation": sample.text,
+                "prediction": prediction,
+                "golds": list(q.golds),
+                "f1": mm.f1_with_aliases(prediction, q.golds, q.aliases, truncate=config.truncate_f1),
+                "confidence": sample_confidence(model, sample),
+            }
+        )
+    return rows
+
+
+def select_for_update(rows: Sequence[dict[str, Any]], config: CompletionConfig) -> list[dict[str, Any]]:
+    """The memorised facts (best template per relation), class-balanced."""
+    per_template: dict[tuple[str, int], list[float]] = {}
+    for r in rows:
+        per_template.setdefault((r["relation"], r["template_index"]), []).append(r["f1"])
+    best = mm.best_template_per_relation(per_template)
+    best_rows = {r["fact_id"]: r for r in rows if best.get(r["relation"]) == r["template_index"]}
+    scores = [
+        mm.FactScore(fact_id=r["fact_id"], fact_class=r["fact_class"], relation=r["relation"], f1=r["f1"],
+                     confidence=r["confidence"])
+        for r in best_rows.values()
+    ]
+    chosen = mm.select_memorised(scores, seed=config.seed, min_confidence=config.min_confidence,
+                                 per_class=config.per_class)
+    return [best_rows[s.fact_id] for s in chosen]
+
+
+def run_updates(
+    model: CachedModel,
+    queries: Sequence[CompletionQuery],
+    completion_rows: Sequence[dict[str, Any]],
+    config: CompletionConfig,
+    wording: PromptWording,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Update success rows for the memorised facts of one model."""
+    by_id = {q.query_id: q for q in queries}
+    answers_by_relation: dict[str, list[str]] = {}
+    for q in queries:
+        answers_by_relation.setdefault(q.relation, []).extend(q.golds)
+    rng = random.Random(config.seed)
+    plans = []
+    for row in select_for_update(completion_rows, config):
+        q = by_id[row["query_id"]]
+        others = [a for a in dict.fromkeys(answers_by_relation[q.relation]) if a not in q.golds]
+        new_object = mm.pick_new_object(row["prediction"], others, rng)
+        if new_object is None:
+            continue
+        other_template = q.templates[(q.template_index + 1) % len(q.templates)]
+        altered = fill(other_template, q.subject, new_object)
+        plans.append((q, row, new_object, altered))
+    if not plans:
+        return []
+    params = config.decoding()
+    prompts = [
+        completion_prompt(wording, q.prefix, preamble=mm.update_prompt(altered, "")) for q, _, _, altered in plans
+    ]
+    generations = model.generate(prompts, params, progress=progress)
+    out = []
+    for (q, row, new_object, altered), gen in zip(plans, generations, strict=True):
+        prediction = answer_span(gen.samples[0].text)
+        out.append(
+            {
+                "model": model.info.spec,
+                "fact_id": q.fact_id,
+                "fact_class": q.fact_class,
+                "relation": q.relation,
+                "query_id": q.query_id,
+                "original_prediction": row["prediction"],
+                "new_object": new_object,
+                "altered_fact": altered,
+                "prediction": prediction,
+                "success": mm.update_succeeded(prediction, new_object),
+            }
+        )
+    return out
+
+
+def summarise_completion(rows: Sequence[dict[str, Any]], updates: Sequence[dict[str, Any]],
+                         classes: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per class: F1 x100 and confidence (relations weighted by example counts), update success rate."""
+    out: dict[str, dict[str, Any]] = {}
+    for fact_class in classes:
+        mine = [r for r in rows if r["fact_class"] == fact_class]
+        per_rel_f1: dict[str, tuple[float, int]] = {}
+        per_rel_conf: dict[str, tuple[float, int]] = {}
+        for relation in sorted({r["relation"] for r in mine}):
+            rel = [r for r in mine if r["relation"] == relation]
+            per_rel_f1[relation] = (100.0 * sum(r["f1"] for r in rel) / len(rel), len(rel))
+            confs = [r["confidence"] for r in rel if r["confidence"] is not None]
+            if confs:
+                per_rel_conf[relation] = (sum(confs) / len(confs), len(confs))
+        ups = [u for u in updates if u["fact_class"] == fact_class]
+        out[fact_class] = {
+            "queries": len(mine),
+            "f1": mm.weighted_type_mean(per_rel_f1) if per_rel_f1 else None,
+            "confidence": mm.weighted_type_mean(per_rel_conf) if per_rel_conf else None,
+            "f1_per_relation": {r: v[0] for r, v in per_rel_f1.items()},
+            "updates": len(ups),
+            "update_success": mm.update_success_rate([u["prediction"] for u in ups], [u["new_object"] for u in ups]) if ups else None,
+        }
+    return out
+
+
+def mulan_completion_queries(queries: Sequence[Any], templates: Mapping[str, Sequence[str]],
+                             aliases: Mapping[str, Sequence[str]]) -> list[CompletionQuery]:
+    """MuLan queries -> completion queries (subject recovered from the query text)."""
+    from chronoprobe.datasets.mulan import subject_of
+    from chronoprobe.errors import DataError
+
+    out = []
+    for q in queries:
+        rel_templates = templates.get(q.relation)
+        if not rel_templates:
+            raise DataError(q.source, f"no templates for relation {q.relation}")
+        subject = subject_of(q, rel_templates)
+        if subject is None:
+            raise DataError(q.source, f"query {q.query!r} matches none of {q.relation}'s templates")
+        alias_list = [a for ans in q.answers if ans.qid for a in aliases.get(ans.qid, [])]
+        out.append(
+            CompletionQuery(
+                query_id=q.query_id, fact_id=q.fact_id, fact_class=q.fact_class, relation=q.relation,
+                template_index=q.template_index if q.template_index < len(rel_templates) else 0,
+                subject=subject, templates=tuple(rel_templates), golds=tuple(a.name for a in q.answers),
+                aliases=tuple(alias_list),
+            )
+        )
+    return out
+
+
+def dynamicqa_completion_queries(facts: Sequence[Any], matcher: Any) -> list[CompletionQuery]:
+    """DynamicQA facts -> five completion queries each (one per statement paraphrase)."""
+    from chronoprobe.errors import DataError
+
+    out = []
+    for fact in facts:
+        found = matcher.match(fact.question)
+        if found is None:
+            raise DataError(fact.source, f"question {fact.question!r} matches none of the 16 templates")
+        template, subject = found
+        for index in range(len(template.statements)):
+            out.append(
+                CompletionQuery(
+                    query_id=f"{fact.fact_id}/{index}", fact_id=fact.fact_id, fact_class=fact.fact_class,
+                    relation=template.relation, template_index=index, subject=subject,
+                    templates=template.statements, golds=(fact.answer,), aliases=tuple(fact.possible_answers),
+                )
+            )
+    return out

@@ -1,0 +1,112 @@
+"""Markdown tables mirroring the paper's tables, and the CP bar plot."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.io import write_bytes_atomic
+from chronoprobe.reports.markdown import provenance_section, table
+
+CLASS_LABELS = {
+    "static": "Static", "temporal": "Temporal", "disputed": "Disputed",
+    "immutable-1": "Imm-1", "immutable-N": "Imm-N", "mutable": "Mutable",
+}
+
+
+def _label(fact_class: str) -> str:
+    return CLASS_LABELS.get(fact_class, fact_class)
+
+
+def persuasion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str],
+                        title: str) -> str:
+    """Accuracy (Tables 2/8), CP (3/9), SE (4), stubborn/persuaded (5/10) for every model."""
+    heads = ["Model", *(_label(c) for c in classes)]
+    acc_rows, cp_rows, se_rows, sp_rows = [], [], [], []
+    for spec, per_class in summary.items():
+        acc_rows.append([spec, *(per_class[c]["accuracy_no_context"] for c in classes)])
+        acc_rows.append([f"{spec} w/context", *(per_class[c]["accuracy_context"] for c in classes)])
+        cp_rows.append([spec, *(per_class[c]["cp"] for c in classes)])
+        se_rows.append([spec, *(per_class[c]["se_no_context"] for c in classes)])
+        se_rows.append([f"{spec} w/context", *(per_class[c]["se_context"] for c in classes)])
+        sp_rows.append([spec, *(_pct(per_class[c]["stubborn_pct"]) for c in classes),
+                        *(_pct(per_class[c]["persuaded_pct"]) for c in classes)])
+    counts = ", ".join(f"{_label(c)} {next(iter(summary.values()))[c]['facts']}" for c in classes) if summary else ""
+    parts = [
+        f"# {title}", "",
+        f"Facts per class: {counts}. Each fact gives a true-context and a counterfactual item.", "",
+        "## Accuracy (Eq. 5 without context, Eq. 4 with context)", "", table(heads, acc_rows, digits=3), "",
+        "## Coherent Persuasion (counterfactual contexts)", "", table(heads, cp_rows, digits=3), "",
+        "## Semantic entropy", "", table(heads, se_rows, digits=3), "",
+        "## Stubborn and persuaded instances (counterfactual contexts)", "",
+        table(["Model", *(f"% stubborn {_label(c)}" for c in classes), *(f"% persuaded {_label(c)}" for c in classes)],
+              sp_rows), "",
+    ]
+    return "\n".join(parts)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}%"
+
+
+def completion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str],
+                        title: str) -> str:
+    """F1 and confidence (Tables 6/11), update success (Tables 7/9), F1 per relation."""
+    f1_rows, up_rows = [], []
+    for spec, per_class in summary.items():
+        f1_rows.append([spec, *(v for c in classes for v in (per_class[c]["f1"], per_class[c]["confidence"]))])
+        up_rows.append([spec, *(per_class[c]["update_success"] for c in classes),
+                        *(per_class[c]["updates"] for c in classes)])
+    f1_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in ("F1", "Conf"))]
+    rel_rows = []
+    for spec, per_class in summary.items():
+        for c in classes:
+            for relation, value in sorted(per_class[c]["f1_per_relation"].items()):
+                rel_rows.append([spec, _label(c), relation, value])
+    parts = [
+        f"# {title}", "",
+        "## F1 (x100, relations weighted by example counts) and first-token confidence", "",
+        table(f1_heads, [[r[0], *(_round(v, i) for i, v in enumerate(r[1:]))] for r in f1_rows], digits=2), "",
+        "## Update success rate (memorised facts)", "",
+        table(["Model", *(_label(c) for c in classes), *(f"n {_label(c)}" for c in classes)], up_rows, digits=3), "",
+        "## F1 per relation", "", table(["Model", "Class", "Relation", "F1"], rel_rows, digits=2), "",
+    ]
+    return "\n".join(parts)
+
+
+def _round(value: Any, index: int) -> Any:
+    if value is None:
+        return None
+    return round(float(value), 2 if index % 2 == 0 else 3)
+
+
+def full_report(body: str, provenance: dict[str, Any]) -> str:
+    return body + "\n" + provenance_section(provenance)
+
+
+def cp_bar_plot(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str], path: Path) -> None:
+    """Grouped bars: CP per class (x) per model (colour)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    models = list(summary)
+    width = 0.8 / max(1, len(models))
+    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(classes), 3.6))
+    for k, spec in enumerate(models):
+        values = [summary[spec][c]["cp"] or 0.0 for c in classes]
+        xs = [i + (k - (len(models) - 1) / 2) * width for i in range(len(classes))]
+        ax.bar(xs, values, width=width, label=spec)
+    ax.set_xticks(range(len(classes)), [_label(c) for c in classes])
+    ax.set_ylabel("Coherent Persuasion (nats)")
+    ax.set_title("Coherent Persuasion per class")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120)
+    plt.close(fig)
+    write_bytes_atomic(path, buffer.getvalue())

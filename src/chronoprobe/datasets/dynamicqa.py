@@ -1,0 +1,209 @@
+"""DynamicQA (Marjanović et al., 2024): questions with a Wikipedia context.
+
+Source: a local folder with ``Static_final.csv``, ``Temporal_final.csv`` and
+``Disputable_final.csv`` (first column an unnamed pandas index), or the hub id
+``copenlu/dynamicqa`` (needs ``huggingface_hub`` and network; files
+``static.csv``/``temporal.csv``/``disputable.csv``).
+
+Each row becomes two :class:`ContextItem` s: the context filled with the true
+answer (``obj``), and the counterfactual context filled with the substitute
+(``replace_name``). Static and temporal contexts hold the placeholder
+``[ENTITY]``; disputable contexts hold the true answer itself, which is replaced
+(case-insensitively, every occurrence) by the substitute for the counterfactual.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chronoprobe.errors import ConfigError, DataError
+
+PLACEHOLDER = "[ENTITY]"
+HUB_ID = "copenlu/dynamicqa"
+FILES: dict[str, tuple[str, str]] = {
+    # class: (local file, hub file)
+    "static": ("Static_final.csv", "static.csv"),
+    "temporal": ("Temporal_final.csv", "temporal.csv"),
+    "disputed": ("Disputable_final.csv", "disputable.csv"),
+}
+DynamicClass = Literal["static", "temporal", "disputed"]
+
+
+class ContextFact(BaseModel):
+    """One question with a context that can be filled with the true answer or a substitute."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fact_id: str
+    dataset: str
+    fact_class: str
+    subject: str
+    relation: str | None = None
+    question: str
+    answer: str
+    substitute: str
+    context: str
+    """Context with ``[ENTITY]`` where the answer goes (or holding ``answer`` itself if ``placeholder`` is False)."""
+    placeholder: bool = True
+    possible_answers: tuple[str, ...] = ()
+    source: str = ""
+    """File and row, for error messages and provenance."""
+
+    def filled(self, value: str) -> str:
+        if self.placeholder:
+            return self.context.replace(PLACEHOLDER, value).strip()
+        return re.sub(re.escape(self.answer), lambda _: value, self.context, flags=re.IGNORECASE).strip()
+
+
+class ContextItem(BaseModel):
+    """One (question, context) input: the true context or the counterfactual one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str
+    fact_id: str
+    dataset: str
+    fact_class: str
+    subject: str
+    relation: str | None = None
+    question: str
+    context: str
+    inserted: str
+    """The answer written into the context (the reference for with-context accuracy)."""
+    true_answer: str
+    substitute: str
+    counterfactual: bool
+    possible_answers: tuple[str, ...] = Field(default_factory=tuple)
+
+
+def expand(fact: ContextFact) -> list[ContextItem]:
+    """The two items of a fact: true context first, counterfactual second."""
+    common = dict(
+        fact_id=fact.fact_id, dataset=fact.dataset, fact_class=fact.fact_class, subject=fact.subject,
+        relation=fact.relation, question=fact.question, true_answer=fact.answer, substitute=fact.substitute,
+        possible_answers=fact.possible_answers,
+    )
+    return [
+        ContextItem(item_id=f"{fact.fact_id}/true", context=fact.filled(fact.answer), inserted=fact.answer,
+                    counterfactual=False, **common),
+        ContextItem(item_id=f"{fact.fact_id}/cf", context=fact.filled(fact.substitute), inserted=fact.substitute,
+                    counterfactual=True, **common),
+    ]
+
+
+def _require(row: dict[str, str | None], names: Sequence[str], where: str) -> None:
+    missing = [n for n in names if not (row.get(n) or "").strip()]
+    if missing:
+        raise DataError(where, f"missing or empty column(s): {', '.join(missing)}")
+
+
+def parse_rows(rows: Iterable[dict[str, str | None]], fact_class: str, source: str) -> list[ContextFact]:
+    """Rows of one DynamicQA CSV (as csv.DictReader yields them) -> facts. Row numbers are 1-based data rows."""
+    facts: list[ContextFact] = []
+    for number, row in enumerate(rows, start=1):
+        where = f"{source} row {number}"
+        _require(row, ["id", "question", "context", "obj", "replace_name"], where)
+        context = str(row["context"])
+        answer = str(row["obj"]).strip()
+        if fact_class == "disputed":
+            placeholder = False
+            if answer.lower() not in context.lower():
+                raise DataError(where, f"disputable context does not contain the answer {answer!r}")
+        else:
+            placeholder = True
+            if PLACEHOLDER not in context:
+                raise DataError(where, f"context has no {PLACEHOLDER} placeholder")
+        possible: tuple[str, ...] = ()
+        raw = (row.get("possible_answers") or "").strip()
+        if raw:
+            try:
+                parsed = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise DataError(where, f"possible_answers is not a JSON list ({exc.msg})") from None
+            if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
+                raise DataError(where, "possible_answers must be a JSON list of strings")
+            possible = tuple(parsed)
+        facts.append(
+            ContextFact(
+                fact_id=f"dynamicqa/{fact_class}/{str(row['id']).strip()}",
+                dataset="dynamicqa",
+                fact_class=fact_class,
+                subject=(row.get("subj") or "").strip(),
+                relation=(row.get("prop_id") or "").strip() or None,
+                question=str(row["question"]).strip(),
+                answer=answer,
+                substitute=str(row["replace_name"]).strip(),
+                context=context,
+                placeholder=placeholder,
+                possible_answers=possible,
+                source=where,
+            )
+        )
+    return facts
+
+
+def read_csv(path: Path, fact_class: str) -> list[ContextFact]:
+    if not path.is_file():
+        raise DataError(str(path), "file not found")
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames is None:
+            raise DataError(str(path), "empty file")
+        return parse_rows(reader, fact_class, str(path))
+
+
+def _hub_files(hub_id: str) -> dict[str, Path]:
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        raise ConfigError(f"dataset {hub_id}", "loading from the hub needs huggingface_hub; pass --data <folder> instead") from None
+    paths: dict[str, Path] = {}
+    for fact_class, (_, hub_file) in FILES.items():
+        try:
+            paths[fact_class] = Path(hf_hub_download(hub_id, hub_file, repo_type="dataset"))
+        except Exception as exc:  # network and hub errors come in many types
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ConfigError(f"dataset {hub_id}", f"could not download {hub_file} (needs network): {first}") from None
+    return paths
+
+
+def load_dynamicqa(source: str | Path, classes: Sequence[str] = ("static", "temporal", "disputed")) -> list[ContextFact]:
+    """Facts of the given classes, from a local folder or the hub id ``copenlu/dynamicqa``."""
+    unknown = [c for c in classes if c not in FILES]
+    if unknown:
+        raise ConfigError("dynamicqa classes", f"unknown class(es) {unknown}; known: {list(FILES)}")
+    folder = Path(source).expanduser()
+    if folder.is_dir():
+        paths = {c: folder / FILES[c][0] for c in classes}
+    elif str(source) == HUB_ID:
+        paths = _hub_files(HUB_ID)
+    else:
+        raise DataError(str(source), f"not a folder with {', '.join(f for f, _ in FILES.values())} (nor the hub id {HUB_ID})")
+    facts: list[ContextFact] = []
+    for fact_class in classes:
+        facts.extend(read_csv(paths[fact_class], fact_class))
+    return facts
+
+
+def take_balanced(facts: Sequence[ContextFact], limit: int | None) -> list[ContextFact]:
+    """At most ``limit`` facts in total, spread evenly over classes (file order within a class)."""
+    if limit is None:
+        return list(facts)
+    by_class: dict[str, list[ContextFact]] = {}
+    for fact in facts:
+        by_class.setdefault(fact.fact_class, []).append(fact)
+    chosen: list[ContextFact] = []
+    queues = {c: list(v) for c, v in by_class.items()}
+    while len(chosen) < limit and any(queues.values()):
+        for fact_class in list(queues):
+            if queues[fact_class] and len(chosen) < limit:
+                chosen.append(queues[fact_class].pop(0))
+    order = {id(f): i for i, f in enumerate(facts)}
+    return sorted(chosen, key=lambda f: order[id(f)])

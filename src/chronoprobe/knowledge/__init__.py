@@ -1,0 +1,1 @@
+"""Gold answers for time-sensitive facts: the fact catalogue, Wikidata retrieval and pinned snapshots."""

@@ -1,0 +1,180 @@
+"""Pinned, dated snapshots of gold answers: save, load, list and compare.
+
+A snapshot is one JSON file (the :class:`Snapshot` model). Names resolve first
+in the user's snapshot directory, then among the snapshots shipped with the
+package, so a user can re-fetch without losing the pinned default.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from chronoprobe import paths
+from chronoprobe.errors import DataError
+from chronoprobe.io import write_json_atomic
+from chronoprobe.knowledge.types import FactAnswers, Snapshot, Statement
+
+DEFAULT_SNAPSHOT = "dyknow-2023-12-18"
+
+
+def shipped_dir() -> Path:
+    return Path(str(files("chronoprobe") / "data" / "snapshots"))
+
+
+def _valid_name(name: str) -> str:
+    if not name or any(ch in name for ch in "/\\") or name.startswith("."):
+        raise DataError(f"snapshot name {name!r}", "must be a plain file name (no slashes, not hidden)")
+    return name
+
+
+def save_snapshot(snapshot: Snapshot, dir: Path | None = None) -> Path:  # noqa: A002 - the documented name
+    """Write ``<dir>/<name>.json`` atomically (default dir: the user snapshot directory)."""
+    target = Path(dir) if dir is not None else paths.snapshot_dir()
+    path = target / f"{_valid_name(snapshot.name)}.json"
+    write_json_atomic(path, snapshot.model_dump(mode="json", exclude_none=True))
+    return path
+
+
+def resolve_snapshot(name_or_path: str | None) -> Path:
+    """Where a snapshot name or path points; DataError listing what exists if nowhere."""
+    if name_or_path is None:
+        return shipped_dir() / f"{DEFAULT_SNAPSHOT}.json"
+    candidate = Path(name_or_path).expanduser()
+    if candidate.suffix == ".json" or "/" in name_or_path or "\\" in name_or_path:
+        if not candidate.is_file():
+            raise DataError(str(candidate), "snapshot file not found")
+        return candidate
+    for folder in (paths.snapshot_dir(), shipped_dir()):
+        path = folder / f"{name_or_path}.json"
+        if path.is_file():
+            return path
+    known = ", ".join(name for name, _ in list_snapshots()) or "none"
+    raise DataError(f"snapshot {name_or_path!r}", f"not found (known: {known})")
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    field = ".".join(str(part) for part in error["loc"])
+    return f"{field}: {error['msg']}" if field else error["msg"]
+
+
+def parse_snapshot(data: Any, where: str) -> Snapshot:
+    if not isinstance(data, dict):
+        raise DataError(where, "a snapshot must be a JSON object")
+    answers = data.get("answers")
+    if not isinstance(answers, dict):
+        raise DataError(where, "missing 'answers' object keyed by fact id")
+    parsed: dict[str, FactAnswers] = {}
+    for fact_id, entry in answers.items():
+        try:
+            item = FactAnswers.model_validate(entry)
+        except ValidationError as exc:
+            raise DataError(f"{where} fact {fact_id}", _first_error(exc)) from None
+        if item.fact_id != fact_id:
+            raise DataError(f"{where} fact {fact_id}", f"entry says fact_id {item.fact_id!r}")
+        parsed[fact_id] = item
+    try:
+        return Snapshot.model_validate({**data, "answers": parsed})
+    except ValidationError as exc:
+        raise DataError(where, _first_error(exc)) from None
+
+
+def load_snapshot(name_or_path: str | None = None) -> Snapshot:
+    """Load a snapshot: None = the shipped default; a name (user dir, then shipped); or a file path."""
+    path = resolve_snapshot(name_or_path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(str(path), f"cannot read snapshot: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise DataError(str(path), f"not valid JSON: {exc}") from None
+    return parse_snapshot(data, str(path))
+
+
+def list_snapshots() -> list[tuple[str, Path]]:
+    """(name, path) of every snapshot; a user snapshot hides a shipped one of the same name."""
+    found: dict[str, Path] = {}
+    for folder in (shipped_dir(), paths.snapshot_dir()):
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.json")):
+                found[path.stem] = path
+    return sorted(found.items())
+
+
+def _key(statement: Statement, by_qid: bool) -> tuple[str, str, str, str]:
+    """Identity of a statement across snapshots: its value (QID, or label) and its dates."""
+    return (
+        statement.qid if by_qid and statement.qid else statement.label.casefold(),
+        str(statement.start or ""),
+        str(statement.end or ""),
+        str(statement.point_in_time or ""),
+    )
+
+
+def _labels(statements: tuple[Statement, ...]) -> tuple[str, ...]:
+    return tuple(sorted({s.label for s in statements}))
+
+
+class FactDiff(BaseModel):
+    fact_id: str
+    old_current: tuple[str, ...]
+    new_current: tuple[str, ...]
+    current_changed: bool
+    """The set of current values differs (compared like statements, without dates)."""
+    added: tuple[Statement, ...] = ()
+    removed: tuple[Statement, ...] = ()
+
+
+class SnapshotDiff(BaseModel):
+    old: str
+    new: str
+    facts: list[FactDiff]
+    """Only facts present in both snapshots whose statements differ."""
+    only_in_old: list[str]
+    only_in_new: list[str]
+
+    @property
+    def changed_current(self) -> list[FactDiff]:
+        return [fact for fact in self.facts if fact.current_changed]
+
+
+def diff_snapshots(a: Snapshot, b: Snapshot) -> SnapshotDiff:
+    """What changed from snapshot ``a`` (older) to ``b`` (newer), per fact.
+
+    "Current" is the open-ended answer set (start, no end) of each snapshot.
+    Statements match on value and dates: by QID when every statement of the
+    fact has one on both sides, else by case-folded label.
+    """
+    changes = []
+    for fact_id in sorted(set(a.answers) & set(b.answers)):
+        old, new = a.answers[fact_id], b.answers[fact_id]
+        # Compare by QID only when both sides have them (the shipped DyKnow snapshot has labels only).
+        by_qid = all(s.qid for s in (*old.statements, *new.statements))
+        old_keys = {_key(s, by_qid): s for s in old.statements}
+        new_keys = {_key(s, by_qid): s for s in new.statements}
+        added = tuple(s for k, s in new_keys.items() if k not in old_keys)
+        removed = tuple(s for k, s in old_keys.items() if k not in new_keys)
+        current_changed = {_key(s, by_qid)[0] for s in old.current()} != {_key(s, by_qid)[0] for s in new.current()}
+        if added or removed or current_changed:
+            changes.append(
+                FactDiff(
+                    fact_id=fact_id,
+                    old_current=_labels(old.current()),
+                    new_current=_labels(new.current()),
+                    current_changed=current_changed,
+                    added=added,
+                    removed=removed,
+                )
+            )
+    return SnapshotDiff(
+        old=a.name,
+        new=b.name,
+        facts=changes,
+        only_in_old=sorted(set(a.answers) - set(b.answers)),
+        only_in_new=sorted(set(b.answers) - set(a.answers)),
+    )

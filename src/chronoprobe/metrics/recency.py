@@ -1,0 +1,147 @@
+"""Recency-classification metrics (RecencyQA). Pure functions; docs/recency.md has the formulas.
+
+Gold labels and predictions are class indices on the ordered 12-class scale
+(``RecencyClass`` values work too). A prediction of ``None`` is an answer we
+could not parse: it is always wrong and is never counted as a prediction *of*
+any class (it adds a false negative to its gold class only).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+N_CLASSES = 12
+
+Pred = int | None
+
+
+def _check(gold: Sequence[int], pred: Sequence[Pred]) -> None:
+    if len(gold) != len(pred):
+        raise ValueError(f"{len(gold)} gold labels but {len(pred)} predictions")
+
+
+def accuracy(gold: Sequence[int], pred: Sequence[Pred]) -> float | None:
+    """Share of exact matches; None for an empty set."""
+    _check(gold, pred)
+    if not gold:
+        return None
+    return sum(p is not None and int(p) == int(g) for g, p in zip(gold, pred)) / len(gold)
+
+
+def within_tolerance(gold: int, pred: Pred, tolerance: int = 1) -> bool:
+    return pred is not None and abs(int(pred) - int(gold)) <= tolerance
+
+
+def tolerant_accuracy(gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1) -> float | None:
+    """Share of predictions at most ``tolerance`` classes away from gold on the ordered scale."""
+    _check(gold, pred)
+    if not gold:
+        return None
+    return sum(within_tolerance(g, p, tolerance) for g, p in zip(gold, pred)) / len(gold)
+
+
+def per_class_f1(gold: Sequence[int], pred: Sequence[Pred]) -> dict[int, float]:
+    """F1 = 2TP / (2TP + FP + FN) for every class seen in gold or (parsed) predictions."""
+    _check(gold, pred)
+    classes = sorted({int(g) for g in gold} | {int(p) for p in pred if p is not None})
+    scores: dict[int, float] = {}
+    for c in classes:
+        tp = sum(int(g) == c and p is not None and int(p) == c for g, p in zip(gold, pred))
+        fp = sum(int(g) != c and p is not None and int(p) == c for g, p in zip(gold, pred))
+        fn = sum(int(g) == c and (p is None or int(p) != c) for g, p in zip(gold, pred))
+        scores[c] = 2 * tp / (2 * tp + fp + fn)
+    return scores
+
+
+def macro_f1(gold: Sequence[int], pred: Sequence[Pred]) -> float | None:
+    """Unweighted mean of per-class F1 over the classes seen in gold or parsed predictions."""
+    scores = per_class_f1(gold, pred)
+    if not scores:
+        return None
+    return sum(scores.values()) / len(scores)
+
+
+def tolerant_predictions(gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1) -> list[Pred]:
+    """Predictions with every near miss (within ``tolerance``) replaced by the gold class."""
+    _check(gold, pred)
+    return [int(g) if within_tolerance(g, p, tolerance) else p for g, p in zip(gold, pred)]
+
+
+def tolerant_f1(gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1) -> float | None:
+    """Macro F1 after :func:`tolerant_predictions` (a near miss counts as the gold class)."""
+    return macro_f1(gold, tolerant_predictions(gold, pred, tolerance))
+
+
+def confusion_matrix(gold: Sequence[int], pred: Sequence[Pred], n_classes: int = N_CLASSES) -> np.ndarray:
+    """Counts, rows = gold class, columns = predicted class, last column = unparseable."""
+    _check(gold, pred)
+    matrix = np.zeros((n_classes, n_classes + 1), dtype=np.int64)
+    for g, p in zip(gold, pred):
+        matrix[int(g), n_classes if p is None else int(p)] += 1
+    return matrix
+
+
+def unparseable_rate(pred: Sequence[Pred]) -> float | None:
+    if not pred:
+        return None
+    return sum(p is None for p in pred) / len(pred)
+
+
+def delta_percent(with_context: float | None, without_context: float | None) -> float | None:
+    """Relative change in percent, (with - without) / without * 100 (Table 6); None if undefined."""
+    if with_context is None or without_context is None or without_context == 0:
+        return None
+    return (with_context - without_context) / without_context * 100.0
+
+
+def transition_accuracy(pairs: Sequence[tuple[int, Pred, int, Pred]]) -> float | None:
+    """Share of (gold1, pred1, gold2, pred2) pairs with both predictions exactly right (Table 7)."""
+    if not pairs:
+        return None
+    return sum(p1 is not None and int(p1) == int(g1) and p2 is not None and int(p2) == int(g2)
+               for g1, p1, g2, p2 in pairs) / len(pairs)
+
+
+def classification_summary(gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1) -> dict[str, float | int | None]:
+    """Every headline metric for one set of predictions."""
+    return {
+        "n": len(gold),
+        "accuracy": accuracy(gold, pred),
+        "tolerant_accuracy": tolerant_accuracy(gold, pred, tolerance),
+        "macro_f1": macro_f1(gold, pred),
+        "tolerant_f1": tolerant_f1(gold, pred, tolerance),
+        "unparseable": sum(p is None for p in pred),
+        "unparseable_rate": unparseable_rate(pred),
+    }
+
+
+# --- label distributions (labelling pipeline) -------------------------------------------------
+
+
+def label_distribution(samples: Sequence[Hashable]) -> dict[Hashable, float]:
+    """Share of each label among ``samples``, in order of first appearance."""
+    if not samples:
+        return {}
+    counts = Counter(samples)
+    return {label: count / len(samples) for label, count in counts.items()}
+
+
+def majority_label(samples: Sequence[Hashable]) -> Hashable | None:
+    """Most common label; a tie goes to the label that appeared first in ``samples``."""
+    if not samples:
+        return None
+    return Counter(samples).most_common(1)[0][0]
+
+
+def confidence(distribution: dict[Hashable, float]) -> float:
+    """The largest share."""
+    return max(distribution.values(), default=0.0)
+
+
+def entropy(distribution: dict[Hashable, float]) -> float:
+    """Shannon entropy in nats, -sum p ln p (0 ln 0 = 0)."""
+    return float(-sum(p * math.log(p) for p in distribution.values() if p > 0))

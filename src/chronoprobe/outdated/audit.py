@@ -1,0 +1,180 @@
+"""The outdated audit: ask every fact's paraphrases, classify each answer.
+
+config → prompts → cached model calls → metrics → results. Report writing is
+in :mod:`chronoprobe.outdated.report`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.errors import DataError
+from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
+from chronoprobe.metrics.dyknow import Verdict, classify_response
+from chronoprobe.models.base import DecodingParams
+from chronoprobe.models.registry import DEFAULT_MODEL
+from chronoprobe.outdated.prompts import CHAT_INSTRUCTION, fact_prompts
+
+WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
+
+
+class AuditConfig(BaseModel):
+    """Everything that determines an audit's results."""
+
+    model_config = ConfigDict(frozen=True)
+
+    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    facts_file: Path | None = None
+    """A catalogue JSON (ours) or a ``grc_generated.json`` (the original format); default: shipped catalogue."""
+    snapshot: str | None = None
+    """Snapshot name or path; default: the shipped 2023-12-18 snapshot."""
+    live: bool = False
+    endpoint: str = WDQS_ENDPOINT
+    as_of: dt.date | None = None
+    use_aliases: bool = False
+    max_new_tokens: int = Field(20, ge=1)
+    limit: int | None = Field(None, ge=1)
+    instruction: str = CHAT_INSTRUCTION
+
+    def decoding(self) -> DecodingParams:
+        return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, seed=0)
+
+
+class ResponseRecord(BaseModel):
+    """One model answer to one paraphrase, with its verdicts."""
+
+    model: str
+    fact_id: str
+    category: str
+    subject: str
+    attribute: str | None
+    template_index: int
+    template: str
+    rendered_prompt: str
+    response: str
+    verdict: Verdict
+    matched: list[str]
+    matched_start_years: list[int]
+    match_rule: str | None = None
+    verdict_as_of: Verdict | None = None
+    """Verdict against what was current at ``--as-of`` (None when not asked)."""
+
+
+def is_grc_file(path: Path) -> bool:
+    """True for the original DyKnow layout (category → subject → ...), False for our catalogue."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"facts file {path}", f"cannot read JSON ({exc})") from None
+    return isinstance(data, dict) and "facts" not in data and all(isinstance(v, dict) for v in data.values())
+
+
+def load_gold(config: AuditConfig, *, fetch_progress: Callable[[int], None] | None = None) -> tuple[list[Fact], Snapshot]:
+    """Facts to ask and the snapshot to judge them against, per the config."""
+    grc_answers: dict[str, FactAnswers] | None = None
+    if config.facts_file is not None and is_grc_file(config.facts_file):
+        from chronoprobe.knowledge.grc import load_grc
+
+        facts, grc_answers = load_grc(config.facts_file)
+    else:
+        from chronoprobe.knowledge.catalogue import load_catalogue
+
+        facts = load_catalogue(config.facts_file)
+    if config.limit is not None:
+        facts = facts[: config.limit]
+    if config.live:
+        from chronoprobe.knowledge.snapshot import save_snapshot
+        from chronoprobe.knowledge.wikidata import WikidataClient
+
+        with WikidataClient(endpoint=config.endpoint) as client:
+            snapshot = client.fetch(_with_catalogue_qids(facts), progress=fetch_progress)
+        save_snapshot(snapshot)
+    elif grc_answers is not None and config.snapshot is None:
+        snapshot = Snapshot(
+            name=f"grc:{config.facts_file}",
+            retrieved=dt.date(2023, 12, 18),
+            endpoint="file",
+            query_hash="-",
+            answers=grc_answers,
+        )
+    else:
+        from chronoprobe.knowledge.snapshot import load_snapshot
+
+        snapshot = load_snapshot(config.snapshot)
+    missing = [f.fact_id for f in facts if f.fact_id not in snapshot.answers]
+    if missing:
+        raise DataError(
+            f"snapshot {snapshot.name}",
+            f"has no answers for {len(missing)} fact(s), e.g. {missing[0]!r}; fetch a new snapshot or pass --snapshot",
+        )
+    return facts, snapshot
+
+
+def _with_catalogue_qids(facts: list[Fact]) -> list[Fact]:
+    """Facts from an original grc file carry no QIDs; take them from our catalogue by fact id."""
+    if all(f.subject_qid for f in facts):
+        return facts
+    from chronoprobe.knowledge.catalogue import load_catalogue
+
+    known = {f.fact_id: f for f in load_catalogue()}
+    resolved = []
+    for fact in facts:
+        if fact.subject_qid is None:
+            if fact.fact_id not in known or known[fact.fact_id].subject_qid is None:
+                raise DataError(f"fact {fact.fact_id}", "has no subject QID, so it cannot be queried live")
+            fact = fact.model_copy(update={"subject_qid": known[fact.fact_id].subject_qid})
+        resolved.append(fact)
+    return resolved
+
+
+def run_audit(
+    config: AuditConfig,
+    model: CachedModel,
+    facts: Sequence[Fact],
+    snapshot: Snapshot,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> list[ResponseRecord]:
+    """Ask one model every paraphrase of every fact and classify the answers."""
+    prompts = []
+    owners: list[tuple[Fact, int]] = []
+    for fact in facts:
+        for index, prompt in enumerate(fact_prompts(fact, config.instruction)):
+            prompts.append(prompt)
+            owners.append((fact, index))
+    generations = model.generate(prompts, config.decoding(), progress=progress)
+    records = []
+    for (fact, index), generation in zip(owners, generations, strict=True):
+        answers = snapshot.answers[fact.fact_id]
+        template = fact.templates[index]
+        now = classify_response(generation.text, answers, use_aliases=config.use_aliases, prompt=template)
+        then = (
+            classify_response(generation.text, answers, as_of=config.as_of, use_aliases=config.use_aliases, prompt=template)
+            if config.as_of is not None
+            else None
+        )
+        records.append(
+            ResponseRecord(
+                model=model.info.spec,
+                fact_id=fact.fact_id,
+                category=fact.category,
+                subject=fact.subject,
+                attribute=fact.attribute,
+                template_index=index,
+                template=template,
+                rendered_prompt=generation.rendered_prompt,
+                response=generation.text,
+                verdict=now.verdict,
+                matched=[s.label for s in now.matched],
+                matched_start_years=[s.start.year for s in now.matched if s.start is not None],
+                match_rule=now.rule,
+                verdict_as_of=then.verdict if then is not None else None,
+            )
+        )
+    return records

@@ -1,0 +1,72 @@
+"""Aggregate audit records into the paper's tables (per model, per category)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from chronoprobe.knowledge.types import Statement
+from chronoprobe.metrics.dyknow import (
+    VERDICTS,
+    Classification,
+    average_counts,
+    facts_to_edit,
+    inconsistent_facts,
+    soft_constraint,
+)
+from chronoprobe.outdated.audit import ResponseRecord
+
+ALL = "all"
+
+
+def _group(records: Sequence[ResponseRecord], verdict_of: Callable[[ResponseRecord], str | None]) -> dict[str, Any]:
+    by_fact: dict[str, list[str]] = defaultdict(list)
+    classified: dict[str, list[Classification]] = defaultdict(list)
+    per_prompt: dict[int, Counter[str]] = defaultdict(Counter)
+    for record in sorted(records, key=lambda r: (r.fact_id, r.template_index)):
+        verdict = verdict_of(record)
+        assert verdict is not None
+        by_fact[record.fact_id].append(verdict)
+        classified[record.fact_id].append(
+            Classification(verdict=verdict, matched=tuple(Statement(label=label) for label in record.matched))  # type: ignore[arg-type]
+        )
+        per_prompt[record.template_index][verdict] += 1
+    soft = soft_constraint(by_fact)
+    soft_counts = Counter(soft.values())
+    facts = len(by_fact)
+    inconsistent = inconsistent_facts(classified)
+    return {
+        "facts": facts,
+        "per_prompt": {str(i): {v: per_prompt[i][v] for v in VERDICTS} for i in sorted(per_prompt)},
+        "soft_constraint": {v: soft_counts[v] for v in VERDICTS},
+        "soft_constraint_pct": {v: 100.0 * soft_counts[v] / facts if facts else 0.0 for v in VERDICTS},
+        "average_pct": {v: 100.0 * share for v, share in average_counts(by_fact).items()},
+        "inconsistent": len(inconsistent),
+        "inconsistency_pct": 100.0 * len(inconsistent) / facts if facts else 0.0,
+        "inconsistent_facts": sorted(inconsistent),
+        "facts_to_edit": sorted(facts_to_edit(by_fact)),
+    }
+
+
+def summarize_model(records: Sequence[ResponseRecord], *, with_as_of: bool) -> dict[str, Any]:
+    """Tables for one model: per category and overall, now and (optionally) as of a date."""
+    categories = sorted({r.category for r in records})
+    now = {c: _group([r for r in records if r.category == c], lambda r: r.verdict) for c in categories}
+    now[ALL] = _group(records, lambda r: r.verdict)
+    summary: dict[str, Any] = {
+        "per_category": now,
+        "facts_to_edit": now[ALL]["facts_to_edit"],
+        # One start year per answer matched to a single gold value (up-to-date or outdated).
+        "start_years": sorted(
+            r.matched_start_years[0]
+            for r in records
+            if r.verdict in ("up-to-date", "outdated") and r.matched_start_years
+        ),
+    }
+    if with_as_of:
+        summary["as_of"] = {
+            c: _group([r for r in records if r.category == c or c == ALL], lambda r: r.verdict_as_of)
+            for c in [*categories, ALL]
+        }
+    return summary

@@ -1,0 +1,35 @@
+"""Writing an evaluation's result files: items.jsonl, summary.json, report.md, confusion PNGs.
+
+Everything is computed first and then written atomically, so a failure leaves
+no half-written results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from chronoprobe.provenance import Provenance
+from chronoprobe.recency.report import confusion_png, render, slug
+from chronoprobe.recency.summary import summarise
+
+
+def write_eval_outputs(out: Path, rows: Sequence[dict[str, Any]], provenance: Provenance, tolerance: int = 1) -> dict[str, Path]:
+    summary = summarise(rows, tolerance)
+    summary["provenance"] = provenance.model_dump(mode="json")
+    plots: dict[str, str] = {}
+    models = {run["model"] for run in summary["runs"]}
+    for run in summary["runs"]:
+        prefix = f"{slug(run['model'])}_" if len(models) > 1 else ""
+        name = f"confusion_{prefix}{run['strategy']}_{run['context_mode']}.png"
+        title = f"{run['model']} · {run['strategy']} · {run['context_mode']} context (n={run['n']})"
+        confusion_png(out / name, run["confusion"], summary["labels"], title)
+        plots[title] = name
+        run["confusion_png"] = name
+    paths = {"items": out / "items.jsonl", "summary": out / "summary.json", "report": out / "report.md"}
+    write_jsonl_atomic(paths["items"], rows)
+    write_json_atomic(paths["summary"], summary)
+    write_text_atomic(paths["report"], render(summary, plots))
+    return paths

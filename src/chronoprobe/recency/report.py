@@ -1,0 +1,105 @@
+"""Markdown report and confusion-matrix plots for a recency evaluation."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chronoprobe.io import write_bytes_atomic
+from chronoprobe.reports.markdown import fmt, provenance_section, table
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.1f}%"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "model"
+
+
+def confusion_png(path: Path, matrix: list[list[int]], labels: list[str], title: str) -> None:
+    """Rows = gold, columns = predicted (+ unparseable). Written atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = np.asarray(matrix)
+    fig, ax = plt.subplots(figsize=(8.5, 7))
+    ax.imshow(data, cmap="Blues")
+    columns = labels + ["unparseable"]
+    ax.set_xticks(range(len(columns)), columns, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    ax.set_title(title, fontsize=10)
+    peak = data.max() if data.size else 0
+    for (row, col), value in np.ndenumerate(data):
+        if value:
+            ax.text(col, row, str(value), ha="center", va="center", fontsize=7,
+                    color="white" if value > peak / 2 else "black")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    write_bytes_atomic(path, buffer.getvalue())
+
+
+def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
+    lines = ["# Recency evaluation (RecencyQA)", ""]
+    lines += [
+        "Gold labels: majority label without context, the context's label with context. "
+        "Tolerant = within ±1 class on the ordered scale; tolerant F1 = macro F1 after replacing every "
+        "near miss by the gold class. Unparseable answers count as wrong (docs/recency.md).",
+        "",
+        "## Classification",
+        "",
+    ]
+    rows = []
+    for run in summary["runs"]:
+        rows.append([run["model"], run["strategy"], run["context_mode"], run["n"], run["accuracy"],
+                     run["tolerant_accuracy"], run["macro_f1"], run["tolerant_f1"], run["unparseable"],
+                     run["unparseable_rate"], run["truncated"]])
+    lines.append(table(["model", "strategy", "context", "n", "accuracy", "tolerant acc.", "macro F1",
+                        "tolerant F1", "unparseable", "unparseable rate", "hit max tokens"], rows, digits=3))
+    lines += ["", "## Context effect by stationarity (Table 6 style)", ""]
+    t6 = []
+    for e in summary["table6"]:
+        t6.append([e["model"], e["strategy"], e["stationarity"], f"{e['n_with']}/{e['n_without']}",
+                   e["accuracy_with"], e["accuracy_without"], _pct(e["accuracy_delta_pct"]),
+                   e["f1_with"], e["f1_without"], _pct(e["f1_delta_pct"])])
+    lines.append(table(["model", "strategy", "questions", "n w/ C / w/o C", "acc. w/ C", "acc. w/o C", "Δ%",
+                        "F1 w/ C", "F1 w/o C", "Δ%"], t6, digits=3))
+    if not any(e["n_with"] and e["n_without"] for e in summary["table6"]):
+        lines += ["", "_Δ% needs both context modes (`--context both`)._"]
+    lines += ["", "## Recency transition on non-stationary questions (Table 7 style)", ""]
+    t7 = [[e["model"], e["strategy"], e["questions"], e["pairs"], e["rl1_accuracy"], e["rl2_accuracy"],
+           e["transition_accuracy"], e["all_contexts_right"]] for e in summary["table7"]]
+    if t7:
+        lines.append(table(["model", "strategy", "questions", "pairs", "RL1 acc.", "RL2 acc.", "transition acc.",
+                            "all contexts right"], t7, digits=3))
+    else:
+        lines.append("_No with-context answers on non-stationary questions in this run._")
+    lines += ["", "## Per-class F1", ""]
+    labels = summary["labels"]
+    pc_rows = [[run["strategy"], run["context_mode"]] + [run["per_class_f1"].get(label) for label in labels]
+               for run in summary["runs"]]
+    lines.append(table(["strategy", "context"] + labels, pc_rows, digits=2))
+    lines += ["", "## How answers were parsed", ""]
+    parse_rows = [[run["strategy"], run["context_mode"], run["parsed_by"].get("whole", 0),
+                   run["parsed_by"].get("marker", 0), run["parsed_by"].get("free-text", 0),
+                   run["parsed_by"].get("none", 0)] for run in summary["runs"]]
+    lines.append(table(["strategy", "context", "whole answer", "marker", "free text", "unparseable"], parse_rows))
+    if plots:
+        lines += ["", "## Confusion matrices", ""]
+        for title, name in plots.items():
+            lines += [f"**{title}**", "", f"![{title}]({name})", ""]
+    lines += ["", provenance_section(summary["provenance"])]
+    return "\n".join(lines)
+
+
+__all__ = ["confusion_png", "render", "slug", "fmt"]

@@ -1,0 +1,112 @@
+"""From per-item rows to every reported number (overall, Table 6, Table 7, confusion matrices)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+from chronoprobe.metrics import recency as m
+from chronoprobe.recency.taxonomy import RecencyClass, parse_label
+
+
+def _labels(rows: Sequence[dict[str, Any]]) -> tuple[list[int], list[int | None]]:
+    gold = [int(RecencyClass.parse(r["gold"])) for r in rows]
+    pred = [None if r["prediction"] is None else int(parse_label(r["prediction"])) for r in rows]  # type: ignore[arg-type]
+    return gold, pred
+
+
+def _group(rows: Sequence[dict[str, Any]], *keys: str) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(row[k] for k in keys)].append(row)
+    return dict(groups)
+
+
+def overall(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any]:
+    gold, pred = _labels(rows)
+    summary = m.classification_summary(gold, pred, tolerance)
+    summary["per_class_f1"] = {RecencyClass(c).label: f for c, f in m.per_class_f1(gold, pred).items()}
+    summary["confusion"] = m.confusion_matrix(gold, pred).tolist()
+    summary["parsed_by"] = dict(Counter(r["parsed_by"] for r in rows))
+    summary["truncated"] = sum(r.get("finish_reason") == "length" for r in rows)
+    return summary
+
+
+def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Table 6: accuracy and macro F1 per stationarity, with vs without context, and the Δ%."""
+    table = []
+    for (model, strategy), group in _group(rows, "model", "strategy").items():
+        for stationarity in ("Stationary", "Non-Stationary"):
+            entry: dict[str, Any] = {"model": model, "strategy": strategy, "stationarity": stationarity}
+            for mode in ("with", "without"):
+                subset = [r for r in group if r["stationarity"] == stationarity and r["context_mode"] == mode]
+                gold, pred = _labels(subset)
+                entry[f"n_{mode}"] = len(subset)
+                entry[f"accuracy_{mode}"] = m.accuracy(gold, pred)
+                entry[f"f1_{mode}"] = m.macro_f1(gold, pred)
+            entry["accuracy_delta_pct"] = m.delta_percent(entry["accuracy_with"], entry["accuracy_without"])
+            entry["f1_delta_pct"] = m.delta_percent(entry["f1_with"], entry["f1_without"])
+            table.append(entry)
+    return table
+
+
+def transition_pairs(rows: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(C1 row, C2 row) for every pair i < j of a non-stationary question's context rows, in dataset order."""
+    pairs = []
+    with_rows = [r for r in rows if r["context_mode"] == "with" and r["stationarity"] == "Non-Stationary"]
+    for _, group in _group(with_rows, "model", "strategy", "q_id").items():
+        ordered = sorted(group, key=lambda r: r["context_index"])
+        for first, second in combinations(ordered, 2):
+            if first["gold"] != second["gold"]:
+                pairs.append((first, second))
+    return pairs
+
+
+def transition_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Table 7: RL1 / RL2 accuracy and transition accuracy (both right), per model and strategy."""
+    table = []
+    pairs = transition_pairs(rows)
+    by_key: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    for first, second in pairs:
+        by_key[(first["model"], first["strategy"])].append((first, second))
+    with_ns = [r for r in rows if r["context_mode"] == "with" and r["stationarity"] == "Non-Stationary"]
+    for (model, strategy), group in _group(with_ns, "model", "strategy").items():
+        key_pairs = by_key.get((model, strategy), [])
+        gold1, pred1 = _labels([a for a, _ in key_pairs])
+        gold2, pred2 = _labels([b for _, b in key_pairs])
+        questions = _group(group, "q_id")
+        table.append(
+            {
+                "model": model,
+                "strategy": strategy,
+                "questions": len(questions),
+                "pairs": len(key_pairs),
+                "rl1_accuracy": m.accuracy(gold1, pred1),
+                "rl2_accuracy": m.accuracy(gold2, pred2),
+                "transition_accuracy": m.transition_accuracy(list(zip(gold1, pred1, gold2, pred2))),
+                "all_contexts_right": (sum(all(r["correct"] for r in g) for g in questions.values()) / len(questions))
+                if questions else None,
+            }
+        )
+    return table
+
+
+def summarise(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any]:
+    runs = []
+    for (model, strategy, mode), group in _group(rows, "model", "strategy", "context_mode").items():
+        entry = {"model": model, "strategy": strategy, "context_mode": mode}
+        entry.update(overall(group, tolerance))
+        for stationarity in ("Stationary", "Non-Stationary"):
+            subset = [r for r in group if r["stationarity"] == stationarity]
+            gold, pred = _labels(subset)
+            entry[stationarity] = m.classification_summary(gold, pred, tolerance)
+        runs.append(entry)
+    return {
+        "labels": [c.label for c in RecencyClass],
+        "tolerance": tolerance,
+        "runs": runs,
+        "table6": stationarity_table(rows),
+        "table7": transition_table(rows),
+    }

@@ -1,0 +1,88 @@
+"""The hf backend on the real embedded SmolLM2-135M-Instruct."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from chronoprobe.errors import CapabilityError
+from chronoprobe.models.base import Backend, BackendInfo, Capability, DecodingParams, Prompt, require
+
+pytestmark = pytest.mark.slow
+
+PROMPTS = [
+    Prompt.chat("Name the capital of France in one word.", fallback_text="The capital of France is"),
+    Prompt.chat("Who wrote Hamlet? Answer with the name only.", fallback_text="Hamlet was written by"),
+    Prompt.chat("Say hello.", fallback_text="Hello"),
+]
+
+
+def reference_greedy(backend, prompt: Prompt, max_new_tokens: int) -> str:
+    """transformers' own unbatched greedy generate(), the original pattern."""
+    rendered = backend.render(prompt)
+    encoded = backend.tokenizer(rendered, return_tensors="pt", add_special_tokens=not backend.use_chat_template)
+    out = backend.model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=False)
+    return backend.tokenizer.decode(out[0, encoded["input_ids"].shape[1] :], skip_special_tokens=True)
+
+
+def test_batched_greedy_matches_unbatched_generate(smollm2):
+    ours = smollm2.generate(PROMPTS, DecodingParams(max_new_tokens=12))
+    for prompt, generation in zip(PROMPTS, ours, strict=True):
+        assert generation.text == reference_greedy(smollm2, prompt, 12)
+
+
+def test_chat_template_is_explicit_and_recorded(smollm2):
+    rendered = smollm2.render(PROMPTS[0])
+    assert rendered.startswith("<|im_start|>") and rendered.endswith("<|im_start|>assistant\n")
+    assert smollm2.info.chat_template is True
+    assert smollm2.info.is_chat_model is True
+
+
+def test_n_samples_share_a_prompt_pass_and_are_seeded(smollm2):
+    params = DecodingParams(n=4, temperature=1.0, max_new_tokens=8, seed=7, token_logprobs=True, mean_distribution=True)
+    first = smollm2.generate(PROMPTS[:2], params)
+    again = smollm2.generate(PROMPTS[:2], params)
+    assert [[s.text for s in g.samples] for g in first] == [[s.text for s in g.samples] for g in again]
+    assert all(len(g.samples) == 4 for g in first)
+    vocab = smollm2.model.config.vocab_size
+    for sample in first[0].samples:
+        assert sample.mean_distribution is not None and sample.mean_distribution.shape == (vocab,)
+        assert abs(float(sample.mean_distribution.sum()) - 1.0) < 1e-3
+        assert len(sample.token_logprobs) == len(sample.token_ids)
+        assert all(lp <= 0 for lp in sample.token_logprobs)
+
+
+def test_mean_distribution_and_logprobs_match_a_full_forward_pass(smollm2):
+    params = DecodingParams(max_new_tokens=6, token_logprobs=True, mean_distribution=True)
+    sample = smollm2.generate(PROMPTS[:1], params)[0].samples[0]
+    rendered = smollm2.render(PROMPTS[0])
+    prompt_ids = smollm2.tokenizer(rendered, add_special_tokens=False)["input_ids"]
+    ids = torch.tensor([prompt_ids + sample.token_ids])
+    with torch.inference_mode():
+        logits = smollm2.model(input_ids=ids).logits[0].float()
+    positions = range(len(prompt_ids) - 1, len(prompt_ids) - 1 + len(sample.token_ids))
+    probs = torch.stack([torch.softmax(logits[p], -1) for p in positions])
+    expected_mean = probs.mean(0).numpy()
+    expected_lps = [float(torch.log(probs[i, t])) for i, t in enumerate(sample.token_ids)]
+    assert np.allclose(sample.mean_distribution, expected_mean, atol=1e-4)
+    assert np.allclose(sample.token_logprobs, expected_lps, atol=1e-3)
+
+
+def test_missing_capability_fails_before_work():
+    class TextOnly(Backend):
+        @property
+        def info(self) -> BackendInfo:
+            return BackendInfo(spec="text-only", backend="api", model_id="x", revision="1")
+
+        def render(self, prompt):  # pragma: no cover - never reached
+            raise AssertionError
+
+        def generate(self, prompts, params):  # pragma: no cover - never reached
+            raise AssertionError
+
+    with pytest.raises(CapabilityError) as err:
+        require(TextOnly(), DecodingParams(mean_distribution=True, n=3), purpose="coherent persuasion")
+    assert "mean_distribution" in str(err.value) and "sample_n" in str(err.value)
+    assert "\n" not in str(err.value)
+    assert Capability.MEAN_DISTRIBUTION not in TextOnly.capabilities
