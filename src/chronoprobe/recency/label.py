@@ -182,8 +182,10 @@ def label_dataset(
     report = LabelReport(questions=len(questions))
     label_t = config.template("label")
     prompts = [label_t.fill(question=q.question) for q in questions]
-    samples, report.samples_unparseable_first_pass, report.samples_redrawn = sample_labels(prompts, labeller, config, n=config.samples, seed=config.seed,
-                                                    progress=progress, what="recency labels")
+    samples, first_unparseable, redrawn = sample_labels(
+        prompts, labeller, config, n=config.samples, seed=config.seed, progress=progress, what="recency labels"
+    )
+    report.samples_unparseable_first_pass, report.samples_redrawn = first_unparseable, redrawn
     report.samples_unparseable_final = sum(label is None for row in samples for label in row)
 
     labelled: list[tuple[QuestionIn, list[RecencyClass]]] = []
@@ -207,12 +209,10 @@ def label_dataset(
         generations = voter.generate(vote_prompts, vote_params, progress=callback) if vote_prompts else []
         votes_by_voter.append([parse_stationarity_vote(g.text) for g in generations])
 
-    decisions: list[StationarityDecision] = []
     kept: list[tuple[QuestionIn, list[RecencyClass], StationarityDecision]] = []
     for index, (q, parsed) in enumerate(labelled):
         votes = [votes[index] for votes in votes_by_voter]
         decision = decide(votes, len(set(parsed)))
-        decisions.append(decision)
         report.rule_counts[str(decision.rule)] = report.rule_counts.get(str(decision.rule), 0) + 1
         report.preliminary_ties += decision.preliminary_source != "vote"
         if decision.discarded:

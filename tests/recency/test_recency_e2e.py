@@ -1,0 +1,120 @@
+"""End to end on the real embedded SmolLM2-135M-Instruct, with tiny sizes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.datasets.recencyqa import load_recencyqa
+from chronoprobe.provenance import Provenance
+from chronoprobe.recency.evaluate import EvalConfig, evaluate
+from chronoprobe.recency.gate import recency_gate
+from chronoprobe.recency.label import LabelConfig, label_dataset, read_questions
+from chronoprobe.recency.outputs import write_eval_outputs
+from chronoprobe.recency.taxonomy import LABELS
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def model(smollm2, tmp_path: Path) -> CachedModel:
+    return CachedModel(smollm2, CallCache(tmp_path / "calls.sqlite"))
+
+
+def test_eval_on_twelve_questions_writes_every_table_and_is_cached(model: CachedModel, tmp_path: Path) -> None:
+    questions = load_recencyqa(ASSETS / "recency_sample.json")[:12]
+    config = EvalConfig(context="both", max_new_tokens=8)
+    rows = evaluate(questions, model, config)
+    n_with = sum(len(q.label_contexts) for q in questions)
+    assert len(rows) == 12 + n_with
+    assert model.calls_made == len(rows)
+    for row in rows:
+        assert row["prediction"] is None or row["prediction"] in LABELS
+        assert row["correct"] == (row["prediction"] == row["gold"])
+        assert (row["prediction"] is None) == (row["parsed_by"] == "none")
+    paths = write_eval_outputs(tmp_path / "out", rows, Provenance(models=[model.info]))
+    summary = json.loads(paths["summary"].read_text())
+    modes = {run["context_mode"]: run for run in summary["runs"]}
+    assert set(modes) == {"with", "without"} and modes["without"]["n"] == 12
+    assert modes["without"]["unparseable"] == sum(r["prediction"] is None for r in rows if r["context_mode"] == "without")
+    assert {e["stationarity"] for e in summary["table6"]} == {"Stationary", "Non-Stationary"}
+    assert summary["table7"] and summary["table7"][0]["pairs"] >= 1
+    assert (tmp_path / "out" / "confusion_zero-shot_without.png").stat().st_size > 1000
+    # a second run is served from the cache, identically
+    again = CachedModel(model.backend, model.cache)
+    assert evaluate(questions, again, config) == rows and again.calls_made == 0
+
+
+def test_label_pipeline_output_reloads_in_eval(model: CachedModel, tmp_path: Path) -> None:
+    questions = read_questions(ASSETS / "recency_questions.jsonl")
+    config = LabelConfig(samples=5, verify_samples=3, candidates=2, max_context_rounds=2,
+                         label_max_new_tokens=24, vote_max_new_tokens=12, context_max_new_tokens=40)
+    items, report = label_dataset(questions, model, [model], config)
+    assert report.questions == 3
+    assert report.kept + len(report.discarded_rule4) + len(report.unlabelled) + len(report.dropped_no_context) == 3
+    assert sum(report.rule_counts.values()) == 3 - len(report.unlabelled)
+    for item in items:
+        samples = [s for s in item.extra["label_samples"] if s is not None]
+        assert item.majority_label.label == max(set(samples), key=samples.count) or samples.count(
+            item.majority_label.label) == max(samples.count(s) for s in samples)
+        assert abs(sum(item.label_distribution.values()) - 1) < 1e-9
+        assert len(item.label_contexts) == len(item.unique_labels)
+        assert item.stationary == (len(item.unique_labels) == 1)  # the rules enforce this
+        assert item.extra["stationarity_rule"] in (1, 2, 3)
+    from chronoprobe.datasets.recencyqa import write_recencyqa
+
+    write_recencyqa(tmp_path / "new.json", items)
+    reloaded = load_recencyqa(tmp_path / "new.json")
+    assert reloaded == items
+    if reloaded:
+        rows = evaluate(reloaded, model, EvalConfig(context="both", max_new_tokens=6))
+        assert len(rows) == len(reloaded) + sum(len(i.label_contexts) for i in reloaded)
+
+
+def test_gate_returns_a_decision_with_a_distribution(model: CachedModel) -> None:
+    decision = recency_gate("What is the ECB's interest rate?", model, threshold="A-Year", samples=4)
+    assert decision.samples == 4
+    assert abs(sum(decision.distribution.values()) - 1) < 1e-9 or decision.unparseable == 4
+    assert decision.reason
+    if decision.predicted_class is not None:
+        assert decision.retrieve == (decision.share_within_threshold >= 0.5)
+
+
+def test_cli_label_then_eval_then_gate(tmp_path: Path) -> None:
+    from chronoprobe.cli.recency import app
+
+    runner = CliRunner()
+    cache = str(tmp_path / "cli.sqlite")
+    dataset = tmp_path / "labelled.json"
+    result = runner.invoke(app, ["label", str(ASSETS / "recency_questions.jsonl"), "--out", str(dataset),
+                                 "--samples", "3", "--verify-samples", "2", "--candidates", "1",
+                                 "--context-rounds", "1", "--label-max-new-tokens", "16", "--cache", cache])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "labelled.report.json").read_text())
+    assert report["report"]["questions"] == 3 and report["provenance"]["models"]
+    if not json.loads(dataset.read_text()):
+        pytest.skip("the tiny model labelled nothing usable this time")
+    result = runner.invoke(app, ["eval", "--data", str(dataset), "--out", str(tmp_path / "eval"),
+                                 "--max-new-tokens", "6", "--cache", cache])
+    assert result.exit_code == 0, result.output
+    assert "Table 6" in (tmp_path / "eval" / "report.md").read_text()
+    result = runner.invoke(app, ["gate", "Who wrote Hamlet?", "--samples", "2", "--json", "--cache", cache])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout[result.stdout.index("{"):])["threshold"] == 8
+
+
+def test_cli_bad_input_is_one_red_line_and_exit_2(tmp_path: Path) -> None:
+    exe = [sys.executable, "-m", "chronoprobe.cli.main", "recency"]
+    for args in (["eval", "--data", str(tmp_path / "missing.json")],
+                 ["eval", "--strategy", "few-shoot"],
+                 ["gate", "Who?", "--threshold", "soonish"]):
+        done = subprocess.run(exe + args, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr
