@@ -38,6 +38,16 @@ def _parse_date(value: str | None) -> dt.date | None:
         raise ConfigError("--as-of", f"{value!r} is not a date (use YYYY-MM-DD)") from None
 
 
+def _read_instruction(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"instruction file {path}", f"cannot read it ({exc.strerror})") from None
+    if "{sentence}" not in text:
+        raise ConfigError(f"instruction file {path}", "must contain the placeholder {sentence}")
+    return text
+
+
 @app.command("run")
 def run(
     model: ModelOpt = None,
@@ -50,6 +60,10 @@ def run(
     aliases: Annotated[bool, typer.Option("--aliases/--no-aliases", help="Also match Wikidata aliases (off reproduces the paper).")] = False,
     limit: Annotated[int | None, typer.Option(help="Only the first N facts.")] = None,
     max_new_tokens: Annotated[int, typer.Option(help="Tokens to generate per answer.")] = 20,
+    instruction_file: Annotated[
+        Path | None,
+        typer.Option(help="Chat instruction to use instead of ours; must contain {sentence} (the paraphrase)."),
+    ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -74,6 +88,7 @@ def run(
         use_aliases=aliases,
         max_new_tokens=max_new_tokens,
         limit=limit,
+        **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
     )
     started = time.perf_counter()
     if live:
@@ -110,6 +125,8 @@ def run(
         extra={
             "facts": len(facts_list),
             "as_of": as_of,
+            "instruction": config.instruction,
+            "use_aliases": aliases,
             "model_calls_made": calls,
             "seconds": round(time.perf_counter() - started, 2),
             "call_cache": str(call_cache.path),
