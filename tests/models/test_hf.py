@@ -54,19 +54,31 @@ def test_n_samples_share_a_prompt_pass_and_are_seeded(smollm2):
 
 
 def test_mean_distribution_and_logprobs_match_a_full_forward_pass(smollm2):
+    """Holds for every row of a batch whose shared prefix is run once (see HFBackend._prefill)."""
     params = DecodingParams(max_new_tokens=6, token_logprobs=True, mean_distribution=True)
-    sample = smollm2.generate(PROMPTS[:1], params)[0].samples[0]
-    rendered = smollm2.render(PROMPTS[0])
-    prompt_ids = smollm2.tokenizer(rendered, add_special_tokens=False)["input_ids"]
-    ids = torch.tensor([prompt_ids + sample.token_ids])
-    with torch.inference_mode():
-        logits = smollm2.model(input_ids=ids).logits[0].float()
-    positions = range(len(prompt_ids) - 1, len(prompt_ids) - 1 + len(sample.token_ids))
-    probs = torch.stack([torch.softmax(logits[p], -1) for p in positions])
-    expected_mean = probs.mean(0).numpy()
-    expected_lps = [float(torch.log(probs[i, t])) for i, t in enumerate(sample.token_ids)]
-    assert np.allclose(sample.mean_distribution, expected_mean, atol=1e-4)
-    assert np.allclose(sample.token_logprobs, expected_lps, atol=1e-3)
+    generations = smollm2.generate(PROMPTS, params)
+    for prompt, generation in zip(PROMPTS, generations, strict=True):
+        sample = generation.samples[0]
+        prompt_ids = smollm2.tokenizer(smollm2.render(prompt), add_special_tokens=False)["input_ids"]
+        ids = torch.tensor([prompt_ids + sample.token_ids])
+        with torch.inference_mode():
+            logits = smollm2.model(input_ids=ids).logits[0].float()
+        positions = range(len(prompt_ids) - 1, len(prompt_ids) - 1 + len(sample.token_ids))
+        probs = torch.stack([torch.softmax(logits[p], -1) for p in positions])
+        expected_lps = [float(torch.log(probs[i, t])) for i, t in enumerate(sample.token_ids)]
+        assert np.allclose(sample.mean_distribution, probs.mean(0).numpy(), atol=1e-4)
+        assert np.allclose(sample.token_logprobs, expected_lps, atol=1e-3)
+
+
+def test_shared_prefix_is_run_once(smollm2):
+    from chronoprobe.models.hf import _common_prefix_length
+
+    rows = smollm2._token_ids([smollm2.render(p) for p in PROMPTS])
+    shared = _common_prefix_length(rows)
+    assert shared >= 20, "the chat template's system prompt is common to all three prompts"
+    assert all(row[:shared] == rows[0][:shared] for row in rows)
+    assert _common_prefix_length([[1, 2, 3], [1, 2, 3]]) == 2, "every row keeps one token of its own"
+    assert _common_prefix_length([[1, 2], [3, 4]]) == 0
 
 
 def test_missing_capability_fails_before_work():

@@ -20,6 +20,7 @@ from chronoprobe.models.registry import BackendOptions, load_backend, parse_mode
         ("gguf:/tmp/model.Q4_K_M.gguf", "gguf", "/tmp/model.Q4_K_M.gguf", "main", None),
         ("openai:gpt-4o-mini@https://api.openai.com/v1", "openai", "gpt-4o-mini", "main", "https://api.openai.com/v1"),
         ("openai:smollm2@http://127.0.0.1:8000/v1/", "openai", "smollm2", "main", "http://127.0.0.1:8000/v1"),
+        ("vllm:meta-llama/Llama-3.1-8B@abc123", "vllm", "meta-llama/Llama-3.1-8B", "abc123", None),
     ],
 )
 def test_valid_specs(raw: str, kind: str, target: str, revision: str, base_url: str | None) -> None:
@@ -37,7 +38,7 @@ def test_valid_specs(raw: str, kind: str, target: str, revision: str, base_url: 
         ("openai:@https://api.openai.com/v1", "expected openai:<model name>@<http(s) base url>"),
         ("openai:m@ftp://host/v1", "expected openai:<model name>@<http(s) base url>"),
         ("openai:m@", "expected openai:<model name>@<http(s) base url>"),
-        ("vllm:meta-llama/Llama-3.1-8B", "unknown backend 'vllm'"),
+        ("llamacpp:model.gguf", "unknown backend 'llamacpp'"),
     ],
 )
 def test_invalid_specs_fail_with_one_line(raw: str, expected: str) -> None:

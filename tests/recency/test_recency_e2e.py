@@ -23,14 +23,25 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 pytestmark = pytest.mark.slow
 
 
+# Small bounds so the whole file stays fast on two cores; the CLI test reuses the library
+# test's cached label calls through the same cache file.
+LABEL_ARGS = {"samples": 3, "verify_samples": 2, "candidates": 1, "max_context_rounds": 1,
+              "label_max_new_tokens": 16, "vote_max_new_tokens": 8, "context_max_new_tokens": 32}
+
+
+@pytest.fixture(scope="module")
+def cache_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("recency_e2e") / "calls.sqlite"
+
+
 @pytest.fixture()
-def model(smollm2, tmp_path: Path) -> CachedModel:
-    return CachedModel(smollm2, CallCache(tmp_path / "calls.sqlite"))
+def model(smollm2, cache_path: Path) -> CachedModel:
+    return CachedModel(smollm2, CallCache(cache_path))
 
 
 def test_eval_on_twelve_questions_writes_every_table_and_is_cached(model: CachedModel, tmp_path: Path) -> None:
     questions = load_recencyqa(ASSETS / "recency_sample.json")[:12]
-    config = EvalConfig(context="both", max_new_tokens=8)
+    config = EvalConfig(context="both", max_new_tokens=6)
     rows = evaluate(questions, model, config)
     n_with = sum(len(q.label_contexts) for q in questions)
     assert len(rows) == 12 + n_with
@@ -54,8 +65,7 @@ def test_eval_on_twelve_questions_writes_every_table_and_is_cached(model: Cached
 
 def test_label_pipeline_output_reloads_in_eval(model: CachedModel, tmp_path: Path) -> None:
     questions = read_questions(ASSETS / "recency_questions.jsonl")
-    config = LabelConfig(samples=5, verify_samples=3, candidates=2, max_context_rounds=2,
-                         label_max_new_tokens=24, vote_max_new_tokens=12, context_max_new_tokens=40)
+    config = LabelConfig(**LABEL_ARGS)
     items, report = label_dataset(questions, model, [model], config)
     assert report.questions == 3
     assert report.kept + len(report.discarded_rule4) + len(report.unlabelled) + len(report.dropped_no_context) == 3
@@ -87,15 +97,16 @@ def test_gate_returns_a_decision_with_a_distribution(model: CachedModel) -> None
         assert decision.retrieve == (decision.share_within_threshold >= 0.5)
 
 
-def test_cli_label_then_eval_then_gate(tmp_path: Path) -> None:
+def test_cli_label_then_eval_then_gate(tmp_path: Path, cache_path: Path) -> None:
     from chronoprobe.cli.recency import app
 
     runner = CliRunner()
-    cache = str(tmp_path / "cli.sqlite")
+    cache = str(cache_path)
     dataset = tmp_path / "labelled.json"
     result = runner.invoke(app, ["label", str(ASSETS / "recency_questions.jsonl"), "--out", str(dataset),
                                  "--samples", "3", "--verify-samples", "2", "--candidates", "1",
-                                 "--context-rounds", "1", "--label-max-new-tokens", "16", "--cache", cache])
+                                 "--context-rounds", "1", "--label-max-new-tokens", "16", "--vote-max-new-tokens", "8",
+                                 "--context-max-new-tokens", "32", "--cache", cache])
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "labelled.report.json").read_text())
     assert report["report"]["questions"] == 3 and report["provenance"]["models"]

@@ -87,6 +87,17 @@ def test_prompt_file_without_question_placeholder_is_a_config_error(tmp_path: Pa
         load_template(tmp_path / "missing.txt")
 
 
+def test_a_labelling_prompt_is_refused_as_an_evaluation_prompt(tmp_path: Path) -> None:
+    leaky = tmp_path / "leaky.txt"
+    leaky.write_text("USER PROMPT:\n\nQuestion: {question}\nLabel: {label}")
+    with pytest.raises(ConfigError, match="leaky.txt.*label"):
+        resolve_templates(EvalConfig(context="without", prompt_files=(leaky,)), "zero-shot")
+    needs_context = tmp_path / "ctx.txt"
+    needs_context.write_text("USER PROMPT:\n\nQuestion: {question}")
+    with pytest.raises(ConfigError, match="ctx.txt"):
+        resolve_templates(EvalConfig(context="with", prompt_files=(needs_context,)), "zero-shot")
+
+
 def test_template_sections() -> None:
     t = parse_template("SYSTEM PROMPT:\n\nBe brief.\n\n==========\n\nUSER PROMPT (X):\n\nQ: {question}", "t")
     assert t.system == "Be brief." and t.user == "Q: {question}"

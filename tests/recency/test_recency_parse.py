@@ -40,11 +40,17 @@ def test_parse_answers(answer: str, last: bool, label: R, method: str) -> None:
         "An-Hour, A-Few-Hours, A-Day, A-Few-Days, A-Week",
         "An-Hour, A-Few-Hours, A-Day,",
         "An-Hour, A-Few-Hours",
+        # a copy of the labelling prompt's definition list
+        "An-Hour: the answer changes within an hour\nA-Few-Hours: the answer changes within a few hours",
     ],
 )
 def test_unparseable_answers(answer: str) -> None:
     parsed = parse_recency_answer(answer)
     assert parsed.label is None and parsed.method == "none" and not parsed.ok
+
+
+def test_a_single_definition_line_is_an_answer() -> None:
+    assert parse_recency_answer("A-Few-Weeks: the answer changes within a few weeks.").label is R.A_FEW_WEEKS
 
 
 def test_a_choice_after_an_echoed_list_is_found() -> None:

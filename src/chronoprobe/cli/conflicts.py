@@ -129,6 +129,7 @@ def contexts(
     min_entailment: Annotated[float, typer.Option(help="Keep passages whose entailment probability is at least this.")] = 0.95,
     per_class: Annotated[int, typer.Option(help="Facts sampled per class.")] = 2500,
     seed: Annotated[int, typer.Option(help="Seed for the per-class sample.")] = 0,
+    max_new_tokens: Annotated[int, typer.Option(help="Passage length limit in tokens.")] = 120,
     limit: Annotated[int | None, typer.Option(help="At most N facts in, spread over classes.")] = None,
     prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (key passage).")] = None,
     out: Annotated[Path, typer.Option(help="Output JSONL (a provenance JSON is written next to it).")] = Path("results/conflicts/mulan_contexts.jsonl"),
@@ -150,7 +151,8 @@ def contexts(
     from chronoprobe.provenance import Provenance
 
     store = open_cache(cache)
-    config = ContextsConfig(min_entailment=None if no_nli_filter else min_entailment, per_class=per_class, seed=seed)
+    config = ContextsConfig(min_entailment=None if no_nli_filter else min_entailment, per_class=per_class, seed=seed,
+                            max_new_tokens=max_new_tokens)
     queries = ml.take_balanced_facts(ml.load_queries(data or ml.QUERIES_HUB_ID), limit)
     templates_map = ml.load_templates(templates or shared_path("mulan/templates/clean.json", "--templates"))
     alias_map = ml.load_aliases(aliases or shared_path("temporal_conflicts/aliases_MULAN.json", "--aliases"))

@@ -151,6 +151,8 @@ def label(
     context_rounds: Annotated[int, typer.Option(help="Context generation rounds per (question, label) before giving up.")] = 3,
     require_verified: Annotated[bool, typer.Option("--require-verified", help="Drop questions with an unverified label context (paper behaviour).")] = False,
     label_max_new_tokens: Annotated[int, typer.Option(help="Tokens per label sample.")] = 32,
+    vote_max_new_tokens: Annotated[int, typer.Option(help="Tokens per stationarity vote.")] = 32,
+    context_max_new_tokens: Annotated[int, typer.Option(help="Tokens per generated context.")] = 60,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     label_prompt: Annotated[Path | None, typer.Option(help="Labelling prompt file (e.g. the original recency_labeling_prompt.txt).")] = None,
     verify_prompt: Annotated[Path | None, typer.Option(help="Relabelling-with-context prompt file ({question}, {context}).")] = None,
@@ -172,7 +174,8 @@ def label(
 
     config = LabelConfig(samples=samples, temperature=temperature, candidates=candidates, verify_samples=verify_samples,
                          max_context_rounds=context_rounds, require_verified=require_verified, seed=seed,
-                         label_max_new_tokens=label_max_new_tokens, label_prompt=label_prompt,
+                         label_max_new_tokens=label_max_new_tokens, vote_max_new_tokens=vote_max_new_tokens,
+                         context_max_new_tokens=context_max_new_tokens, label_prompt=label_prompt,
                          verify_prompt=verify_prompt, stationarity_prompt=stationarity_prompt,
                          context_prompt=context_prompt)
     for kind in ("label", "label_with_context", "stationarity", "context_generation"):
@@ -184,7 +187,7 @@ def label(
     started = time.perf_counter()
     call_cache = open_cache(cache)
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
-    specs = [labeller] + [v for v in voters_specs if v != labeller]
+    specs = list(dict.fromkeys([labeller, *voters_specs]))
     loaded = dict(zip(specs, load_models(specs, options, call_cache), strict=True))
     voters = [loaded[v] for v in voters_specs] or [loaded[labeller]]
     with progress_bar() as bar:

@@ -104,7 +104,7 @@ def build_contexts(
         scores = list(entailment([(p, s) for p, (*_, s) in zip(passages, facts)]))
     # Substitutes: nearest other object of the same relation by embedding cosine.
     objects_by_relation: dict[str, list[str]] = {}
-    for q, _, obj, _ in facts:
+    for q, *_ in facts:
         objects_by_relation.setdefault(q.relation, [])
         for a in q.answers:
             if a.name not in objects_by_relation[q.relation]:

@@ -62,6 +62,27 @@ def _resolve_dtype(dtype: DType, device: str) -> torch.dtype:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
 
 
+_MIN_SHARED_PREFIX = 8
+"""Shorter shared prefixes are not worth a separate forward pass."""
+
+
+def _common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
+    """Tokens shared by every row, leaving each row at least one token of its own."""
+    if not rows:
+        return 0
+    limit = min(len(r) for r in rows) - 1
+    first = rows[0]
+    length = 0
+    while length < limit and all(r[length] == first[length] for r in rows):
+        length += 1
+    return max(length, 0)
+
+
+def _cache_of(output: Any) -> Any:
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
 class HFBackend(Backend):
     capabilities = frozenset(
         {
@@ -147,53 +168,85 @@ class HFBackend(Backend):
         text = prompt.text if prompt.text is not None else "\n".join(m.content for m in prompt.messages or ())
         return text + prompt.answer_prefix
 
-    def _encode(self, rendered: Sequence[str]) -> dict[str, torch.Tensor]:
+    def _token_ids(self, rendered: Sequence[str]) -> list[list[int]]:
         # A rendered chat template already holds its special tokens.
-        return self.tokenizer(
-            list(rendered),
-            return_tensors="pt",
-            padding=True,
-            add_special_tokens=not self.use_chat_template,
-        )
+        encoded = self.tokenizer(list(rendered), add_special_tokens=not self.use_chat_template)
+        return [list(ids) for ids in encoded["input_ids"]]
 
     def plan_batches(self, rendered_prompts: Sequence[str]) -> list[list[int]]:
-        lengths = [
-            len(ids)
-            for ids in self.tokenizer(list(rendered_prompts), add_special_tokens=False)["input_ids"]
-        ]
+        lengths = [len(ids) for ids in self._token_ids(rendered_prompts)]
         order = sorted(range(len(rendered_prompts)), key=lambda i: (-lengths[i], i))
         size = self.config.batch_size
         return [order[i : i + size] for i in range(0, len(order), size)]
 
     def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
         rendered = [self.render(p) for p in prompts]
-        encoded = self._encode(rendered)
-        per_row = self._decode(encoded["input_ids"], encoded["attention_mask"], params)
+        per_row = self._decode(self._token_ids(rendered), params)
         n = params.n
         return [
             Generation(rendered_prompt=rendered[i], samples=per_row[i * n : (i + 1) * n])
             for i in range(len(prompts))
         ]
 
-    @torch.inference_mode()
-    def _decode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, params: DecodingParams) -> list[Sample]:
-        device = self.device
-        input_ids = input_ids.to(device)
-        attention = attention_mask.to(device)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(
-            input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True, **self._keep_last
+    def _left_pad(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        width = max(len(r) for r in rows)
+        pad_id = int(self.tokenizer.pad_token_id)
+        ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            if row:
+                ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+                mask[i, width - len(row) :] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _prefill(self, token_ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
+        """Run the prompts; return (last logits, KV cache, attention mask, last positions).
+
+        Prompts in a batch usually share a long prefix (system prompt, instruction,
+        few-shot examples). That prefix is run once and its KV cache repeated for
+        every row; only the differing suffixes are run batched, left-padded after
+        the prefix. Positions and the attention mask make this equivalent to
+        running each full prompt.
+        """
+        shared = _common_prefix_length(token_ids)
+        if len(token_ids) < 2 or shared < _MIN_SHARED_PREFIX:
+            ids, attention = self._left_pad(token_ids)
+            positions = (attention.cumsum(-1) - 1).clamp(min=0)
+            out = self.model(
+                input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=True, **self._keep_last
+            )
+            return out.logits[:, -1, :].float(), _cache_of(out), attention, positions[:, -1:]
+        prefix = torch.tensor([list(token_ids[0][:shared])], dtype=torch.long, device=self.device)
+        out = self.model(input_ids=prefix, use_cache=True, **self._keep_last)
+        cache = _cache_of(out)
+        cache.batch_repeat_interleave(len(token_ids))
+        suffix_ids, suffix_mask = self._left_pad([row[shared:] for row in token_ids])
+        attention = torch.cat(
+            [torch.ones((len(token_ids), shared), dtype=suffix_mask.dtype, device=self.device), suffix_mask], dim=-1
         )
-        logits = out.logits[:, -1, :].float()
-        cache = getattr(out, "cache", None) or out.past_key_values
+        positions = shared + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(
+            input_ids=suffix_ids,
+            attention_mask=attention,
+            position_ids=positions,
+            use_cache=True,
+            **self._keep_last,
+            **{self._cache_kwarg: cache},
+        )
+        return out.logits[:, -1, :].float(), _cache_of(out), attention, positions[:, -1:]
+
+    @torch.inference_mode()
+    def _decode(self, token_ids: Sequence[Sequence[int]], params: DecodingParams) -> list[Sample]:
+        device = self.device
+        logits, cache, attention, last_position = self._prefill(token_ids)
         n = params.n
         if n > 1:
             cache.batch_repeat_interleave(n)
             logits = logits.repeat_interleave(n, dim=0)
             attention = attention.repeat_interleave(n, dim=0)
-            positions = positions.repeat_interleave(n, dim=0)
+            last_position = last_position.repeat_interleave(n, dim=0)
         rows = logits.shape[0]
-        next_position = positions[:, -1:] + 1
+        next_position = last_position + 1
         generator = torch.Generator(device=device).manual_seed(params.seed)
         eos = torch.tensor(self.eos_ids or [-1], device=device)
         pad_id = int(self.tokenizer.pad_token_id)

@@ -134,8 +134,15 @@ def resolve_templates(config: EvalConfig, strategy: Strategy) -> dict[str, Templ
     templates = {"without": eval_template(strategy, False), "with": eval_template(strategy, True)}
     for path in config.prompt_files:
         template = load_template(path)
-        templates["with" if template.takes_context else "without"] = template
+        mode = "with" if template.takes_context else "without"
+        if mode not in config.modes:
+            raise ConfigError(f"prompt file {path}", f"is a {mode}-context prompt ({'has' if mode == 'with' else 'no'} "
+                              f"{{context}} placeholder), but this run has --context {config.context}")
+        templates[mode] = template
     for mode in config.modes:
+        if "label" in templates[mode].placeholders:
+            raise ConfigError(f"prompt file {templates[mode].name}", "has a {label} placeholder: that is a labelling "
+                              "or context-generation prompt, not an evaluation prompt (it would reveal the answer)")
         if (mode == "with") != templates[mode].takes_context:
             raise ConfigError(f"prompt file {templates[mode].name}", f"the {mode}-context prompt needs"
                               f"{'' if mode == 'with' else ' no'} {{context}} placeholder")

@@ -11,8 +11,10 @@ The rules, in order (docs/recency.md repeats them):
 
 Before 2 and 3, a copy of the label list (three or more labels in taxonomy
 order separated only by commas, "or" and spaces, or a list cut short after
-"An-Hour, A-Few-Hours") is ignored: a model that echoes the list has not chosen. For non-CoT answers the text is cut where the
-model starts a new example (``Question:``). Nothing found means unparseable.
+"An-Hour, A-Few-Hours") is ignored, and so are copied lines of the definition
+list ("An-Hour: the answer changes within an hour", when two or more appear): a
+model that echoes the list has not chosen. For non-CoT answers the text is cut where the model starts
+a new example (``Question:``). Nothing found means unparseable.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ _MENTION = re.compile(r"(?<![a-z0-9])(" + "|".join(re.escape(f) for f in _MENTIO
 _MARKER = re.compile(
     r"(?:recency\s*label|final\s*label|final\s*answer|label|answer|prediction|recency)\s*[\"'*]*\s*[:=]\s*[\"'\[*]*\s*",
 )
+# Lines of the labelling prompt's definition list ("A-Day: the answer changes within a day"), copied back.
+_DEFINITION_ECHOES = tuple(f"{normalise(c.label)}: the answer changes {c.description}" for c in RecencyClass)
 _NEW_EXAMPLE = re.compile(r"\n\s*question\s*:", re.IGNORECASE)
 _LIST_GAP = re.compile(r"^[\s,;/|]*(?:or)?[\s,;/|]*$")
 
@@ -91,6 +95,10 @@ def parse_recency_answer(text: str, *, last: bool = False) -> ParsedLabel:
         return ParsedLabel(label=whole, method="whole")
 
     norm = normalise_keep_layout(text)
+    echoed = [echo for echo in _DEFINITION_ECHOES if echo in norm]
+    if len(echoed) >= 2:  # one such line alone is an answer in that format
+        for echo in echoed:
+            norm = norm.replace(echo, " " * len(echo))
     mentions = _drop_list_echoes(norm, _mentions(norm))
     marked = []
     for marker in _MARKER.finditer(norm):

@@ -141,6 +141,8 @@ class Stationarity(str, enum.Enum):
     @classmethod
     def parse(cls, text: str | bool | None) -> Stationarity | None:
         """Accepts the dataset spellings and the YES/NO of the stationarity prompt."""
+        if isinstance(text, Stationarity):
+            return text
         if isinstance(text, bool):
             return cls.STATIONARY if text else cls.NON_STATIONARY
         if text is None:
