@@ -10,12 +10,20 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask_mode() -> int:
+    # mkstemp creates files 0600; result files should get the usual umask-based mode.
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -37,7 +45,16 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def staging_dir(target: Path) -> Path:
+    """An empty folder beside ``target`` to build it in before an atomic rename."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    os.chmod(path, _umask_mode() | 0o111)  # folders need the search bit
+    return path

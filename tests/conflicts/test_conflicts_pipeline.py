@@ -89,7 +89,8 @@ def test_mulan_methodology_with_updates(cached: CachedModel, shared_data: Path):
         assert u["new_object"] == {"Q142_P36": "Berlin", "Q183_P36": "Paris"}[u["fact_id"]]
         assert u["success"] == mm.update_succeeded(u["prediction"], u["new_object"])
         assert u["new_object"] in u["altered_fact"]
-    summary = comp.summarise_completion(rows, updates, ["immutable-1"])["immutable-1"]
+    summary = comp.summarise_completion(rows, updates, ["immutable-1"], config)["immutable-1"]
+    assert summary["memorised"] == len(memorised)  # one class: balancing keeps every memorised fact
     assert summary["f1"] == pytest.approx(100 * sum(r["f1"] for r in rows) / len(rows))
 
 

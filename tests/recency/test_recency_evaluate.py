@@ -113,4 +113,8 @@ def test_decoding_defaults() -> None:
     assert config.decoding("cot").max_new_tokens > config.decoding("zero-shot").max_new_tokens
     assert config.decoding("few-shot").stop == ("\nQuestion:",)
     assert EvalConfig(max_new_tokens=7).decoding("cot").max_new_tokens == 7
+    questions = load_recencyqa(ASSETS / "recency_sample.json")
+    item = build_items(questions, "without")[0]
+    forced = build_prompt(resolve_templates(config, "zero-shot")["without"], item, "zero-shot", None, "Label:")
+    assert forced.answer_prefix == "Label:"
     assert RecencyClass.A_DAY.label == "A-Day"

@@ -56,6 +56,7 @@ def run(
     judge: JudgeOpt = "embedding",
     judge_fallback: JudgeFallbackOpt = False,
     samples: Annotated[int, typer.Option(help="Samples per input (DynamicQA methodology).")] = 10,
+    min_confidence: Annotated[float, typer.Option(help="MuLan methodology: first-token confidence a memorised fact needs.")] = 0.5,
     truncate_f1: Annotated[bool, typer.Option("--truncate-f1", help="Cut predictions to the gold's length before F1 (the original MuLan code).")] = False,
     topk_approximation: Annotated[bool, typer.Option("--topk-approximation", help="Accept a backend's top-k approximation of the distributions CP needs.")] = False,
     prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage).")] = None,
@@ -84,7 +85,7 @@ def run(
         dataset=dataset, methodology=method, data=data, aliases=aliases, templates=templates, limit=limit,  # type: ignore[arg-type]
         out=out or Path("results/conflicts") / f"{dataset}-{method}",
         persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation),
-        completion=CompletionConfig(truncate_f1=truncate_f1),
+        completion=CompletionConfig(truncate_f1=truncate_f1, min_confidence=min_confidence),
         prompt_file=prompt_file,
     )
     inputs = load_inputs(config)
@@ -153,7 +154,8 @@ def contexts(
     store = open_cache(cache)
     config = ContextsConfig(min_entailment=None if no_nli_filter else min_entailment, per_class=per_class, seed=seed,
                             max_new_tokens=max_new_tokens)
-    queries = ml.take_balanced_facts(ml.load_queries(data or ml.QUERIES_HUB_ID), limit)
+    all_queries = ml.load_queries(data or ml.QUERIES_HUB_ID)
+    queries = ml.take_balanced_facts(all_queries, limit)
     templates_map = ml.load_templates(templates or shared_path("mulan/templates/clean.json", "--templates"))
     alias_map = ml.load_aliases(aliases or shared_path("temporal_conflicts/aliases_MULAN.json", "--aliases"))
     judge_device = _judge_device(device)
@@ -175,7 +177,7 @@ def contexts(
         task = bar.add_task("passages", total=len({q.fact_id for q in queries}))
         rows, dropped = build_contexts(
             queries, templates_map, alias_map, generator, entail, embedder.embed, config,
-            PromptWording.from_file(prompt_file), lambda n: bar.advance(task, n),
+            PromptWording.from_file(prompt_file), lambda n: bar.advance(task, n), pool=all_queries,
         )
     provenance = Provenance(models=[generator.info], decoding={"max_new_tokens": config.max_new_tokens, "temperature": 0.0},
                             seeds=[seed], judge=nli_record,

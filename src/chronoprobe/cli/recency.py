@@ -67,6 +67,7 @@ def eval_(
     seed: Annotated[int, typer.Option(help="Decoding seed (also picks few-shot demonstrations).")] = 0,
     max_new_tokens: Annotated[int | None, typer.Option(help="Tokens per answer (default: 16 zero-shot, 12 few-shot, 160 CoT).")] = None,
     prompt_file: Annotated[list[Path] | None, typer.Option(help="Prompt file replacing ours (repeatable); one with {context} is the with-context prompt. The original RecencyQA files work.")] = None,
+    answer_prefix: Annotated[str, typer.Option(help="Force the answer to start with this text, e.g. 'Label:' (helps tiny models).")] = "",
     out: Annotated[Path, typer.Option(help="Result folder.")] = Path("results/recency"),
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
@@ -91,7 +92,8 @@ def eval_(
     if context not in {"with", "without", "both"}:
         raise ConfigError("--context", f"{context!r} is not one of with, without, both")
     config = EvalConfig(strategies=tuple(dict.fromkeys(strategies)), context=context, temperature=temperature,  # type: ignore[arg-type]
-                        seed=seed, max_new_tokens=max_new_tokens, prompt_files=tuple(prompt_file or ()))
+                        seed=seed, max_new_tokens=max_new_tokens, prompt_files=tuple(prompt_file or ()),
+                        answer_prefix=answer_prefix)
     from chronoprobe.recency.evaluate import resolve_templates
 
     for name in config.strategies:
@@ -120,6 +122,7 @@ def eval_(
             "sample_seed": sample_seed,
             "context": context,
             "prompt_files": [str(p) for p in config.prompt_files],
+            "answer_prefix": answer_prefix,
             "model_calls_made": {m.info.spec: m.calls_made for m in models},
             "seconds": round(time.perf_counter() - started, 2),
             "call_cache": str(call_cache.path),
@@ -150,6 +153,7 @@ def label(
     verify_samples: Annotated[int, typer.Option(help="Relabellings that must all agree to verify a context (paper: 13).")] = 13,
     context_rounds: Annotated[int, typer.Option(help="Context generation rounds per (question, label) before giving up.")] = 3,
     require_verified: Annotated[bool, typer.Option("--require-verified", help="Drop questions with an unverified label context (paper behaviour).")] = False,
+    retries: Annotated[bool, typer.Option("--retries/--no-retries", help="Redraw unparseable label samples at temperature 0.3, then 0.")] = True,
     label_max_new_tokens: Annotated[int, typer.Option(help="Tokens per label sample.")] = 32,
     vote_max_new_tokens: Annotated[int, typer.Option(help="Tokens per stationarity vote.")] = 32,
     context_max_new_tokens: Annotated[int, typer.Option(help="Tokens per generated context.")] = 60,
@@ -174,6 +178,7 @@ def label(
 
     config = LabelConfig(samples=samples, temperature=temperature, candidates=candidates, verify_samples=verify_samples,
                          max_context_rounds=context_rounds, require_verified=require_verified, seed=seed,
+                         retry_temperatures=(0.3, 0.0) if retries else (),
                          label_max_new_tokens=label_max_new_tokens, vote_max_new_tokens=vote_max_new_tokens,
                          context_max_new_tokens=context_max_new_tokens, label_prompt=label_prompt,
                          verify_prompt=verify_prompt, stationarity_prompt=stationarity_prompt,

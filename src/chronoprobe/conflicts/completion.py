@@ -114,6 +114,24 @@ def run_completion(
     return rows
 
 
+def _best_rows(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    per_template: dict[tuple[str, int], list[float]] = {}
+    for r in rows:
+        per_template.setdefault((r["relation"], r["template_index"]), []).append(r["f1"])
+    best = mm.best_template_per_relation(per_template)
+    return {r["fact_id"]: r for r in rows if best.get(r["relation"]) == r["template_index"]}
+
+
+def memorised_counts(rows: Sequence[dict[str, Any]], config: CompletionConfig) -> dict[str, int]:
+    """Memorised facts per class before balancing (best template per relation)."""
+    counts: dict[str, int] = {}
+    for r in _best_rows(rows).values():
+        score = mm.FactScore(fact_id=r["fact_id"], fact_class=r["fact_class"], relation=r["relation"], f1=r["f1"],
+                             confidence=r["confidence"])
+        counts[r["fact_class"]] = counts.get(r["fact_class"], 0) + int(mm.is_memorised(score, config.min_confidence))
+    return counts
+
+
 def select_for_update(rows: Sequence[dict[str, Any]], config: CompletionConfig) -> list[dict[str, Any]]:
     """The memorised facts (best template per relation), class-balanced."""
     per_template: dict[tuple[str, int], list[float]] = {}
@@ -183,9 +201,10 @@ def run_updates(
 
 
 def summarise_completion(rows: Sequence[dict[str, Any]], updates: Sequence[dict[str, Any]],
-                         classes: Sequence[str]) -> dict[str, dict[str, Any]]:
+                         classes: Sequence[str], config: CompletionConfig | None = None) -> dict[str, dict[str, Any]]:
     """Per class: F1 x100 and confidence (relations weighted by example counts), update success rate."""
     out: dict[str, dict[str, Any]] = {}
+    memorised = memorised_counts(rows, config or CompletionConfig())
     for fact_class in classes:
         mine = [r for r in rows if r["fact_class"] == fact_class]
         per_rel_f1: dict[str, tuple[float, int]] = {}
@@ -202,6 +221,7 @@ def summarise_completion(rows: Sequence[dict[str, Any]], updates: Sequence[dict[
             "f1": mm.weighted_type_mean(per_rel_f1) if per_rel_f1 else None,
             "confidence": mm.weighted_type_mean(per_rel_conf) if per_rel_conf else None,
             "f1_per_relation": {r: v[0] for r, v in per_rel_f1.items()},
+            "memorised": memorised.get(fact_class, 0),
             "updates": len(ups),
             "update_success": mm.update_success_rate([u["prediction"] for u in ups], [u["new_object"] for u in ups]) if ups else None,
         }

@@ -83,8 +83,12 @@ def build_contexts(
     config: ContextsConfig,
     wording: PromptWording,
     progress: Callable[[int], None] | None = None,
+    pool: Sequence[MulanQuery] | None = None,
 ) -> tuple[list[ContextRow], dict[str, int]]:
-    """The kept context rows and a count of why facts were dropped."""
+    """The kept context rows and a count of why facts were dropped.
+
+    ``pool``: queries whose objects may serve as substitutes (default: ``queries``), so a
+    ``--limit``-ed run still draws substitutes from the whole dataset."""
     facts = []
     for q in _first_fact_per_subject(queries):
         rel_templates = templates.get(q.relation)
@@ -104,7 +108,7 @@ def build_contexts(
         scores = list(entailment([(p, s) for p, (*_, s) in zip(passages, facts)]))
     # Substitutes: nearest other object of the same relation by embedding cosine.
     objects_by_relation: dict[str, list[str]] = {}
-    for q, *_ in facts:
+    for q in pool if pool is not None else queries:
         objects_by_relation.setdefault(q.relation, [])
         for a in q.answers:
             if a.name not in objects_by_relation[q.relation]:
@@ -122,7 +126,8 @@ def build_contexts(
             dropped["low_entailment"] += 1
             continue
         golds = {a.name for a in q.answers}
-        candidates = [o for o in objects_by_relation[q.relation] if o not in golds and shares_no_word(o, obj)]
+        candidates = [o for o in objects_by_relation.get(q.relation, []) if o not in golds and shares_no_word(o, obj)
+                      and shares_no_word(o, subject)]
         if not candidates:
             dropped["no_substitute"] += 1
             continue

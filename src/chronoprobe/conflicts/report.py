@@ -57,7 +57,7 @@ def completion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
     for spec, per_class in summary.items():
         f1_rows.append([spec, *(v for c in classes for v in (per_class[c]["f1"], per_class[c]["confidence"]))])
         up_rows.append([spec, *(per_class[c]["update_success"] for c in classes),
-                        *(per_class[c]["updates"] for c in classes)])
+                        *(f'{per_class[c]["updates"]} of {per_class[c].get("memorised", "?")}' for c in classes)])
     f1_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in ("F1", "Conf"))]
     rel_rows = []
     for spec, per_class in summary.items():
@@ -69,7 +69,10 @@ def completion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
         "## F1 (x100, relations weighted by example counts) and first-token confidence", "",
         table(f1_heads, [[r[0], *(_round(v, i) for i, v in enumerate(r[1:]))] for r in f1_rows], digits=2), "",
         "## Update success rate (memorised facts)", "",
-        table(["Model", *(_label(c) for c in classes), *(f"n {_label(c)}" for c in classes)], up_rows, digits=3), "",
+        table(["Model", *(_label(c) for c in classes), *(f"updates/memorised {_label(c)}" for c in classes)], up_rows,
+              digits=3), "",
+        "Memorised: F1 = 1 and first-token confidence >= the threshold, best template per relation; classes are "
+        "balanced to the smallest memorised count, so one class with none means no updates.", "",
         "## F1 per relation", "", table(["Model", "Class", "Relation", "F1"], rel_rows, digits=2), "",
     ]
     return "\n".join(parts)

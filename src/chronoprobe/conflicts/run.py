@@ -126,7 +126,7 @@ def run(
             rows.extend({"kind": "completion", **r} for r in completion_rows)
             updates_all.extend(updates)
             rows.extend({"kind": "update", **u} for u in updates)
-            summary[model.info.spec] = comp.summarise_completion(completion_rows, updates, classes)
+            summary[model.info.spec] = comp.summarise_completion(completion_rows, updates, classes, config.completion)
         decoding = config.completion.decoding().model_dump(mode="json")
         seeds = [config.completion.seed]
         extra["truncate_f1"] = config.completion.truncate_f1

