@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-ARGS = ["outdated", "run", "--limit", "6", "--batch-size", "2"]
+ARGS = ["outdated", "run", "--limit", "4", "--batch-size", "2", "--max-new-tokens", "8"]
 
 
 def cli(*args: str) -> list[str]:
@@ -39,7 +39,7 @@ def test_kill_and_resume_matches_uninterrupted_run(tmp_path):
     clean_out, clean_cache = tmp_path / "clean", tmp_path / "clean.sqlite"
     subprocess.run(cli(*ARGS, "--out", str(clean_out), "--cache", str(clean_cache)), check=True, timeout=600)
     total = cached_rows(clean_cache)
-    assert total == 18
+    assert total == 12
 
     out, cache = tmp_path / "killed", tmp_path / "killed.sqlite"
     proc = subprocess.Popen(cli(*ARGS, "--out", str(out), "--cache", str(cache)), stderr=subprocess.DEVNULL)

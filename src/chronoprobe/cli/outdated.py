@@ -74,7 +74,7 @@ def run(
 ) -> None:
     """Ask every fact's three paraphrases, judge each answer, and write a report folder."""
     from chronoprobe.outdated.audit import AuditConfig, load_gold, run_audit
-    from chronoprobe.outdated.report import write_report
+    from chronoprobe.outdated.report import check_output_dir, write_report
     from chronoprobe.outdated.summary import summarize_model
     from chronoprobe.provenance import Provenance
 
@@ -90,6 +90,7 @@ def run(
         limit=limit,
         **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
     )
+    check_output_dir(out)
     started = time.perf_counter()
     if live:
         with progress_bar() as bar:

@@ -146,6 +146,12 @@ def plot_verdicts(per_model: Mapping[str, dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+def check_output_dir(out_dir: Path) -> None:
+    """Refuse, before any work, to replace a folder that is not an earlier report."""
+    if out_dir.exists() and (not out_dir.is_dir() or (any(out_dir.iterdir()) and not (out_dir / "summary.json").exists())):
+        raise ConfigError(f"output folder {out_dir}", "exists and does not hold an earlier report; refusing to replace it")
+
+
 def write_report(
     out_dir: Path,
     records: Sequence[ResponseRecord],
@@ -154,8 +160,7 @@ def write_report(
     *,
     as_of: str | None,
 ) -> None:
-    if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / "summary.json").exists():
-        raise ConfigError(f"output folder {out_dir}", "exists and does not hold an earlier report; refusing to replace it")
+    check_output_dir(out_dir)
     staging = staging_dir(out_dir)
     try:
         write_jsonl_atomic(staging / "responses.jsonl", (r.model_dump(mode="json") for r in records))
