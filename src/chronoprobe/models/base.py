@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -187,6 +187,16 @@ class Backend(abc.ABC):
 
     def close(self) -> None:
         """Release resources (threads, connections)."""
+
+
+def render_with_tokenizer(tokenizer: Any, prompt: Prompt, *, chat_template: bool) -> str:
+    """The text a local model sees: its chat template applied, or the bare prompt text."""
+    if chat_template and prompt.messages:
+        messages = [m.model_dump() for m in prompt.messages]
+        rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return str(rendered) + prompt.answer_prefix
+    text = prompt.text if prompt.text is not None else "\n".join(m.content for m in prompt.messages or ())
+    return text + prompt.answer_prefix
 
 
 def require(backend: Backend, needed: set[Capability] | DecodingParams, *, purpose: str) -> None:

@@ -23,6 +23,7 @@ from chronoprobe.models.base import (
     Generation,
     Prompt,
     Sample,
+    render_with_tokenizer,
 )
 
 
@@ -90,12 +91,7 @@ class VLLMBackend(Backend):
         return self._info
 
     def render(self, prompt: Prompt) -> str:
-        if self.use_chat_template and prompt.messages:
-            messages = [m.model_dump() for m in prompt.messages]
-            rendered = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            return str(rendered) + prompt.answer_prefix
-        text = prompt.text if prompt.text is not None else "\n".join(m.content for m in prompt.messages or ())
-        return text + prompt.answer_prefix
+        return render_with_tokenizer(self.tokenizer, prompt, chat_template=self.use_chat_template)
 
     def _sampling_params(self, params: DecodingParams) -> Any:
         kwargs: dict[str, Any] = {
