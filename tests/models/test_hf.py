@@ -98,3 +98,18 @@ def test_missing_capability_fails_before_work():
     assert "mean_distribution" in str(err.value) and "sample_n" in str(err.value)
     assert "\n" not in str(err.value)
     assert Capability.MEAN_DISTRIBUTION not in TextOnly.capabilities
+
+
+def test_every_sample_of_a_repeated_cache_matches_a_full_forward_pass(smollm2):
+    """n samples decode from one prompt pass copied into the in-place buffer (models/kv_buffer.py)."""
+    params = DecodingParams(n=3, temperature=1.0, top_p=0.9, seed=3, max_new_tokens=6, token_logprobs=True)
+    generations = smollm2.generate(PROMPTS[:2], params)
+    for prompt, generation in zip(PROMPTS[:2], generations, strict=True):
+        prompt_ids = smollm2.tokenizer(smollm2.render(prompt), add_special_tokens=False)["input_ids"]
+        for sample in generation.samples:
+            ids = torch.tensor([prompt_ids + sample.token_ids])
+            with torch.inference_mode():
+                logits = smollm2.model(input_ids=ids).logits[0].float()
+            start = len(prompt_ids) - 1
+            expected = [float(torch.log_softmax(logits[start + i], -1)[t]) for i, t in enumerate(sample.token_ids)]
+            assert np.allclose(sample.token_logprobs, expected, atol=1e-3)

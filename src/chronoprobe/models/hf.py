@@ -29,6 +29,8 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
+from chronoprobe.models.kv_buffer import preallocate
+from chronoprobe.models.sampling import pick_tokens
 
 DType = Literal["auto", "float32", "bfloat16", "float16"]
 
@@ -236,8 +238,9 @@ class HFBackend(Backend):
         device = self.device
         logits, cache, attention, last_position = self._prefill(token_ids)
         n = params.n
-        if n > 1:
+        if not preallocate(cache, repeats=n, extra_tokens=params.max_new_tokens) and n > 1:
             cache.batch_repeat_interleave(n)
+        if n > 1:
             logits = logits.repeat_interleave(n, dim=0)
             attention = attention.repeat_interleave(n, dim=0)
             last_position = last_position.repeat_interleave(n, dim=0)
@@ -254,14 +257,14 @@ class HFBackend(Backend):
         dist_sum = torch.zeros_like(logits) if params.mean_distribution else None
 
         for step in range(params.max_new_tokens):
-            logprobs = torch.log_softmax(logits, dim=-1)
-            token = self._pick(logits, params, generator)
+            log_norm = torch.logsumexp(logits, dim=-1, keepdim=True)
+            token = pick_tokens(logits, params, generator)
             token = torch.where(finished, torch.full_like(token, pad_id), token)
             active = ~finished
             if dist_sum is not None:
-                dist_sum += logprobs.exp() * active.unsqueeze(-1)
+                dist_sum += (logits - log_norm).exp() * active.unsqueeze(-1)
             chosen.append(token)
-            chosen_logprobs.append(logprobs.gather(-1, token.unsqueeze(-1)).squeeze(-1))
+            chosen_logprobs.append((logits.gather(-1, token.unsqueeze(-1)) - log_norm).squeeze(-1))
             steps_taken += active.long()
             finished = finished | torch.isin(token, eos)
             if bool(finished.all()) or step == params.max_new_tokens - 1:
@@ -308,23 +311,6 @@ class HFBackend(Backend):
                 )
             )
         return samples
-
-    @staticmethod
-    def _pick(logits: torch.Tensor, params: DecodingParams, generator: torch.Generator) -> torch.Tensor:
-        if params.greedy:
-            return logits.argmax(dim=-1)
-        scores = logits / params.temperature
-        if params.top_k is not None:
-            kth = torch.topk(scores, min(params.top_k, scores.shape[-1]), dim=-1).values[:, -1:]
-            scores = scores.masked_fill(scores < kth, float("-inf"))
-        if params.top_p < 1.0:
-            sorted_scores, sorted_idx = torch.sort(scores, descending=True, dim=-1)
-            cumulative = torch.softmax(sorted_scores, dim=-1).cumsum(dim=-1)
-            drop = cumulative - torch.softmax(sorted_scores, dim=-1) >= params.top_p
-            sorted_scores = sorted_scores.masked_fill(drop, float("-inf"))
-            scores = torch.full_like(scores, float("-inf")).scatter(-1, sorted_idx, sorted_scores)
-        probs = torch.softmax(scores, dim=-1)
-        return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
     def token_strings(self, token_ids: Sequence[int]) -> list[str]:
         """Decoded text of each token, for metrics that look at individual tokens."""

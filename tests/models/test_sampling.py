@@ -1,0 +1,63 @@
+"""Top-p without a full sort keeps exactly the tokens the full-sort definition keeps."""
+
+from __future__ import annotations
+
+import torch
+
+from chronoprobe.models.base import DecodingParams
+from chronoprobe.models.sampling import NUCLEUS_CANDIDATES, pick_tokens
+
+
+def full_sort_nucleus(logits: torch.Tensor, top_p: float) -> set[int]:
+    """Reference: sort everything, keep tokens while the probability before them is under top_p."""
+    probs = torch.softmax(logits.double(), dim=-1)
+    order = torch.argsort(probs, descending=True).tolist()
+    kept, before = set(), 0.0
+    for token in order:
+        if before >= top_p:
+            break
+        kept.add(token)
+        before += float(probs[token])
+    return kept
+
+
+def draw(logits: torch.Tensor, params: DecodingParams, rows: int, seed: int = 0) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return pick_tokens(logits.expand(rows, -1).contiguous(), params, generator)
+
+
+def test_hand_computed_nucleus_and_renormalised_frequencies():
+    logits = torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05]))
+    tokens = draw(logits, DecodingParams(temperature=1.0, top_p=0.7), rows=20000)
+    assert set(tokens.tolist()) == {0, 1}, "0.5 + 0.3 reaches 0.7; tokens 2 and 3 are cut"
+    assert abs(float((tokens == 0).float().mean()) - 0.5 / 0.8) < 0.02
+
+
+def test_flat_distribution_falls_back_to_a_full_sort():
+    vocab = 4 * NUCLEUS_CANDIDATES
+    logits = -torch.arange(vocab, dtype=torch.float32) * 1e-3  # nearly flat, order known
+    kept = full_sort_nucleus(logits, 0.9)
+    assert len(kept) > NUCLEUS_CANDIDATES, "the nucleus must not fit among the candidates"
+    tokens = draw(logits, DecodingParams(temperature=1.0, top_p=0.9), rows=8000)
+    assert set(tokens.tolist()) <= kept
+    assert max(tokens.tolist()) > max(kept) - 20, "the tail of the nucleus is reachable"
+
+
+def test_mixed_rows_each_use_their_own_nucleus():
+    vocab = 2 * NUCLEUS_CANDIDATES
+    peaked = torch.full((vocab,), -20.0)
+    peaked[7], peaked[3] = 5.0, 4.0
+    flat = torch.zeros(vocab)
+    logits = torch.stack([peaked, flat] * 500)
+    tokens = pick_tokens(logits, DecodingParams(temperature=1.0, top_p=0.9), torch.Generator().manual_seed(1))
+    assert set(tokens[0::2].tolist()) <= full_sort_nucleus(peaked, 0.9) == {7, 3}
+    assert len(set(tokens[1::2].tolist())) > NUCLEUS_CANDIDATES / 2
+
+
+def test_temperature_and_top_k_and_greedy():
+    logits = torch.tensor([[1.0, 3.0, 2.0, 0.5]])
+    assert pick_tokens(logits, DecodingParams(), torch.Generator()).tolist() == [1]
+    tokens = draw(logits[0], DecodingParams(temperature=1.0, top_k=2), rows=2000)
+    assert set(tokens.tolist()) == {1, 2}
+    cold = draw(logits[0], DecodingParams(temperature=0.05, top_p=0.95), rows=500)
+    assert set(cold.tolist()) == {1}
