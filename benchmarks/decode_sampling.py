@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-import chronoprobe.models.hf as hf
+from chronoprobe.models import hf
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.models.registry import BackendOptions, load_backend
 from chronoprobe.recency.prompts import builtin

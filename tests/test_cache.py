@@ -5,7 +5,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from chronoprobe.cache import CachedModel, CallCache, sample_key
-from chronoprobe.models.base import Backend, BackendInfo, Capability, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.base import (
+    Backend,
+    BackendInfo,
+    Capability,
+    DecodingParams,
+    Generation,
+    Prompt,
+    Sample,
+)
 
 
 class EchoBackend(Backend):

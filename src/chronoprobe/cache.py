@@ -23,7 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from chronoprobe.models.base import Backend, BackendInfo, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.base import (
+    Backend,
+    BackendInfo,
+    DecodingParams,
+    Generation,
+    Prompt,
+    Sample,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (

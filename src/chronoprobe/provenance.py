@@ -29,7 +29,7 @@ def package_versions() -> dict[str, str]:
 class Provenance(BaseModel):
     """Everything needed to reproduce (or distrust) a result file."""
 
-    created: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+    created: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     command: str = Field(default_factory=lambda: " ".join(sys.argv))
     packages: dict[str, str] = Field(default_factory=package_versions)
     models: list[BackendInfo] = Field(default_factory=list)

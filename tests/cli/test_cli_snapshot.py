@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "knowledge"))
-from wdqs_stub import Fault, StubWDQS  # noqa: E402
+from wdqs_stub import Fault, StubWDQS
 
-from chronoprobe.cli.snapshot import app  # noqa: E402
-from chronoprobe.knowledge.snapshot import load_snapshot  # noqa: E402
+from chronoprobe.cli.snapshot import app
+from chronoprobe.knowledge.snapshot import load_snapshot
 
 runner = CliRunner()
 

@@ -20,7 +20,15 @@ from chronoprobe.conflicts.run import RunConfig, run
 from chronoprobe.errors import CapabilityError
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.judges.exact import ExactJudge
-from chronoprobe.models.base import Backend, BackendInfo, Capability, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.base import (
+    Backend,
+    BackendInfo,
+    Capability,
+    DecodingParams,
+    Generation,
+    Prompt,
+    Sample,
+)
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 DIST = {"Paris": np.array([0.9, 0.1]), "Lyon": np.array([0.2, 0.8])}

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.conflicts.completion import dynamicqa_completion_queries, mulan_completion_queries
+from chronoprobe.conflicts.completion import (
+    dynamicqa_completion_queries,
+    mulan_completion_queries,
+)
 from chronoprobe.conflicts.templates import (
     QuestionMatcher,
     completion_prefix,

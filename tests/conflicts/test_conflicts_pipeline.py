@@ -13,7 +13,11 @@ import pytest
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.conflicts import completion as comp
 from chronoprobe.conflicts import persuasion as pers
-from chronoprobe.conflicts.contexts import ContextsConfig, build_contexts, load_context_file
+from chronoprobe.conflicts.contexts import (
+    ContextsConfig,
+    build_contexts,
+    load_context_file,
+)
 from chronoprobe.conflicts.prompts import PromptWording
 from chronoprobe.conflicts.run import RunConfig, run
 from chronoprobe.datasets import mulan as ml

@@ -7,7 +7,14 @@ import pytest
 import torch
 
 from chronoprobe.errors import CapabilityError
-from chronoprobe.models.base import Backend, BackendInfo, Capability, DecodingParams, Prompt, require
+from chronoprobe.models.base import (
+    Backend,
+    BackendInfo,
+    Capability,
+    DecodingParams,
+    Prompt,
+    require,
+)
 
 pytestmark = pytest.mark.slow
 

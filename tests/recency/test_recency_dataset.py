@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.datasets.recencyqa import load_recencyqa, parse_items, stratified_sample, stratum, write_recencyqa
+from chronoprobe.datasets.recencyqa import (
+    load_recencyqa,
+    parse_items,
+    stratified_sample,
+    stratum,
+    write_recencyqa,
+)
 from chronoprobe.errors import DataError
 from chronoprobe.recency.taxonomy import RecencyClass, Stationarity
 

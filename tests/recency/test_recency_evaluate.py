@@ -6,7 +6,13 @@ import pytest
 
 from chronoprobe.datasets.recencyqa import load_recencyqa
 from chronoprobe.errors import ConfigError
-from chronoprobe.recency.evaluate import EvalConfig, FewShotPicker, build_items, build_prompt, resolve_templates
+from chronoprobe.recency.evaluate import (
+    EvalConfig,
+    FewShotPicker,
+    build_items,
+    build_prompt,
+    resolve_templates,
+)
 from chronoprobe.recency.prompts import builtin, load_template, parse_template
 from chronoprobe.recency.taxonomy import CLASSES, RecencyClass
 

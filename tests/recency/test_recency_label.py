@@ -11,8 +11,20 @@ import pytest
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.recencyqa import load_recencyqa, write_recencyqa
 from chronoprobe.errors import DataError
-from chronoprobe.models.base import Backend, BackendInfo, DecodingParams, Generation, Prompt, Sample
-from chronoprobe.recency.label import LabelConfig, QuestionIn, label_dataset, read_questions
+from chronoprobe.models.base import (
+    Backend,
+    BackendInfo,
+    DecodingParams,
+    Generation,
+    Prompt,
+    Sample,
+)
+from chronoprobe.recency.label import (
+    LabelConfig,
+    QuestionIn,
+    label_dataset,
+    read_questions,
+)
 from chronoprobe.recency.taxonomy import RecencyClass as R
 
 

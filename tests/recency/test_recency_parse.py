@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from chronoprobe.recency.parse import parse_contexts, parse_recency_answer, parse_stationarity_vote
+from chronoprobe.recency.parse import (
+    parse_contexts,
+    parse_recency_answer,
+    parse_stationarity_vote,
+)
 from chronoprobe.recency.taxonomy import RecencyClass as R
 from chronoprobe.recency.taxonomy import Stationarity
 

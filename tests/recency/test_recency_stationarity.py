@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from chronoprobe.recency.stationarity import apply_rules, decide, preliminary_label, rule_1, rule_2, rule_3, rule_4
+from chronoprobe.recency.stationarity import (
+    apply_rules,
+    decide,
+    preliminary_label,
+    rule_1,
+    rule_2,
+    rule_3,
+    rule_4,
+)
 from chronoprobe.recency.taxonomy import Stationarity
 
 S, NS = Stationarity.STATIONARY, Stationarity.NON_STATIONARY

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from chronoprobe.recency.taxonomy import CLASSES, LABELS, RecencyClass, Stationarity, parse_label
+from chronoprobe.recency.taxonomy import (
+    CLASSES,
+    LABELS,
+    RecencyClass,
+    Stationarity,
+    parse_label,
+)
 
 
 def test_twelve_classes_in_paper_order() -> None:

@@ -13,7 +13,13 @@ from rich.table import Table
 from chronoprobe.cli.common import console, progress_bar
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.catalogue import load_catalogue
-from chronoprobe.knowledge.snapshot import diff_snapshots, list_snapshots, load_snapshot, save_snapshot, shipped_dir
+from chronoprobe.knowledge.snapshot import (
+    diff_snapshots,
+    list_snapshots,
+    load_snapshot,
+    save_snapshot,
+    shipped_dir,
+)
 from chronoprobe.knowledge.types import Statement
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT, WikidataClient
 

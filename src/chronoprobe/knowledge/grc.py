@@ -16,7 +16,13 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from chronoprobe.errors import DataError
-from chronoprobe.knowledge.types import Category, Fact, FactAnswers, Statement, WikidataDate
+from chronoprobe.knowledge.types import (
+    Category,
+    Fact,
+    FactAnswers,
+    Statement,
+    WikidataDate,
+)
 
 CATEGORIES: tuple[str, ...] = get_args(Category)
 PARAPHRASE_KEYS = ("contextualized", "rephrased_1", "rephrased_2", "rephrased_3")

@@ -32,7 +32,7 @@ def _valid_name(name: str) -> str:
     return name
 
 
-def save_snapshot(snapshot: Snapshot, dir: Path | None = None) -> Path:  # noqa: A002 - the documented name
+def save_snapshot(snapshot: Snapshot, dir: Path | None = None) -> Path:
     """Write ``<dir>/<name>.json`` atomically (default dir: the user snapshot directory)."""
     target = Path(dir) if dir is not None else paths.snapshot_dir()
     path = target / f"{_valid_name(snapshot.name)}.json"

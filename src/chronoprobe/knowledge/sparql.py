@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chronoprobe.errors import ConfigError, DataError, EndpointError
-from chronoprobe.knowledge.types import PID_RE, QID_RE, FactAnswers, Statement, WikidataDate
+from chronoprobe.knowledge.types import (
+    PID_RE,
+    QID_RE,
+    FactAnswers,
+    Statement,
+    WikidataDate,
+)
 
 WD = "http://www.wikidata.org/entity/"
 WIKIBASE = "http://wikiba.se/ontology#"

@@ -48,7 +48,7 @@ def _retry_after(value: str | None, now: Callable[[], float]) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
+        when = when.replace(tzinfo=dt.UTC)
     return max(0.0, when.timestamp() - now())
 
 

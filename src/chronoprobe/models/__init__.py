@@ -11,7 +11,12 @@ from chronoprobe.models.base import (
     Sample,
     require,
 )
-from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, load_backend, parse_model_spec
+from chronoprobe.models.registry import (
+    DEFAULT_MODEL,
+    BackendOptions,
+    load_backend,
+    parse_model_spec,
+)
 
 __all__ = [
     "DEFAULT_MODEL",

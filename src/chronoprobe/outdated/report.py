@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.io import staging_dir, write_json_atomic, write_jsonl_atomic, write_text_atomic
+from chronoprobe.io import (
+    staging_dir,
+    write_json_atomic,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
 from chronoprobe.metrics.dyknow import VERDICTS
 from chronoprobe.outdated.audit import ResponseRecord
 from chronoprobe.outdated.summary import ALL

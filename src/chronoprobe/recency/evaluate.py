@@ -19,7 +19,12 @@ from chronoprobe.datasets.recencyqa import RecencyItem
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.recency.parse import parse_recency_answer
-from chronoprobe.recency.prompts import Template, eval_template, format_example, load_template
+from chronoprobe.recency.prompts import (
+    Template,
+    eval_template,
+    format_example,
+    load_template,
+)
 from chronoprobe.recency.taxonomy import CLASSES, RecencyClass
 
 Strategy = Literal["zero-shot", "few-shot", "cot"]

@@ -31,7 +31,11 @@ from chronoprobe.datasets.recencyqa import LabelContext, RecencyItem
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics import recency as m
 from chronoprobe.models.base import DecodingParams, Prompt
-from chronoprobe.recency.parse import parse_contexts, parse_recency_answer, parse_stationarity_vote
+from chronoprobe.recency.parse import (
+    parse_contexts,
+    parse_recency_answer,
+    parse_stationarity_vote,
+)
 from chronoprobe.recency.prompts import Template, builtin, load_template
 from chronoprobe.recency.stationarity import StationarityDecision, decide
 from chronoprobe.recency.taxonomy import RecencyClass, Stationarity

@@ -25,7 +25,13 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from chronoprobe.recency.taxonomy import ALIASES, RecencyClass, Stationarity, normalise, parse_label
+from chronoprobe.recency.taxonomy import (
+    ALIASES,
+    RecencyClass,
+    Stationarity,
+    normalise,
+    parse_label,
+)
 
 Method = Literal["whole", "marker", "free-text", "none"]
 

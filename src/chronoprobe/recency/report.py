@@ -102,4 +102,4 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["confusion_png", "render", "slug", "fmt"]
+__all__ = ["confusion_png", "fmt", "render", "slug"]

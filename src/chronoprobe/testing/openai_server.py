@@ -36,7 +36,14 @@ from typing import Any, Literal, Self
 from pydantic import ValidationError
 
 from chronoprobe.errors import ChronoprobeError
-from chronoprobe.models.base import Backend, Capability, DecodingParams, Generation, Message, Prompt
+from chronoprobe.models.base import (
+    Backend,
+    Capability,
+    DecodingParams,
+    Generation,
+    Message,
+    Prompt,
+)
 
 HOST = "127.0.0.1"
 FaultKind = Literal["429", "500", "garbage", "bad_shape", "slow"]
