@@ -144,7 +144,8 @@ def sample_labels(
         for count, indices in sorted(by_count.items()):
             retry = _params(config, n=count, temperature=temperature, seed=seed + 1000 * round_number,
                             max_new_tokens=config.label_max_new_tokens)
-            fresh = model.generate([prompts[i] for i in indices], retry)
+            callback = progress(f"{what}: {count} redraw(s) at temperature {temperature:g}", len(indices)) if progress else None
+            fresh = model.generate([prompts[i] for i in indices], retry, progress=callback)
             redraws += count * len(indices)
             for i, generation in zip(indices, fresh, strict=True):
                 new = iter(parse_recency_answer(s.text).label for s in generation.samples)
