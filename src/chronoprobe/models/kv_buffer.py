@@ -14,7 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from transformers.cache_utils import DynamicLayer
+
+try:
+    from transformers.cache_utils import DynamicLayer
+except ImportError:  # transformers < 4.54 has no cache layers: preallocate() then changes nothing
+    DynamicLayer = object  # type: ignore[assignment,misc]
 
 
 class BufferedLayer(DynamicLayer):
@@ -92,7 +96,7 @@ def preallocate(cache: Any, *, repeats: int, extra_tokens: int) -> bool:
     (sliding windows, linear attention); the caller then repeats it the ordinary way.
     """
     layers = getattr(cache, "layers", None)
-    if not layers or any(type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers):
+    if DynamicLayer is object or not layers or any(type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers):
         return False
     for index, layer in enumerate(layers):
         capacity = layer.keys.shape[2] + extra_tokens
