@@ -26,7 +26,7 @@ class BufferedLayer(DynamicLayer):
 
     def __init__(self, keys: torch.Tensor, values: torch.Tensor, *, repeats: int, capacity: int) -> None:
         super().__init__()
-        batch, heads, length, _ = keys.shape
+        length = keys.shape[2]
         self.device = keys.device
         self.length = length
         self._keys = self._fill(keys, repeats, max(capacity, length))
