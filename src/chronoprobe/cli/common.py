@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -83,3 +83,13 @@ def progress_bar() -> Iterator[Progress]:
         transient=False,
     ) as progress:
         yield progress
+
+
+def task_progress(bar: Progress) -> Callable[[str, int], Callable[[int], None]]:
+    """A progress factory for library code: each call adds a task to ``bar`` and returns its advance callback."""
+
+    def factory(description: str, total: int) -> Callable[[int], None]:
+        task = bar.add_task(description, total=total)
+        return lambda k: bar.advance(task, k)
+
+    return factory

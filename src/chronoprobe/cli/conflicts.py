@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +22,7 @@ from chronoprobe.cli.common import (
     load_models,
     open_cache,
     progress_bar,
+    task_progress,
 )
 from chronoprobe.errors import ConfigError
 
@@ -99,11 +99,7 @@ def run(
     models = load_models(model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), store)
     started = time.perf_counter()
     with progress_bar() as bar:
-        def factory(label: str, total: int) -> Callable[[int], None]:
-            task = bar.add_task(label, total=total)
-            return lambda n: bar.advance(task, n)
-
-        result = run_conflicts(config, models, judge_choice, factory, inputs)
+        result = run_conflicts(config, models, judge_choice, task_progress(bar), inputs)
     console.print(f"wrote {config.out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")
     for spec, per_class in result["summary"].items():
         line = ", ".join(f"{c}: " + _headline(v, method) for c, v in per_class.items())

@@ -23,6 +23,7 @@ from chronoprobe.cli.common import (
     load_models,
     open_cache,
     progress_bar,
+    task_progress,
 )
 from chronoprobe.errors import ConfigError
 
@@ -45,14 +46,6 @@ def default_data() -> str:
         if candidate.is_file():
             return str(candidate.resolve())
     raise ConfigError("--data", f"RecencyQA.json not found; pass --data PATH (or hf:<owner>/<repo>) or set {DATA_ENV}")
-
-
-def _progress_factory(bar):  # type: ignore[no-untyped-def]
-    def factory(description: str, total: int):  # type: ignore[no-untyped-def]
-        task = bar.add_task(description, total=total)
-        return lambda k: bar.advance(task, k)
-
-    return factory
 
 
 @app.command("eval")
@@ -109,7 +102,7 @@ def eval_(
     rows = []
     with progress_bar() as bar:
         for cached in models:
-            rows += evaluate(questions, cached, config, pool=pool, progress=_progress_factory(bar))
+            rows += evaluate(questions, cached, config, pool=pool, progress=task_progress(bar))
     provenance = Provenance(
         models=[m.info for m in models],
         decoding={s: config.decoding(s).model_dump(mode="json") for s in config.strategies},
@@ -196,7 +189,7 @@ def label(
     loaded = dict(zip(specs, load_models(specs, options, call_cache), strict=True))
     voters = [loaded[v] for v in voters_specs] or [loaded[labeller]]
     with progress_bar() as bar:
-        items, report = label_dataset(rows, loaded[labeller], voters, config, progress=_progress_factory(bar))
+        items, report = label_dataset(rows, loaded[labeller], voters, config, progress=task_progress(bar))
     provenance = Provenance(
         models=[m.info for m in loaded.values()],
         decoding=config.model_dump(mode="json"),
