@@ -4,8 +4,12 @@ Usage: python scripts/build_snapshot.py [path/to/grc_generated.json]
 
 DyKnow's authors retrieved their answer sets from Wikidata on 2023-12-18 and
 published them in ``grc_generated.json`` (MIT; the underlying Wikidata data is
-CC0). This script re-expresses that retrieval as a chronoprobe Snapshot so
-audits can be reproduced offline against the paper's gold answers:
+CC0). chronoprobe never queried Wikidata for this snapshot: this script
+re-expresses the authors' file as a chronoprobe Snapshot so audits can be
+reproduced offline against the paper's gold answers. The snapshot says so:
+``endpoint`` names the file (not query.wikidata.org), ``source`` names the file,
+its commit and its sha256, and ``query_hash`` is ``-`` (no chronoprobe query
+was run; the authors' retrieval code is not public).
 
 * fact ids are the catalogue's (``category/subject[/attribute]``); the script
   fails if the two sets differ;
@@ -14,14 +18,13 @@ audits can be reproduced offline against the paper's gold answers:
 * a point in time (P585) stays a point in time (the original code read it as
   an end date);
 * the statements carry no QIDs, aliases or ranks: the file has only English
-  labels. The query_hash names chronoprobe's query template, the query a live
-  fetch would run for the same facts; the authors' own retrieval code is not
-  public, so it is not the query they ran.
+  labels.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import sys
 from pathlib import Path
 
@@ -29,10 +32,10 @@ from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.grc import load_grc
 from chronoprobe.knowledge.snapshot import DEFAULT_SNAPSHOT, save_snapshot, shipped_dir
 from chronoprobe.knowledge.types import Snapshot
-from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT, query_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_GRC = ROOT / ".." / "shared" / "data" / "dyknow" / "grc_generated.json"
+DYKNOW = "github.com/sislab-unitn/DyKnow @ 1182dd8"
 
 
 def build(grc_path: Path) -> Snapshot:
@@ -45,9 +48,13 @@ def build(grc_path: Path) -> Snapshot:
     return Snapshot(
         name=DEFAULT_SNAPSHOT,
         retrieved=dt.date(2023, 12, 18),
-        endpoint=WDQS_ENDPOINT,
-        query_hash=query_hash(),
-        source="wikidata via DyKnow grc_generated.json (github.com/sislab-unitn/DyKnow @ 1182dd8)",
+        endpoint=f"file grc_generated.json ({DYKNOW})",
+        query_hash="-",
+        source=(
+            f"Wikidata as of 2023-12-18, as published in DyKnow's grc_generated.json ({DYKNOW}, "
+            f"sha256 {hashlib.sha256(grc_path.read_bytes()).hexdigest()[:16]}); converted by "
+            "scripts/build_snapshot.py, not retrieved by chronoprobe"
+        ),
         license="CC0-1.0 (Wikidata); DyKnow file MIT",
         answers={fact_id: fact_answers.counted() for fact_id, fact_answers in sorted(answers.items())},
     )
@@ -55,7 +62,7 @@ def build(grc_path: Path) -> Snapshot:
 
 def main(grc_path: Path) -> None:
     snapshot = build(grc_path)
-    path = save_snapshot(snapshot, shipped_dir())
+    path = save_snapshot(snapshot, shipped_dir(), replace=True)
     kept = sum(len(a.statements) for a in snapshot.answers.values())
     print(f"wrote {len(snapshot.answers)} facts, {kept} statements to {path}")
 

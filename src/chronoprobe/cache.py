@@ -17,12 +17,14 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.models.base import (
     Backend,
     BackendInfo,
@@ -41,6 +43,42 @@ CREATE TABLE IF NOT EXISTS calls (
     created REAL NOT NULL
 );
 """
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# sqlite3 result codes that mean the file itself is damaged or not a database
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+
+
+def check_cache_file(path: Path) -> None:
+    """Refuse a cache path that is a folder or a file that is not SQLite, without creating anything."""
+    where = f"call cache {path}"
+    if path.is_dir():
+        raise ConfigError(where, "is a folder; give the path of an SQLite file (it is created if missing)")
+    if path.exists():
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise ConfigError(where, f"cannot read it ({exc.strerror or exc})") from None
+        if head and head != _SQLITE_MAGIC:  # an empty file is a valid new database
+            raise ConfigError(where, "is not an SQLite database; give another --cache path")
+
+
+def _corrupt(path: Path, exc: sqlite3.DatabaseError) -> DataError:
+    return DataError(
+        f"call cache {path}",
+        f"is damaged ({exc}); move it aside (e.g. mv {path} {path}.broken) and rerun to start a fresh cache, "
+        "or pass another --cache",
+    )
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
 
 
 def stable_hash(obj: Any) -> str:
@@ -67,17 +105,33 @@ class CallCache:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_cache_file(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"call cache {self.path}", f"cannot create its folder ({exc.strerror or exc})") from None
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
-        self._conn.commit()
+        try:
+            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "calls" not in tables:
+                self._conn.close()
+                raise ConfigError(f"call cache {self.path}", "is an SQLite database but not a chronoprobe call cache; "
+                                  "give another --cache path")
+            self._conn.executescript(_SCHEMA)
+            self._conn.commit()
+        except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise _corrupt(self.path, exc) from None
+            if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
+                raise ConfigError(f"call cache {self.path}", f"cannot be opened for writing ({exc})") from None
+            raise
 
     def get_many(self, keys: Sequence[str]) -> dict[str, tuple[dict[str, Any], np.ndarray | None]]:
         found: dict[str, tuple[dict[str, Any], np.ndarray | None]] = {}
-        with self._lock:
+        with self._lock, self._damage_reported():
             for start in range(0, len(keys), 500):
                 chunk = list(keys[start : start + 500])
                 marks = ",".join("?" * len(chunk))
@@ -88,12 +142,21 @@ class CallCache:
                     found[key] = (json.loads(payload), _unpack_array(array))
         return found
 
+    @contextmanager
+    def _damage_reported(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise _corrupt(self.path, exc) from None
+            raise
+
     def put_many(self, namespace: str, items: Iterable[tuple[str, dict[str, Any], np.ndarray | None]]) -> None:
         rows = [
             (key, namespace, json.dumps(payload, ensure_ascii=False), _pack_array(array), time.time())
             for key, payload, array in items
         ]
-        with self._lock, self._conn:
+        with self._lock, self._damage_reported(), self._conn:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO calls (key, namespace, payload, array, created) VALUES (?,?,?,?,?)",
                 rows,

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.errors import DataError
+
 
 def _umask_mode() -> int:
     # mkstemp creates files 0600; result files should get the usual umask-based mode.
@@ -58,3 +60,22 @@ def staging_dir(target: Path) -> Path:
     path = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
     os.chmod(path, _umask_mode() | 0o111)  # folders need the search bit
     return path
+
+
+def read_text(path: Path, where: str | None = None, *, encoding: str = "utf-8") -> str:
+    """A text file's contents; a file that cannot be read or is not UTF-8 is a one-line DataError.
+
+    ``where`` names the file in the message (default: its path).
+    """
+    where = where or str(path)
+    try:
+        return path.read_text(encoding=encoding)
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1].hex()
+        raise DataError(where, f"is not UTF-8 text (byte 0x{bad} at offset {exc.start}); save it as UTF-8") from None
+    except IsADirectoryError:
+        raise DataError(where, "is a folder, not a file") from None
+    except FileNotFoundError:
+        raise DataError(where, "file not found") from None
+    except OSError as exc:
+        raise DataError(where, f"cannot read it ({exc.strerror or exc})") from None

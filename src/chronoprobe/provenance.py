@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from chronoprobe import __version__
 from chronoprobe.models.base import BackendInfo
+from chronoprobe.models.registry import strip_url_credentials
 
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "httpx", "tokenizers", "pyoxigraph", "openai", "vllm")
 
@@ -30,7 +31,7 @@ class Provenance(BaseModel):
     """Everything needed to reproduce (or distrust) a result file."""
 
     created: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-    command: str = Field(default_factory=lambda: " ".join(sys.argv))
+    command: str = Field(default_factory=lambda: strip_url_credentials(" ".join(sys.argv)))
     packages: dict[str, str] = Field(default_factory=package_versions)
     models: list[BackendInfo] = Field(default_factory=list)
     decoding: dict[str, Any] = Field(default_factory=dict)

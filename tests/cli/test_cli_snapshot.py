@@ -96,3 +96,47 @@ def test_fetch_failure_writes_nothing(tmp_path: Path, home: Path) -> None:
     assert result.exit_code != 0
     assert "non-JSON" in str(result.exception)
     assert not (home / "snapshots" / "broken.json").exists()
+
+
+def test_fetch_never_overwrites_a_snapshot_without_replace(tmp_path: Path, home: Path) -> None:
+    args = ["fetch", "--catalogue", str(catalogue(tmp_path)), "--name", "mine"]
+    with StubWDQS() as wdqs:
+        assert runner.invoke(app, [*args, "--endpoint", wdqs.url]).exit_code == 0
+        saved = home / "snapshots" / "mine.json"
+        before = saved.read_bytes()
+        refused = runner.invoke(app, [*args, "--endpoint", wdqs.url])
+        assert wdqs.count == 3  # refused before any request
+        assert "already exists; pass --replace to overwrite it" in str(refused.exception)
+        assert saved.read_bytes() == before
+        replaced = runner.invoke(app, [*args, "--endpoint", wdqs.url, "--replace"])
+        assert replaced.exit_code == 0, replaced.output
+        assert wdqs.count == 6
+
+
+def test_empty_answer_is_an_error_and_saves_nothing(tmp_path: Path, home: Path) -> None:
+    empty = b'{"head": {"vars": []}, "results": {"bindings": []}}'
+    with StubWDQS(always=Fault(status=200, body=empty)) as wdqs:
+        result = runner.invoke(app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path)),
+                                     "--name", "hollow"])
+    assert result.exit_code != 0
+    assert str(result.exception).startswith(f"WDQS {wdqs.url}: only 0 of 3 facts asked have a dated statement")
+    assert not (home / "snapshots" / "hollow.json").exists()
+
+
+def test_retry_after_wait_is_shown(tmp_path: Path) -> None:
+    with StubWDQS() as wdqs:
+        wdqs.faults = [Fault(status=429, headers={"Retry-After": "1"})]
+        result = runner.invoke(app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path))])
+    assert result.exit_code == 0, result.output
+    assert f"notice: waiting 1 s (Retry-After) before retrying WDQS {wdqs.url}: HTTP 429 (retry 1 of 3)" in result.output
+
+
+def test_show_shipped_fact_has_no_empty_qid_column() -> None:
+    shown = runner.invoke(app, ["show", "--fact", "countries_byGDP/Italy/President of Italy"])
+    assert shown.exit_code == 0, shown.output
+    header = next(line for line in shown.output.splitlines() if "answer" in line and "valid" in line)
+    assert "QID" not in header and "aliases" not in header
+    assert "Sergio Mattarella" in shown.output
+    assert "labels only (no QIDs or aliases)" in shown.output and "grc_generated.json" in shown.output
+    overview = runner.invoke(app, ["show"])
+    assert "grc_generated.json" in overview.output and "query.wikidata.org" not in overview.output

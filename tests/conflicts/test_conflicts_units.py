@@ -67,3 +67,24 @@ def test_subsample_is_seeded_and_per_class():
     assert first == subsample(rows, 4, seed=1)
     assert sum(r.fact_class == "a" for r in first) == 4 and sum(r.fact_class == "b" for r in first) == 3
     assert [r.id for r in first] == [r.id for r in rows if r in first]  # input order kept
+
+
+def _cp_row(fact: str, counterfactual: bool, cp: float) -> dict:  # type: ignore[type-arg]
+    return {"fact_class": "static", "fact_id": fact, "counterfactual": counterfactual, "cp": cp,
+            "correct_context": True, "correct_no_context": True, "correct_no_context_original": 1.0,
+            "se_context": 0.0, "se_no_context": 0.0, "stubborn": False if counterfactual else None,
+            "persuaded": True if counterfactual else None}
+
+
+def test_class_cp_is_the_mean_over_all_items_with_the_split_beside_it():
+    from chronoprobe.conflicts.persuasion import summarise_persuasion
+    from chronoprobe.conflicts.report import persuasion_markdown
+
+    rows = [_cp_row("a", False, 0.1), _cp_row("a", True, 1.0), _cp_row("b", False, 0.3), _cp_row("b", True, 2.0)]
+    static = summarise_persuasion(rows, ["static"])["static"]
+    assert static["cp"] == pytest.approx((0.1 + 1.0 + 0.3 + 2.0) / 4)  # 0.85: the paper's figure
+    assert static["cp_true_context"] == pytest.approx(0.2)
+    assert static["cp_counterfactual"] == pytest.approx(1.5)
+    report = persuasion_markdown({"m": {"static": static}}, ["static"], "t")
+    assert "| Model | Static all | Static true ctx | Static counterfactual |" in report
+    assert "| m | 0.850 | 0.200 | 1.500 |" in report

@@ -16,6 +16,7 @@ from chronoprobe.knowledge.snapshot import (
     list_snapshots,
     load_snapshot,
     save_snapshot,
+    unused_name,
 )
 from chronoprobe.knowledge.types import FactAnswers, Snapshot, Statement, WikidataDate
 
@@ -131,7 +132,10 @@ def test_shipped_snapshot_matches_catalogue() -> None:
     shipped = load_snapshot(None)
     assert shipped.name == DEFAULT_SNAPSHOT
     assert shipped.retrieved == dt.date(2023, 12, 18)
-    assert shipped.endpoint == "https://query.wikidata.org/sparql"
+    # provenance names DyKnow's file, not a Wikidata endpoint chronoprobe never queried for it
+    assert "wikidata.org" not in shipped.endpoint and "grc_generated.json" in shipped.endpoint
+    assert "grc_generated.json" in shipped.source and "1182dd8" in shipped.source
+    assert "Wikidata as of 2023-12-18" in shipped.source and shipped.query_hash == "-"
     assert "CC0" in shipped.license
     catalogue_ids = [fact.fact_id for fact in load_catalogue()]
     assert len(shipped.answers) == 130
@@ -161,3 +165,25 @@ def test_diff_falls_back_to_labels_when_qids_are_missing() -> None:
     renamed = MATTARELLA.model_copy(update={"label": "S. Mattarella"})
     # same QID and dates: a relabelled value is the same statement and the same current answer
     assert diff_snapshots(snap("a", {"ps": [MATTARELLA]}), snap("b", {"ps": [renamed]})).facts == []
+
+
+def test_existing_snapshot_is_never_overwritten_silently(home: Path) -> None:
+    good = snap("wikidata-2024-01-01", {"countries_byGDP/Italy/President of Italy": [MATTARELLA]})
+    path = save_snapshot(good)
+    before = path.read_bytes()
+    empty = snap("wikidata-2024-01-01", {"countries_byGDP/Italy/President of Italy": []})
+    with pytest.raises(DataError, match=r"already exists; refusing to overwrite it \(use --replace"):
+        save_snapshot(empty)
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left behind
+    assert unused_name("wikidata-2024-01-01") == "wikidata-2024-01-01-2"
+    assert unused_name("fresh") == "fresh"
+    save_snapshot(empty, replace=True)
+    assert load_snapshot("wikidata-2024-01-01") == empty
+
+
+@pytest.mark.parametrize(("name", "problem"), [("x" * 300, "300 characters long"), ("a\tb", "control characters"),
+                                               ("../up", "plain file name")])
+def test_bad_snapshot_names_are_data_errors(name: str, problem: str) -> None:
+    with pytest.raises(DataError, match=problem):
+        save_snapshot(snap(name, {"a/b": [MATTARELLA]}))

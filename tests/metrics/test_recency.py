@@ -106,3 +106,14 @@ def test_empty_inputs_are_none_and_length_mismatch_fails() -> None:
     with pytest.raises(ValueError):
         m.accuracy([1, 2], [1])
     assert np.array_equal(m.confusion_matrix([], []), np.zeros((12, 13), dtype=np.int64))
+
+
+def test_tolerant_f1_can_be_far_above_tolerant_accuracy():
+    # The docs/recency.md counterexample, every answer parsed.
+    gold = [10] * 60 + [c for c in (0, 2, 4, 6, 8) for _ in range(3)]
+    pred = [5] * 60 + [c for c in (0, 2, 4, 6, 8) for _ in range(3)]
+    # Classes 0, 2, 4, 6, 8: F1 1 each; 10: no TP -> 0; 5: predicted only -> 0. Macro over 7 classes.
+    assert m.tolerant_f1(gold, pred) == pytest.approx(5 / 7)
+    assert round(m.tolerant_f1(gold, pred), 3) == 0.714  # type: ignore[arg-type]
+    assert m.tolerant_accuracy(gold, pred) == pytest.approx(15 / 75)
+    assert round(m.tolerant_accuracy(gold, pred), 3) == 0.200  # type: ignore[arg-type]

@@ -36,10 +36,10 @@ from chronoprobe.models.openai_backend import (
     OpenAIConfig,
     _Choice,
     _drop_echoed_prefix,
-    _parse_retry_after,
 )
 from chronoprobe.models.registry import BackendOptions, load_backend
 from chronoprobe.provenance import Provenance
+from chronoprobe.retry import parse_retry_after
 from chronoprobe.testing.openai_server import FaultPlan, OpenAIServer
 
 
@@ -190,13 +190,13 @@ def test_info_and_waves() -> None:
 
 
 def test_retry_after_parsing() -> None:
-    assert _parse_retry_after("2") == 2.0
-    assert _parse_retry_after("0.25") == 0.25
-    assert _parse_retry_after(None) is None
-    assert _parse_retry_after("soon") is None
+    assert parse_retry_after("2") == 2.0
+    assert parse_retry_after("0.25") == 0.25
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
     future = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 25 <= (_parse_retry_after(future) or 0) <= 31
-    assert _parse_retry_after(email.utils.formatdate(time.time() - 30, usegmt=True)) == 0.0
+    assert 25 <= (parse_retry_after(future) or 0) <= 31
+    assert parse_retry_after(email.utils.formatdate(time.time() - 30, usegmt=True)) == 0.0
 
 
 def test_echoed_prefix_is_dropped_with_its_tokens() -> None:

@@ -105,7 +105,7 @@ def test_cli_label_then_eval_then_gate(tmp_path: Path, cache_path: Path) -> None
     assert "Table 6" in (tmp_path / "eval" / "report.md").read_text()
     result = runner.invoke(app, ["gate", "Who wrote Hamlet?", "--samples", "2", "--json", "--cache", cache])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout[result.stdout.index("{"):])["threshold"] == 8
+    assert json.loads(result.stdout[result.stdout.index("{"):])["threshold"] == "A-Year"
 
 
 def test_cli_bad_input_is_one_red_line_and_exit_2(tmp_path: Path) -> None:

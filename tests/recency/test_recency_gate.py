@@ -1,9 +1,22 @@
 from __future__ import annotations
 
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from chronoprobe.errors import ConfigError
-from chronoprobe.recency.gate import decide_retrieval, recency_gate
+from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.recency.gate import (
+    DEFAULT_SAMPLES,
+    GateDecision,
+    decide_retrieval,
+    read_gate_questions,
+    recency_gate,
+    recency_gate_many,
+)
 from chronoprobe.recency.taxonomy import RecencyClass as R
 
 
@@ -39,3 +52,96 @@ def test_nothing_parsed_means_retrieve_to_be_safe() -> None:
 def test_bad_threshold_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="threshold"):
         recency_gate("Who is the CEO?", model=None, threshold="soonish")  # type: ignore[arg-type]
+
+
+def test_reason_counts_the_samples_drawn_not_one_greedy_answer() -> None:
+    # five samples drawn, only one parsed: this is not "one greedy answer"
+    decision = decide_retrieval([R.A_DAY, None, None, None, None], threshold=R.A_YEAR)
+    assert "greedy" not in decision.reason
+    assert "1/1 samples that parsed; 4 of 5 unparseable" in decision.reason
+    assert decision.samples == 5 and decision.unparseable == 4
+    # a single label that was sampled, not greedy, is not called greedy either
+    assert "greedy" not in decide_retrieval([R.A_DAY], threshold=R.A_YEAR, greedy=False).reason
+    assert "one greedy answer" in decide_retrieval([R.A_DAY], threshold=R.A_YEAR).reason
+    assert "5 sampled answers" in decide_retrieval([None] * 5, threshold=R.A_YEAR).reason
+
+
+def test_json_names_the_classes_and_reads_back() -> None:
+    decision = decide_retrieval([R.A_DAY, R.A_DAY, R.NEVER], threshold=R.A_FEW_MONTHS)
+    record = json.loads(decision.model_dump_json())
+    assert record["threshold"] == "A-Few-Months" and record["predicted_class"] == "A-Day"
+    assert GateDecision.model_validate_json(decision.model_dump_json()) == decision
+    unknown = json.loads(decide_retrieval([None], threshold=R.A_YEAR).model_dump_json())
+    assert unknown["predicted_class"] is None and unknown["threshold"] == "A-Year"
+
+
+def test_cli_and_python_share_one_sample_default() -> None:
+    from chronoprobe.cli.recency import gate
+
+    python_default = inspect.signature(recency_gate).parameters["samples"].default
+    cli_default = inspect.signature(gate).parameters["samples"].default
+    assert python_default == cli_default == DEFAULT_SAMPLES
+    assert inspect.signature(recency_gate_many).parameters["samples"].default == DEFAULT_SAMPLES
+
+
+def test_question_files_text_and_jsonl(tmp_path: Path) -> None:
+    text = tmp_path / "q.txt"
+    text.write_text("Who is the CEO of Apple?\n\n# a comment\nWhat is the capital of France?\n", encoding="utf-8")
+    assert read_gate_questions(text) == ["Who is the CEO of Apple?", "What is the capital of France?"]
+    jsonl = tmp_path / "q.jsonl"
+    jsonl.write_text('{"question": "Who is the pope?", "q_id": 3}\n{"question": " Who won? "}\n', encoding="utf-8")
+    assert read_gate_questions(jsonl) == ["Who is the pope?", "Who won?"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "ok?"}\n{"q": 1}\n', encoding="utf-8")
+    with pytest.raises(DataError, match="line 2"):
+        read_gate_questions(bad)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("Qui est le pr\xe9sident ?\n".encode("latin-1"))
+    with pytest.raises(DataError, match="UTF-8"):
+        read_gate_questions(latin)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(DataError, match="no questions"):
+        read_gate_questions(empty)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "chronoprobe.cli.main", "recency", "gate", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["Who?", "--questions", "x.txt"], "not both"),
+        ([], "give a question or --questions FILE"),
+        (["Who?", "--samples", "0"], "--samples"),
+        (["Who?", "--min-share", "1.5"], "--min-share"),
+        (["--questions", "/no/such/questions.txt"], "/no/such/questions.txt"),
+    ],
+)
+def test_cli_bad_gate_input_is_one_line(args: list[str], expected: str) -> None:
+    done = _cli(*args)
+    assert done.returncode == 2, done.stderr
+    assert expected in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr
+
+
+@pytest.mark.slow
+def test_cli_decisions_go_to_stdout_one_per_question(tmp_path: Path) -> None:
+    cache = str(tmp_path / "calls.sqlite")
+    single = _cli("Who wrote Hamlet?", "--samples", "2", "--cache", cache)
+    assert single.returncode == 0, single.stderr
+    assert single.stdout.startswith(("RETRIEVE", "NO RETRIEVAL")) and "why:" in single.stdout
+    assert "RETRIEV" not in single.stderr and "greedy" not in single.stdout
+    questions = tmp_path / "questions.txt"
+    questions.write_text("Who wrote Hamlet?\nWhat is the current price of bitcoin?\nWho is the UK prime minister?\n",
+                         encoding="utf-8")
+    many = _cli("--questions", str(questions), "--samples", "2", "--json", "--cache", cache)
+    assert many.returncode == 0, many.stderr
+    records = [json.loads(line) for line in many.stdout.splitlines() if line.strip()]
+    assert [r["question"] for r in records] == questions.read_text(encoding="utf-8").splitlines()
+    for record in records:
+        assert record["threshold"] == "A-Year" and record["samples"] == 2
+        assert record["predicted_class"] is None or isinstance(record["predicted_class"], str)
+    lines = _cli("--questions", str(questions), "--samples", "2", "--cache", cache).stdout.splitlines()
+    assert len(lines) == 3 and all(line.split("\t")[-1] in questions.read_text(encoding="utf-8") for line in lines)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
+import os
+import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -13,31 +19,133 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
-from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, load_backend
+from chronoprobe.cache import CachedModel, CallCache, check_cache_file
+from chronoprobe.errors import ChronoprobeError
+from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, load_backend, redact_spec
 from chronoprobe.paths import default_call_cache
 
 console = Console(stderr=True)
 
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+API_MODES = ("chat", "completions")
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    return check
+
+
+def check_device(value: str) -> str:
+    """auto, cpu, mps, cuda or cuda:<index>; anything else is refused before a model loads."""
+    if not _DEVICE.fullmatch(value):
+        raise typer.BadParameter(f"{value!r} is not a device (use auto, cpu, cuda, cuda:<index> or mps)")
+    return value
+
+
+def check_cache(value: Path | None) -> Path | None:
+    """The cache must be an SQLite file or a path where one can be created (it is not created here)."""
+    if value is not None:
+        try:
+            check_cache_file(value)
+        except ChronoprobeError as exc:
+            raise typer.BadParameter(f"{exc.where} {exc.problem}") from None
+    return value
+
+
+def check_share(value: float | None) -> float | None:
+    """A share or fraction in (0, 1]."""
+    if value is not None and not 0 < value <= 1:
+        raise typer.BadParameter(f"{value} is not a share in (0, 1]")
+    return value
+
+
+def check_snapshot_ref(value: str | None) -> str | None:
+    """A snapshot name (a plain file name) or a path to a snapshot file, refused early if unusable."""
+    if value is None:
+        return None
+    from chronoprobe.knowledge.snapshot import snapshot_path
+
+    try:
+        if value.endswith(".json") or "/" in value or "\\" in value:
+            Path(value).expanduser().is_file()
+        else:
+            snapshot_path(value)  # validates the name
+    except ChronoprobeError as exc:
+        raise typer.BadParameter(f"{exc.where} {exc.problem}") from None
+    except (OSError, ValueError) as exc:
+        shown = value if len(value) <= 60 else value[:60] + "..."
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise typer.BadParameter(f"{shown!r} is not a usable file name ({reason})") from None
+    return value
+
+
+def check_snapshot_name(value: str | None) -> str | None:
+    """A name a snapshot can be saved under: a plain, printable, not overlong file name."""
+    if value is not None:
+        from chronoprobe.knowledge.snapshot import snapshot_path
+
+        try:
+            snapshot_path(value)
+        except ChronoprobeError as exc:
+            raise typer.BadParameter(f"{exc.where} {exc.problem}") from None
+    return value
+
+
+def check_as_of(value: str | None) -> str | None:
+    """A YYYY-MM-DD date that is not in the future (nothing is known about it yet)."""
+    if value is None:
+        return None
+    try:
+        date = dt.date.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date (use YYYY-MM-DD)") from None
+    if date > dt.date.today():
+        raise typer.BadParameter(f"{value} is in the future (today is {dt.date.today()})")
+    return value
+
+
+def check_endpoint(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise typer.BadParameter(f"{value!r} is not an http(s) URL")
+    return value
+
+
 ModelOpt = Annotated[
     list[str] | None,
-    typer.Option("--model", "-m", help="Model spec (repeatable): smollm2, hf:<id>, gguf:<file>, openai:<name>@<url>."),
+    typer.Option("--model", "-m", help="Model spec (repeatable): smollm2, hf:<id>[@rev], gguf:<file>, vllm:<id>[@rev], openai:<name>@<url>; "
+         "NAME=SPEC gives it a short name for plots (e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct). See `chronoprobe models`."),
 ]
-DTypeOpt = Annotated[str, typer.Option(help="Weights dtype: auto, float32, bfloat16, float16.")]
-DeviceOpt = Annotated[str, typer.Option(help="Device: auto, cpu, cuda, cuda:1 ...")]
-BatchOpt = Annotated[int, typer.Option(help="Prompts per forward pass (hf) or requests per wave (openai).")]
+DTypeOpt = Annotated[str, typer.Option(help="Weights dtype: auto, float32, bfloat16, float16.", callback=_one_of(DTYPES))]
+DeviceOpt = Annotated[str, typer.Option(help="Device: auto, cpu, cuda, cuda:1, mps.", callback=check_device)]
+BatchOpt = Annotated[int, typer.Option(min=1, help="Prompts per forward pass (hf) or requests per wave (openai).")]
 ChatTemplateOpt = Annotated[
     bool | None,
     typer.Option("--chat-template/--no-chat-template", help="Apply the model's chat template (default: if it has one)."),
 ]
-CacheOpt = Annotated[Path | None, typer.Option(help="SQLite call cache (default: in the user cache directory).")]
-ApiModeOpt = Annotated[str, typer.Option(help="openai backend: 'chat' or 'completions' endpoint.")]
-ConcurrencyOpt = Annotated[int, typer.Option(help="openai backend: requests in flight at once.")]
+CacheOpt = Annotated[
+    Path | None, typer.Option(help="SQLite call cache (default: in the user cache directory).", callback=check_cache)
+]
+ApiModeOpt = Annotated[str, typer.Option(help="openai backend: 'chat' or 'completions' endpoint.", callback=_one_of(API_MODES))]
+ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="openai backend: requests in flight at once.")]
+TemperatureOpt = Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")]
+SeedOpt = Annotated[int, typer.Option(min=0, help="Sampling seed.")]
+SnapshotOpt = Annotated[
+    str | None,
+    typer.Option(help="Snapshot name or file to judge against (default: shipped 2023-12-18).", callback=check_snapshot_ref),
+]
 
 
 def backend_options(
@@ -58,21 +166,129 @@ def backend_options(
     )
 
 
+def _click_context() -> object | None:
+    try:  # recent typer vendors click
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover - depends on the installed typer
+        from click import get_current_context
+    return get_current_context(silent=True)
+
+
+def claim_output_dir(path: Path, option: str = "--out") -> None:
+    """Check and lock a results folder for the rest of this command, before any model loads.
+
+    One-line ConfigError if the path cannot be written, holds someone else's files, or
+    another run is writing it. The lock is released when the command ends.
+    """
+    from chronoprobe.publish import OutputClaim
+
+    claim = OutputClaim(path, option)
+    context = _click_context()
+    if context is None:  # called outside a command (library use): hold it until exit
+        import atexit
+
+        claim.__enter__()
+        atexit.register(claim.__exit__, None, None, None)
+    else:
+        context.with_resource(claim)  # type: ignore[attr-defined]
+
+
 def open_cache(path: Path | None) -> CallCache:
     return CallCache(path or default_call_cache())
 
 
 def load_models(specs: list[str] | None, options: BackendOptions, cache: CallCache) -> list[CachedModel]:
     """Load every requested model (the embedded default if none) behind the cache."""
+    from chronoprobe.models.names import display_name, split_model_name, unique_names
+
     models = []
-    for spec in specs or [DEFAULT_MODEL]:
-        with console.status(f"loading {spec}"):
-            models.append(CachedModel(load_backend(spec, options), cache))
+    for raw in specs or [DEFAULT_MODEL]:
+        name, spec = split_model_name(raw)  # NAME=SPEC: the name is for display only, never in cache keys
+        with console.status(f"loading {redact_spec(spec)}"):
+            backend = load_backend(spec, options)
+        backend.info.name = name or display_name(spec)
+        models.append(CachedModel(backend, cache))
+    for model, name in zip(models, unique_names(m.info.name or m.info.spec for m in models), strict=True):
+        model.info.name = name
     return models
 
 
+PROGRESS_EVERY_ENV = "CHRONOPROBE_PROGRESS_EVERY"
+"""Seconds between plain progress lines when the console is not a terminal (default 30)."""
+
+
+class PlainProgress(Progress):
+    """Progress for a console that is not a terminal (a log file, a batch scheduler).
+
+    A live bar would only be drawn once, at the end; this prints one plain line per task
+    instead, e.g. ``smollm2: 120/390 (31%) 00:42 elapsed``, at most every ``every`` seconds
+    and once when the task finishes.
+    """
+
+    def __init__(self, console: Console, every: float) -> None:
+        super().__init__(console=console, disable=True)
+        self._every = every
+        self._last_line: dict[TaskID, float] = {}
+        self._shown: dict[TaskID, float] = {}  # completed count in each task's last line
+        self._finished: set[TaskID] = set()
+
+    def add_task(self, description: str, start: bool = True, total: float | None = 100.0, completed: int = 0,
+                 visible: bool = True, **fields: Any) -> TaskID:
+        task_id = super().add_task(description, start=start, total=total, completed=completed, visible=visible, **fields)
+        self._last_line[task_id] = time.monotonic()
+        return task_id
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        super().advance(task_id, advance)
+        task = self._tasks[task_id]
+        now = time.monotonic()
+        if task.finished or now - self._last_line.get(task_id, 0.0) >= self._every:
+            self._line(task_id)
+
+    def _line(self, task_id: TaskID) -> None:
+        if task_id in self._finished:
+            return
+        task = self._tasks[task_id]
+        self._last_line[task_id] = time.monotonic()
+        self._shown[task_id] = task.completed
+        if task.finished:
+            self._finished.add(task_id)
+        minutes, seconds = divmod(int(task.elapsed or 0), 60)
+        hours, minutes = divmod(minutes, 60)
+        elapsed = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
+        done = int(task.completed)
+        if task.total:
+            count = f"{done}/{int(task.total)} ({done / task.total:.0%})"
+        else:
+            count = f"{done} done"
+        self.console.print(f"{task.description}: {count} {elapsed} elapsed", markup=False, highlight=False, soft_wrap=True)
+
+    def stop(self) -> None:
+        for task_id in list(self._tasks):  # the end: every task that moved since its last line gets a final one
+            if self._tasks[task_id].completed != self._shown.get(task_id, 0):
+                self._line(task_id)
+        super().stop()
+
+
+def _progress_every() -> float:
+    raw = os.environ.get(PROGRESS_EVERY_ENV, "30")
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return 30.0
+
+
 @contextmanager
-def progress_bar() -> Iterator[Progress]:
+def progress_bar(transient: bool = False) -> Iterator[Progress]:
+    """A live bar on a terminal; plain periodic lines (``PlainProgress``) anywhere else.
+
+    ``transient`` erases the bar when it ends, so that an error raised inside (a failed
+    live query) is the only line left on the terminal.
+    """
+    if not console.is_terminal:
+        with PlainProgress(console, _progress_every()) as plain:
+            yield plain
+        return
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -80,7 +296,7 @@ def progress_bar() -> Iterator[Progress]:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,
-        transient=False,
+        transient=transient,
     ) as progress:
         yield progress
 
@@ -93,3 +309,25 @@ def task_progress(bar: Progress) -> Callable[[str, int], Callable[[int], None]]:
         return lambda k: bar.advance(task, k)
 
     return factory
+
+
+class _NoticeHandler(logging.Handler):
+    """Prints a library notice (e.g. a Retry-After wait) as one line on the CLI console, above any progress bar."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = Text.assemble(("notice", "yellow"), f": {record.getMessage()}")
+            console.print(line, highlight=False, soft_wrap=True)
+        except Exception:  # a notice must never break the command
+            self.handleError(record)
+
+
+def show_notices() -> None:
+    """Render the retry policy's wait notices (logger ``chronoprobe.retry``) on the console; idempotent."""
+    notices = logging.getLogger("chronoprobe.retry")
+    if not any(isinstance(h, _NoticeHandler) for h in notices.handlers):
+        notices.addHandler(_NoticeHandler(logging.WARNING))
+    notices.setLevel(logging.WARNING)
+
+
+show_notices()  # every command module imports this one

@@ -18,6 +18,7 @@ from chronoprobe.cli.common import (
     DTypeOpt,
     ModelOpt,
     backend_options,
+    claim_output_dir,
     console,
     load_models,
     open_cache,
@@ -49,15 +50,15 @@ def run(
     dataset: Annotated[str, typer.Argument(help="dynamicqa or mulan.")],
     methodology: Annotated[str | None, typer.Option(help="dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own.")] = None,
     model: ModelOpt = None,
-    limit: Annotated[int | None, typer.Option(help="At most N facts, spread evenly over classes.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="At most N facts, spread evenly over classes.")] = None,
     data: DataOpt = None,
     aliases: Annotated[Path | None, typer.Option(help="MuLan aliases (JSON map QID -> aliases, or fm_aliases JSONL).")] = None,
     templates: Annotated[Path | None, typer.Option(help="MuLan clean.json templates, or DynamicQA's converted templates CSV.")] = None,
     judge: JudgeOpt = "embedding",
     judge_fallback: JudgeFallbackOpt = False,
-    samples: Annotated[int, typer.Option(help="Samples per input (DynamicQA methodology).")] = 10,
-    min_confidence: Annotated[float, typer.Option(help="MuLan methodology: first-token confidence a memorised fact needs.")] = 0.5,
-    truncate_f1: Annotated[bool, typer.Option("--truncate-f1", help="Cut predictions to the gold's length before F1 (the original MuLan code).")] = False,
+    samples: Annotated[int, typer.Option(min=1, help="Samples per input (DynamicQA methodology).")] = 10,
+    min_confidence: Annotated[float, typer.Option(min=0.0, max=1.0, help="MuLan methodology: first-token confidence a memorised fact needs.")] = 0.5,
+    fidelity: Annotated[str, typer.Option(help="MuLan methodology scoring: corrected (our fixes) or original (F1 truncation, first-token confidence and update success exactly as the original code; docs/conflicts.md).")] = "corrected",
     topk_approximation: Annotated[bool, typer.Option("--topk-approximation", help="Accept a backend's top-k approximation of the distributions CP needs.")] = False,
     prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage).")] = None,
     out: Annotated[Path | None, typer.Option(help="Output folder (default results/conflicts/<dataset>-<methodology>).")] = None,
@@ -72,6 +73,7 @@ def run(
     """Run a dataset through a methodology and write items.jsonl, summary.json, report.md (and cp.png)."""
     from chronoprobe.conflicts.completion import CompletionConfig
     from chronoprobe.conflicts.persuasion import PersuasionConfig
+    from chronoprobe.conflicts.prompts import PromptWording
     from chronoprobe.conflicts.run import RunConfig, load_inputs
     from chronoprobe.conflicts.run import run as run_conflicts
     from chronoprobe.judges import load_judge
@@ -81,14 +83,18 @@ def run(
     method = methodology or dataset
     if method not in {"dynamicqa", "mulan"}:
         raise ConfigError("--methodology", f"{method!r} is not dynamicqa or mulan")
+    if fidelity not in {"corrected", "original"}:
+        raise ConfigError("--fidelity", f"{fidelity!r} is not corrected or original")
     config = RunConfig(
         dataset=dataset, methodology=method, data=data, aliases=aliases, templates=templates, limit=limit,  # type: ignore[arg-type]
         out=out or Path("results/conflicts") / f"{dataset}-{method}",
         persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation),
-        completion=CompletionConfig(truncate_f1=truncate_f1, min_confidence=min_confidence),
+        completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence),  # type: ignore[arg-type]
         prompt_file=prompt_file,
     )
+    claim_output_dir(config.out)  # checked and locked before any model loads
     inputs = load_inputs(config)
+    PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
     store = open_cache(cache)
     judge_choice = None
     if method == "dynamicqa":
@@ -123,11 +129,11 @@ def contexts(
     templates: Annotated[Path | None, typer.Option(help="MuLan clean.json templates.")] = None,
     nli: Annotated[str, typer.Option(help="NLI model (hub id or folder) for the entailment filter.")] = "microsoft/deberta-large-mnli",
     no_nli_filter: Annotated[bool, typer.Option("--no-nli-filter", help="Keep every passage that mentions the object (recorded).")] = False,
-    min_entailment: Annotated[float, typer.Option(help="Keep passages whose entailment probability is at least this.")] = 0.95,
-    per_class: Annotated[int, typer.Option(help="Facts sampled per class.")] = 2500,
-    seed: Annotated[int, typer.Option(help="Seed for the per-class sample.")] = 0,
-    max_new_tokens: Annotated[int, typer.Option(help="Passage length limit in tokens.")] = 120,
-    limit: Annotated[int | None, typer.Option(help="At most N facts in, spread over classes.")] = None,
+    min_entailment: Annotated[float, typer.Option(min=0.0, max=1.0, help="Keep passages whose entailment probability is at least this.")] = 0.95,
+    per_class: Annotated[int, typer.Option(min=1, help="Facts sampled per class.")] = 2500,
+    seed: Annotated[int, typer.Option(min=0, help="Seed for the per-class sample.")] = 0,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Passage length limit in tokens.")] = 120,
+    limit: Annotated[int | None, typer.Option(min=1, help="At most N facts in, spread over classes.")] = None,
     prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (key passage).")] = None,
     out: Annotated[Path, typer.Option(help="Output JSONL (a provenance JSON is written next to it).")] = Path("results/conflicts/mulan_contexts.jsonl"),
     dtype: DTypeOpt = "auto",
@@ -146,7 +152,10 @@ def contexts(
     from chronoprobe.io import write_json_atomic, write_jsonl_atomic
     from chronoprobe.judges.embedding import Embedder
     from chronoprobe.provenance import Provenance
+    from chronoprobe.publish import check_output_file
 
+    check_output_file(out, "--out")  # before any model loads
+    wording = PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
     store = open_cache(cache)
     config = ContextsConfig(min_entailment=None if no_nli_filter else min_entailment, per_class=per_class, seed=seed,
                             max_new_tokens=max_new_tokens)
@@ -173,7 +182,7 @@ def contexts(
         task = bar.add_task("passages", total=len({q.fact_id for q in queries}))
         rows, dropped = build_contexts(
             queries, templates_map, alias_map, generator, entail, embedder.embed, config,
-            PromptWording.from_file(prompt_file), lambda n: bar.advance(task, n), pool=all_queries,
+            wording, lambda n: bar.advance(task, n), pool=all_queries,
         )
     provenance = Provenance(models=[generator.info], decoding={"max_new_tokens": config.max_new_tokens, "temperature": 0.0},
                             seeds=[seed], judge=nli_record,

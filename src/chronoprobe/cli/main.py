@@ -17,6 +17,11 @@ from rich.text import Text
 
 from chronoprobe.errors import ChronoprobeError
 
+try:  # recent typer vendors click; older typer uses click itself
+    from typer._click.exceptions import ClickException, UsageError
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import ClickException, UsageError
+
 app = typer.Typer(
     name="chronoprobe",
     help="Audit how language models handle time-sensitive knowledge.",
@@ -36,6 +41,8 @@ _SUBAPPS = [
 
 
 def _register() -> None:
+    if app.registered_groups:  # already done (main() called twice in one process, as the tests do)
+        return
     for module_name, attribute, name in _SUBAPPS:
         try:
             module = importlib.import_module(module_name)
@@ -46,8 +53,26 @@ def _register() -> None:
         app.add_typer(getattr(module, attribute), name=name)
 
 
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chronoprobe")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"chronoprobe {package_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_print_version,
+                                 is_eager=True),
+) -> None:
     """Audit how language models handle time-sensitive knowledge."""
 
 
@@ -64,16 +89,24 @@ def list_models() -> None:
     for spec, description in KNOWN_SPECS:
         table.add_row(spec, description)
     Console().print(table)
+    Console().print("Any spec can be given a short display name for plots and tables: NAME=SPEC, "
+                    "e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct.", highlight=False)
 
 
 @app.command("prepare")
 def prepare() -> None:
     """Convert the embedded models once into the local cache (run by setup)."""
-    from chronoprobe.models.embedded import converted_gguf, minilm_dir, smollm2_gguf
+    from chronoprobe.models.embedded import converted_gguf, gemma3_available, gemma3_gguf, minilm_dir, smollm2_gguf
 
     with err_console.status("converting SmolLM2-135M-Instruct (GGUF -> safetensors, once)"):
         folder, digest = converted_gguf(smollm2_gguf())
     err_console.print(f"SmolLM2-135M-Instruct ready in {folder} (gguf sha256 {digest[:12]})")
+    if gemma3_available():
+        with err_console.status("assembling and checking Gemma 3 270M, then converting it (once, about a minute)"):
+            folder, digest = converted_gguf(gemma3_gguf())
+        err_console.print(f"Gemma 3 270M ready in {folder} (gguf sha256 {digest[:12]}; Gemma Terms of Use)")
+    else:
+        err_console.print("Gemma 3 270M not installed (optional; ./setup.sh installs it), skipped")
     err_console.print(f"all-MiniLM-L6-v2 ready in {minilm_dir()}")
 
 
@@ -92,9 +125,21 @@ def main() -> None:
     _quiet_libraries()
     _register()
     try:
-        app()
+        status = app(standalone_mode=False)
+    except UsageError as exc:
+        # a bad option value: one line naming the option, like every other user error
+        if type(exc).__name__ == "NoArgsIsHelpError":  # the help text is already printed
+            sys.exit(2)
+        _print_error(" ".join(exc.format_message().split()))
+        sys.exit(2)
+    except ClickException as exc:
+        _print_error(" ".join(exc.format_message().split()))
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err_console.print("aborted")
+        sys.exit(1)
     except ChronoprobeError as exc:
-        err_console.print(Text.assemble(("error", "bold red"), f": {exc}"), highlight=False, soft_wrap=True)
+        _print_error(" ".join(str(exc).split()))
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
@@ -102,7 +147,9 @@ def main() -> None:
     except Exception as exc:
         if os.environ.get("CHRONOPROBE_DEBUG"):
             raise
-        first_line = (str(exc).strip().splitlines() or [""])[0][:300]
+        from chronoprobe.models.registry import strip_url_credentials
+
+        first_line = strip_url_credentials((str(exc).strip().splitlines() or [""])[0][:300])
         err_console.print(
             Text.assemble(
                 ("internal error", "bold red"),
@@ -113,6 +160,17 @@ def main() -> None:
             soft_wrap=True,
         )
         sys.exit(3)
+    if status == 130:  # typer turns Ctrl-C into a plain exit code in this mode
+        err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
+    if isinstance(status, int) and status:  # typer.Exit(n) returns its code in this mode
+        sys.exit(status)
+
+
+def _print_error(message: str) -> None:
+    from chronoprobe.models.registry import strip_url_credentials  # a key in a model URL is never printed
+
+    message = strip_url_credentials(message)
+    err_console.print(Text.assemble(("error", "bold red"), f": {message}"), highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,18 @@ from chronoprobe.cli.common import (
     DeviceOpt,
     DTypeOpt,
     ModelOpt,
+    SnapshotOpt,
     backend_options,
+    check_as_of,
+    check_endpoint,
+    claim_output_dir,
     console,
     load_models,
     open_cache,
     progress_bar,
 )
 from chronoprobe.errors import ConfigError
+from chronoprobe.io import read_text
 
 app = typer.Typer(help="Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata.", no_args_is_help=True)
 
@@ -39,10 +44,7 @@ def _parse_date(value: str | None) -> dt.date | None:
 
 
 def _read_instruction(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"instruction file {path}", f"cannot read it ({exc.strerror})") from None
+    text = read_text(path, f"instruction file {path}").strip()
     if "{sentence}" not in text:
         raise ConfigError(f"instruction file {path}", "must contain the placeholder {sentence}")
     return text
@@ -52,14 +54,14 @@ def _read_instruction(path: Path) -> str:
 def run(
     model: ModelOpt = None,
     out: Annotated[Path, typer.Option(help="Report folder (replaced if it holds an earlier report).")] = Path("results/outdated"),
-    snapshot: Annotated[str | None, typer.Option(help="Snapshot name or file to judge against (default: shipped 2023-12-18).")] = None,
+    snapshot: SnapshotOpt = None,
     live: Annotated[bool, typer.Option("--live", help="Query the Wikidata Query Service now (and save the answers as a snapshot).")] = False,
-    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint for --live.")] = "https://query.wikidata.org/sparql",
+    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint for --live.", callback=check_endpoint)] = "https://query.wikidata.org/sparql",
     facts: Annotated[Path | None, typer.Option(help="Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers).")] = None,
-    as_of: Annotated[str | None, typer.Option(help="Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release.")] = None,
+    as_of: Annotated[str | None, typer.Option(help="Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release.", callback=check_as_of)] = None,
     aliases: Annotated[bool, typer.Option("--aliases/--no-aliases", help="Also match Wikidata aliases (off reproduces the paper).")] = False,
-    limit: Annotated[int | None, typer.Option(help="Only the first N facts.")] = None,
-    max_new_tokens: Annotated[int, typer.Option(help="Tokens to generate per answer.")] = 20,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N facts.")] = None,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens to generate per answer.")] = 20,
     instruction_file: Annotated[
         Path | None,
         typer.Option(help="Chat instruction to use instead of ours; must contain {sentence} (the paraphrase)."),
@@ -73,8 +75,8 @@ def run(
     cache: CacheOpt = None,
 ) -> None:
     """Ask every fact's three paraphrases, judge each answer, and write a report folder."""
-    from chronoprobe.outdated.audit import AuditConfig, load_gold, run_audit
-    from chronoprobe.outdated.report import check_output_dir, write_report
+    from chronoprobe.outdated.audit import AuditConfig, facts_without_gold, load_gold, run_audit
+    from chronoprobe.outdated.report import write_report
     from chronoprobe.outdated.summary import summarize_model
     from chronoprobe.provenance import Provenance
 
@@ -90,14 +92,19 @@ def run(
         limit=limit,
         **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
     )
-    check_output_dir(out)
+    claim_output_dir(out)  # checked and locked before any model loads
     started = time.perf_counter()
     if live:
-        with progress_bar() as bar:
+        with progress_bar(transient=True) as bar:
             task = bar.add_task("querying Wikidata", total=None)
             facts_list, gold = load_gold(config, fetch_progress=lambda k: bar.advance(task, k))
     else:
         facts_list, gold = load_gold(config)
+    if live:
+        console.print(f"live answers saved as snapshot {gold.name}", highlight=False)
+    no_gold = facts_without_gold(facts_list, gold)  # not asked, outside every rate, counted in the report
+    if no_gold:
+        console.print(f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {gold.name}: left out of every rate")
     call_cache = open_cache(cache)
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
     models = load_models(list(config.models), options, call_cache)
@@ -106,11 +113,14 @@ def run(
     calls = {}
     with progress_bar() as bar:
         for cached in models:
-            total = sum(len(f.templates) for f in facts_list)
+            total = sum(len(f.templates) for f in facts_list if f.fact_id not in no_gold)
             task = bar.add_task(f"{cached.info.spec}", total=total)
             model_records = run_audit(config, cached, facts_list, gold, progress=lambda k, t=task: bar.advance(t, k))
             records.extend(model_records)
-            per_model[cached.info.spec] = summarize_model(model_records, with_as_of=config.as_of is not None)
+            per_model[cached.info.spec] = summarize_model(
+                model_records, with_as_of=config.as_of is not None, no_gold=no_gold
+            )
+            per_model[cached.info.spec]["name"] = cached.info.name or cached.info.spec  # short label for the plots
             calls[cached.info.spec] = cached.calls_made
     provenance = Provenance(
         models=[m.info for m in models],
@@ -139,7 +149,7 @@ def run(
         console.print(
             f"[bold]{spec}[/]: up-to-date {overall['up-to-date']:.1f}%  outdated {overall['outdated']:.1f}%  "
             f"irrelevant {overall['irrelevant']:.1f}%  ambiguous {overall['ambiguous']:.1f}% (soft constraint, "
-            f"{len(facts_list)} facts; {calls[spec]} new model calls)"
+            f"{len(facts_list) - len(no_gold)} facts judged, {len(no_gold)} without gold; {calls[spec]} new model calls)"
         )
     console.print(f"report: {out / 'report.md'}")
 

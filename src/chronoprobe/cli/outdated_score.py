@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from chronoprobe.cli.common import SnapshotOpt, check_as_of
 from chronoprobe.errors import ConfigError
 
 _console = Console(stderr=True)
@@ -28,14 +29,13 @@ def score(
     gold: Annotated[
         Path | None, typer.Option(help="An original grc_generated.json to judge against (its 2023-12-18 answers).")
     ] = None,
-    snapshot: Annotated[
-        str | None, typer.Option(help="Snapshot name or file to judge against (default: shipped 2023-12-18).")
-    ] = None,
+    snapshot: SnapshotOpt = None,
     aliases: Annotated[
         bool, typer.Option("--aliases/--no-aliases", help="Also match Wikidata aliases (off reproduces the paper).")
     ] = False,
     as_of: Annotated[
-        str | None, typer.Option(help="Judge against what was current on this date (YYYY-MM-DD) instead of now.")
+        str | None,
+        typer.Option(help="Judge against what was current on this date (YYYY-MM-DD) instead of now.", callback=check_as_of),
     ] = None,
 ) -> None:
     """Judge existing generations: up-to-date / outdated / irrelevant / ambiguous per answer."""
@@ -43,12 +43,10 @@ def score(
 
     if gold is not None and snapshot is not None:
         raise ConfigError("--gold/--snapshot", "give one of them, not both")
-    when = None
-    if as_of is not None:
-        try:
-            when = dt.date.fromisoformat(as_of)
-        except ValueError:
-            raise ConfigError("--as-of", f"{as_of!r} is not a date (use YYYY-MM-DD)") from None
+    when = dt.date.fromisoformat(as_of) if as_of is not None else None  # checked by check_as_of
+    from chronoprobe.cli.common import claim_output_dir
+
+    claim_output_dir(out)
     summary = score_generations(
         generations, out, gold=gold if gold is not None else snapshot, use_aliases=aliases, as_of=when
     )

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 
 from chronoprobe.cli.common import (
     ApiModeOpt,
@@ -19,6 +21,8 @@ from chronoprobe.cli.common import (
     DTypeOpt,
     ModelOpt,
     backend_options,
+    check_share,
+    claim_output_dir,
     console,
     load_models,
     open_cache,
@@ -26,6 +30,8 @@ from chronoprobe.cli.common import (
     task_progress,
 )
 from chronoprobe.errors import ConfigError
+from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
+from chronoprobe.recency.gate import DEFAULT_TEMPERATURE as DEFAULT_GATE_TEMPERATURE
 
 app = typer.Typer(
     help="Does the model know how fresh an answer must be? Recency classes of RecencyQA: evaluate, label, gate.",
@@ -53,12 +59,12 @@ def eval_(
     model: ModelOpt = None,
     strategy: Annotated[list[str] | None, typer.Option(help="zero-shot, few-shot or cot (repeatable; 'all' for the three).")] = None,
     context: Annotated[str, typer.Option(help="with, without or both (both gives the Table 6 Δ%).")] = "both",
-    sample: Annotated[int | None, typer.Option(help="Stratified sample of N questions (stationarity × majority label).")] = None,
-    sample_seed: Annotated[int, typer.Option(help="Seed of the stratified sample.")] = 0,
+    sample: Annotated[int | None, typer.Option(min=1, help="Stratified sample of N questions (stationarity × majority label).")] = None,
+    sample_seed: Annotated[int, typer.Option(min=0, help="Seed of the stratified sample.")] = 0,
     data: Annotated[str | None, typer.Option(help="RecencyQA JSON file, or hf:<owner>/<repo> for the hub (default: found locally).")] = None,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (paper: 0.5; 0 = greedy).")] = 0.5,
-    seed: Annotated[int, typer.Option(help="Decoding seed (also picks few-shot demonstrations).")] = 0,
-    max_new_tokens: Annotated[int | None, typer.Option(help="Tokens per answer (default: 16 zero-shot, 12 few-shot, 160 CoT).")] = None,
+    temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature (paper: 0.5; 0 = greedy).")] = 0.5,
+    seed: Annotated[int, typer.Option(min=0, help="Decoding seed (also picks few-shot demonstrations).")] = 0,
+    max_new_tokens: Annotated[int | None, typer.Option(min=1, help="Tokens per answer (default: 16 zero-shot, 12 few-shot, 160 CoT).")] = None,
     prompt_file: Annotated[list[Path] | None, typer.Option(help="Prompt file replacing ours (repeatable); one with {context} is the with-context prompt. The original RecencyQA files work.")] = None,
     answer_prefix: Annotated[str, typer.Option(help="Force the answer to start with this text, e.g. 'Label:' (helps tiny models).")] = "",
     out: Annotated[Path, typer.Option(help="Result folder.")] = Path("results/recency"),
@@ -96,6 +102,7 @@ def eval_(
     questions = stratified_sample(pool, sample, sample_seed)
     if not questions:
         raise ConfigError("--sample", "selects no questions")
+    claim_output_dir(out)  # checked and locked before any model loads
     started = time.perf_counter()
     call_cache = open_cache(cache)
     models = load_models(model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), call_cache)
@@ -140,17 +147,17 @@ def label(
     out: Annotated[Path, typer.Option(help="Dataset to write, in RecencyQA JSON format.")] = Path("recency_dataset.json"),
     labeller: Annotated[str, typer.Option(help="Model spec that samples labels and writes and verifies contexts.")] = "smollm2",
     voter: Annotated[list[str] | None, typer.Option(help="Stationarity voter model spec (repeatable, up to 3; default: the labeller).")] = None,
-    samples: Annotated[int, typer.Option(help="Label samples per question (paper: 13).")] = 13,
-    temperature: Annotated[float, typer.Option(help="Labelling temperature (paper: 0.7, top_p 0.9).")] = 0.7,
-    candidates: Annotated[int, typer.Option(help="Context candidates per (question, label) and round.")] = 3,
-    verify_samples: Annotated[int, typer.Option(help="Relabellings that must all agree to verify a context (paper: 13).")] = 13,
-    context_rounds: Annotated[int, typer.Option(help="Context generation rounds per (question, label) before giving up.")] = 3,
+    samples: Annotated[int, typer.Option(min=1, help="Label samples per question (paper: 13).")] = 13,
+    temperature: Annotated[float, typer.Option(min=0.0, help="Labelling temperature (paper: 0.7, top_p 0.9).")] = 0.7,
+    candidates: Annotated[int, typer.Option(min=1, help="Context candidates per (question, label) and round.")] = 3,
+    verify_samples: Annotated[int, typer.Option(min=1, help="Relabellings that must all agree to verify a context (paper: 13).")] = 13,
+    context_rounds: Annotated[int, typer.Option(min=1, help="Context generation rounds per (question, label) before giving up.")] = 3,
     require_verified: Annotated[bool, typer.Option("--require-verified", help="Drop questions with an unverified label context (paper behaviour).")] = False,
     retries: Annotated[bool, typer.Option("--retries/--no-retries", help="Redraw unparseable label samples at temperature 0.3, then 0.")] = True,
-    label_max_new_tokens: Annotated[int, typer.Option(help="Tokens per label sample.")] = 32,
-    vote_max_new_tokens: Annotated[int, typer.Option(help="Tokens per stationarity vote.")] = 32,
-    context_max_new_tokens: Annotated[int, typer.Option(help="Tokens per generated context.")] = 60,
-    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    label_max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per label sample.")] = 32,
+    vote_max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per stationarity vote.")] = 32,
+    context_max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per generated context.")] = 60,
+    seed: Annotated[int, typer.Option(min=0, help="Sampling seed.")] = 0,
     label_prompt: Annotated[Path | None, typer.Option(help="Labelling prompt file (e.g. the original recency_labeling_prompt.txt).")] = None,
     verify_prompt: Annotated[Path | None, typer.Option(help="Relabelling-with-context prompt file ({question}, {context}).")] = None,
     stationarity_prompt: Annotated[Path | None, typer.Option(help="Stationarity prompt file ({question}, {label}).")] = None,
@@ -182,6 +189,9 @@ def label(
     if len(voters_specs) > 3:
         raise ConfigError("--voter", f"at most three voters, got {len(voters_specs)}")
     rows = read_questions(questions)
+    from chronoprobe.publish import check_output_file
+
+    check_output_file(out, "--out")  # before any model loads
     started = time.perf_counter()
     call_cache = open_cache(cache)
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
@@ -194,8 +204,8 @@ def label(
         models=[m.info for m in loaded.values()],
         decoding=config.model_dump(mode="json"),
         seeds=[seed],
-        extra={"questions_file": str(questions), "labeller": labeller, "voters": [v.info.spec for v in voters],
-               "model_calls_made": {s: m.calls_made for s, m in loaded.items()},
+        extra={"questions_file": str(questions), "labeller": loaded[labeller].info.spec, "voters": [v.info.spec for v in voters],
+               "model_calls_made": {m.info.spec: m.calls_made for m in loaded.values()},
                "seconds": round(time.perf_counter() - started, 2), "call_cache": str(call_cache.path)},
     )
     report_path = out.with_name(out.stem + ".report.json")
@@ -219,15 +229,16 @@ def label(
 
 @app.command("gate")
 def gate(
-    question: Annotated[str, typer.Argument(help="The question to route.")],
+    question: Annotated[str | None, typer.Argument(help="The question to route (or use --questions FILE).")] = None,
+    questions: Annotated[Path | None, typer.Option("--questions", help="Text file, one question per line, or JSONL with a \"question\" field: gate them all with one model load.")] = None,
     model: ModelOpt = None,
     threshold: Annotated[str, typer.Option(help="Retrieve when the answer may change within this class or sooner.")] = "A-Year",
-    samples: Annotated[int, typer.Option(help="Label samples (1 = one greedy answer; more gives a distribution).")] = 5,
-    temperature: Annotated[float, typer.Option(help="Temperature when samples > 1.")] = 0.7,
-    min_share: Annotated[float, typer.Option(help="Retrieve when at least this share of samples is within the threshold.")] = 0.5,
+    samples: Annotated[int, typer.Option(min=1, help="Label samples per question (1 = one greedy answer; more gives a distribution).")] = DEFAULT_GATE_SAMPLES,
+    temperature: Annotated[float, typer.Option(min=0.0, help="Temperature when samples > 1.")] = DEFAULT_GATE_TEMPERATURE,
+    min_share: Annotated[float, typer.Option(callback=check_share, help="Retrieve when at least this share of samples is within the threshold.")] = 0.5,
     context: Annotated[str | None, typer.Option(help="Situation in which the question is asked.")] = None,
-    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
+    seed: Annotated[int, typer.Option(min=0, help="Sampling seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON (one compact record per line with --questions).")] = False,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -236,27 +247,50 @@ def gate(
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
 ) -> None:
-    """Say whether QUESTION needs retrieval (its answer may change within the threshold), and why."""
-    from chronoprobe.recency.gate import recency_gate
+    """Say whether QUESTION needs retrieval (its answer may change within the threshold), and why.
+
+    The decision goes to stdout (so `> file` captures it); progress and notices go to stderr.
+    """
+    from chronoprobe.recency.gate import read_gate_questions, recency_gate_many
     from chronoprobe.recency.taxonomy import parse_label
 
     if parse_label(threshold) is None:
         raise ConfigError("--threshold", f"{threshold!r} is not a recency class (e.g. A-Few-Months, A-Year)")
+    if (question is None) == (questions is None):
+        raise ConfigError("QUESTION / --questions", "give either one question or --questions FILE, not both"
+                          if question is not None else "give a question or --questions FILE")
+    if samples < 1:
+        raise ConfigError("--samples", f"needs at least one sample, got {samples}")
+    if not 0 < min_share <= 1:
+        raise ConfigError("--min-share", f"must be a share in (0, 1], got {min_share}")
+    if question is not None and not question.strip():
+        raise ConfigError("QUESTION", "is empty")
+    asked = read_gate_questions(questions) if questions is not None else [question or ""]
     specs = model or None
     if specs and len(specs) > 1:
         raise ConfigError("--model", "the gate uses one model")
     call_cache = open_cache(cache)
     cached = load_models(specs, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), call_cache)[0]
-    decision = recency_gate(question, cached, threshold, samples, context=context, temperature=temperature,
-                            min_share=min_share, seed=seed)
-    if as_json:
-        typer.echo(decision.model_dump_json(indent=2))
-        return
-    verdict = "[bold red]RETRIEVE[/]" if decision.retrieve else "[bold green]NO RETRIEVAL[/]"
-    predicted = decision.predicted_class.label if decision.predicted_class is not None else "unknown"
-    console.print(f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {cached.info.spec})")
-    console.print(f"why: {decision.reason}")
-    if decision.distribution:
-        shown = ", ".join(f"{k} {v:.0%}" for k, v in sorted(decision.distribution.items(), key=lambda kv: -kv[1]))
-        console.print(f"distribution over {decision.samples - decision.unparseable} parsed samples: {shown}"
+    gate_options = {"context": context, "temperature": temperature, "min_share": min_share, "seed": seed}
+    if len(asked) == 1:  # one question: no progress bar, so stderr stays empty
+        decisions = recency_gate_many(asked, cached, threshold, samples, **gate_options)  # type: ignore[arg-type]
+    else:
+        with progress_bar() as bar:
+            advance = task_progress(bar)("recency gate", len(asked))
+            decisions = recency_gate_many(asked, cached, threshold, samples, progress=advance, **gate_options)  # type: ignore[arg-type]
+    out = Console(highlight=False, soft_wrap=True)  # stdout: the decision is the command's output
+    for decision in decisions:
+        if as_json:
+            typer.echo(decision.model_dump_json(indent=None if questions is not None else 2))
+            continue
+        verdict = "[bold red]RETRIEVE[/]" if decision.retrieve else "[bold green]NO RETRIEVAL[/]"
+        predicted = decision.predicted_class.label if decision.predicted_class is not None else "unknown"
+        if questions is not None:  # plain tab-separated lines, easy to cut/grep
+            typer.echo("\t".join(["RETRIEVE" if decision.retrieve else "NO RETRIEVAL", predicted, decision.question]))
+            continue
+        out.print(f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(cached.info.spec)})")
+        out.print(f"why: {escape(decision.reason)}")
+        if decision.distribution:
+            shown = ", ".join(f"{k} {v:.0%}" for k, v in sorted(decision.distribution.items(), key=lambda kv: -kv[1]))
+            out.print(f"distribution over {decision.samples - decision.unparseable} parsed samples: {shown}"
                       + (f"; {decision.unparseable} unparseable" if decision.unparseable else ""))

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from chronoprobe.cli.common import console, progress_bar
+from chronoprobe.cli.common import check_endpoint, check_snapshot_name, check_snapshot_ref, console, progress_bar
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import (
@@ -19,6 +19,7 @@ from chronoprobe.knowledge.snapshot import (
     load_snapshot,
     save_snapshot,
     shipped_dir,
+    snapshot_path,
 )
 from chronoprobe.knowledge.types import Statement
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT, WikidataClient
@@ -55,19 +56,32 @@ def list_command() -> None:
 
 @app.command("fetch")
 def fetch_command(
-    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint (WDQS or a compatible mirror).")] = WDQS_ENDPOINT,
+    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint (WDQS or a compatible mirror).", callback=check_endpoint)] = WDQS_ENDPOINT,
     catalogue: Annotated[Path | None, typer.Option(help="Fact catalogue JSON (default: the shipped DyKnow one).")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Fetch only the first N facts.")] = None,
-    name: Annotated[str | None, typer.Option(help="Snapshot name (default: wikidata-<today>).")] = None,
+    name: Annotated[str | None, typer.Option(help="Snapshot name (default: wikidata-<today>).", callback=check_snapshot_name)] = None,
     timeout: Annotated[float, typer.Option(min=1.0, help="Seconds per request.")] = 30.0,
     output_dir: Annotated[Path | None, typer.Option(help="Where to save (default: the user snapshot directory).")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing snapshot of the same name.")] = False,
 ) -> None:
-    """Query Wikidata now for every fact of the catalogue and save a new snapshot."""
+    """Query Wikidata now for every fact of the catalogue and save a new snapshot.
+
+    A mostly empty answer (fewer than half of the facts with a dated statement)
+    is an error and saves nothing; an existing snapshot is kept unless --replace.
+    """
+    from chronoprobe import paths
+    from chronoprobe.publish import check_output_folder
+
+    check_output_folder(output_dir if output_dir is not None else paths.home() / "snapshots", "--output-dir")
+    name = name or f"wikidata-{dt.date.today().isoformat()}"
+    path = snapshot_path(name, output_dir)
+    if path.exists() and not replace:  # checked before any request; save_snapshot checks again
+        raise ConfigError(f"--name {name}", f"{path} already exists; pass --replace to overwrite it, or another --name")
     facts = load_catalogue(catalogue)[:limit] if limit else load_catalogue(catalogue)
-    with WikidataClient(endpoint=endpoint, timeout_s=timeout) as client, progress_bar() as progress:
+    with WikidataClient(endpoint=endpoint, timeout_s=timeout) as client, progress_bar(transient=True) as progress:
         task = progress.add_task("querying Wikidata", total=len(facts))
         snapshot = client.fetch(facts, progress=lambda k: progress.advance(task, k), name=name)
-    path = save_snapshot(snapshot, output_dir)
+    path = save_snapshot(snapshot, output_dir, replace=replace)
     statements = sum(len(a.statements) for a in snapshot.answers.values())
     console.print(f"saved {len(snapshot.answers)} facts ({statements} dated statements) to {path}")
     for fact_id, warning in snapshot.warnings.items():
@@ -76,8 +90,8 @@ def fetch_command(
 
 @app.command("diff")
 def diff_command(
-    old: Annotated[str, typer.Argument(help="Older snapshot (name or file).")],
-    new: Annotated[str, typer.Argument(help="Newer snapshot (name or file).")],
+    old: Annotated[str, typer.Argument(help="Older snapshot (name or file).", callback=check_snapshot_ref)],
+    new: Annotated[str, typer.Argument(help="Newer snapshot (name or file).", callback=check_snapshot_ref)],
     statements: Annotated[bool, typer.Option("--statements", help="Also list added/removed statements.")] = False,
 ) -> None:
     """Show which facts' current answers changed between two snapshots."""
@@ -104,7 +118,9 @@ def diff_command(
 
 @app.command("show")
 def show_command(
-    name: Annotated[str | None, typer.Argument(help="Snapshot name or file (default: the shipped one).")] = None,
+    name: Annotated[
+        str | None, typer.Argument(help="Snapshot name or file (default: the shipped one).", callback=check_snapshot_ref)
+    ] = None,
     fact: Annotated[str | None, typer.Option(help="Show every statement of this fact id.")] = None,
 ) -> None:
     """Show a snapshot's current answers, or all statements of one fact."""
@@ -112,19 +128,26 @@ def show_command(
     if fact is not None:
         if fact not in snapshot.answers:
             raise ConfigError(f"--fact {fact!r}", f"not in snapshot {snapshot.name}")
-        table = Table(title=f"{fact} ({snapshot.name}, retrieved {snapshot.retrieved})")
-        for column in ("answer", "QID", "valid", "current", "aliases"):
-            table.add_column(column)
         ordered = sorted(
             snapshot.answers[fact].statements,
             key=lambda s: (s.start is None, s.start.earliest() if s.start else dt.date.min, s.label),
         )
+        # The shipped DyKnow snapshot holds English labels only: no QID or alias columns to leave empty.
+        with_qids = any(item.qid for item in ordered)
+        with_aliases = any(item.aliases for item in ordered)
+        table = Table(title=f"{fact} ({snapshot.name}, retrieved {snapshot.retrieved})")
+        columns = ["answer", *(["QID"] if with_qids else []), "valid", "current", *(["aliases"] if with_aliases else [])]
+        for column in columns:
+            table.add_column(column)
         for item in ordered:
-            table.add_row(item.label, item.qid or "", _span(item), "yes" if item.is_current else "",
-                          ", ".join(item.aliases))
+            row = [item.label, *([item.qid or "-"] if with_qids else []), _span(item), "yes" if item.is_current else ""]
+            table.add_row(*row, *([", ".join(item.aliases)] if with_aliases else []))
         out.print(table)
+        if not with_qids:
+            out.print(f"{snapshot.name} has labels only (no QIDs or aliases); source: {snapshot.source}", highlight=False)
         return
     table = Table(title=f"{snapshot.name} (retrieved {snapshot.retrieved} from {snapshot.endpoint})")
+    table.caption = f"source: {snapshot.source}"
     for column in ("fact", "current answer(s)", "statements"):
         table.add_column(column)
     for fact_id, answers in snapshot.answers.items():

@@ -45,8 +45,9 @@ class CompletionConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_new_tokens: int = 50
-    truncate_f1: bool = False
-    """Reproduce the original's truncation of the prediction to the gold's length."""
+    fidelity: mm.Fidelity = "corrected"
+    """``original`` reproduces the original code's F1 truncation, first-token confidence and
+    update success exactly; ``corrected`` (default) uses our fixes (docs/conflicts.md)."""
     min_confidence: float = 0.5
     seed: int = 0
     per_class: int | None = None
@@ -67,18 +68,47 @@ def answer_span(text: str) -> str:
     return (line[: end.start()] if end else line).strip()
 
 
-def sample_confidence(model: CachedModel, sample: Sample) -> float | None:
-    """First-token confidence from the sample's tokens (HF backends), else the backend's first-token probability."""
-    backend = model.backend
-    token_strings = getattr(backend, "token_strings", None)
+def _token_view(backend: Any, sample: Sample) -> tuple[list[str], list[float], list[bool]] | None:
+    """The sample's generated tokens as text, their probabilities and special flags, if the backend tells."""
+    logprobs = sample.token_logprobs
+    if not logprobs:
+        return None
     tokenizer = getattr(backend, "tokenizer", None)
-    if token_strings is None or not sample.token_logprobs or not sample.token_ids:
-        return sample.first_token_prob
-    specials = set(getattr(tokenizer, "all_special_ids", []) or []) | set(getattr(backend, "eos_ids", []) or [])
-    ids = sample.token_ids[: len(sample.token_logprobs)]
-    return mm.first_token_confidence(
-        token_strings(ids), [math.exp(lp) for lp in sample.token_logprobs[: len(ids)]], [i in specials for i in ids]
-    )
+    token_strings = getattr(backend, "token_strings", None)
+    if sample.token_ids and (token_strings is not None or tokenizer is not None):
+        ids = sample.token_ids[: len(logprobs)]
+        # hf backends decode token by token themselves; for vLLM we ask its tokenizer.
+        texts = list(token_strings(ids)) if token_strings is not None else [tokenizer.decode([t]) for t in ids]
+        specials = set(getattr(tokenizer, "all_special_ids", []) or []) | set(getattr(backend, "eos_ids", []) or [])
+        return texts, [math.exp(lp) for lp in logprobs[: len(ids)]], [i in specials for i in ids]
+    if sample.tokens is not None and len(sample.tokens) == len(logprobs):
+        return list(sample.tokens), [math.exp(lp) for lp in logprobs], [False] * len(logprobs)
+    return None
+
+
+def sample_confidence(model: CachedModel, sample: Sample, fidelity: mm.Fidelity = "corrected") -> float | None:
+    """First-token confidence of a greedy completion, by the same rule on every backend.
+
+    Token texts come from the tokenizer (hf, vLLM) or the server's log-probabilities
+    (OpenAI-compatible). ``original`` follows the original's HF path (case-sensitive article
+    check) for hf models and its vLLM path (lower-cased) for vLLM and API models. Without
+    token texts (e.g. an old cache entry) the backend's p(first token) is used where no
+    article or leading whitespace can be skipped, an empty text scores 0, else None (unknown).
+    """
+    backend = model.backend
+    view = _token_view(backend, sample)
+    if view is not None:
+        tokens, probabilities, special = view
+        if fidelity == "original":
+            case_sensitive = backend.info.backend not in {"vllm", "openai"}
+            return mm.first_token_confidence_original(tokens, probabilities, special, case_sensitive=case_sensitive)
+        return mm.first_token_confidence(tokens, probabilities, special)
+    words = sample.text.split()
+    if not words:
+        return 0.0
+    if sample.text[:1].isspace() or words[0].lower() in mm.ARTICLE_TOKENS:
+        return None
+    return sample.first_token_prob
 
 
 def run_completion(
@@ -107,8 +137,8 @@ def run_completion(
                 "generation": sample.text,
                 "prediction": prediction,
                 "golds": list(q.golds),
-                "f1": mm.f1_with_aliases(prediction, q.golds, q.aliases, truncate=config.truncate_f1),
-                "confidence": sample_confidence(model, sample),
+                "f1": mm.f1_with_aliases(prediction, q.golds, q.aliases, truncate=mm.f1_truncation(config.fidelity)),
+                "confidence": sample_confidence(model, sample, config.fidelity),
             }
         )
     return rows
@@ -194,7 +224,7 @@ def run_updates(
                 "new_object": new_object,
                 "altered_fact": altered,
                 "prediction": prediction,
-                "success": mm.update_succeeded(prediction, new_object),
+                "success": mm.update_succeeded(prediction, new_object, fidelity=config.fidelity),
             }
         )
     return out
@@ -202,28 +232,38 @@ def run_updates(
 
 def summarise_completion(rows: Sequence[dict[str, Any]], updates: Sequence[dict[str, Any]],
                          classes: Sequence[str], config: CompletionConfig | None = None) -> dict[str, dict[str, Any]]:
-    """Per class: F1 x100 and confidence (relations weighted by example counts), update success rate."""
+    """Per class: F1 x100 and confidence (relations weighted by example counts), update success rate.
+
+    As in the original, F1 means leave out queries with an empty prediction (counted in
+    ``empty_predictions``), and confidence means include empty generations as 0 (their
+    confidence is 0.0; only an unknown confidence, None, is left out).
+    """
+    config = config or CompletionConfig()
     out: dict[str, dict[str, Any]] = {}
-    memorised = memorised_counts(rows, config or CompletionConfig())
+    memorised = memorised_counts(rows, config)
     for fact_class in classes:
         mine = [r for r in rows if r["fact_class"] == fact_class]
         per_rel_f1: dict[str, tuple[float, int]] = {}
         per_rel_conf: dict[str, tuple[float, int]] = {}
         for relation in sorted({r["relation"] for r in mine}):
             rel = [r for r in mine if r["relation"] == relation]
-            per_rel_f1[relation] = (100.0 * sum(r["f1"] for r in rel) / len(rel), len(rel))
+            scored = [r for r in rel if not mm.is_empty_prediction(r["prediction"])]
+            if scored:
+                per_rel_f1[relation] = (100.0 * sum(r["f1"] for r in scored) / len(scored), len(scored))
             confs = [r["confidence"] for r in rel if r["confidence"] is not None]
             if confs:
                 per_rel_conf[relation] = (sum(confs) / len(confs), len(confs))
         ups = [u for u in updates if u["fact_class"] == fact_class]
         out[fact_class] = {
             "queries": len(mine),
+            "empty_predictions": sum(mm.is_empty_prediction(r["prediction"]) for r in mine),
             "f1": mm.weighted_type_mean(per_rel_f1) if per_rel_f1 else None,
             "confidence": mm.weighted_type_mean(per_rel_conf) if per_rel_conf else None,
             "f1_per_relation": {r: v[0] for r, v in per_rel_f1.items()},
             "memorised": memorised.get(fact_class, 0),
             "updates": len(ups),
-            "update_success": mm.update_success_rate([u["prediction"] for u in ups], [u["new_object"] for u in ups]) if ups else None,
+            "update_success": mm.update_success_rate([u["prediction"] for u in ups], [u["new_object"] for u in ups],
+                                                     fidelity=config.fidelity) if ups else None,
         }
     return out
 

@@ -29,6 +29,7 @@ from chronoprobe.conflicts.templates import fill, mulan_question
 from chronoprobe.datasets.dynamicqa import PLACEHOLDER, ContextFact
 from chronoprobe.datasets.mulan import MulanQuery, subject_of
 from chronoprobe.errors import DataError
+from chronoprobe.io import read_text
 from chronoprobe.metrics.mulan import shares_no_word
 from chronoprobe.models.base import DecodingParams
 
@@ -159,7 +160,7 @@ def load_context_file(path: Path) -> list[ContextFact]:
     if not path.is_file():
         raise DataError(str(path), "file not found (write one with `chronoprobe conflicts contexts`)")
     facts = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path} line {number}"

@@ -146,11 +146,17 @@ def _mean(values: Sequence[float]) -> float | None:
 
 def summarise_persuasion(rows: Sequence[dict[str, Any]], classes: Sequence[str],
                          no_context_accuracy_classes: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Per class: Eq. 4 / Eq. 5 accuracy, CP (counterfactual items), SE, stubborn/persuaded %, counts."""
+    """Per class: Eq. 4 / Eq. 5 accuracy, CP, SE, stubborn/persuaded %, counts.
+
+    CP is the mean over all with-context items of the class, true-context and
+    counterfactual alike (the paper's tables and the original code); the means over each
+    context type are reported beside it.
+    """
     out: dict[str, dict[str, Any]] = {}
     for fact_class in classes:
         mine = [r for r in rows if r["fact_class"] == fact_class]
         cf = [r for r in mine if r["counterfactual"]]
+        true_ctx = [r for r in mine if not r["counterfactual"]]
         per_fact: dict[str, dict[str, Any]] = {}
         for r in mine:
             per_fact.setdefault(r["fact_id"], r)
@@ -162,7 +168,9 @@ def summarise_persuasion(rows: Sequence[dict[str, Any]], classes: Sequence[str],
             "accuracy_context": _mean([float(r["correct_context"]) for r in mine]),
             "accuracy_no_context": _mean([float(r["correct_no_context"]) for r in per_fact.values()]) if report_no_ctx else None,
             "accuracy_no_context_original": _mean([float(r["correct_no_context_original"]) for r in per_fact.values()]) if report_no_ctx else None,
-            "cp": _mean([r["cp"] for r in cf]),
+            "cp": _mean([r["cp"] for r in mine]),
+            "cp_true_context": _mean([r["cp"] for r in true_ctx]),
+            "cp_counterfactual": _mean([r["cp"] for r in cf]),
             "se_context": _mean([r["se_context"] for r in mine]),
             "se_no_context": _mean([r["se_no_context"] for r in per_fact.values()]),
             "stubborn_pct": 100.0 * _mean([float(r["stubborn"]) for r in cf]) if cf else None,

@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.io import read_text
 from chronoprobe.models.base import Prompt
 
 
@@ -37,7 +38,7 @@ class PromptWording(BaseModel):
         if path is None:
             return cls()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path, f"prompt file {path}"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ConfigError(str(path), f"cannot read the prompt file: {exc}") from None
         if not isinstance(data, dict) or set(data) - set(cls.model_fields):

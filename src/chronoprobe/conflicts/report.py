@@ -24,10 +24,12 @@ def persuasion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
     """Accuracy (Tables 2/8), CP (3/9), SE (4), stubborn/persuaded (5/10) for every model."""
     heads = ["Model", *(_label(c) for c in classes)]
     acc_rows, cp_rows, se_rows, sp_rows = [], [], [], []
+    cp_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in ("all", "true ctx", "counterfactual"))]
     for spec, per_class in summary.items():
         acc_rows.append([spec, *(per_class[c]["accuracy_no_context"] for c in classes)])
         acc_rows.append([f"{spec} w/context", *(per_class[c]["accuracy_context"] for c in classes)])
-        cp_rows.append([spec, *(per_class[c]["cp"] for c in classes)])
+        cp_rows.append([spec, *(per_class[c].get(k) for c in classes
+                                for k in ("cp", "cp_true_context", "cp_counterfactual"))])
         se_rows.append([spec, *(per_class[c]["se_no_context"] for c in classes)])
         se_rows.append([f"{spec} w/context", *(per_class[c]["se_context"] for c in classes)])
         sp_rows.append([spec, *(_pct(per_class[c]["stubborn_pct"]) for c in classes),
@@ -37,7 +39,10 @@ def persuasion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
         f"# {title}", "",
         f"Facts per class: {counts}. Each fact gives a true-context and a counterfactual item.", "",
         "## Accuracy (Eq. 5 without context, Eq. 4 with context)", "", table(heads, acc_rows, digits=3), "",
-        "## Coherent Persuasion (counterfactual contexts)", "", table(heads, cp_rows, digits=3), "",
+        "## Coherent Persuasion", "",
+        "\"all\" is the paper's figure: the mean over every with-context item of the class, true-context "
+        "and counterfactual alike; the means per context type are beside it.", "",
+        table(cp_heads, cp_rows, digits=3), "",
         "## Semantic entropy", "", table(heads, se_rows, digits=3), "",
         "## Stubborn and persuaded instances (counterfactual contexts)", "",
         table(["Model", *(f"% stubborn {_label(c)}" for c in classes), *(f"% persuaded {_label(c)}" for c in classes)],
@@ -50,11 +55,21 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}%"
 
 
+FIDELITY_NOTES = {
+    "corrected": "Scoring: corrected (our fixes to the original code, listed in docs/conflicts.md; "
+                 "`--fidelity original` reproduces the original's numbers).",
+    "original": "Scoring: original (F1, first-token confidence and update success exactly as the original "
+                "code computes them; see docs/conflicts.md).",
+}
+
+
 def completion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str],
-                        title: str) -> str:
+                        title: str, fidelity: str = "corrected") -> str:
     """F1 and confidence (Tables 6/11), update success (Tables 7/9), F1 per relation."""
-    f1_rows, up_rows = [], []
+    f1_rows, up_rows, empty_rows = [], [], []
     for spec, per_class in summary.items():
+        empty_rows.append([spec, *(f'{per_class[c].get("empty_predictions", 0)} of {per_class[c]["queries"]}'
+                                   for c in classes)])
         f1_rows.append([spec, *(v for c in classes for v in (per_class[c]["f1"], per_class[c]["confidence"]))])
         up_rows.append([spec, *(per_class[c]["update_success"] for c in classes),
                         *(f'{per_class[c]["updates"]} of {per_class[c].get("memorised", "?")}' for c in classes)])
@@ -65,9 +80,11 @@ def completion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
             for relation, value in sorted(per_class[c]["f1_per_relation"].items()):
                 rel_rows.append([spec, _label(c), relation, value])
     parts = [
-        f"# {title}", "",
+        f"# {title}", "", FIDELITY_NOTES[fidelity], "",
         "## F1 (x100, relations weighted by example counts) and first-token confidence", "",
         table(f1_heads, [[r[0], *(_round(v, i) for i, v in enumerate(r[1:]))] for r in f1_rows], digits=2), "",
+        "F1 leaves out queries with an empty prediction (as the original does); confidence counts them as 0.", "",
+        table(["Model", *(f"empty predictions {_label(c)}" for c in classes)], empty_rows), "",
         "## Update success rate (memorised facts)", "",
         table(["Model", *(_label(c) for c in classes), *(f"updates/memorised {_label(c)}" for c in classes)], up_rows,
               digits=3), "",

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chronoprobe import publish
 from chronoprobe.cache import CachedModel
 from chronoprobe.conflicts import completion as comp
 from chronoprobe.conflicts import persuasion as pers
@@ -25,6 +26,7 @@ from chronoprobe.datasets import mulan as ml
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.judges import JudgeChoice
+from chronoprobe.metrics import mulan as mm
 from chronoprobe.provenance import Provenance
 
 Dataset = Literal["dynamicqa", "mulan"]
@@ -129,20 +131,21 @@ def run(
             summary[model.info.spec] = comp.summarise_completion(completion_rows, updates, classes, config.completion)
         decoding = config.completion.decoding().model_dump(mode="json")
         seeds = [config.completion.seed]
-        extra["truncate_f1"] = config.completion.truncate_f1
-        body = report.completion_markdown(summary, classes, title)
+        extra["fidelity"] = config.completion.fidelity
+        extra["f1_truncation"] = mm.f1_truncation(config.completion.fidelity)
+        body = report.completion_markdown(summary, classes, title, config.completion.fidelity)
     provenance = Provenance(
         models=[m.info for m in models], decoding=decoding, seeds=seeds,
         judge=judge.record if judge is not None and config.methodology == "dynamicqa" else None, extra=extra,
     ).model_dump(mode="json")
     result = {"classes": list(classes), "summary": summary, "provenance": provenance}
-    out = config.out
-    write_jsonl_atomic(out / "items.jsonl", rows)
-    write_json_atomic(out / "summary.json", result)
-    if config.methodology == "dynamicqa":
-        report.cp_bar_plot(summary, classes, out / "cp.png")
-        body += "\n![Coherent Persuasion per class](cp.png)\n"
-    write_text_atomic(out / "report.md", report.full_report(body, provenance))
+    with publish.staged(config.out, "conflicts run") as out:
+        write_jsonl_atomic(out / "items.jsonl", rows)
+        write_json_atomic(out / "summary.json", result)
+        if config.methodology == "dynamicqa":
+            report.cp_bar_plot(summary, classes, out / "cp.png")
+            body += "\n![Coherent Persuasion per class](cp.png)\n"
+        write_text_atomic(out / "report.md", report.full_report(body, provenance))
     return result
 
 

@@ -9,12 +9,14 @@
 from __future__ import annotations
 
 import csv
+import io
 import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.errors import DataError
+from chronoprobe.io import read_text
 
 
 class StatementTemplates(BaseModel):
@@ -33,17 +35,16 @@ def load_converted_templates(path: Path) -> list[StatementTemplates]:
     if not path.is_file():
         raise DataError(str(path), "file not found")
     grouped: dict[str, tuple[str, list[str]]] = {}
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        for number, row in enumerate(reader, start=1):
-            where = f"{path} row {number}"
-            relation, question, statement = (row.get(k) or "" for k in ("relation", "question", "statement"))
-            if not relation.strip() or "[X]" not in question or "[X]" not in statement or "[Y]" not in statement:
-                raise DataError(where, "needs relation, a question with [X] and a statement with [X] and [Y]")
-            entry = grouped.setdefault(relation.strip(), (question.strip(), []))
-            if entry[0] != question.strip():
-                raise DataError(where, f"relation {relation} has two question templates")
-            entry[1].append(statement.strip())
+    reader = csv.DictReader(io.StringIO(read_text(path, encoding="utf-8-sig"), newline=""))
+    for number, row in enumerate(reader, start=1):
+        where = f"{path} row {number}"
+        relation, question, statement = (row.get(k) or "" for k in ("relation", "question", "statement"))
+        if not relation.strip() or "[X]" not in question or "[X]" not in statement or "[Y]" not in statement:
+            raise DataError(where, "needs relation, a question with [X] and a statement with [X] and [Y]")
+        entry = grouped.setdefault(relation.strip(), (question.strip(), []))
+        if entry[0] != question.strip():
+            raise DataError(where, f"relation {relation} has two question templates")
+        entry[1].append(statement.strip())
     return [StatementTemplates(relation=r, question=q, statements=tuple(s)) for r, (q, s) in grouped.items()]
 
 

@@ -15,6 +15,7 @@ answer (``obj``), and the counterfactual context filled with the substitute
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -24,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.io import read_text
 
 PLACEHOLDER = "[ENTITY]"
 HUB_ID = "copenlu/dynamicqa"
@@ -152,11 +154,10 @@ def parse_rows(rows: Iterable[dict[str, str | None]], fact_class: str, source: s
 def read_csv(path: Path, fact_class: str) -> list[ContextFact]:
     if not path.is_file():
         raise DataError(str(path), "file not found")
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None:
-            raise DataError(str(path), "empty file")
-        return parse_rows(reader, fact_class, str(path))
+    reader = csv.DictReader(io.StringIO(read_text(path, encoding="utf-8-sig"), newline=""))
+    if reader.fieldnames is None:
+        raise DataError(str(path), "empty file")
+    return parse_rows(reader, fact_class, str(path))
 
 
 def _hub_files(hub_id: str) -> dict[str, Path]:

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.io import read_text
 
 QUERIES_HUB_ID = "coastalcph/fm_queries"
 ALIASES_HUB_ID = "coastalcph/fm_aliases"
@@ -83,7 +84,7 @@ def _read_json_rows(path: Path) -> list[tuple[str, Any]]:
     """(where, parsed object) for a JSONL file or a JSON list."""
     if not path.is_file():
         raise DataError(str(path), "file not found")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
@@ -155,8 +156,8 @@ def _hub_rows(hub_id: str) -> Iterable[dict[str, Any]]:
     try:
         import datasets  # type: ignore[import-not-found]
     except ImportError:
-        raise ConfigError(f"dataset {hub_id}", "loading from the hub needs the `datasets` package and network; "
-                          "pass --data <local file in the same format> instead") from None
+        raise ConfigError(f"dataset {hub_id}", "loading from the hub needs the optional `datasets` package "
+                          "(pip install 'chronoprobe[hub]') and network; or pass a local file in the same format") from None
     try:
         return list(datasets.load_dataset(hub_id)["train"])
     except Exception as exc:  # network and hub errors come in many types
@@ -172,7 +173,7 @@ def load_aliases(source: str | Path) -> dict[str, list[str]]:
         path = Path(source).expanduser()
         if not path.is_file():
             raise DataError(str(path), "file not found")
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
         if text.lstrip().startswith("{") and "\n{" not in text.strip():
             try:
                 data = json.loads(text)
@@ -198,7 +199,7 @@ def load_templates(path: Path) -> dict[str, list[str]]:
     if not path.is_file():
         raise DataError(str(path), "file not found")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path} line {exc.lineno}", f"invalid JSON ({exc.msg})") from None
     templates: dict[str, list[str]] = {}

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from chronoprobe.errors import DataError
+from chronoprobe.io import read_text
 from chronoprobe.recency.taxonomy import RecencyClass, Stationarity, parse_label
 
 DEFAULT_HUB_FILE = "Dataset/RecencyQA.json"
@@ -147,7 +148,7 @@ def load_recencyqa(source: str | Path) -> list[RecencyItem]:
         if not path.is_file():
             raise DataError(where, "no such file (give the RecencyQA JSON file, or hf:<owner>/<repo>)")
     try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
+        rows = json.loads(read_text(path, where))
     except json.JSONDecodeError as exc:
         raise DataError(f"{where} line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
     return parse_items(rows, where)

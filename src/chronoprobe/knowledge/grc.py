@@ -16,6 +16,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from chronoprobe.errors import DataError
+from chronoprobe.io import read_text
 from chronoprobe.knowledge.types import (
     Category,
     Fact,
@@ -121,7 +122,7 @@ def load_grc(path: Path) -> tuple[list[Fact], dict[str, FactAnswers]]:
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except (OSError, ValueError) as exc:
         raise DataError(str(path), f"cannot read DyKnow JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -8,6 +8,8 @@ package, so a user can re-fetch without losing the pinned default.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -16,10 +18,12 @@ from pydantic import BaseModel, ValidationError
 
 from chronoprobe import paths
 from chronoprobe.errors import DataError
-from chronoprobe.io import write_json_atomic
+from chronoprobe.io import read_text
+from chronoprobe.io import write_text_atomic
 from chronoprobe.knowledge.types import FactAnswers, Snapshot, Statement
 
 DEFAULT_SNAPSHOT = "dyknow-2023-12-18"
+MAX_NAME_LENGTH = 120
 
 
 def shipped_dir() -> Path:
@@ -29,14 +33,70 @@ def shipped_dir() -> Path:
 def _valid_name(name: str) -> str:
     if not name or any(ch in name for ch in "/\\") or name.startswith("."):
         raise DataError(f"snapshot name {name!r}", "must be a plain file name (no slashes, not hidden)")
+    if len(name) > MAX_NAME_LENGTH:
+        raise DataError(f"snapshot name {name[:40]!r}...", f"is {len(name)} characters long (at most {MAX_NAME_LENGTH})")
+    if not name.isprintable():
+        raise DataError(f"snapshot name {name!r}", "must not contain control characters")
     return name
 
 
-def save_snapshot(snapshot: Snapshot, dir: Path | None = None) -> Path:
-    """Write ``<dir>/<name>.json`` atomically (default dir: the user snapshot directory)."""
+def snapshot_path(name: str, dir: Path | None = None) -> Path:
+    """Where ``save_snapshot`` puts a snapshot called ``name`` (default dir: the user snapshot directory)."""
     target = Path(dir) if dir is not None else paths.snapshot_dir()
-    path = target / f"{_valid_name(snapshot.name)}.json"
-    write_json_atomic(path, snapshot.model_dump(mode="json", exclude_none=True))
+    return target / f"{_valid_name(name)}.json"
+
+
+def unused_name(base: str, dir: Path | None = None) -> str:
+    """``base``, or ``base-2``, ``base-3`` ... : the first name with no snapshot file yet in ``dir``."""
+    name, number = base, 1
+    while snapshot_path(name, dir).exists():
+        number += 1
+        name = f"{base}-{number}"
+    return name
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write ``path`` only if it does not exist yet, atomically (a hard link never replaces a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: check, then rename
+            if path.exists():
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def save_snapshot(snapshot: Snapshot, dir: Path | None = None, *, replace: bool = False) -> Path:
+    """Write ``<dir>/<name>.json`` atomically (default dir: the user snapshot directory).
+
+    An existing snapshot of that name is never overwritten unless ``replace``
+    is given: ``DataError`` instead, before anything is written.
+    """
+    path = snapshot_path(snapshot.name, dir)
+    text = json.dumps(snapshot.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n"
+    try:
+        if replace:
+            write_text_atomic(path, text)
+        else:
+            _write_new(path, text)
+    except FileExistsError:
+        raise DataError(
+            f"snapshot {snapshot.name!r}",
+            f"{path} already exists; refusing to overwrite it (use --replace, or another --name)",
+        ) from None
+    except OSError as exc:
+        raise DataError(str(path), f"cannot write the snapshot ({exc.strerror or exc})") from None
     return path
 
 
@@ -88,7 +148,7 @@ def load_snapshot(name_or_path: str | None = None) -> Snapshot:
     """Load a snapshot: None = the shipped default; a name (user dir, then shipped); or a file path."""
     path = resolve_snapshot(name_or_path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except OSError as exc:
         raise DataError(str(path), f"cannot read snapshot: {exc.strerror or exc}") from None
     except ValueError as exc:

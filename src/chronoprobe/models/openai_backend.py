@@ -10,12 +10,10 @@ and ``token_ids`` stay empty because the API returns token strings, not ids.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import math
 import os
 import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,7 +21,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from chronoprobe.errors import ConfigError, EndpointError
 from chronoprobe.models.base import (
@@ -36,6 +34,7 @@ from chronoprobe.models.base import (
     Sample,
     require,
 )
+from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries
 
 
 class OpenAIConfig(BaseModel):
@@ -51,9 +50,9 @@ class OpenAIConfig(BaseModel):
     """Name of the environment variable holding the key (the key itself is never stored)."""
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(4, ge=0, le=20)
-    """Retries after the first attempt, for 429, 5xx, timeouts and connection errors."""
+    """Retries after the first attempt, for 429, 5xx, timeouts and connection errors (see chronoprobe.retry)."""
     backoff_base_s: float = Field(1.0, ge=0)
-    """Wait before retry k (0-based) is ``backoff_base_s * 2**k`` unless the server sends Retry-After."""
+    """Wait before retry k (1-based) is ``backoff_base_s * 2**(k-1)`` unless the server sends Retry-After."""
     backoff_max_s: float = Field(30.0, ge=0)
     max_retry_after_s: float = Field(120.0, ge=0)
     """A Retry-After longer than this fails at once instead of stalling the run."""
@@ -64,6 +63,16 @@ class OpenAIConfig(BaseModel):
     wave_size: int | None = Field(None, ge=1)
     """Prompts per wave between cache writes; default ``concurrency * 4``."""
     spec: str | None = None
+    api_key: SecretStr | None = Field(None, exclude=True, repr=False)
+    """A key given in the spec's URL (``http://user:KEY@host/v1``); sent instead of $api_key_env, never recorded."""
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            max_retries=self.max_retries,
+            backoff_s=self.backoff_base_s,
+            max_backoff_s=self.backoff_max_s,
+            max_retry_after_s=self.max_retry_after_s,
+        )
 
 
 @dataclass
@@ -126,13 +135,6 @@ class _CompletionResponse(_Lenient):
     choices: list[_CompletionChoice]
 
 
-class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
 def _first_line(text: str, limit: int = 200) -> str:
     line = next((part.strip() for part in text.strip().splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 3] + "..."
@@ -151,22 +153,6 @@ def _server_message(response: httpx.Response) -> str:
         if isinstance(error, str):
             return _first_line(error)
     return _first_line(json.dumps(body))
-
-
-def _parse_retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    if math.isnan(seconds):
-        return None
-    return max(0.0, seconds)
 
 
 def _public_endpoint(base_url: str) -> str:
@@ -208,11 +194,16 @@ class OpenAIBackend(Backend):
     """One HTTP request per prompt (``n`` samples in it), ``concurrency`` requests in flight."""
 
     def __init__(self, config: OpenAIConfig, *, transport: httpx.BaseTransport | None = None) -> None:
-        where = f"model {config.spec or config.model}"
-        if not config.base_url.startswith(("http://", "https://")):
-            raise ConfigError(where, f"base URL {config.base_url!r} must start with http:// or https://")
+        from chronoprobe.models.registry import redact_spec, split_userinfo
+
+        spec = redact_spec(config.spec) if config.spec else None
+        where = f"model {spec or config.model}"
+        base_url, url_key = split_userinfo(config.base_url)  # credentials never reach a message or a record
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(where, f"base URL {base_url!r} must start with http:// or https://")
         self.config = config
-        self.base_url = config.base_url.rstrip("/")
+        self._retry = config.retry_policy()
+        self.base_url = base_url.rstrip("/")
         self.endpoint = f"{self.base_url}/{'chat/completions' if config.mode == 'chat' else 'completions'}"
         self.capabilities = frozenset(
             {
@@ -225,7 +216,9 @@ class OpenAIBackend(Backend):
             | ({Capability.CHAT_TEMPLATE} if config.mode == "chat" else set())
         )
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        api_key = os.environ.get(config.api_key_env, "").strip()
+        if config.api_key is not None:
+            url_key = config.api_key.get_secret_value()
+        api_key = url_key or os.environ.get(config.api_key_env, "").strip()
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         timeout = httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, 10.0))
@@ -233,7 +226,7 @@ class OpenAIBackend(Backend):
         self._client = httpx.Client(headers=headers, timeout=timeout, limits=limits, transport=transport)
         self._info_lock = threading.Lock()
         self._info = BackendInfo(
-            spec=config.spec or f"openai:{config.model}@{self.base_url}",
+            spec=spec or f"openai:{config.model}@{self.base_url}",
             backend="openai",
             model_id=config.model,
             revision=f"api@{_public_endpoint(self.base_url)}",
@@ -345,6 +338,7 @@ class OpenAIBackend(Backend):
         return Sample(
             text=choice.text,
             token_logprobs=logprobs,
+            tokens=choice.tokens if logprobs is not None else None,
             finish_reason=choice.finish,
             first_token_prob=math.exp(logprobs[0]) if params.first_token_prob and logprobs else None,
         )
@@ -357,41 +351,27 @@ class OpenAIBackend(Backend):
         return choices
 
     def _post(self, body: dict[str, Any], abort: threading.Event) -> Any:
-        attempts = self.config.max_retries + 1
-        last = ""
-        for attempt in range(attempts):
+        def attempt() -> Any:
             if abort.is_set():
                 raise EndpointError(self.endpoint, "cancelled after another request failed")
-            try:
-                return self._attempt(body)
-            except _Retryable as retry:
-                last = retry.reason
-                if attempt == attempts - 1:
-                    break
-                wait = min(self.config.backoff_base_s * 2**attempt, self.config.backoff_max_s)
-                if retry.retry_after is not None:
-                    if retry.retry_after > self.config.max_retry_after_s:
-                        raise EndpointError(
-                            self.endpoint, f"{last}; the server asks to retry after {retry.retry_after:.0f} s"
-                        ) from None
-                    wait = retry.retry_after
-                if abort.wait(wait):
-                    raise EndpointError(self.endpoint, "cancelled after another request failed") from None
-        plural = "attempt" if attempts == 1 else "attempts"
-        raise EndpointError(self.endpoint, f"{last} (gave up after {attempts} {plural})")
+            return self._attempt(body)
+
+        def sleep(seconds: float) -> None:
+            if abort.wait(seconds):
+                raise EndpointError(self.endpoint, "cancelled after another request failed")
+
+        return call_with_retries(attempt, self._retry, where=self.endpoint, sleep=sleep)
 
     def _attempt(self, body: dict[str, Any]) -> Any:
         try:
             response = self._client.post(self.endpoint, json=body)
         except httpx.TimeoutException:
-            raise _Retryable(f"no response within {self.config.timeout_s:g} s") from None
+            raise Retryable(f"no response within {self.config.timeout_s:g} s") from None
         except httpx.TransportError as exc:
-            raise _Retryable(f"connection failed ({type(exc).__name__}: {_first_line(str(exc), 120)})") from None
+            raise Retryable(f"connection failed ({type(exc).__name__}: {_first_line(str(exc), 120)})") from None
         status = response.status_code
         if status == 429 or status >= 500:
-            raise _Retryable(
-                f"HTTP {status}: {_server_message(response)}", _parse_retry_after(response.headers.get("Retry-After"))
-            )
+            raise Retryable(f"HTTP {status}: {_server_message(response)}", response.headers.get("Retry-After"))
         if status >= 400:
             hint = f" (is ${self.config.api_key_env} set and valid?)" if status in (401, 403) else ""
             raise EndpointError(self.endpoint, f"HTTP {status}: {_server_message(response)}{hint}")

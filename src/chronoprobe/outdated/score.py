@@ -4,7 +4,7 @@ Input: a folder with ``<category>_answers.json`` files, each
 ``subject → [attribute →] {"answers": {prompt key: text}, "questions": {prompt key: prompt}}``
 (the layout of the original DyKnow ``models_output/results/<model>/``).
 
-Output, written atomically into ``out_dir``:
+Output, staged and published as a whole into ``out_dir`` (:mod:`chronoprobe.publish`):
 
 - ``<category>_answer_sheet.json``: ``subject → [attribute →] prompt key → verdict`` with the
   original's verdict names (``correct|outdated|irrelevant|ambiguous``), for every prompt key;
@@ -26,7 +26,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from chronoprobe import publish
 from chronoprobe.errors import DataError
+from chronoprobe.io import read_text
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic
 from chronoprobe.knowledge.types import FactAnswers
 from chronoprobe.metrics.dyknow import (
@@ -113,7 +115,7 @@ def fact_id_of(category: str, subject: str, attribute: str | None) -> str:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text(path))
     except OSError as exc:
         raise DataError(str(path), f"cannot read ({exc.strerror or exc})") from None
     except ValueError as exc:
@@ -355,9 +357,9 @@ def score_generations(
             },
         ),
     )
-    out_dir = Path(out_dir)
-    for category, items in by_category.items():
-        write_json_atomic(out_dir / f"{category}_answer_sheet.json", answer_sheet(items))
-    write_jsonl_atomic(out_dir / "classifications.jsonl", (_classification_row(i) for i in everything))
-    write_json_atomic(out_dir / "summary.json", summary.model_dump(mode="json"))
+    with publish.staged(Path(out_dir), "outdated score") as staging:
+        for category, items in by_category.items():
+            write_json_atomic(staging / f"{category}_answer_sheet.json", answer_sheet(items))
+        write_jsonl_atomic(staging / "classifications.jsonl", (_classification_row(i) for i in everything))
+        write_json_atomic(staging / "summary.json", summary.model_dump(mode="json"))
     return summary

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chronoprobe.knowledge.types import Statement
@@ -20,7 +20,10 @@ from chronoprobe.outdated.audit import ResponseRecord
 ALL = "all"
 
 
-def _group(records: Sequence[ResponseRecord], verdict_of: Callable[[ResponseRecord], str | None]) -> dict[str, Any]:
+def _group(
+    records: Sequence[ResponseRecord], verdict_of: Callable[[ResponseRecord], str | None], no_gold: int = 0
+) -> dict[str, Any]:
+    """Rates over the judged facts only; ``no_gold`` (facts without gold answers) is reported beside them."""
     by_fact: dict[str, list[str]] = defaultdict(list)
     classified: dict[str, list[Classification]] = defaultdict(list)
     per_prompt: dict[int, Counter[str]] = defaultdict(Counter)
@@ -38,6 +41,7 @@ def _group(records: Sequence[ResponseRecord], verdict_of: Callable[[ResponseReco
     inconsistent = inconsistent_facts(classified)
     return {
         "facts": facts,
+        "no_gold": no_gold,
         "per_prompt": {str(i): {v: per_prompt[i][v] for v in VERDICTS} for i in sorted(per_prompt)},
         "soft_constraint": {v: soft_counts[v] for v in VERDICTS},
         "soft_constraint_pct": {v: 100.0 * soft_counts[v] / facts if facts else 0.0 for v in VERDICTS},
@@ -49,13 +53,23 @@ def _group(records: Sequence[ResponseRecord], verdict_of: Callable[[ResponseReco
     }
 
 
-def summarize_model(records: Sequence[ResponseRecord], *, with_as_of: bool) -> dict[str, Any]:
-    """Tables for one model: per category and overall, now and (optionally) as of a date."""
-    categories = sorted({r.category for r in records})
-    now = {c: _group([r for r in records if r.category == c], lambda r: r.verdict) for c in categories}
-    now[ALL] = _group(records, lambda r: r.verdict)
+def summarize_model(
+    records: Sequence[ResponseRecord], *, with_as_of: bool, no_gold: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Tables for one model: per category and overall, now and (optionally) as of a date.
+
+    ``no_gold`` maps the facts that had no gold answer (so were not asked) to
+    their category: they are counted per category and listed, never rated.
+    """
+    no_gold = dict(no_gold or {})
+    missing = Counter(no_gold.values())
+    missing[ALL] = len(no_gold)
+    categories = sorted({r.category for r in records} | set(no_gold.values()))
+    now = {c: _group([r for r in records if r.category == c], lambda r: r.verdict, missing[c]) for c in categories}
+    now[ALL] = _group(records, lambda r: r.verdict, missing[ALL])
     summary: dict[str, Any] = {
         "per_category": now,
+        "no_gold": sorted(no_gold),
         "facts_to_edit": now[ALL]["facts_to_edit"],
         # One start year per answer matched to a single gold value (up-to-date or outdated).
         "start_years": sorted(
@@ -66,7 +80,7 @@ def summarize_model(records: Sequence[ResponseRecord], *, with_as_of: bool) -> d
     }
     if with_as_of:
         summary["as_of"] = {
-            c: _group([r for r in records if r.category == c or c == ALL], lambda r: r.verdict_as_of)
+            c: _group([r for r in records if r.category == c or c == ALL], lambda r: r.verdict_as_of, missing[c])
             for c in [*categories, ALL]
         }
     return summary

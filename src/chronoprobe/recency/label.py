@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.recencyqa import LabelContext, RecencyItem
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.io import read_text
 from chronoprobe.metrics import recency as m
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.recency.parse import (
@@ -85,7 +86,7 @@ def read_questions(path: Path) -> list[QuestionIn]:
     path = Path(path)
     if not path.is_file():
         raise DataError(str(path), "no such file")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     rows: list[tuple[str, Any]] = []
     if text.lstrip().startswith("["):
         try:

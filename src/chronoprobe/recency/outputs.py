@@ -1,7 +1,8 @@
 """Writing an evaluation's result files: items.jsonl, summary.json, report.md, confusion PNGs.
 
-Everything is computed first and then written atomically, so a failure leaves
-no half-written results.
+Everything is computed first, written into a staging folder and published by
+:mod:`chronoprobe.publish`, so a failure or kill leaves the whole old folder or the
+whole new one, never a mix.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from chronoprobe import publish
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.provenance import Provenance
 from chronoprobe.recency.report import confusion_png, render, slug
@@ -21,15 +23,16 @@ def write_eval_outputs(out: Path, rows: Sequence[dict[str, Any]], provenance: Pr
     summary["provenance"] = provenance.model_dump(mode="json")
     plots: dict[str, str] = {}
     models = {run["model"] for run in summary["runs"]}
-    for run in summary["runs"]:
-        prefix = f"{slug(run['model'])}_" if len(models) > 1 else ""
-        name = f"confusion_{prefix}{run['strategy']}_{run['context_mode']}.png"
-        title = f"{run['model']} · {run['strategy']} · {run['context_mode']} context (n={run['n']})"
-        confusion_png(out / name, run["confusion"], summary["labels"], title)
-        plots[title] = name
-        run["confusion_png"] = name
-    paths = {"items": out / "items.jsonl", "summary": out / "summary.json", "report": out / "report.md"}
-    write_jsonl_atomic(paths["items"], rows)
-    write_json_atomic(paths["summary"], summary)
-    write_text_atomic(paths["report"], render(summary, plots))
-    return paths
+    names = {"items": "items.jsonl", "summary": "summary.json", "report": "report.md"}
+    with publish.staged(out, "recency eval") as staging:
+        for run in summary["runs"]:
+            prefix = f"{slug(run['model'])}_" if len(models) > 1 else ""
+            name = f"confusion_{prefix}{run['strategy']}_{run['context_mode']}.png"
+            title = f"{run['model']} · {run['strategy']} · {run['context_mode']} context (n={run['n']})"
+            confusion_png(staging / name, run["confusion"], summary["labels"], title)
+            plots[title] = name
+            run["confusion_png"] = name
+        write_jsonl_atomic(staging / names["items"], rows)
+        write_json_atomic(staging / names["summary"], summary)
+        write_text_atomic(staging / names["report"], render(summary, plots))
+    return {key: Path(out) / name for key, name in names.items()}

@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.io import read_text
 from chronoprobe.models.base import Prompt
 from chronoprobe.recency.taxonomy import CLASSES, LABEL_LIST_TEXT, RecencyClass
 
@@ -90,7 +91,7 @@ def load_template(path: Path) -> Template:
     path = Path(path).expanduser()
     if not path.is_file():
         raise ConfigError(f"prompt file {path}", "no such file")
-    return parse_template(path.read_text(encoding="utf-8"), str(path))
+    return parse_template(read_text(path, f"prompt file {path}"), str(path))
 
 
 def eval_template(strategy: str, with_context: bool) -> Template:

@@ -1,0 +1,54 @@
+"""Short display names for models: ``--model NAME=SPEC`` or one derived from the spec.
+
+Plots and tables need a name that fits under an axis; the full spec stays in
+the provenance. ``qwen=hf:Qwen/Qwen2.5-0.5B-Instruct`` names the model
+``qwen``; without a name, the last path component of the spec's target is used,
+without revision or file extension (``hf:Qwen/Qwen2.5-0.5B-Instruct@main`` ->
+``Qwen2.5-0.5B-Instruct``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# A name has no ':', '/', '@' or '=', so "openai:m@https://h/v1?a=b" is never mistaken for NAME=SPEC.
+_NAMED = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9_.+-]{0,63})=(?P<spec>.+)", re.DOTALL)
+
+
+def split_model_name(raw: str) -> tuple[str | None, str]:
+    """``"qwen=hf:Qwen/X"`` -> ``("qwen", "hf:Qwen/X")``; a spec without a name -> ``(None, spec)``."""
+    match = _NAMED.fullmatch(raw.strip())
+    if match is None:
+        return None, raw
+    return match["name"], match["spec"].strip()
+
+
+def display_name(spec: str) -> str:
+    """The short name a spec gets when the user gave none."""
+    name, spec = split_model_name(spec)
+    if name:
+        return name
+    kind, sep, rest = spec.strip().partition(":")
+    if not sep:
+        return spec.strip()
+    if kind == "openai":
+        target = rest.partition("@")[0]
+    elif kind in {"hf", "vllm"}:
+        target = rest.rpartition("@")[0] if "@" in rest else rest
+    else:
+        target = rest
+    last = target.rstrip("/").rsplit("/", 1)[-1] or target
+    if kind == "gguf" and last.lower().endswith(".gguf"):
+        last = last[: -len(".gguf")]
+    return last or spec
+
+
+def unique_names(names: Iterable[str]) -> list[str]:
+    """Make repeated display names distinct: ``x``, ``x (2)``, ..."""
+    seen: dict[str, int] = {}
+    result = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        result.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return result

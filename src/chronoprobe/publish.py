@@ -1,0 +1,327 @@
+"""Publishing result folders: never lost, never mixed, never someone else's.
+
+Every command that writes a results folder goes through here:
+
+1. :class:`OutputClaim` (taken by the CLI before any model loads) checks the path,
+   creates missing parents, takes an exclusive lock (``.<name>.lock`` beside the
+   folder, ``fcntl.flock``), recovers from an earlier killed publish, and refuses
+   a folder that is not a chronoprobe report.
+2. :func:`staged` yields an empty staging folder ``.<name>.staging-<pid>-<hex>``
+   beside the target. The writer fills it; the marker file ``.chronoprobe-run`` is
+   written last, so a staging folder with a marker is complete.
+3. Publishing swaps the staging folder with the target in one
+   ``renameat2(RENAME_EXCHANGE)`` call (Linux >= 3.15, most local filesystems), so
+   the path holds the whole old report or the whole new one at every instant; the
+   old one is then deleted. Where the exchange is unsupported, the fallback is
+   rename ``out -> .<name>.old-<pid>-<hex>``, rename ``staging -> out``, delete old.
+   A kill between those two renames leaves no ``out``; the next claim notices the
+   ``.old-*`` sibling and renames it back, so the next run always starts from a
+   whole report (old or new) and never refuses.
+
+Stale staging and old folders are only ever touched under the lock, so they can
+belong to nobody alive and are deleted at the next claim.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as dt
+import errno
+import fcntl
+import json
+import os
+import re
+import secrets
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+
+from chronoprobe.errors import ConfigError
+
+MARKER = ".chronoprobe-run"
+"""File in every folder chronoprobe publishes; its presence marks the folder as ours."""
+
+_held: dict[Path, tuple[OutputClaim, int]] = {}
+_held_guard = threading.Lock()
+
+
+def _key(path: Path) -> Path:
+    return Path(os.path.abspath(path))
+
+
+def _lock_path(out: Path) -> Path:
+    return out.parent / f".{out.name}.lock"
+
+
+def _sibling_pattern(out: Path) -> re.Pattern[str]:
+    return re.compile(rf"^\.{re.escape(out.name)}\.(staging|old)-\d+-[0-9a-f]+$")
+
+
+def _new_sibling(out: Path, kind: str) -> Path:
+    return out.parent / f".{out.name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def is_report_folder(path: Path) -> bool:
+    """A folder chronoprobe wrote: it has our marker, or (older versions) a summary.json with provenance."""
+    if (path / MARKER).is_file():
+        return True
+    summary = path / "summary.json"
+    if not summary.is_file():
+        return False
+    try:
+        data = json.loads(summary.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("provenance"), dict)
+
+
+def _nearest_existing(path: Path) -> Path:
+    current = path
+    while not os.path.lexists(current) and current != current.parent:
+        current = current.parent
+    return current
+
+
+def _ensure_parent(path: Path, option: str) -> None:
+    """Create ``path``'s missing parents; one-line ConfigError naming the option if that cannot work."""
+    where = f"{option} {path}"
+    existing = _nearest_existing(path.parent)
+    if not existing.is_dir():
+        raise ConfigError(where, f"{existing} is a file, not a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(where, f"cannot create folder {path.parent} ({exc.strerror})") from None
+
+
+def _probe_writable(folder: Path, where: str) -> None:
+    """Create and remove a file in ``folder``: the only check that also holds for root and read-only mounts."""
+    probe = folder / f".chronoprobe-probe-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        probe.touch(exist_ok=False)
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(where, f"cannot write in {folder} ({exc.strerror})") from None
+
+
+def check_output_file(path: Path, option: str = "--out") -> None:
+    """Before any work: ``path`` can be written as a file (missing parent folders are created)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{option} {path}", "is a folder; give a file path")
+    _ensure_parent(path, option)
+    _probe_writable(path.parent, f"{option} {path}")
+
+
+def check_output_folder(path: Path, option: str = "--output-dir") -> None:
+    """Before any work: ``path`` is (or can be created as) a folder we can write files in."""
+    path = Path(path)
+    if os.path.lexists(path) and not path.is_dir():
+        raise ConfigError(f"{option} {path}", "is a file, not a folder")
+    _ensure_parent(path, option)
+    try:
+        path.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}", f"cannot create it ({exc.strerror})") from None
+    _probe_writable(path, f"{option} {path}")
+
+
+def _check_target(out: Path, option: str) -> None:
+    if not os.path.lexists(out):
+        return
+    if not out.is_dir():
+        raise ConfigError(f"{option} {out}", "is a file, not a folder")
+    if any(out.iterdir()) and not is_report_folder(out):
+        raise ConfigError(
+            f"{option} {out}", "exists and does not hold an earlier chronoprobe report; refusing to replace it"
+        )
+
+
+def check_output_dir(out: Path, option: str = "--out") -> None:
+    """Read-only check: ``out`` is missing, empty or an earlier report, and its parents can hold it."""
+    out = Path(out)
+    existing = _nearest_existing(out.parent)
+    if not existing.is_dir():
+        raise ConfigError(f"{option} {out}", f"{existing} is a file, not a folder")
+    _check_target(out, option)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def recover(out: Path) -> None:
+    """Undo what a killed publish left beside ``out``; call with the lock held.
+
+    A missing ``out`` with an ``.old-*`` sibling is the fallback path killed between its
+    two renames: the old report goes back. Every other staging or old sibling is stale.
+    """
+    if not out.parent.is_dir():
+        return
+    pattern = _sibling_pattern(out)
+    siblings = [p for p in out.parent.iterdir() if pattern.match(p.name)]
+    if not os.path.lexists(out):
+        olds = [p for p in siblings if ".old-" in p.name and p.is_dir() and not p.is_symlink()]
+        if olds:
+            newest = max(olds, key=lambda p: p.stat().st_ctime)
+            os.rename(newest, out)
+            siblings.remove(newest)
+    for sibling in siblings:
+        _remove(sibling)
+
+
+class OutputClaim:
+    """Exclusive right to (re)write one results folder, from the first check until publishing.
+
+    Taken twice in one process (the CLI claims early, the writer again at publish time)
+    it is shared; in another process or thread it fails with a one-line ConfigError.
+    """
+
+    def __init__(self, out: Path, option: str = "--out") -> None:
+        self.out = _key(Path(out))
+        self.shown = Path(out)
+        self.option = option
+        self._fd: int | None = None
+
+    def __enter__(self) -> OutputClaim:
+        with _held_guard:
+            held = _held.get(self.out)
+            if held is not None:
+                if held[1] != threading.get_ident():
+                    raise ConfigError(self.option, f"another chronoprobe run is writing {self.shown}")
+                self._fd = None  # shared: the first claim keeps the lock
+                return self
+            self._acquire()
+            _held[self.out] = (self, threading.get_ident())
+        try:
+            recover(self.out)
+            _check_target(self.out, self.option)
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._release()
+
+    def _acquire(self) -> None:
+        where = f"{self.option} {self.shown}"
+        _ensure_parent(self.out, self.option)
+        lock = _lock_path(self.out)
+        while True:
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError as exc:
+                raise ConfigError(where, f"cannot write in {self.out.parent} ({exc.strerror})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise ConfigError(self.option, f"another chronoprobe run is writing {self.shown}") from None
+            # The holder before us may have unlinked the lock file on release: then ours is stale.
+            try:
+                same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self._fd = fd
+                return
+            os.close(fd)
+
+    def _release(self) -> None:
+        if self._fd is None:
+            return
+        with _held_guard:
+            _held.pop(self.out, None)
+            try:
+                _lock_path(self.out).unlink(missing_ok=True)  # while still locked, see _acquire
+            finally:
+                os.close(self._fd)
+                self._fd = None
+
+
+USE_EXCHANGE = True
+"""Tests set this False to exercise the two-rename fallback."""
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _libc_renameat2() -> object | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    func = getattr(libc, "renameat2", None)
+    if func is not None:
+        func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        func.restype = ctypes.c_int
+    return func
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two existing paths; False where the system or filesystem cannot."""
+    func = _libc_renameat2()
+    if func is None:
+        return False
+    result = func(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)  # type: ignore[operator]
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+def publish(staging: Path, out: Path) -> None:
+    """Move a complete staging folder to ``out``, replacing what is there; call with the lock held."""
+    if not os.path.lexists(out):
+        os.rename(staging, out)
+        return
+    if USE_EXCHANGE and exchange(staging, out):
+        _remove(staging)  # now holds the old report
+        return
+    old = _new_sibling(out, "old")
+    os.rename(out, old)
+    os.rename(staging, out)
+    _remove(old)
+
+
+def _write_marker(folder: Path, kind: str) -> None:
+    from chronoprobe.models.registry import strip_url_credentials  # a key in a model URL is never recorded
+
+    record = {
+        "kind": kind,
+        "written": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "command": strip_url_credentials(" ".join(sys.argv)),
+    }
+    (folder / MARKER).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+@contextmanager
+def staged(out: Path, kind: str, option: str = "--out") -> Iterator[Path]:
+    """Yield an empty folder to write a results folder in; publish it as ``out`` if the block succeeds.
+
+    If the block raises, ``out`` keeps what it held and the staging folder is removed.
+    """
+    out = Path(out)
+    with OutputClaim(out, option) as claim:
+        staging = _new_sibling(claim.out, "staging")
+        staging.mkdir()
+        try:
+            yield staging
+            _write_marker(staging, kind)
+            publish(staging, claim.out)
+        finally:
+            if os.path.lexists(staging):
+                _remove(staging)

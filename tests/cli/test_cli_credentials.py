@@ -1,0 +1,98 @@
+"""Credentials in an ``openai:`` spec's URL are used for the request but never recorded or printed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from chronoprobe.cli.main import main
+from chronoprobe.models.base import Backend, BackendInfo, Capability, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.registry import parse_model_spec, redact_spec
+from chronoprobe.testing.openai_server import OpenAIServer
+
+SECRET = "sk-Zq81TopSecretKey"
+
+
+class Echo(Backend):
+    capabilities = frozenset({Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
+
+    def __init__(self) -> None:
+        self._info = BackendInfo(spec="echo", backend="echo", model_id="echo", revision="0", chat_template=True)
+
+    @property
+    def info(self) -> BackendInfo:
+        return self._info
+
+    def render(self, prompt: Prompt) -> str:
+        return prompt.text if prompt.text is not None else (prompt.messages or ())[-1].content
+
+    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
+        return [
+            Generation(rendered_prompt=self.render(p), samples=[Sample(text=" Paris", token_ids=[1])] * params.n)
+            for p in prompts
+        ]
+
+    def token_strings(self, ids: Sequence[int]) -> list[str]:
+        return [f"t{i}" for i in ids]
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
+    capsys.readouterr()
+    code: object = 0
+    try:
+        main()
+    except SystemExit as stopped:
+        code = stopped.code
+    captured = capsys.readouterr()
+    return (code if isinstance(code, int) else 1), captured.out + captured.err
+
+
+def _all_text(folder: Path) -> str:
+    return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [
+        (f"openai:m@http://user:{SECRET}@127.0.0.1:8000/v1", "openai:m@http://127.0.0.1:8000/v1"),
+        (f"openai:m@https://{SECRET}@api.example.org/v1", "openai:m@https://api.example.org/v1"),
+        ("openai:m@http://127.0.0.1:8000/v1", "openai:m@http://127.0.0.1:8000/v1"),
+        ("hf:org/model@v1", "hf:org/model@v1"),
+    ],
+)
+def test_spec_is_recorded_without_userinfo(spec, shown):
+    assert redact_spec(spec) == shown
+    parsed = parse_model_spec(spec)
+    assert SECRET not in parsed.raw and SECRET not in (parsed.base_url or "")
+
+
+def test_key_in_url_is_used_but_never_written_or_printed(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    out = tmp_path / "report"
+    with OpenAIServer(Echo(), model_name="echo", api_key=SECRET) as server:
+        spec = f"openai:echo@http://user:{SECRET}@127.0.0.1:{server.port}/v1"
+        code, printed = _run(monkeypatch, capsys, ["outdated", "run", "--model", spec, "--limit", "2",
+                                                   "--out", str(out), "--cache", str(tmp_path / "c.sqlite")])
+        assert code == 0, printed
+        assert server.stats.count > 0  # the key from the URL authenticated the requests
+    assert (out / "summary.json").is_file() and (out / "responses.jsonl").is_file() and (out / "report.md").is_file()
+    assert SECRET not in _all_text(out)
+    assert SECRET not in printed
+    assert f"127.0.0.1:{server.port}" in (out / "summary.json").read_text()
+    assert SECRET.encode() not in (tmp_path / "c.sqlite").read_bytes()
+
+
+def test_key_in_url_stays_out_of_error_messages(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    with OpenAIServer(Echo(), model_name="echo", api_key="a-different-key") as server:
+        spec = f"openai:echo@http://user:{SECRET}@127.0.0.1:{server.port}/v1"
+        code, printed = _run(monkeypatch, capsys, ["outdated", "run", "--model", spec, "--limit", "1",
+                                                   "--out", str(tmp_path / "r"), "--cache", str(tmp_path / "c.sqlite")])
+    assert code == 2, printed
+    assert "401" in printed and SECRET not in printed

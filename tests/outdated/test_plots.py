@@ -1,0 +1,88 @@
+"""The outdated report's figures survive real model names and stray start years."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chronoprobe.metrics.dyknow import VERDICTS
+from chronoprobe.models.names import display_name, split_model_name, unique_names
+from chronoprobe.outdated.plots import recency_figure, verdicts_figure
+from chronoprobe.outdated.report import plot_recency, plot_verdicts
+
+LONG = "hf:meta-llama/Meta-Llama-3.1-8B-Instruct-abliterated-very-long-fine-tune-name@0123456789abcdef"
+CATEGORIES = ["countries_byGDP", "athletes_byPayment", "companies_byRevenue", "organizations"]
+
+
+def _summary(years: list[int], name: str | None = None) -> dict[str, Any]:
+    shares = dict(zip(VERDICTS, (40.0, 30.0, 20.0, 10.0), strict=True))
+    summary: dict[str, Any] = {
+        "start_years": years,
+        "per_category": {c: {"facts": 10, "soft_constraint_pct": shares} for c in CATEGORIES},
+    }
+    if name:
+        summary["name"] = name
+    return summary
+
+
+@pytest.fixture()
+def per_model() -> dict[str, dict[str, Any]]:
+    typical = [2015, 2016, 2017, 2018, 2018, 2019, 2019, 2020, 2020, 2021, 2021, 2022]
+    return {
+        LONG: _summary([*typical, 1513]),
+        "qwen-spec": _summary([2016, 2018, 2019, 2020, 2021, 2022, 2023], name="qwen"),
+        "smollm2": _summary([]),
+    }
+
+
+def test_display_names() -> None:
+    assert split_model_name("qwen=hf:Qwen/Qwen2.5-0.5B-Instruct") == ("qwen", "hf:Qwen/Qwen2.5-0.5B-Instruct")
+    assert split_model_name("openai:m@https://h/v1?api-version=1") == (None, "openai:m@https://h/v1?api-version=1")
+    assert display_name("hf:Qwen/Qwen2.5-0.5B-Instruct@main") == "Qwen2.5-0.5B-Instruct"
+    assert display_name("gguf:/models/tiny.Q4_K_M.gguf") == "tiny.Q4_K_M"
+    assert display_name("openai:gpt-4o-mini@https://api.openai.com/v1") == "gpt-4o-mini"
+    assert display_name("vllm:org/model@rev") == "model" and display_name("smollm2") == "smollm2"
+    assert unique_names(["a", "a", "b"]) == ["a", "a (2)", "b"]
+
+
+def test_recency_axis_is_whole_years_and_ignores_a_1513_outlier(per_model) -> None:
+    fig = recency_figure(per_model)
+    ax = fig.axes[0]
+    bottom, top = ax.get_ylim()
+    assert 2005 <= bottom <= 2015 and 2023 <= top <= 2030  # the box is not squashed by 1513
+    ticks = [t for t in ax.get_yticks() if bottom <= t <= top]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+    notes = [t.get_text() for t in ax.texts]
+    assert any("earliest 1513" in n for n in notes) and any("no matched" in n for n in notes)
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[1] == "qwen" and labels[2] == "smollm2"
+    assert all(len(line) <= 22 for label in labels for line in label.splitlines())
+
+
+def test_verdicts_use_short_labels_and_keep_a_real_plot_area(per_model) -> None:
+    fig = verdicts_figure(per_model)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels][1:] == ["qwen", "smollm2"]
+    assert all(len(line) <= 28 for ax in panels for line in ax.get_title().splitlines())
+    fig.canvas.draw()
+    for ax in panels:
+        assert [t.get_text() for t in ax.get_xticklabels()] == CATEGORIES
+        assert ax.get_window_extent().height / fig.dpi > 1.8  # inches: a plot, not a strip
+
+
+def test_files_are_written_as_png_and_svg_with_a_tight_box(per_model, tmp_path: Path) -> None:
+    plot_recency(per_model, tmp_path / "recency.png")
+    plot_verdicts(per_model, tmp_path / "verdicts.png")
+    for stem in ("recency", "verdicts"):
+        assert (tmp_path / f"{stem}.png").stat().st_size > 5000
+        svg = (tmp_path / f"{stem}.svg").read_text(encoding="utf-8")
+        assert svg.lstrip().startswith("<?xml") and "</svg>" in svg
+    svg = (tmp_path / "recency.svg").read_text(encoding="utf-8")
+    assert "How recent are the facts" in svg and "earliest 1513" in svg
+    year_labels = re.findall(r">(\d{4}(?:\.\d+)?)<", svg)
+    assert year_labels and all("." not in y for y in year_labels)
+    # the title is inside the saved picture: the tight box is at least as wide as the title text
+    assert "qwen" in svg and LONG not in svg
