@@ -320,3 +320,30 @@ def test_failed_live_query_leaves_only_the_error_on_a_terminal(tmp_path, monkeyp
     shown = _screen(screen.getvalue())
     assert code == 2
     assert len(shown) == 1 and shown[0].startswith("error: ") and wdqs.url in shown[0], shown
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_uncached_hub_model_fails_fast_when_the_hub_is_out_of_reach(tmp_path, offline):
+    import os
+    import subprocess
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k not in {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"}}
+    env["HF_HUB_CACHE"] = str(tmp_path / "hub")  # nothing cached
+    env["CHRONOPROBE_HOME"] = str(tmp_path / "home")
+    if offline:
+        env["HF_HUB_OFFLINE"] = "1"
+    else:
+        env["HF_ENDPOINT"] = "http://127.0.0.1:9"  # nothing listens there: the hub is unreachable
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "chronoprobe.cli.main", "outdated", "run", "--model", "hf:nonexistent-org/nonexistent-model",
+         "--limit", "1", "--out", str(tmp_path / "r"), "--cache", str(tmp_path / "c.sqlite")],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    elapsed = time.monotonic() - started
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and "hf:nonexistent-org/nonexistent-model" in lines[0], result.stderr
+    assert ("HF_HUB_OFFLINE" if offline else "cannot be reached") in lines[0]
+    assert elapsed < 15, f"took {elapsed:.1f} s"

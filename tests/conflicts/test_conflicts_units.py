@@ -88,3 +88,13 @@ def test_class_cp_is_the_mean_over_all_items_with_the_split_beside_it():
     report = persuasion_markdown({"m": {"static": static}}, ["static"], "t")
     assert "| Model | Static all | Static true ctx | Static counterfactual |" in report
     assert "| m | 0.850 | 0.200 | 1.500 |" in report
+
+
+def test_completion_report_names_its_fidelity():
+    from chronoprobe.conflicts.report import completion_markdown
+
+    summary = {"m": {"c": {"f1": 50.0, "confidence": 0.45, "f1_per_relation": {"P1": 50.0}, "memorised": 1,
+                           "updates": 1, "update_success": 1.0, "queries": 4, "empty_predictions": 1}}}
+    assert "Scoring: original" in completion_markdown(summary, ["c"], "t", "original")
+    report = completion_markdown(summary, ["c"], "t")
+    assert "Scoring: corrected" in report and "| m | 1 of 4 |" in report

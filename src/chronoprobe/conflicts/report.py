@@ -130,3 +130,57 @@ def cp_bar_plot(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes:
     fig.savefig(buffer, format="png", dpi=120)
     plt.close(fig)
     write_bytes_atomic(path, buffer.getvalue())
+
+
+_SWEEP_COLUMNS = {
+    # methodology -> (per-class columns (summary key, label), the class pair whose gap the study follows)
+    "dynamicqa": ((("accuracy_no_context", "acc"), ("cp", "CP")), "cp"),
+    "mulan": ((("f1", "F1"), ("update_success", "update")), "update_success"),
+}
+
+
+def _parameters(count: str | None) -> tuple[float, str]:
+    if not count:
+        return float("inf"), "–"
+    value = int(count)
+    return value, f"{value / 1e9:.1f}B" if value >= 1e9 else f"{value / 1e6:.0f}M"
+
+
+def model_sweep_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str],
+                         provenance: Mapping[str, Any], methodology: str) -> str:
+    """One row per model, smallest first: the study's model-size sweep (empty for a single model).
+
+    The last column is the gap the study tracks across sizes: temporal (or mutable) minus
+    static (or immutable-1), for CP under DynamicQA's methodology and update success under MuLan's.
+    """
+    if len(summary) < 2:
+        return ""
+    per_class, gap_key = _SWEEP_COLUMNS[methodology]
+    infos = {m["spec"]: m for m in provenance.get("models", [])}
+    changing = next((c for c in ("temporal", "mutable") if c in classes), None)
+    stable = next((c for c in ("static", "immutable-1") if c in classes), None)
+    gap_label = dict(per_class)[gap_key]
+    headers = ["Model", "Parameters", "Chat template",
+               *(f"{_label(c)} {label}" for c in classes for _, label in per_class)]
+    if changing and stable:
+        headers.append(f"{gap_label} {_label(changing)} − {_label(stable)}")
+    rows = []
+    for order, (spec, stats) in enumerate(summary.items()):
+        info = infos.get(spec, {})
+        size, size_text = _parameters((info.get("extra") or {}).get("parameters"))
+        row: list[Any] = [spec, size_text, "yes" if info.get("chat_template") else "no",
+                          *(_fixed(stats[c].get(key)) for c in classes for key, _ in per_class)]
+        if changing and stable:
+            high, low = stats[changing].get(gap_key), stats[stable].get(gap_key)
+            row.append(_fixed(None if high is None or low is None else high - low))
+        rows.append(((size, order), row))
+    rows.sort(key=lambda pair: pair[0])
+    return "\n".join([
+        "## Model sweep", "",
+        "The study's size sweep: one row per model, smallest first (parameters as loaded; – where unknown).", "",
+        table(headers, [row for _, row in rows]), "",
+    ])
+
+
+def _fixed(value: Any) -> str:
+    return "–" if value is None else f"{float(value):.3f}"

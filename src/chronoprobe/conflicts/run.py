@@ -138,6 +138,7 @@ def run(
         models=[m.info for m in models], decoding=decoding, seeds=seeds,
         judge=judge.record if judge is not None and config.methodology == "dynamicqa" else None, extra=extra,
     ).model_dump(mode="json")
+    body += report.model_sweep_markdown(summary, classes, provenance, config.methodology)
     result = {"classes": list(classes), "summary": summary, "provenance": provenance}
     with publish.staged(config.out, "conflicts run") as out:
         write_jsonl_atomic(out / "items.jsonl", rows)

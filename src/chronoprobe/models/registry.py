@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend
@@ -28,12 +28,12 @@ class BackendOptions(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    device: str = "auto"
-    batch_size: int = 16
+    device: str = Field("auto", pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$")
+    batch_size: int = Field(16, ge=1)
     chat_template: bool | None = None
     trust_remote_code: bool = False
     api_mode: Literal["chat", "completions"] = "chat"
-    concurrency: int = 4
+    concurrency: int = Field(4, ge=1)
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 60.0
 
@@ -151,6 +151,7 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
         )
         backend = HFBackend(config)
         backend.info.model_id = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
+        backend.info.extra["parameters"] = str(sum(p.numel() for p in backend.model.parameters()))
         if spec.kind == "smollm2":
             backend.info.extra["licence"] = "Apache-2.0"
         if spec.kind == "gemma3-270m":
@@ -158,10 +159,14 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
             backend.info.extra["licence"] = embedded.GEMMA3_LICENCE
         return backend
     if spec.kind == "hf":
-        from chronoprobe.models.hf import HFBackend, HFConfig
-
         if spec.target.startswith(("/", "./", "../", "~")) and not Path(spec.target).expanduser().is_dir():
             raise ConfigError(f"model spec {raw!r}", f"no model folder at {spec.target}")
+        if not Path(spec.target).expanduser().is_dir():
+            from chronoprobe.models.hub import ensure_available
+
+            ensure_available(spec.target, spec.revision, f"model spec {raw!r}")  # fails in ~1 s, before torch loads
+
+        from chronoprobe.models.hf import HFBackend, HFConfig
 
         try:
             return HFBackend(

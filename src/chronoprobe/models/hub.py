@@ -1,0 +1,77 @@
+"""Is a hub model on disk, or can it be fetched? Answered in about a second, before torch loads.
+
+Without this check, an id that is neither cached nor reachable spends tens of seconds
+in the hub client's retries before transformers gives up.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from urllib.parse import urlsplit
+
+from chronoprobe.errors import ConfigError
+
+PROBE_TIMEOUT_S = 1.0
+_TRUE = {"1", "on", "yes", "true"}
+
+
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE (or the older TRANSFORMERS_OFFLINE) is set."""
+    return any(os.environ.get(name, "").strip().lower() in _TRUE for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def hub_endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+def hub_reachable(endpoint: str | None = None, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """A TCP connection to the hub opens within ``timeout_s`` (name lookup included)."""
+    parts = urlsplit(endpoint or hub_endpoint())
+    host = parts.hostname
+    if not host:
+        return False
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                result.append(True)
+        except OSError:
+            result.append(False)
+
+    # In a thread, so that a name lookup stuck on an unreachable resolver cannot hold us past the timeout.
+    worker = threading.Thread(target=probe, name="hub-probe", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return bool(result and result[0])
+
+
+def cached_on_disk(model_id: str, revision: str) -> bool:
+    """The model's config.json for ``revision`` is in the local hub cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(model_id, "config.json", revision=revision), str)
+
+
+def ensure_available(model_id: str, revision: str, where: str) -> None:
+    """Return if ``model_id`` is cached or the hub can be reached; else a one-line ConfigError, fast."""
+    try:
+        if cached_on_disk(model_id, revision):
+            return
+    except ValueError as exc:  # huggingface_hub's HFValidationError: not a valid repo id
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(where, f"not a local folder or a valid hub id ({first})") from None
+    if hub_offline():
+        raise ConfigError(
+            where, "not in the local hub cache and HF_HUB_OFFLINE is set; download it first or give a local folder"
+        )
+    if not hub_reachable():
+        host = urlsplit(hub_endpoint()).hostname or hub_endpoint()
+        raise ConfigError(
+            where,
+            f"not in the local hub cache and {host} cannot be reached; connect, download it first, "
+            "or give a local folder",
+        )
