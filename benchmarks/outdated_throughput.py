@@ -1,70 +1,157 @@
-"""Generation throughput of the outdated audit vs the original's pattern.
+"""Generation throughput of the outdated audit vs the original's pattern, idle and under load.
 
-Both run in this process, on the same model and the same prompts (the first
---facts facts x 3 paraphrases of the shipped catalogue), greedy, 20 new tokens:
+Both paths run on the same model and the same prompts (the first --facts facts
+x 3 paraphrases of the shipped catalogue), greedy, 20 new tokens:
 
 * baseline: one unbatched ``model.generate()`` call per prompt (the original's pattern);
 * ours: the hf backend's batched, length-sorted decode loop (no cache involved).
 
-Prints prompts/second for each, the speed-up ratio, and how many answers agree.
-Usage: python benchmarks/outdated_throughput.py [--facts 32] [--batch-size 16] [--model smollm2]
+Each measurement runs in a fresh worker process, once with the machine as it is
+("idle": nothing added by this script) and once while this script keeps
+--load busy-loop processes running (default: one per usable core; each exits on
+its own after --load-timeout seconds, so none can outlive the run). Two CPU
+thread settings are compared, because OpenMP reads its settings when torch is
+imported:
+
+* torch: torch's defaults (``CHRONOPROBE_CPU_THREADS=torch``): one thread per core, spin-waiting;
+* auto:  chronoprobe's default (see ``chronoprobe.threads``): passive waiting, and only the cores
+         other processes leave free.
+
+Prints prompts/second and the speed-up of each path against the torch-default baseline.
+Usage: python benchmarks/outdated_throughput.py [--facts 8] [--batch-size 16] [--model smollm2]
+       [--phases idle,loaded] [--settings torch,auto] [--load N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-import torch
-
-from chronoprobe.knowledge.catalogue import load_catalogue
-from chronoprobe.models.base import DecodingParams
-from chronoprobe.models.registry import BackendOptions, load_backend
-from chronoprobe.outdated.prompts import fact_prompts
+BUSY_LOOP = "import sys, time\nend = time.monotonic() + float(sys.argv[1])\nwhile time.monotonic() < end:\n    pass\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--facts", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--max-new-tokens", type=int, default=20)
-    args = parser.parse_args()
+def worker(args: argparse.Namespace) -> None:
+    """Time both paths in this process and print one JSON line."""
+    import torch
+
+    from chronoprobe.knowledge.catalogue import load_catalogue
+    from chronoprobe.models.base import DecodingParams
+    from chronoprobe.models.registry import BackendOptions, load_backend
+    from chronoprobe.outdated.prompts import fact_prompts
 
     backend = load_backend(args.model, BackendOptions(batch_size=args.batch_size))
     prompts = [p for fact in load_catalogue()[: args.facts] for p in fact_prompts(fact)]
     params = DecodingParams(max_new_tokens=args.max_new_tokens)
     tokenizer, model = backend.tokenizer, backend.model
+    backend.generate(prompts[:2], params)  # warm-up, so neither path pays one-time costs inside the timing
 
-    # Warm-up both paths once so neither pays one-time costs inside the timing.
-    backend.generate(prompts[:2], params)
-
-    start = time.perf_counter()
-    baseline = []
-    with torch.inference_mode():
-        for prompt in prompts:
-            encoded = tokenizer(backend.render(prompt), return_tensors="pt", add_special_tokens=not backend.use_chat_template)
-            out = model.generate(
-                **encoded, max_new_tokens=args.max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
-            )
-            baseline.append(tokenizer.decode(out[0, encoded["input_ids"].shape[1] :], skip_special_tokens=True))
-    baseline_s = time.perf_counter() - start
+    result: dict[str, object] = {"prompts": len(prompts), "model": backend.info.model_id, "device": backend.info.device,
+                                 "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(libgomp default)")}
+    baseline: list[str] = []
+    if not args.skip_baseline:
+        start = time.perf_counter()
+        with torch.inference_mode():
+            for prompt in prompts:
+                encoded = tokenizer(backend.render(prompt), return_tensors="pt",
+                                    add_special_tokens=not backend.use_chat_template)
+                out = model.generate(**encoded, max_new_tokens=args.max_new_tokens, do_sample=False,
+                                     pad_token_id=tokenizer.pad_token_id)
+                baseline.append(tokenizer.decode(out[0, encoded["input_ids"].shape[1]:], skip_special_tokens=True))
+        result["baseline_s"] = time.perf_counter() - start
+        result["baseline_threads"] = torch.get_num_threads()
 
     start = time.perf_counter()
     ours = []
+    threads_used = set()
     for batch in backend.plan_batches([backend.render(p) for p in prompts]):
         for index, generation in zip(batch, backend.generate([prompts[i] for i in batch], params), strict=True):
             ours.append((index, generation.text))
-    ours_s = time.perf_counter() - start
-    ours_text = [text for _, text in sorted(ours)]
+        threads_used.add(torch.get_num_threads())
+    result["ours_s"] = time.perf_counter() - start
+    result["ours_threads"] = sorted(threads_used)
+    if baseline:
+        ours_text = [text for _, text in sorted(ours)]
+        result["identical"] = sum(a == b for a, b in zip(baseline, ours_text, strict=True))
+    print(json.dumps(result), flush=True)
 
-    agree = sum(a == b for a, b in zip(baseline, ours_text, strict=True))
-    n = len(prompts)
-    print(f"model {backend.info.model_id} on {backend.info.device}, {n} prompts, greedy, {args.max_new_tokens} new tokens")
-    print(f"baseline (one generate() per prompt): {n / baseline_s:6.2f} prompts/s  ({baseline_s:.1f} s)")
-    print(f"ours (batched, batch size {args.batch_size}):      {n / ours_s:6.2f} prompts/s  ({ours_s:.1f} s)")
-    print(f"speed-up: {baseline_s / ours_s:.2f}x")
-    print(f"identical answers: {agree}/{n}")
+
+def run_worker(args: argparse.Namespace, setting: str, skip_baseline: bool) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["CHRONOPROBE_CPU_THREADS"] = setting
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--facts", str(args.facts),
+               "--batch-size", str(args.batch_size), "--model", args.model,
+               "--max-new-tokens", str(args.max_new_tokens)] + (["--skip-baseline"] if skip_baseline else [])
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.load_timeout)
+    if done.returncode != 0:
+        raise SystemExit(f"worker ({setting}) failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(args: argparse.Namespace, phase: str) -> dict[str, dict[str, object]]:
+    load: list[subprocess.Popen[bytes]] = []
+    if phase == "loaded":
+        load = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(args.load_timeout)]) for _ in range(args.load)]
+        time.sleep(1.0)
+    try:
+        results = {}
+        for setting in args.settings:
+            # the baseline is the original's pattern, so it is timed with torch's defaults only
+            results[setting] = run_worker(args, setting, skip_baseline=setting != "torch")
+        return results
+    finally:
+        for process in load:
+            process.kill()
+            process.wait()
+
+
+def report(phase: str, results: dict[str, dict[str, object]], load: int) -> None:
+    baseline = results.get("torch", {}).get("baseline_s")
+    first = next(iter(results.values()))
+    n = int(first["prompts"])  # type: ignore[arg-type]
+    extra = f", {load} busy-loop processes added" if phase == "loaded" else ", nothing added"
+    print(f"{phase} ({os.getloadavg()[0]:.1f} load average now{extra}):")
+    if baseline:
+        print(f"  baseline, one generate() per prompt, torch threads: {n / baseline:6.2f} prompts/s  ({baseline:.1f} s)")  # type: ignore[operator]
+    for setting, result in results.items():
+        seconds = float(result["ours_s"])  # type: ignore[arg-type]
+        ratio = f"  speed-up {baseline / seconds:5.2f}x" if baseline else ""  # type: ignore[operator]
+        print(f"  ours, batched, {setting:5s} threads {result['ours_threads']}: {n / seconds:6.2f} prompts/s  "
+              f"({seconds:.1f} s){ratio}")
+    if "identical" in results.get("torch", {}):
+        print(f"  identical answers (baseline vs ours, torch threads): {results['torch']['identical']}/{n}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--facts", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--max-new-tokens", type=int, default=20)
+    parser.add_argument("--phases", default="idle,loaded", help="comma-separated: idle, loaded")
+    parser.add_argument("--settings", default="torch,auto", help="comma-separated CHRONOPROBE_CPU_THREADS values")
+    parser.add_argument("--load", type=int, default=None, help="busy-loop processes in the loaded phase (default: cores)")
+    parser.add_argument("--load-timeout", type=float, default=900.0, help="seconds after which load and workers stop")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--skip-baseline", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    from chronoprobe.threads import usable_cores
+
+    args.load = args.load if args.load is not None else usable_cores()
+    args.settings = [s.strip() for s in args.settings.split(",") if s.strip()]
+    print(f"{args.model}, first {args.facts} facts x 3 paraphrases, greedy, {args.max_new_tokens} new tokens, "
+          f"batch size {args.batch_size}, {usable_cores()} usable cores")
+    for phase in [p.strip() for p in args.phases.split(",") if p.strip()]:
+        if phase not in {"idle", "loaded"}:
+            raise SystemExit(f"unknown phase {phase!r}; use idle and/or loaded")
+        report(phase, measure(args, phase), args.load)
 
 
 if __name__ == "__main__":

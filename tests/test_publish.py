@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -311,6 +310,5 @@ def test_claims_nest_within_one_process(tmp_path: Path) -> None:
     with OutputClaim(out):  # the CLI's early claim
         with staged(out, "test") as staging:  # the writer's, at publish time
             write(staging, NEW)
-        time.sleep(0)
         assert (tmp_path / ".report.lock").exists()
     assert contents(out) == NEW and leftovers(out) == []

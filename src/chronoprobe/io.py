@@ -71,11 +71,16 @@ def read_text(path: Path, where: str | None = None, *, encoding: str = "utf-8") 
     try:
         return path.read_text(encoding=encoding)
     except UnicodeDecodeError as exc:
-        bad = exc.object[exc.start : exc.start + 1].hex()
-        raise DataError(where, f"is not UTF-8 text (byte 0x{bad} at offset {exc.start}); save it as UTF-8") from None
+        raise not_utf8(where, exc) from None
     except IsADirectoryError:
         raise DataError(where, "is a folder, not a file") from None
     except FileNotFoundError:
         raise DataError(where, "file not found") from None
     except OSError as exc:
         raise DataError(where, f"cannot read it ({exc.strerror or exc})") from None
+
+
+def not_utf8(where: str, exc: UnicodeDecodeError) -> DataError:
+    """The one-line error for a file that is not UTF-8 text."""
+    bad = exc.object[exc.start : exc.start + 1].hex()
+    return DataError(where, f"is not UTF-8 text (byte 0x{bad} at offset {exc.start}); save it as UTF-8")

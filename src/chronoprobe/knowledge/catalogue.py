@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from chronoprobe.errors import DataError
-from chronoprobe.io import read_text
+from chronoprobe.io import not_utf8
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact
 
@@ -53,7 +53,9 @@ def load_catalogue(path: Path | None = None) -> list[Fact]:
     """Load and validate a catalogue (None = the shipped DyKnow one)."""
     path = Path(path) if path is not None else shipped_catalogue()
     try:
-        data = json.loads(read_text(path))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise not_utf8(str(path), exc) from None
     except OSError as exc:
         raise DataError(str(path), f"cannot read catalogue: {exc.strerror or exc}") from None
     except ValueError as exc:

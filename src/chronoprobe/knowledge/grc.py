@@ -16,7 +16,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from chronoprobe.errors import DataError
-from chronoprobe.io import read_text
+from chronoprobe.io import not_utf8
 from chronoprobe.knowledge.types import (
     Category,
     Fact,
@@ -122,7 +122,9 @@ def load_grc(path: Path) -> tuple[list[Fact], dict[str, FactAnswers]]:
     """
     path = Path(path)
     try:
-        data = json.loads(read_text(path))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise not_utf8(str(path), exc) from None
     except (OSError, ValueError) as exc:
         raise DataError(str(path), f"cannot read DyKnow JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -31,6 +31,7 @@ from chronoprobe.models.base import (
 )
 from chronoprobe.models.kv_buffer import preallocate
 from chronoprobe.models.sampling import pick_tokens
+from chronoprobe.threads import AdaptiveThreads
 
 DType = Literal["auto", "float32", "bfloat16", "float16"]
 
@@ -114,6 +115,8 @@ class HFBackend(Backend):
         self.model = AutoModelForCausalLM.from_pretrained(config.model, dtype=self.torch_dtype, **load_kwargs)
         self.model.to(self.device)
         self.model.eval()
+        # on CPU, give torch only the cores other processes leave free (see chronoprobe.threads)
+        self.cpu_threads = AdaptiveThreads() if torch.device(self.device).type == "cpu" else None
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -178,6 +181,8 @@ class HFBackend(Backend):
         return [order[i : i + size] for i in range(0, len(order), size)]
 
     def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
+        if self.cpu_threads is not None:
+            self.cpu_threads.adjust()
         rendered = [self.render(p) for p in prompts]
         per_row = self._decode(self._token_ids(rendered), params)
         n = params.n

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend
@@ -28,12 +28,12 @@ class BackendOptions(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    device: str = Field("auto", pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$")
-    batch_size: int = Field(16, ge=1)
+    device: str = "auto"
+    batch_size: int = 16
     chat_template: bool | None = None
     trust_remote_code: bool = False
     api_mode: Literal["chat", "completions"] = "chat"
-    concurrency: int = Field(4, ge=1)
+    concurrency: int = 4
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 60.0
 

@@ -1,0 +1,112 @@
+"""CPU threads for torch when other processes share the machine.
+
+Measured on a 2-core machine (benchmarks/outdated_throughput.py): with torch's
+defaults (one OpenMP thread per core, threads spinning while they wait at each
+barrier), a batched decode slowed down several-fold as soon as other processes
+were busy. Each parallel region ends in a barrier; when another process takes
+one of our threads' cores, the other thread spins, burning the CPU time the
+descheduled thread needs, and every one of the thousands of small regions of a
+decode step waits for the slowest thread.
+
+Two remedies, both on by default and both off with ``CHRONOPROBE_CPU_THREADS=torch``:
+
+* ``OMP_WAIT_POLICY=PASSIVE`` (unless the user set it): waiting threads sleep
+  instead of spinning. OpenMP reads it when torch is imported, so
+  :func:`prepare_openmp` runs on ``import chronoprobe``, before torch.
+* :class:`AdaptiveThreads`: before each generate call, measure how many cores
+  *other* processes used since the previous call (``/proc/stat`` minus our own
+  CPU time) and give torch only the cores left, at least one.
+
+``CHRONOPROBE_CPU_THREADS=<n>`` fixes the count at n (with the passive wait policy).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+
+ENV = "CHRONOPROBE_CPU_THREADS"
+MIN_WINDOW_S = 0.5
+"""Shorter windows between generate calls are too noisy to act on; the previous count is kept."""
+
+
+def policy() -> str:
+    """``auto`` (default), ``torch`` (leave torch and OpenMP alone) or a positive thread count."""
+    value = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if value in {"auto", "torch"}:
+        return value
+    if value.isdigit() and int(value) > 0:
+        return value
+    from chronoprobe.errors import ConfigError
+
+    raise ConfigError(f"${ENV}", f"{value!r} is not auto, torch or a positive number of threads")
+
+
+def prepare_openmp() -> None:
+    """Make OpenMP threads sleep rather than spin while waiting, if torch is not imported yet."""
+    if "torch" in sys.modules or os.environ.get(ENV, "auto").strip().lower() == "torch":
+        return
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _cpu_seconds() -> tuple[float, float, float] | None:
+    """(wall clock, busy CPU seconds of the whole machine, CPU seconds of this process), or None off Linux."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    busy = sum(ticks) - ticks[3] - ticks[4]
+    own = os.times()
+    return time.monotonic(), busy / os.sysconf("SC_CLK_TCK"), own.user + own.system
+
+
+def threads_for(cores: int, others_busy: float) -> int:
+    """Threads to use when other processes keep ``others_busy`` cores busy (rounded to the nearest core)."""
+    return max(1, min(cores, cores - math.floor(others_busy + 0.5)))
+
+
+class AdaptiveThreads:
+    """Sets torch's intra-op thread count to the cores other processes leave free; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.mode = policy()
+        self.cores = usable_cores()
+        self._last = _cpu_seconds()
+        self.threads: int | None = None
+        if self.mode not in {"auto", "torch"}:
+            self._set(int(self.mode))
+
+    def _set(self, threads: int) -> None:
+        import torch
+
+        if threads != torch.get_num_threads():
+            torch.set_num_threads(threads)
+        self.threads = threads
+
+    def adjust(self) -> int | None:
+        """Call before a burst of work; returns the thread count in force (None when torch decides)."""
+        if self.mode != "auto":
+            return self.threads
+        now = _cpu_seconds()
+        if now is None or self._last is None:
+            return self.threads
+        wall = now[0] - self._last[0]
+        if wall < MIN_WINDOW_S:
+            return self.threads
+        others = max(0.0, (now[1] - self._last[1]) - (now[2] - self._last[2])) / wall
+        self._last = now
+        self._set(threads_for(self.cores, others))
+        return self.threads
