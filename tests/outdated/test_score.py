@@ -275,3 +275,18 @@ def test_cli_score_and_error_exit(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert "missing" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "o2").exists()
+
+
+def test_fact_without_dated_gold_is_no_gold_and_outside_every_rate(tmp_path: Path) -> None:
+    folder = _write_tiny(tmp_path / "tiny")
+    hollow = dict(GOLD)
+    land = "countries_byGDP/Land/President of Land"
+    hollow[land] = FactAnswers(fact_id=land, statements=())
+    summary = score_generations(folder, tmp_path / "out", gold="in-memory", gold_answers=hollow)
+    # Only A is judged: [outdated, outdated, irrelevant] -> soft outdated; Land is "no gold".
+    assert summary.no_gold == [land]
+    assert summary.overall.facts == 1 and summary.overall.responses == 3
+    assert summary.overall.soft_constraint_counts == {"up-to-date": 0, "outdated": 1, "irrelevant": 0, "ambiguous": 0}
+    assert "countries_byGDP" not in {c for c, s in summary.categories.items() if s.facts}
+    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert written["no_gold"] == [land]

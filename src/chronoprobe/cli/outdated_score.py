@@ -58,6 +58,11 @@ def score(
             f"ambiguous {100 * soft['ambiguous']:.1f}%  inconsistent {100 * result.inconsistency:.1f}%",
             highlight=False,
         )
+    if summary.no_gold:
+        _console.print(
+            f"[yellow]no gold[/] answer for {len(summary.no_gold)} fact(s): left out of every rate "
+            "(listed as no_gold in summary.json)"
+        )
     _console.print(f"answer sheets and summary.json in {out}")
 
 

@@ -103,6 +103,8 @@ class ScoreSummary(BaseModel):
     paraphrase_keys_excluded: list[str] = Field(default_factory=lambda: list(EXCLUDED_PROMPT_KEYS))
     categories: dict[str, CategoryScore]
     overall: CategoryScore
+    no_gold: list[str] = Field(default_factory=list)
+    """Facts whose gold has no dated answer: not judged, outside every rate and sheet."""
     provenance: Provenance
 
 
@@ -231,13 +233,19 @@ def classify_all(
     source: Path,
     use_aliases: bool = False,
     as_of: dt.date | None = None,
+    no_gold: set[str] | None = None,
 ) -> list[ScoredResponse]:
+    """Classify each response; facts whose gold has no dated answer are skipped and added to ``no_gold``."""
     scored = []
     for response in responses:
         answers = gold.get(response.fact_id)
         if answers is None:
             where = f"{source} [{response.subject}{' / ' + response.attribute if response.attribute else ''}]"
             raise DataError(where, f"no gold answers for fact {response.fact_id!r}")
+        if not answers.counted().statements:
+            if no_gold is not None:
+                no_gold.add(response.fact_id)
+            continue
         classification = classify_response(
             response.text,
             answers,
@@ -333,10 +341,13 @@ def score_generations(
         gold_map, gold_description = dict(gold_answers), {"kind": "in-memory", "source": str(gold)}
     # Read and classify everything before writing anything: bad input leaves no half-written output.
     by_category: dict[str, list[ScoredResponse]] = {}
+    no_gold: set[str] = set()
     for path in files:
         responses = read_answers_file(path)
         category = responses[0].category
-        by_category[category] = classify_all(responses, gold_map, source=path, use_aliases=use_aliases, as_of=as_of)
+        by_category[category] = classify_all(
+            responses, gold_map, source=path, use_aliases=use_aliases, as_of=as_of, no_gold=no_gold
+        )
     everything = [item for items in by_category.values() for item in items]
     summary = ScoreSummary(
         model=generations_dir.name,
@@ -346,6 +357,7 @@ def score_generations(
         as_of=as_of,
         categories={category: aggregate(items) for category, items in by_category.items()},
         overall=aggregate(everything),
+        no_gold=sorted(no_gold),
         provenance=Provenance(
             snapshot=gold_description,
             extra={
