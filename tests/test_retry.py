@@ -151,3 +151,15 @@ def test_both_clients_announce_a_retry_after_wait(caplog: pytest.LogCaptureFixtu
             backend.generate([Prompt(text="x")], DecodingParams(max_new_tokens=4))
     [message] = [r.getMessage() for r in caplog.records if r.name == "chronoprobe.retry"]
     assert message.startswith(f"waiting 1 s (Retry-After) before retrying {server.url}/chat/completions: HTTP 429")
+
+
+def test_default_backoff_is_silent_and_long_backoff_is_announced() -> None:
+    notices: list[str] = []
+    # 1, 2 and 4 s: an endpoint that is simply down gives one error line, no notice per retry.
+    with pytest.raises(EndpointError):
+        call_with_retries(Flaky(9), RetryPolicy(max_retries=3), where="down", sleep=lambda s: None,
+                          notice=notices.append)
+    assert notices == []
+    call_with_retries(Flaky(1), RetryPolicy(max_retries=1, backoff_s=12), where="slow", sleep=lambda s: None,
+                      notice=notices.append)
+    assert notices == ["waiting 12 s (backoff) before retrying slow: HTTP 503 (retry 1 of 1)"]

@@ -10,8 +10,8 @@ caller raises :class:`Retryable`) is retried after:
 * otherwise exponential backoff, ``backoff_s * 2**(k-1)`` before retry k,
   capped at ``max_backoff_s``.
 
-Every wait of a second or more is announced on the ``chronoprobe.retry``
-logger (the CLI prints it as one line above its progress bars) and to an
+Every Retry-After wait of a second or more, and any backoff of ten seconds or
+more, is announced on the ``chronoprobe.retry`` logger (the CLI prints it as one line above its progress bars) and to an
 optional ``notice`` callback.
 """
 
@@ -34,7 +34,10 @@ logger = logging.getLogger("chronoprobe.retry")
 T = TypeVar("T")
 
 NOTICE_MIN_WAIT_S = 1.0
-"""Shorter waits are not announced (they pass unnoticed anyway)."""
+"""Shorter Retry-After waits are not announced (they pass unnoticed anyway)."""
+NOTICE_MIN_BACKOFF_S = 10.0
+"""Our own backoff is announced only from this long on: the default schedule (1, 2, 4 s) stays silent,
+so an endpoint that is simply down gives one error line, not a notice per retry."""
 
 
 class RetryPolicy(BaseModel):
@@ -126,7 +129,7 @@ def call_with_retries(
                     f"more than the {policy.max_retry_after_s:g} s chronoprobe waits",
                 ) from None
             wait = asked if asked is not None else policy.backoff(number)
-            if wait >= NOTICE_MIN_WAIT_S:
+            if wait >= (NOTICE_MIN_WAIT_S if asked is not None else NOTICE_MIN_BACKOFF_S):
                 why = "Retry-After" if asked is not None else "backoff"
                 _announce(
                     f"waiting {wait:.0f} s ({why}) before retrying {where}: {last} "

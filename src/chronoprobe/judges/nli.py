@@ -24,6 +24,13 @@ class NLIModel:
 
     def __init__(self, model: str = DEFAULT_NLI, *, revision: str = "main", cache: CallCache | None = None,
                  device: str = "cpu", batch_size: int = 32, trust_remote_code: bool = False) -> None:
+        from pathlib import Path
+
+        if not Path(model).is_dir():
+            from chronoprobe.models.hub import ensure_available
+
+            ensure_available(model, revision, f"NLI model {model!r}")  # fails in ~1 s offline, not after hub retries
+
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
