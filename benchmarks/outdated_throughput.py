@@ -17,7 +17,8 @@ imported:
 * auto:  chronoprobe's default (see ``chronoprobe.threads``): passive waiting, and only the cores
          other processes leave free.
 
-Prints prompts/second and the speed-up of each path against the torch-default baseline.
+Prints, per phase and setting, prompts/second of both paths, the speed-up of ours over the
+baseline in the same conditions, and how many answers agree.
 Usage: python benchmarks/outdated_throughput.py [--facts 8] [--batch-size 16] [--model smollm2]
        [--phases idle,loaded] [--settings torch,auto] [--load N]
 """
@@ -98,11 +99,7 @@ def measure(args: argparse.Namespace, phase: str) -> dict[str, dict[str, object]
         load = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(args.load_timeout)]) for _ in range(args.load)]
         time.sleep(1.0)
     try:
-        results = {}
-        for setting in args.settings:
-            # the baseline is the original's pattern, so it is timed with torch's defaults only
-            results[setting] = run_worker(args, setting, skip_baseline=setting != "torch")
-        return results
+        return {setting: run_worker(args, setting, skip_baseline=args.skip_baseline) for setting in args.settings}
     finally:
         for process in load:
             process.kill()
@@ -110,20 +107,18 @@ def measure(args: argparse.Namespace, phase: str) -> dict[str, dict[str, object]
 
 
 def report(phase: str, results: dict[str, dict[str, object]], load: int) -> None:
-    baseline = results.get("torch", {}).get("baseline_s")
     first = next(iter(results.values()))
     n = int(first["prompts"])  # type: ignore[arg-type]
     extra = f", {load} busy-loop processes added" if phase == "loaded" else ", nothing added"
     print(f"{phase} ({os.getloadavg()[0]:.1f} load average now{extra}):")
-    if baseline:
-        print(f"  baseline, one generate() per prompt, torch threads: {n / baseline:6.2f} prompts/s  ({baseline:.1f} s)")  # type: ignore[operator]
     for setting, result in results.items():
-        seconds = float(result["ours_s"])  # type: ignore[arg-type]
-        ratio = f"  speed-up {baseline / seconds:5.2f}x" if baseline else ""  # type: ignore[operator]
-        print(f"  ours, batched, {setting:5s} threads {result['ours_threads']}: {n / seconds:6.2f} prompts/s  "
-              f"({seconds:.1f} s){ratio}")
-    if "identical" in results.get("torch", {}):
-        print(f"  identical answers (baseline vs ours, torch threads): {results['torch']['identical']}/{n}")
+        ours = float(result["ours_s"])  # type: ignore[arg-type]
+        line = f"  {setting:5s} threads: ours {n / ours:6.2f} prompts/s ({ours:6.1f} s, threads {result['ours_threads']})"
+        if "baseline_s" in result:
+            baseline = float(result["baseline_s"])  # type: ignore[arg-type]
+            line += (f"  baseline {n / baseline:6.2f} prompts/s ({baseline:6.1f} s)  speed-up {baseline / ours:5.2f}x"
+                     f"  identical {result['identical']}/{n}")
+        print(line)
 
 
 def main() -> None:
@@ -137,7 +132,7 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=None, help="busy-loop processes in the loaded phase (default: cores)")
     parser.add_argument("--load-timeout", type=float, default=900.0, help="seconds after which load and workers stop")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--skip-baseline", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--skip-baseline", action="store_true", help="time only the batched path")
     args = parser.parse_args()
     if args.worker:
         worker(args)

@@ -28,7 +28,7 @@ def test_persuasion_sweep_orders_by_size_and_gives_the_gap() -> None:
     }
     provenance = _provenance(("smollm2", "134515008", True), ("gemma3-270m", "268098176", False))
     text = model_sweep_markdown(summary, CLASSES, provenance, "dynamicqa")
-    assert text.startswith("## Model sweep")
+    assert text.startswith("\n## Model sweep")  # its own paragraph after the previous table
     header, *rows = _rows(text)
     assert header[:3] == ["Model", "Parameters", "Chat template"]
     assert "CP Temporal − Static" in header

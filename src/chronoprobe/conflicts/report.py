@@ -176,7 +176,7 @@ def model_sweep_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]],
         rows.append(((size, order), row))
     rows.sort(key=lambda pair: pair[0])
     return "\n".join([
-        "## Model sweep", "",
+        "", "## Model sweep", "",
         "The study's size sweep: one row per model, smallest first (parameters as loaded; – where unknown).", "",
         table(headers, [row for _, row in rows]), "",
     ])
