@@ -1,55 +1,26 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from chronoprobe.cache import CachedModel, CallCache, sample_key
-from chronoprobe.models.base import (
-    Backend,
-    BackendInfo,
-    Capability,
-    DecodingParams,
-    Generation,
-    Prompt,
-    Sample,
-)
+from chronoprobe.models.base import BackendInfo, Capability, DecodingParams, Prompt
+from chronoprobe.testing import MockBackend, MockPrompt, MockReply
 
 
-class EchoBackend(Backend):
-    """A deterministic stand-in model: the answer is a function of the prompt and seed."""
+def reversed_echo(prompt: MockPrompt, params: DecodingParams) -> list[MockReply]:
+    """The answer is a function of the prompt, seed and sample index."""
+    return [MockReply(f"{prompt[::-1]}#{params.seed}#{i}", distribution=np.full(3, i, dtype=np.float32))
+            for i in range(params.n)]
 
-    capabilities = frozenset({Capability.GENERATE, Capability.SAMPLE_N, Capability.MEAN_DISTRIBUTION})
 
-    def __init__(self, batch_size: int = 2) -> None:
-        self.batches: list[list[str]] = []
-        self._info = BackendInfo(spec="echo", backend="echo", model_id="echo", revision="r1", batch_size=batch_size)
-
-    @property
-    def info(self) -> BackendInfo:
-        return self._info
-
-    def render(self, prompt: Prompt) -> str:
-        return (prompt.text or "") + prompt.answer_prefix
-
-    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
-        rendered = [self.render(p) for p in prompts]
-        self.batches.append(rendered)
-        return [
-            Generation(
-                rendered_prompt=r,
-                samples=[
-                    Sample(text=f"{r[::-1]}#{params.seed}#{i}", mean_distribution=np.full(3, i, dtype=np.float32))
-                    for i in range(params.n)
-                ],
-            )
-            for r in rendered
-        ]
+def echo_backend(batch_size: int = 2) -> MockBackend:
+    return MockBackend(reversed_echo, name="echo", batch_size=batch_size,
+                       capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.MEAN_DISTRIBUTION})
 
 
 def test_second_call_is_served_from_cache(tmp_path):
     cache = CallCache(tmp_path / "c.sqlite")
-    backend = EchoBackend()
+    backend = echo_backend()
     model = CachedModel(backend, cache)
     prompts = [Prompt(text=t) for t in ["ab", "cd", "ef"]]
     first = model.generate(prompts, DecodingParams(n=2, temperature=1.0, mean_distribution=True))
@@ -84,16 +55,16 @@ def test_batches_are_planned_over_the_whole_request(tmp_path):
     cache = CallCache(tmp_path / "c.sqlite")
     prompts = [Prompt(text=t) for t in ["a", "b", "c", "d", "e"]]
     params = DecodingParams()
-    partial = EchoBackend()
+    partial = echo_backend()
     CachedModel(partial, cache).generate(prompts[:2], params)  # as if killed after the first batch
-    resumed = EchoBackend()
+    resumed = echo_backend()
     CachedModel(resumed, cache).generate(prompts, params)
     assert resumed.batches == [["c", "d"], ["e"]]
 
 
 def test_cache_survives_reopen(tmp_path):
     path = tmp_path / "c.sqlite"
-    CachedModel(EchoBackend(), CallCache(path)).generate([Prompt(text="x")], DecodingParams())
+    CachedModel(echo_backend(), CallCache(path)).generate([Prompt(text="x")], DecodingParams())
     reopened = CallCache(path)
     assert reopened.count() == 1
     mode = reopened._conn.execute("PRAGMA journal_mode").fetchone()[0]

@@ -6,7 +6,6 @@ import email.utils
 import logging
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -17,26 +16,17 @@ from wdqs_stub import Fault, StubWDQS
 from chronoprobe.errors import ConfigError, EndpointError
 from chronoprobe.knowledge.types import Fact
 from chronoprobe.knowledge.wikidata import WikidataClient
-from chronoprobe.models.base import Backend, BackendInfo, Capability, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.base import Capability, DecodingParams, Prompt
 from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
 from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries, parse_retry_after
+from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import FaultPlan, OpenAIServer
 
-class Echo(Backend):
+
+def echo() -> MockBackend:
     """A deterministic stand-in model served by the loopback OpenAI server: always answers "ok"."""
-
-    capabilities = frozenset({Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
-
-    @property
-    def info(self) -> BackendInfo:
-        return BackendInfo(spec="echo", backend="echo", model_id="echo", revision="0", chat_template=True)
-
-    def render(self, prompt: Prompt) -> str:
-        return prompt.text if prompt.text is not None else (prompt.messages or ())[-1].content
-
-    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
-        return [Generation(rendered_prompt=self.render(p), samples=[Sample(text="ok", token_ids=[1])] * params.n)
-                for p in prompts]
+    return MockBackend(lambda prompt, params: "ok", name="echo",
+                       capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
 
 
 ITALY = Fact(fact_id="countries_byGDP/Italy/President of Italy", category="countries_byGDP", subject="Italy",
@@ -130,7 +120,7 @@ def test_max_retries_two_means_three_attempts_on_both_clients() -> None:
             with pytest.raises(EndpointError, match=r"HTTP 500 \(gave up after 3 attempts\)"):
                 client.fetch([ITALY])
         assert wdqs.count == 3
-    with OpenAIServer(Echo(), model_name="echo", faults=FaultPlan("500", first=-1)) as server:
+    with OpenAIServer(echo(), model_name="echo", faults=FaultPlan("500", first=-1)) as server:
         backend = OpenAIBackend(OpenAIConfig(model="echo", base_url=server.url, max_retries=2, backoff_base_s=0.001))
         with pytest.raises(EndpointError, match=r"HTTP 500: .*\(gave up after 3 attempts\)"):
             backend.generate([Prompt(text="x")], DecodingParams(max_new_tokens=4))
@@ -145,7 +135,7 @@ def test_both_clients_announce_a_retry_after_wait(caplog: pytest.LogCaptureFixtu
             client.fetch([ITALY])
     assert notices == [f"waiting 30 s (Retry-After) before retrying WDQS {wdqs.url}: HTTP 429 (retry 1 of 3)"]
     caplog.clear()
-    with OpenAIServer(Echo(), model_name="echo", faults=FaultPlan("429", first=1, retry_after=1.0)) as server:
+    with OpenAIServer(echo(), model_name="echo", faults=FaultPlan("429", first=1, retry_after=1.0)) as server:
         backend = OpenAIBackend(OpenAIConfig(model="echo", base_url=server.url, max_retries=2))
         with caplog.at_level(logging.WARNING, logger="chronoprobe.retry"):
             backend.generate([Prompt(text="x")], DecodingParams(max_new_tokens=4))

@@ -3,40 +3,23 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from chronoprobe.cli.main import main
-from chronoprobe.models.base import Backend, BackendInfo, Capability, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.base import Capability
 from chronoprobe.models.registry import parse_model_spec, redact_spec
+from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
 
 SECRET = "sk-Zq81TopSecretKey"
 
 
-class Echo(Backend):
-    capabilities = frozenset({Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
-
-    def __init__(self) -> None:
-        self._info = BackendInfo(spec="echo", backend="echo", model_id="echo", revision="0", chat_template=True)
-
-    @property
-    def info(self) -> BackendInfo:
-        return self._info
-
-    def render(self, prompt: Prompt) -> str:
-        return prompt.text if prompt.text is not None else (prompt.messages or ())[-1].content
-
-    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
-        return [
-            Generation(rendered_prompt=self.render(p), samples=[Sample(text=" Paris", token_ids=[1])] * params.n)
-            for p in prompts
-        ]
-
-    def token_strings(self, ids: Sequence[int]) -> list[str]:
-        return [f"t{i}" for i in ids]
+def echo() -> MockBackend:
+    """A stand-in model for the loopback server: always answers " Paris"."""
+    return MockBackend(lambda prompt, params: " Paris", name="echo",
+                       capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str]:
@@ -74,7 +57,7 @@ def test_key_in_url_is_used_but_never_written_or_printed(tmp_path, monkeypatch, 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     out = tmp_path / "report"
-    with OpenAIServer(Echo(), model_name="echo", api_key=SECRET) as server:
+    with OpenAIServer(echo(), model_name="echo", api_key=SECRET) as server:
         spec = f"openai:echo@http://user:{SECRET}@127.0.0.1:{server.port}/v1"
         code, printed = _run(monkeypatch, capsys, ["outdated", "run", "--model", spec, "--limit", "2",
                                                    "--out", str(out), "--cache", str(tmp_path / "c.sqlite")])
@@ -90,7 +73,7 @@ def test_key_in_url_is_used_but_never_written_or_printed(tmp_path, monkeypatch, 
 def test_key_in_url_stays_out_of_error_messages(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
-    with OpenAIServer(Echo(), model_name="echo", api_key="a-different-key") as server:
+    with OpenAIServer(echo(), model_name="echo", api_key="a-different-key") as server:
         spec = f"openai:echo@http://user:{SECRET}@127.0.0.1:{server.port}/v1"
         code, printed = _run(monkeypatch, capsys, ["outdated", "run", "--model", spec, "--limit", "1",
                                                    "--out", str(tmp_path / "r"), "--cache", str(tmp_path / "c.sqlite")])

@@ -1,6 +1,6 @@
 """Distribution sources for CP: exact, a declared top-k approximation, or a clear refusal.
 
-Uses a scripted backend (a real Backend implementation with fixed outputs) so the whole
+Uses a mock backend (chronoprobe.testing.MockBackend with fixed outputs) so the whole
 DynamicQA pipeline runs in milliseconds and its CP can be checked by hand.
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -20,53 +19,25 @@ from chronoprobe.conflicts.run import RunConfig, run
 from chronoprobe.errors import CapabilityError
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.judges.exact import ExactJudge
-from chronoprobe.models.base import (
-    Backend,
-    BackendInfo,
-    Capability,
-    DecodingParams,
-    Generation,
-    Prompt,
-    Sample,
-)
+from chronoprobe.models.base import Capability, DecodingParams
+from chronoprobe.testing import MockBackend, MockPrompt, MockReply
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 DIST = {"Paris": np.array([0.9, 0.1]), "Lyon": np.array([0.2, 0.8])}
 
 
-class ScriptedBackend(Backend):
-    """Answers 'Lyon' when the prompt holds a context mentioning Lyon, else 'Paris'."""
-
-    def __init__(self, capabilities: frozenset[Capability]) -> None:
-        self.capabilities = capabilities
-        self._info = BackendInfo(spec="scripted", backend="scripted", model_id="scripted", revision="1")
-
-    @property
-    def info(self) -> BackendInfo:
-        return self._info
-
-    def render(self, prompt: Prompt) -> str:
-        return "\n".join(m.content for m in prompt.messages or ()) + prompt.answer_prefix
-
-    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
-        out = []
-        for p in prompts:
-            text = self.render(p)
-            answer = "Lyon" if "Context:" in text and "Lyon" in text else "Paris"
-            samples = [
-                Sample(text=answer, token_ids=[1, 2], token_logprobs=[-0.5, -1.5],
-                       mean_distribution=DIST[answer].astype(np.float32))
-                for _ in range(params.n)
-            ]
-            out.append(Generation(rendered_prompt=text, samples=samples))
-        return out
+def paris_or_lyon(prompt: MockPrompt, params: DecodingParams) -> MockReply:
+    """Answers 'Lyon' when the prompt holds a context mentioning Lyon, else 'Paris' (two tokens, l = -1)."""
+    answer = "Lyon" if "Context:" in prompt and "Lyon" in prompt else "Paris"
+    return MockReply(answer, tokens=[answer[:2], answer[2:]], logprobs=[-0.5, -1.5], distribution=DIST[answer])
 
 
 BASE = frozenset({Capability.GENERATE, Capability.SAMPLE_N, Capability.TOKEN_LOGPROBS})
 
 
 def _model(capabilities: frozenset[Capability], tmp_path: Path) -> CachedModel:
-    return CachedModel(ScriptedBackend(capabilities), CallCache(tmp_path / "c.sqlite"))
+    return CachedModel(MockBackend(paris_or_lyon, name="scripted", capabilities=capabilities),
+                       CallCache(tmp_path / "c.sqlite"))
 
 
 def test_refuses_without_distributions_and_names_the_flag(tmp_path: Path):
@@ -94,6 +65,6 @@ def test_pipeline_cp_by_hand_and_recorded_source(tmp_path: Path):
     assert cf["se_context"] == pytest.approx(1 - math.log(3))
     true_item = rows["dynamicqa/static/1/true"]
     assert true_item["cp"] == pytest.approx(0.0, abs=1e-6)  # Paris with and without context
-    static = result["summary"]["scripted"]["static"]
+    static = result["summary"]["mock:scripted"]["static"]
     assert static["persuaded_pct"] == pytest.approx(50.0)  # France's cf says Lyon; Einstein's cf says Paris
-    assert result["provenance"]["extra"]["distribution"]["scripted"].startswith("exact")
+    assert result["provenance"]["extra"]["distribution"]["mock:scripted"].startswith("exact")

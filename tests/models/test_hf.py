@@ -8,13 +8,12 @@ import torch
 
 from chronoprobe.errors import CapabilityError
 from chronoprobe.models.base import (
-    Backend,
-    BackendInfo,
     Capability,
     DecodingParams,
     Prompt,
     require,
 )
+from chronoprobe.testing import MockBackend
 
 pytestmark = pytest.mark.slow
 
@@ -89,22 +88,13 @@ def test_shared_prefix_is_run_once(smollm2):
 
 
 def test_missing_capability_fails_before_work():
-    class TextOnly(Backend):
-        @property
-        def info(self) -> BackendInfo:
-            return BackendInfo(spec="text-only", backend="api", model_id="x", revision="1")
-
-        def render(self, prompt):  # pragma: no cover - never reached
-            raise AssertionError
-
-        def generate(self, prompts, params):  # pragma: no cover - never reached
-            raise AssertionError
-
+    text_only = MockBackend(lambda prompt, params: "", name="text-only", capabilities={Capability.GENERATE})
     with pytest.raises(CapabilityError) as err:
-        require(TextOnly(), DecodingParams(mean_distribution=True, n=3), purpose="coherent persuasion")
+        require(text_only, DecodingParams(mean_distribution=True, n=3), purpose="coherent persuasion")
     assert "mean_distribution" in str(err.value) and "sample_n" in str(err.value)
     assert "\n" not in str(err.value)
-    assert Capability.MEAN_DISTRIBUTION not in TextOnly.capabilities
+    assert Capability.MEAN_DISTRIBUTION not in text_only.capabilities
+    assert text_only.batches == []
 
 
 def test_every_sample_of_a_repeated_cache_matches_a_full_forward_pass(smollm2):

@@ -1,6 +1,6 @@
 """The openai backend against a real loopback HTTP server (127.0.0.1 only).
 
-Fault and protocol tests serve a tiny deterministic backend defined here (no
+Fault and protocol tests serve a mock backend (chronoprobe.testing.MockBackend, no
 model load); the ``slow`` tests serve the embedded SmolLM2 through the same server.
 """
 
@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -23,12 +23,9 @@ from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.errors import CapabilityError, EndpointError
 from chronoprobe.models.base import (
     Backend,
-    BackendInfo,
     Capability,
     DecodingParams,
-    Generation,
     Prompt,
-    Sample,
     require,
 )
 from chronoprobe.models.openai_backend import (
@@ -40,40 +37,18 @@ from chronoprobe.models.openai_backend import (
 from chronoprobe.models.registry import BackendOptions, load_backend
 from chronoprobe.provenance import Provenance
 from chronoprobe.retry import parse_retry_after
+from chronoprobe.testing import MockBackend, MockPrompt
 from chronoprobe.testing.openai_server import FaultPlan, OpenAIServer
 
 
-class EchoBackend(Backend):
-    """A deterministic stand-in model: answers ``echo:<last user text>``, two tokens per answer."""
+def echo(prompt: MockPrompt, params: DecodingParams) -> list[str]:
+    """Answers ``echo:<last user text><answer prefix>#<sample index>``."""
+    return [f"echo:{prompt.request}{prompt.prompt.answer_prefix}#{i}" for i in range(params.n)]
 
-    capabilities = frozenset(
-        {Capability.GENERATE, Capability.SAMPLE_N, Capability.TOKEN_LOGPROBS, Capability.CHAT_TEMPLATE}
-    )
 
-    def __init__(self) -> None:
-        self._info = BackendInfo(spec="echo", backend="echo", model_id="echo", revision="0", chat_template=True)
-
-    @property
-    def info(self) -> BackendInfo:
-        return self._info
-
-    def render(self, prompt: Prompt) -> str:
-        text = prompt.text if prompt.text is not None else (prompt.messages or ())[-1].content
-        return text + prompt.answer_prefix
-
-    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
-        out = []
-        for prompt in prompts:
-            rendered = self.render(prompt)
-            samples = [
-                Sample(text=f"echo:{rendered}#{i}", token_ids=[1, 2], token_logprobs=[-0.5, -0.25])
-                for i in range(params.n)
-            ]
-            out.append(Generation(rendered_prompt=rendered, samples=samples))
-        return out
-
-    def token_strings(self, ids: Sequence[int]) -> list[str]:
-        return [f"t{i}" for i in ids]
+def echo_backend() -> MockBackend:
+    return MockBackend(echo, name="echo", capabilities={
+        Capability.GENERATE, Capability.SAMPLE_N, Capability.TOKEN_LOGPROBS, Capability.CHAT_TEMPLATE})
 
 
 def _client(url: str, **overrides: object) -> OpenAIBackend:
@@ -84,7 +59,7 @@ def _client(url: str, **overrides: object) -> OpenAIBackend:
 
 @pytest.fixture
 def echo_server() -> Iterator[OpenAIServer]:
-    with OpenAIServer(EchoBackend(), model_name="echo") as server:
+    with OpenAIServer(echo_backend(), model_name="echo") as server:
         yield server
 
 
@@ -239,7 +214,7 @@ def test_concurrency_is_limited_and_order_preserved(echo_server: OpenAIServer) -
 
 
 def test_429_then_success_honours_retry_after() -> None:
-    with OpenAIServer(EchoBackend(), model_name="echo", faults=FaultPlan("429", first=2, retry_after=0.2)) as server:
+    with OpenAIServer(echo_backend(), model_name="echo", faults=FaultPlan("429", first=2, retry_after=0.2)) as server:
         [generation] = _client(server.url).generate([Prompt(text="hello")], GREEDY)
         starts = [r.started for r in server.stats.requests]
     assert generation.text == "echo:hello#0"
@@ -249,7 +224,7 @@ def test_429_then_success_honours_retry_after() -> None:
 
 
 def test_500_forever_gives_up_after_bounded_attempts() -> None:
-    with OpenAIServer(EchoBackend(), model_name="echo", faults=FaultPlan("500", first=-1)) as server:
+    with OpenAIServer(echo_backend(), model_name="echo", faults=FaultPlan("500", first=-1)) as server:
         with pytest.raises(EndpointError) as caught:
             _client(server.url, max_retries=2).generate([Prompt(text="hello")], GREEDY)
         assert server.stats.count == 3
@@ -260,7 +235,7 @@ def test_500_forever_gives_up_after_bounded_attempts() -> None:
 
 
 def test_too_long_retry_after_fails_at_once() -> None:
-    with OpenAIServer(EchoBackend(), model_name="echo", faults=FaultPlan("429", first=-1, retry_after=600)) as server:
+    with OpenAIServer(echo_backend(), model_name="echo", faults=FaultPlan("429", first=-1, retry_after=600)) as server:
         with pytest.raises(EndpointError, match="retry after 600 s"):
             _client(server.url, max_retry_after_s=5).generate([Prompt(text="x")], GREEDY)
         assert server.stats.count == 1
@@ -268,7 +243,7 @@ def test_too_long_retry_after_fails_at_once() -> None:
 
 @pytest.mark.parametrize(("kind", "expected"), [("garbage", "not JSON"), ("bad_shape", "unexpected response shape")])
 def test_malformed_responses_are_endpoint_errors(kind: str, expected: str) -> None:
-    with OpenAIServer(EchoBackend(), model_name="echo", faults=FaultPlan(kind, first=-1)) as server:  # type: ignore[arg-type]
+    with OpenAIServer(echo_backend(), model_name="echo", faults=FaultPlan(kind, first=-1)) as server:  # type: ignore[arg-type]
         with pytest.raises(EndpointError, match=expected) as caught:
             _client(server.url).generate([Prompt(text="x")], GREEDY)
         assert server.stats.count == 1
@@ -276,10 +251,10 @@ def test_malformed_responses_are_endpoint_errors(kind: str, expected: str) -> No
 
 
 def test_timeouts_are_retried_then_reported() -> None:
-    with OpenAIServer(EchoBackend(), model_name="echo", faults=FaultPlan("slow", first=1, sleep_s=2.0)) as server:
+    with OpenAIServer(echo_backend(), model_name="echo", faults=FaultPlan("slow", first=1, sleep_s=2.0)) as server:
         [generation] = _client(server.url, timeout_s=0.3, max_retries=1).generate([Prompt(text="x")], GREEDY)
         assert generation.text == "echo:x#0"
-    with OpenAIServer(EchoBackend(), model_name="echo", faults=FaultPlan("slow", first=-1, sleep_s=2.0)) as server:
+    with OpenAIServer(echo_backend(), model_name="echo", faults=FaultPlan("slow", first=-1, sleep_s=2.0)) as server:
         with pytest.raises(EndpointError, match=r"no response within 0.3 s \(gave up after 2 attempts\)"):
             _client(server.url, timeout_s=0.3, max_retries=1).generate([Prompt(text="x")], GREEDY)
         assert server.stats.count == 2
@@ -301,7 +276,7 @@ def test_connection_refused_is_retried_then_reported() -> None:
 
 def test_api_key_is_sent_but_never_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "sk-loopback-secret-9f8e7d"
-    with OpenAIServer(EchoBackend(), model_name="echo", api_key=secret) as server:
+    with OpenAIServer(echo_backend(), model_name="echo", api_key=secret) as server:
         monkeypatch.delenv("CHRONO_TEST_KEY_B", raising=False)
         with pytest.raises(EndpointError, match=r"HTTP 401: .*CHRONO_TEST_KEY_B") as refused:
             _client(server.url, api_key_env="CHRONO_TEST_KEY_B").generate([Prompt(text="x")], GREEDY)

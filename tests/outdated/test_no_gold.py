@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,8 +22,9 @@ from chronoprobe.cli.outdated import app
 from chronoprobe.errors import DataError, EndpointError
 from chronoprobe.knowledge.snapshot import load_snapshot, save_snapshot
 from chronoprobe.knowledge.types import FactAnswers, Snapshot
-from chronoprobe.models.base import Backend, BackendInfo, Capability, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.base import Capability
 from chronoprobe.outdated.audit import AuditConfig, load_gold
+from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
 
 runner = CliRunner()
@@ -31,21 +32,10 @@ TODAY = dt.date.today().isoformat()
 EMPTY_RESULT = b'{"head": {"vars": []}, "results": {"bindings": []}}'
 
 
-class Mattarella(Backend):
+def mattarella() -> MockBackend:
     """A stand-in model that always answers "Sergio Mattarella"."""
-
-    capabilities = frozenset({Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
-
-    @property
-    def info(self) -> BackendInfo:
-        return BackendInfo(spec="fixed", backend="fixed", model_id="fixed", revision="0", chat_template=True)
-
-    def render(self, prompt: Prompt) -> str:
-        return prompt.text if prompt.text is not None else (prompt.messages or ())[-1].content
-
-    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
-        answer = Sample(text="Sergio Mattarella", token_ids=[1])
-        return [Generation(rendered_prompt=self.render(p), samples=[answer] * params.n) for p in prompts]
+    return MockBackend(lambda prompt, params: "Sergio Mattarella", name="fixed",
+                       capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
 
 
 def row(fact_id: str, qid: str, prop: str, category: str = "countries_byGDP") -> dict[str, object]:
@@ -76,7 +66,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def model_server() -> Iterator[OpenAIServer]:
-    with OpenAIServer(Mattarella(), model_name="fixed") as server:
+    with OpenAIServer(mattarella(), model_name="fixed") as server:
         yield server
 
 

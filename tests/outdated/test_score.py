@@ -290,3 +290,19 @@ def test_fact_without_dated_gold_is_no_gold_and_outside_every_rate(tmp_path: Pat
     assert "countries_byGDP" not in {c for c, s in summary.categories.items() if s.facts}
     written = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert written["no_gold"] == [land]
+
+
+def test_scores_carry_wilson_intervals(tmp_path: Path) -> None:
+    from chronoprobe.metrics.uncertainty import wilson
+
+    folder = _write_tiny(tmp_path / "tiny")
+    summary = score_generations(folder, tmp_path / "out", gold="in-memory", gold_answers=GOLD)
+    est = summary.overall.estimates
+    assert est is not None
+    assert est.soft_constraint["up-to-date"] == wilson(1, 2)
+    assert est.average["outdated"] == wilson(3, 6)
+    assert est.inconsistency == wilson(2, 2)
+    for verdict, share in summary.overall.soft_constraint.items():
+        assert est.soft_constraint[verdict].value == share
+    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert written["overall"]["estimates"]["average"]["outdated"]["n"] == 6

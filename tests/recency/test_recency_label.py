@@ -1,9 +1,8 @@
-"""The labelling pipeline's bookkeeping, driven by a scripted backend (the real model is in test_recency_e2e)."""
+"""The labelling pipeline's bookkeeping, driven by a scripted mock backend (the real model is in test_recency_e2e)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -11,14 +10,7 @@ import pytest
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.recencyqa import load_recencyqa, write_recencyqa
 from chronoprobe.errors import DataError
-from chronoprobe.models.base import (
-    Backend,
-    BackendInfo,
-    DecodingParams,
-    Generation,
-    Prompt,
-    Sample,
-)
+from chronoprobe.models.base import DecodingParams
 from chronoprobe.recency.label import (
     LabelConfig,
     QuestionIn,
@@ -26,28 +18,14 @@ from chronoprobe.recency.label import (
     read_questions,
 )
 from chronoprobe.recency.taxonomy import RecencyClass as R
+from chronoprobe.testing import MockBackend, MockPrompt
 
 
-class ScriptedBackend(Backend):
-    """Answers by looking at the prompt: a tiny, fully predictable 'model'."""
+class Scripted:
+    """Answers by looking at the prompt: a tiny, fully predictable 'model' (served by a MockBackend)."""
 
-    def __init__(self) -> None:
-        self._info = BackendInfo(spec="scripted", backend="scripted", model_id="scripted", revision="1")
-
-    @property
-    def info(self) -> BackendInfo:
-        return self._info
-
-    def render(self, prompt: Prompt) -> str:
-        return "\n".join(m.content for m in prompt.messages or ()) if prompt.messages else str(prompt.text)
-
-    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
-        out = []
-        for prompt in prompts:
-            text = self.render(prompt)
-            out.append(Generation(rendered_prompt=text,
-                                  samples=[Sample(text=self.answer(text, i, params)) for i in range(params.n)]))
-        return out
+    def __call__(self, prompt: MockPrompt, params: DecodingParams) -> list[str]:
+        return [self.answer(prompt, i, params) for i in range(params.n)]
 
     @staticmethod
     def answer(text: str, i: int, params: DecodingParams) -> str:
@@ -73,7 +51,7 @@ class ScriptedBackend(Backend):
 
 @pytest.fixture()
 def scripted(tmp_path: Path) -> CachedModel:
-    return CachedModel(ScriptedBackend(), CallCache(tmp_path / "calls.sqlite"))
+    return CachedModel(MockBackend(Scripted(), name="scripted"), CallCache(tmp_path / "calls.sqlite"))
 
 
 def test_pipeline_rules_verification_and_redraws(scripted: CachedModel, tmp_path: Path) -> None:

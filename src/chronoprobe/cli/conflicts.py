@@ -113,12 +113,20 @@ def run(
 
 
 def _headline(values: dict, method: str) -> str:  # type: ignore[type-arg]
+    """Headline numbers with their 95% interval and n (when the summary has them)."""
+    estimates = values.get("estimates") or {}
+
+    def ci(key: str, digits: int) -> str:
+        from chronoprobe.metrics.uncertainty import ci_cell
+
+        return f" {ci_cell(estimates[key], digits)}" if estimates.get(key) else ""
+
     if method == "dynamicqa":
         cp = values.get("cp")
-        return f"CP {cp:.3f}" if cp is not None else "CP –"
+        return f"CP {cp:.3f}{ci('cp', 3)}" if cp is not None else "CP –"
     f1, success = values.get("f1"), values.get("update_success")
-    text = f"F1 {f1:.1f}" if f1 is not None else "F1 –"
-    return text + (f", update {success:.2f}" if success is not None else "")
+    text = f"F1 {f1:.1f}{ci('f1', 1)}" if f1 is not None else "F1 –"
+    return text + (f", update {success:.2f}{ci('update_success', 2)}" if success is not None else "")
 
 
 @app.command("contexts")

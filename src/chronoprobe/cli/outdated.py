@@ -144,11 +144,17 @@ def run(
         },
     ).model_dump(mode="json")
     write_report(out, records, per_model, provenance, as_of=as_of)
+    from chronoprobe.metrics.uncertainty import as_estimate
+
     for spec, summary in per_model.items():
         overall = summary["per_category"]["all"]["soft_constraint_pct"]
+        ci = summary["per_category"]["all"]["estimates"]["soft_constraint_pct"]
+        shares = "  ".join(
+            f"{v} {overall[v]:.1f}% {as_estimate(ci[v]).interval(1)}"  # type: ignore[union-attr]
+            for v in ("up-to-date", "outdated", "irrelevant", "ambiguous")
+        )
         console.print(
-            f"[bold]{spec}[/]: up-to-date {overall['up-to-date']:.1f}%  outdated {overall['outdated']:.1f}%  "
-            f"irrelevant {overall['irrelevant']:.1f}%  ambiguous {overall['ambiguous']:.1f}% (soft constraint, "
+            f"[bold]{spec}[/]: {shares} (soft constraint, 95% Wilson intervals; "
             f"{len(facts_list) - len(no_gold)} facts judged, {len(no_gold)} without gold; {calls[spec]} new model calls)"
         )
     console.print(f"report: {out / 'report.md'}")

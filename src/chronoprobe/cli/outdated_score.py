@@ -51,11 +51,15 @@ def score(
         generations, out, gold=gold if gold is not None else snapshot, use_aliases=aliases, as_of=when
     )
     for category, result in {**summary.categories, "all": summary.overall}.items():
-        soft = result.soft_constraint
+        soft, ci = result.soft_constraint, result.estimates
+        assert ci is not None  # always set by score_generations
+        shares = "  ".join(
+            f"{v} {100 * soft[v]:.1f}% {ci.soft_constraint[v].interval(1, 100.0)}"
+            for v in ("up-to-date", "outdated", "irrelevant", "ambiguous")
+        )
         _console.print(
-            f"[bold]{category}[/] ({result.facts} facts): up-to-date {100 * soft['up-to-date']:.1f}%  "
-            f"outdated {100 * soft['outdated']:.1f}%  irrelevant {100 * soft['irrelevant']:.1f}%  "
-            f"ambiguous {100 * soft['ambiguous']:.1f}%  inconsistent {100 * result.inconsistency:.1f}%",
+            f"[bold]{category}[/] ({result.facts} facts): {shares}  "
+            f"inconsistent {100 * result.inconsistency:.1f}% {ci.inconsistency.interval(1, 100.0)} (95% Wilson intervals)",
             highlight=False,
         )
     if summary.no_gold:

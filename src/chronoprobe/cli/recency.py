@@ -132,11 +132,15 @@ def eval_(
     import json
 
     summary = json.loads(paths["summary"].read_text(encoding="utf-8"))
+    from chronoprobe.metrics.uncertainty import cell
+
     for run in summary["runs"]:
+        est = run["estimates"]
         console.print(
             f"[bold]{run['model']}[/] {run['strategy']}, {run['context_mode']} context: n={run['n']} "
-            f"acc {run['accuracy']:.3f}  tol. acc {run['tolerant_accuracy']:.3f}  F1 {run['macro_f1']:.3f}  "
-            f"tol. F1 {run['tolerant_f1']:.3f}  unparseable {run['unparseable']} ({run['unparseable_rate']:.1%})"
+            f"acc {cell(est['accuracy'])}  tol. acc {cell(est['tolerant_accuracy'])}  F1 {cell(est['macro_f1'])}  "
+            f"tol. F1 {cell(est['tolerant_f1'])}  unparseable {run['unparseable']} "
+            f"({cell(est['unparseable_rate'], 1, 100.0, '%')}) (95% intervals)"
         )
     console.print(f"report: {paths['report']}  ({time.perf_counter() - started:.0f} s)")
 

@@ -19,6 +19,7 @@ from chronoprobe.cache import CachedModel
 from chronoprobe.conflicts.prompts import PromptWording, completion_prompt
 from chronoprobe.conflicts.templates import completion_prefix, fill
 from chronoprobe.metrics import mulan as mm
+from chronoprobe.metrics.uncertainty import bootstrap_mean, wilson_from_flags
 from chronoprobe.models.base import DecodingParams, Sample, require
 
 
@@ -265,7 +266,25 @@ def summarise_completion(rows: Sequence[dict[str, Any]], updates: Sequence[dict[
             "update_success": mm.update_success_rate([u["prediction"] for u in ups], [u["new_object"] for u in ups],
                                                      fidelity=config.fidelity) if ups else None,
         }
+        out[fact_class]["estimates"] = _completion_estimates(out[fact_class], mine, ups, config)
     return out
+
+
+def _completion_estimates(stats: dict[str, Any], mine: Sequence[dict[str, Any]], ups: Sequence[dict[str, Any]],
+                          config: CompletionConfig) -> dict[str, dict[str, Any]]:
+    """n and a 95% interval for F1, confidence (seeded bootstrap over queries) and update success (Wilson).
+
+    Weighting relations by their example counts makes F1 and confidence plain means over the
+    queries they count, so those queries are what the bootstrap resamples.
+    """
+    f1s = [100.0 * r["f1"] for r in mine if not mm.is_empty_prediction(r["prediction"])]
+    confidences = [r["confidence"] for r in mine if r["confidence"] is not None]
+    successes = [mm.update_succeeded(u["prediction"], u["new_object"], fidelity=config.fidelity) for u in ups]
+    return {
+        "f1": bootstrap_mean(f1s, point=stats["f1"]).to_json(),
+        "confidence": bootstrap_mean(confidences, point=stats["confidence"]).to_json(),
+        "update_success": wilson_from_flags(successes).reported_as(stats["update_success"]).to_json(),
+    }
 
 
 def mulan_completion_queries(queries: Sequence[Any], templates: Mapping[str, Sequence[str]],

@@ -21,6 +21,7 @@ from chronoprobe.datasets.dynamicqa import ContextFact, ContextItem, expand
 from chronoprobe.errors import CapabilityError
 from chronoprobe.judges.base import Judge, cluster_many
 from chronoprobe.metrics import conflicts as m
+from chronoprobe.metrics.uncertainty import Estimate, bootstrap_mean, wilson_from_flags
 from chronoprobe.models.base import Capability, DecodingParams, Generation, require
 
 
@@ -176,4 +177,41 @@ def summarise_persuasion(rows: Sequence[dict[str, Any]], classes: Sequence[str],
             "stubborn_pct": 100.0 * _mean([float(r["stubborn"]) for r in cf]) if cf else None,
             "persuaded_pct": 100.0 * _mean([float(r["persuaded"]) for r in cf]) if cf else None,
         }
+        out[fact_class]["estimates"] = _persuasion_estimates(out[fact_class], mine, cf, true_ctx,
+                                                             list(per_fact.values()), report_no_ctx)
     return out
+
+
+def _clean(values: Sequence[float | None]) -> list[float]:
+    return [v for v in values if v is not None and not math.isnan(v)]
+
+
+def _persuasion_estimates(stats: dict[str, Any], mine: Sequence[dict[str, Any]], cf: Sequence[dict[str, Any]],
+                          true_ctx: Sequence[dict[str, Any]], per_fact: Sequence[dict[str, Any]],
+                          report_no_ctx: bool) -> dict[str, dict[str, Any] | None]:
+    """n and a 95% interval for every number of the class, keyed like it: Wilson for the
+    accuracies and stubborn/persuaded shares, a seeded bootstrap over items for the means."""
+
+    def share(rows: Sequence[dict[str, Any]], key: str, scale: float = 1.0) -> Estimate:
+        return wilson_from_flags([bool(r[key]) for r in rows], scale=scale)
+
+    def mean(key: str, values: Sequence[float | None]) -> dict[str, Any]:
+        return bootstrap_mean(_clean(values), point=stats[key]).to_json()
+
+    def shown(key: str, estimate: Estimate) -> dict[str, Any]:
+        return estimate.reported_as(stats[key]).to_json()
+
+    return {
+        "accuracy_context": shown("accuracy_context", share(mine, "correct_context")),
+        "accuracy_no_context": shown("accuracy_no_context", share(per_fact, "correct_no_context")) if report_no_ctx else None,
+        "accuracy_no_context_original": mean(
+            "accuracy_no_context_original", [float(r["correct_no_context_original"]) for r in per_fact]
+        ) if report_no_ctx else None,
+        "cp": mean("cp", [r["cp"] for r in mine]),
+        "cp_true_context": mean("cp_true_context", [r["cp"] for r in true_ctx]),
+        "cp_counterfactual": mean("cp_counterfactual", [r["cp"] for r in cf]),
+        "se_context": mean("se_context", [r["se_context"] for r in mine]),
+        "se_no_context": mean("se_no_context", [r["se_no_context"] for r in per_fact]),
+        "stubborn_pct": shown("stubborn_pct", share(cf, "stubborn", 100.0)),
+        "persuaded_pct": shown("persuaded_pct", share(cf, "persuaded", 100.0)),
+    }

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.io import write_bytes_atomic
+from chronoprobe.metrics.uncertainty import ci_cell
 from chronoprobe.reports.markdown import provenance_section, table
 
 CLASS_LABELS = {
@@ -22,22 +23,31 @@ def _label(fact_class: str) -> str:
 def persuasion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str],
                         title: str) -> str:
     """Accuracy (Tables 2/8), CP (3/9), SE (4), stubborn/persuaded (5/10) for every model."""
-    heads = ["Model", *(_label(c) for c in classes)]
+    heads = ["Model", *(_label(c) for c in classes), *(f"{_label(c)} {CI}" for c in classes)]
     acc_rows, cp_rows, se_rows, sp_rows = [], [], [], []
-    cp_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in ("all", "true ctx", "counterfactual"))]
+    cp_keys = ("cp", "cp_true_context", "cp_counterfactual")
+    cp_names = ("all", "true ctx", "counterfactual")
+    cp_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in cp_names),
+                *(f"{_label(c)} {k} {CI}" for c in classes for k in cp_names)]
     for spec, per_class in summary.items():
-        acc_rows.append([spec, *(per_class[c]["accuracy_no_context"] for c in classes)])
-        acc_rows.append([f"{spec} w/context", *(per_class[c]["accuracy_context"] for c in classes)])
-        cp_rows.append([spec, *(per_class[c].get(k) for c in classes
-                                for k in ("cp", "cp_true_context", "cp_counterfactual"))])
-        se_rows.append([spec, *(per_class[c]["se_no_context"] for c in classes)])
-        se_rows.append([f"{spec} w/context", *(per_class[c]["se_context"] for c in classes)])
+        acc_rows.append([spec, *(per_class[c]["accuracy_no_context"] for c in classes),
+                         *_cis(per_class, classes, ["accuracy_no_context"])])
+        acc_rows.append([f"{spec} w/context", *(per_class[c]["accuracy_context"] for c in classes),
+                         *_cis(per_class, classes, ["accuracy_context"])])
+        cp_rows.append([spec, *(per_class[c].get(k) for c in classes for k in cp_keys),
+                        *_cis(per_class, classes, cp_keys)])
+        se_rows.append([spec, *(per_class[c]["se_no_context"] for c in classes),
+                        *_cis(per_class, classes, ["se_no_context"])])
+        se_rows.append([f"{spec} w/context", *(per_class[c]["se_context"] for c in classes),
+                        *_cis(per_class, classes, ["se_context"])])
         sp_rows.append([spec, *(_pct(per_class[c]["stubborn_pct"]) for c in classes),
-                        *(_pct(per_class[c]["persuaded_pct"]) for c in classes)])
+                        *(_pct(per_class[c]["persuaded_pct"]) for c in classes),
+                        *_cis(per_class, classes, ["stubborn_pct"], 1), *_cis(per_class, classes, ["persuaded_pct"], 1)])
     counts = ", ".join(f"{_label(c)} {next(iter(summary.values()))[c]['facts']}" for c in classes) if summary else ""
     parts = [
         f"# {title}", "",
         f"Facts per class: {counts}. Each fact gives a true-context and a counterfactual item.", "",
+        INTERVALS_NOTE, "",
         "## Accuracy (Eq. 5 without context, Eq. 4 with context)", "", table(heads, acc_rows, digits=3), "",
         "## Coherent Persuasion", "",
         "\"all\" is the paper's figure: the mean over every with-context item of the class, true-context "
@@ -45,7 +55,8 @@ def persuasion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
         table(cp_heads, cp_rows, digits=3), "",
         "## Semantic entropy", "", table(heads, se_rows, digits=3), "",
         "## Stubborn and persuaded instances (counterfactual contexts)", "",
-        table(["Model", *(f"% stubborn {_label(c)}" for c in classes), *(f"% persuaded {_label(c)}" for c in classes)],
+        table(["Model", *(f"% stubborn {_label(c)}" for c in classes), *(f"% persuaded {_label(c)}" for c in classes),
+               *(f"% stubborn {_label(c)} {CI}" for c in classes), *(f"% persuaded {_label(c)} {CI}" for c in classes)],
               sp_rows), "",
     ]
     return "\n".join(parts)
@@ -53,6 +64,19 @@ def persuasion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}%"
+
+
+CI = "95% CI"
+INTERVALS_NOTE = (
+    "Columns marked 95% CI give the interval and its n: Wilson for accuracies and shares, a seeded bootstrap "
+    "over items for means (docs/conflicts.md, Intervals)."
+)
+
+
+def _cis(per_class: Mapping[str, Mapping[str, Any]], classes: Sequence[str], keys: Sequence[str],
+         digits: int = 3) -> list[str]:
+    """``[lo, hi] (n=N)`` for each class and key, ``–`` where the summary has no estimate."""
+    return [ci_cell((per_class[c].get("estimates") or {}).get(k), digits) for c in classes for k in keys]
 
 
 FIDELITY_NOTES = {
@@ -67,27 +91,32 @@ def completion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
                         title: str, fidelity: str = "corrected") -> str:
     """F1 and confidence (Tables 6/11), update success (Tables 7/9), F1 per relation."""
     f1_rows, up_rows, empty_rows = [], [], []
+    f1_cis: list[list[str]] = []
     for spec, per_class in summary.items():
         empty_rows.append([spec, *(f'{per_class[c].get("empty_predictions", 0)} of {per_class[c]["queries"]}'
                                    for c in classes)])
         f1_rows.append([spec, *(v for c in classes for v in (per_class[c]["f1"], per_class[c]["confidence"]))])
+        f1_cis.append([*_cis(per_class, classes, ["f1"], 2), *_cis(per_class, classes, ["confidence"])])
         up_rows.append([spec, *(per_class[c]["update_success"] for c in classes),
-                        *(f'{per_class[c]["updates"]} of {per_class[c].get("memorised", "?")}' for c in classes)])
-    f1_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in ("F1", "Conf"))]
+                        *(f'{per_class[c]["updates"]} of {per_class[c].get("memorised", "?")}' for c in classes),
+                        *_cis(per_class, classes, ["update_success"])])
+    f1_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in ("F1", "Conf")),
+                *(f"{_label(c)} {k} {CI}" for k in ("F1", "Conf") for c in classes)]
     rel_rows = []
     for spec, per_class in summary.items():
         for c in classes:
             for relation, value in sorted(per_class[c]["f1_per_relation"].items()):
                 rel_rows.append([spec, _label(c), relation, value])
     parts = [
-        f"# {title}", "", FIDELITY_NOTES[fidelity], "",
+        f"# {title}", "", FIDELITY_NOTES[fidelity], "", INTERVALS_NOTE, "",
         "## F1 (x100, relations weighted by example counts) and first-token confidence", "",
-        table(f1_heads, [[r[0], *(_round(v, i) for i, v in enumerate(r[1:]))] for r in f1_rows], digits=2), "",
+        table(f1_heads, [[r[0], *(_round(v, i) for i, v in enumerate(r[1:])), *cis]
+                         for r, cis in zip(f1_rows, f1_cis)], digits=2), "",
         "F1 leaves out queries with an empty prediction (as the original does); confidence counts them as 0.", "",
         table(["Model", *(f"empty predictions {_label(c)}" for c in classes)], empty_rows), "",
         "## Update success rate (memorised facts)", "",
-        table(["Model", *(_label(c) for c in classes), *(f"updates/memorised {_label(c)}" for c in classes)], up_rows,
-              digits=3), "",
+        table(["Model", *(_label(c) for c in classes), *(f"updates/memorised {_label(c)}" for c in classes),
+               *(f"{_label(c)} {CI}" for c in classes)], up_rows, digits=3), "",
         "Memorised: F1 = 1 and first-token confidence >= the threshold, best template per relation; classes are "
         "balanced to the smallest memorised count, so one class with none means no updates.", "",
         "## F1 per relation", "", table(["Model", "Class", "Relation", "F1"], rel_rows, digits=2), "",

@@ -33,6 +33,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.knowledge.types import FactAnswers, Statement
+from chronoprobe.metrics.uncertainty import Estimate, wilson
 
 Verdict = Literal["up-to-date", "outdated", "irrelevant", "ambiguous"]
 MatchRule = Literal["exact", "alias", "suffix-stripped", "head-noun"]
@@ -356,3 +357,32 @@ def start_years(classifications: Iterable[Classification]) -> list[int]:
         if c.verdict in ("up-to-date", "outdated") and c.matched and c.matched[0].start is not None:
             years.append(c.matched[0].start.year)
     return years
+
+
+class VerdictEstimates(BaseModel):
+    """n and 95% Wilson intervals for a group's verdict shares (see :mod:`chronoprobe.metrics.uncertainty`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    soft_constraint: dict[str, Estimate]
+    """Per verdict: share of facts (n = facts)."""
+    average: dict[str, Estimate]
+    """Per verdict: share of paraphrase answers (n = answers; the answers of a fact are not independent,
+    so this interval is optimistic)."""
+    inconsistency: Estimate
+    """Share of facts whose paraphrases disagree (n = facts)."""
+
+
+def verdict_estimates(
+    verdicts_per_fact: Mapping[str, Sequence[Verdict]], inconsistent: Sequence[str], *, scale: float = 1.0
+) -> VerdictEstimates:
+    """Wilson intervals for :func:`soft_constraint` shares, :func:`average_counts` and the
+    inconsistency rate; ``scale=100`` for percentages."""
+    soft = list(soft_constraint(verdicts_per_fact).values())
+    answers = [v for verdicts in verdicts_per_fact.values() for v in verdicts]
+    facts = len(verdicts_per_fact)
+    return VerdictEstimates(
+        soft_constraint={v: wilson(soft.count(v), facts, scale=scale) for v in VERDICTS},
+        average={v: wilson(answers.count(v), len(answers), scale=scale) for v in VERDICTS},
+        inconsistency=wilson(len(inconsistent), facts, scale=scale),
+    )

@@ -5,6 +5,7 @@
 ``hf:<hub id or folder>[@rev]``  transformers
 ``gguf:<file>``                  a local GGUF file, converted once to safetensors
 ``openai:<name>@<base url>``     any OpenAI-compatible server
+``mock:<name>``                   a deterministic stand-in, no model (chronoprobe.testing.mock)
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     raw: str
-    kind: Literal["smollm2", "gemma3-270m", "hf", "gguf", "openai", "vllm"]
+    kind: Literal["smollm2", "gemma3-270m", "hf", "gguf", "openai", "vllm", "mock"]
     target: str
     revision: str = "main"
     base_url: str | None = None
@@ -55,6 +56,8 @@ KNOWN_SPECS: list[tuple[str, str]] = [
     ("gguf:<path to .gguf>", "a local GGUF file, dequantised once into a safetensors cache"),
     ("vllm:<hub id or folder>\\[@revision]", "vLLM on a GPU (optional extra: pip install 'chronoprobe\\[vllm]')"),
     ("openai:<model>@<base url>", "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1"),
+    ("mock:echo, mock:constant=<text>, mock:<name>",
+     "no model: a deterministic stand-in for smoke runs and tests (names from chronoprobe.testing.register_mock)"),
 ]
 
 
@@ -119,7 +122,9 @@ def parse_model_spec(raw: str) -> ModelSpec:
         if not at or not name or not url.startswith(("http://", "https://")):
             raise ConfigError(where, "expected openai:<model name>@<http(s) base url>")
         return ModelSpec(raw=raw, kind="openai", target=name, base_url=url.rstrip("/"))
-    raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, smollm2, gemma3-270m (see `chronoprobe models`)")
+    if kind == "mock":
+        return ModelSpec(raw=raw, kind="mock", target=rest, revision="mock")
+    raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, mock, smollm2, gemma3-270m (see `chronoprobe models`)")
 
 
 def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
@@ -128,6 +133,10 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
     url_secret = split_userinfo(raw.strip().partition("@")[2])[1] if raw.strip().startswith("openai:") else None
     spec = parse_model_spec(raw)
     raw = spec.raw  # from here on only the redacted spec is shown or recorded
+    if spec.kind == "mock":
+        from chronoprobe.testing.mock import mock_from_spec
+
+        return mock_from_spec(spec.target, batch_size=options.batch_size, chat_template=options.chat_template)
     if spec.kind in {"smollm2", "gemma3-270m", "gguf"}:
         from chronoprobe.models import embedded
         from chronoprobe.models.embedded import converted_gguf, smollm2_gguf

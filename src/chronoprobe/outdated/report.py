@@ -18,18 +18,33 @@ from chronoprobe.io import (
     write_text_atomic,
 )
 from chronoprobe.metrics.dyknow import VERDICTS
+from chronoprobe.metrics.uncertainty import cell, ci_cell
 from chronoprobe.outdated.audit import ResponseRecord
 from chronoprobe.outdated.prompts import prompting_label
 from chronoprobe.outdated.summary import ALL
 from chronoprobe.reports.markdown import provenance_section, table
 
 
-def _verdict_rows(per_model: Mapping[str, dict[str, Any]], key: str, section: str = "per_category") -> list[list[Any]]:
+def _verdict_rows(
+    per_model: Mapping[str, dict[str, Any]], key: str, section: str = "per_category", *, answers: bool = False
+) -> list[list[Any]]:
+    """One row per model and category; cells are ``value [95% CI]`` where the summary has estimates.
+
+    ``answers``: add the number of judged answers (the n of the averaged shares) after ``facts``.
+    """
     rows = []
     for model, summary in per_model.items():
         for category, stats in summary[section].items():
-            rows.append([model, category, stats["facts"], *(stats[key][v] for v in VERDICTS)])
+            estimates = (stats.get("estimates") or {}).get(key) or {}
+            cells = [cell(estimates[v], 1) if v in estimates else stats[key][v] for v in VERDICTS]
+            n = [next((e["n"] for e in estimates.values()), None)] if answers else []
+            rows.append([model, category, stats["facts"], *n, *cells])
     return rows
+
+
+_INTERVALS_NOTE = (
+    "Cells read `value [low, high]`: the share and its 95% Wilson score interval (docs/outdated.md, Intervals)."
+)
 
 
 def _prompting_lines(provenance: dict[str, Any]) -> list[str]:
@@ -55,19 +70,23 @@ def render_markdown(per_model: Mapping[str, dict[str, Any]], provenance: dict[st
         "## Soft constraint (% of facts)",
         "",
         "A fact counts as up-to-date if any paraphrase is; else outdated if any is; else ambiguous if any is; else irrelevant.",
+        _INTERVALS_NOTE,
         "",
         table(headers, _verdict_rows(per_model, "soft_constraint_pct")),
         "",
         "## Averaged over paraphrases (% of prompts)",
         "",
-        table(headers, _verdict_rows(per_model, "average_pct")),
+        "n is the number of judged answers; a fact's answers are not independent, so these intervals are optimistic.",
+        "",
+        table(["model", "category", "facts", "answers", *VERDICTS], _verdict_rows(per_model, "average_pct", answers=True)),
         "",
         "## Inconsistency across paraphrases",
         "",
         table(
-            ["model", "category", "facts", "inconsistent", "%"],
+            ["model", "category", "facts", "inconsistent", "%", "95% CI"],
             [
-                [m, c, s["facts"], s["inconsistent"], s["inconsistency_pct"]]
+                [m, c, s["facts"], s["inconsistent"], s["inconsistency_pct"],
+                 ci_cell((s.get("estimates") or {}).get("inconsistency_pct"), 1)]
                 for m, summary in per_model.items()
                 for c, s in summary["per_category"].items()
             ],

@@ -35,12 +35,14 @@ from chronoprobe.metrics.dyknow import (
     VERDICTS,
     Classification,
     Verdict,
+    VerdictEstimates,
     average_counts,
     classify_response,
     facts_to_edit,
     inconsistent_facts,
     soft_constraint,
     start_years,
+    verdict_estimates,
     verdict_shares,
 )
 from chronoprobe.provenance import Provenance
@@ -92,6 +94,8 @@ class CategoryScore(BaseModel):
     inconsistency: float
     facts_to_edit: list[str]
     start_years: list[int]
+    estimates: VerdictEstimates | None = None
+    """n and 95% Wilson intervals for ``soft_constraint``, ``average`` and ``inconsistency`` (same scale)."""
 
 
 class ScoreSummary(BaseModel):
@@ -286,6 +290,7 @@ def aggregate(scored: list[ScoredResponse]) -> CategoryScore:
         inconsistency=len(inconsistent) / len(verdicts) if verdicts else 0.0,
         facts_to_edit=facts_to_edit(verdicts),
         start_years=start_years(paraphrases),
+        estimates=verdict_estimates(verdicts, inconsistent),
     )
 
 

@@ -14,6 +14,7 @@ from chronoprobe.metrics.dyknow import (
     facts_to_edit,
     inconsistent_facts,
     soft_constraint,
+    verdict_estimates,
 )
 from chronoprobe.outdated.audit import ResponseRecord
 
@@ -39,17 +40,34 @@ def _group(
     soft_counts = Counter(soft.values())
     facts = len(by_fact)
     inconsistent = inconsistent_facts(classified)
+    average_pct: dict[str, float] = {v: 100.0 * share for v, share in average_counts(by_fact).items()}
     return {
         "facts": facts,
         "no_gold": no_gold,
         "per_prompt": {str(i): {v: per_prompt[i][v] for v in VERDICTS} for i in sorted(per_prompt)},
         "soft_constraint": {v: soft_counts[v] for v in VERDICTS},
         "soft_constraint_pct": {v: 100.0 * soft_counts[v] / facts if facts else 0.0 for v in VERDICTS},
-        "average_pct": {v: 100.0 * share for v, share in average_counts(by_fact).items()},
+        "average_pct": average_pct,
         "inconsistent": len(inconsistent),
         "inconsistency_pct": 100.0 * len(inconsistent) / facts if facts else 0.0,
         "inconsistent_facts": sorted(inconsistent),
         "facts_to_edit": sorted(facts_to_edit(by_fact)),
+        "estimates": _estimates(by_fact, inconsistent, average_pct),
+    }
+
+
+def _estimates(
+    by_fact: Mapping[str, Sequence[str]], inconsistent: Sequence[str], average_pct: Mapping[str, float]
+) -> dict[str, Any]:
+    """n and 95% Wilson intervals beside the percentages, keyed like them (``*_pct``)."""
+    est = verdict_estimates(by_fact, inconsistent, scale=100.0)  # type: ignore[arg-type]
+    return {
+        "soft_constraint_pct": {v: e.to_json() for v, e in est.soft_constraint.items()},
+        # The same value as ``average_pct`` to the last digit (it is computed as 100 * share).
+        "average_pct": {
+            v: e.reported_as(average_pct[v]).to_json() for v, e in est.average.items()
+        },
+        "inconsistency_pct": est.inconsistency.to_json(),
     }
 
 

@@ -10,11 +10,18 @@ from typing import Any
 import numpy as np
 
 from chronoprobe.io import write_bytes_atomic
+from chronoprobe.metrics.uncertainty import cell
 from chronoprobe.reports.markdown import fmt, provenance_section, table
 
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:+.1f}%"
+
+
+def _v(entry: dict[str, Any], key: str, digits: int = 3) -> Any:
+    """``value [lo, hi]`` where the summary has an estimate for ``key``; the bare value otherwise (older summaries)."""
+    estimate = (entry.get("estimates") or {}).get(key)
+    return entry[key] if estimate is None else cell(estimate, digits)
 
 
 def slug(text: str) -> str:
@@ -56,29 +63,32 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
         "Tolerant = within ±1 class on the ordered scale; tolerant F1 = macro F1 after replacing every "
         "near miss by the gold class. Unparseable answers count as wrong (docs/recency.md).",
         "",
+        "Rates read `value [low, high]`: the 95% interval over the run's n items, Wilson for accuracies and "
+        "rates, a seeded bootstrap over items for F1 (docs/recency.md, Intervals).",
+        "",
         "## Classification",
         "",
     ]
     rows = []
     for run in summary["runs"]:
-        rows.append([run["model"], run["strategy"], run["context_mode"], run["n"], run["accuracy"],
-                     run["tolerant_accuracy"], run["macro_f1"], run["tolerant_f1"], run["unparseable"],
-                     run["unparseable_rate"], run["truncated"]])
+        rows.append([run["model"], run["strategy"], run["context_mode"], run["n"], _v(run, "accuracy"),
+                     _v(run, "tolerant_accuracy"), _v(run, "macro_f1"), _v(run, "tolerant_f1"), run["unparseable"],
+                     _v(run, "unparseable_rate"), run["truncated"]])
     lines.append(table(["model", "strategy", "context", "n", "accuracy", "tolerant acc.", "macro F1",
                         "tolerant F1", "unparseable", "unparseable rate", "hit max tokens"], rows, digits=3))
     lines += ["", "## Context effect by stationarity (Table 6 style)", ""]
     t6 = []
     for e in summary["table6"]:
         t6.append([e["model"], e["strategy"], e["stationarity"], f"{e['n_with']}/{e['n_without']}",
-                   e["accuracy_with"], e["accuracy_without"], _pct(e["accuracy_delta_pct"]),
-                   e["f1_with"], e["f1_without"], _pct(e["f1_delta_pct"])])
+                   _v(e, "accuracy_with"), _v(e, "accuracy_without"), _pct(e["accuracy_delta_pct"]),
+                   _v(e, "f1_with"), _v(e, "f1_without"), _pct(e["f1_delta_pct"])])
     lines.append(table(["model", "strategy", "questions", "n w/ C / w/o C", "acc. w/ C", "acc. w/o C", "Δ%",
                         "F1 w/ C", "F1 w/o C", "Δ%"], t6, digits=3))
     if not any(e["n_with"] and e["n_without"] for e in summary["table6"]):
         lines += ["", "_Δ% needs both context modes (`--context both`)._"]
     lines += ["", "## Recency transition on non-stationary questions (Table 7 style)", ""]
-    t7 = [[e["model"], e["strategy"], e["questions"], e["pairs"], e["rl1_accuracy"], e["rl2_accuracy"],
-           e["transition_accuracy"], e["all_contexts_right"]] for e in summary["table7"]]
+    t7 = [[e["model"], e["strategy"], e["questions"], e["pairs"], _v(e, "rl1_accuracy"), _v(e, "rl2_accuracy"),
+           _v(e, "transition_accuracy"), _v(e, "all_contexts_right")] for e in summary["table7"]]
     if t7:
         lines.append(table(["model", "strategy", "questions", "pairs", "RL1 acc.", "RL2 acc.", "transition acc.",
                             "all contexts right"], t7, digits=3))

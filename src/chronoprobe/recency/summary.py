@@ -8,6 +8,7 @@ from itertools import combinations
 from typing import Any
 
 from chronoprobe.metrics import recency as m
+from chronoprobe.metrics.uncertainty import wilson_from_flags
 from chronoprobe.recency.taxonomy import RecencyClass, parse_label
 
 
@@ -31,7 +32,12 @@ def overall(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any
     summary["confusion"] = m.confusion_matrix(gold, pred).tolist()
     summary["parsed_by"] = dict(Counter(r["parsed_by"] for r in rows))
     summary["truncated"] = sum(r.get("finish_reason") == "length" for r in rows)
+    summary["estimates"] = m.classification_estimates(gold, pred, tolerance)
     return summary
+
+
+def _with_estimates(gold: list[int], pred: list[int | None], tolerance: int) -> dict[str, Any]:
+    return {**m.classification_summary(gold, pred, tolerance), "estimates": m.classification_estimates(gold, pred, tolerance)}
 
 
 def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -40,14 +46,18 @@ def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for (model, strategy), group in _group(rows, "model", "strategy").items():
         for stationarity in ("Stationary", "Non-Stationary"):
             entry: dict[str, Any] = {"model": model, "strategy": strategy, "stationarity": stationarity}
+            estimates: dict[str, Any] = {}
             for mode in ("with", "without"):
                 subset = [r for r in group if r["stationarity"] == stationarity and r["context_mode"] == mode]
                 gold, pred = _labels(subset)
                 entry[f"n_{mode}"] = len(subset)
                 entry[f"accuracy_{mode}"] = m.accuracy(gold, pred)
                 entry[f"f1_{mode}"] = m.macro_f1(gold, pred)
+                estimates[f"accuracy_{mode}"] = wilson_from_flags([p == g for g, p in zip(gold, pred)]).to_json()
+                estimates[f"f1_{mode}"] = m.macro_f1_estimate(gold, pred).to_json()
             entry["accuracy_delta_pct"] = m.delta_percent(entry["accuracy_with"], entry["accuracy_without"])
             entry["f1_delta_pct"] = m.delta_percent(entry["f1_with"], entry["f1_without"])
+            entry["estimates"] = estimates
             table.append(entry)
     return table
 
@@ -88,6 +98,14 @@ def transition_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "transition_accuracy": m.transition_accuracy(list(zip(gold1, pred1, gold2, pred2))),
                 "all_contexts_right": (sum(all(r["correct"] for r in g) for g in questions.values()) / len(questions))
                 if questions else None,
+                "estimates": {
+                    "rl1_accuracy": wilson_from_flags([p == g for g, p in zip(gold1, pred1)]).to_json(),
+                    "rl2_accuracy": wilson_from_flags([p == g for g, p in zip(gold2, pred2)]).to_json(),
+                    "transition_accuracy": wilson_from_flags(
+                        [p1 == g1 and p2 == g2 for g1, p1, g2, p2 in zip(gold1, pred1, gold2, pred2)]).to_json(),
+                    "all_contexts_right": wilson_from_flags(
+                        [all(r["correct"] for r in g) for g in questions.values()]).to_json(),
+                },
             }
         )
     return table
@@ -101,7 +119,7 @@ def summarise(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, A
         for stationarity in ("Stationary", "Non-Stationary"):
             subset = [r for r in group if r["stationarity"] == stationarity]
             gold, pred = _labels(subset)
-            entry[stationarity] = m.classification_summary(gold, pred, tolerance)
+            entry[stationarity] = _with_estimates(gold, pred, tolerance)
         runs.append(entry)
     return {
         "labels": [c.label for c in RecencyClass],

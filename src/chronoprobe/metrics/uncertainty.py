@@ -1,0 +1,185 @@
+"""Sample sizes and 95% intervals for every rate and mean we report. Pure functions, no I/O.
+
+- proportions (k of n): the Wilson score interval;
+- means and other statistics over items: a percentile bootstrap that resamples the items
+  with a seeded ``numpy`` Generator, so the same inputs always give the same interval.
+
+An :class:`Estimate` keeps the reported value beside its n and interval. With no items
+(n = 0) the value and the interval are ``None``; a bootstrap over a single item gives no
+interval either (every resample is the same item).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+LEVEL = 0.95
+RESAMPLES = 1000
+SEED = 0
+_CHUNK = 200
+"""Resamples drawn per batch: bounds memory to _CHUNK x n indices; fixed, so results stay reproducible."""
+
+Method = Literal["wilson", "bootstrap"]
+
+
+class Estimate(BaseModel):
+    """A reported number with its sample size and confidence interval (same scale as the value)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float | None
+    n: int
+    ci_low: float | None
+    ci_high: float | None
+    method: Method
+    level: float = LEVEL
+
+    @property
+    def has_interval(self) -> bool:
+        return self.ci_low is not None and self.ci_high is not None
+
+    def interval(self, digits: int = 3, scale: float = 1.0) -> str:
+        """``[lo, hi]``, or ``[–]`` when there is no interval."""
+        if self.ci_low is None or self.ci_high is None:
+            return "[–]"
+        return f"[{self.ci_low * scale:.{digits}f}, {self.ci_high * scale:.{digits}f}]"
+
+    def cell(self, digits: int = 3, scale: float = 1.0, suffix: str = "") -> str:
+        """``value [lo, hi]`` for a report table whose n is shown elsewhere; ``–`` without a value."""
+        if self.value is None:
+            return "–"
+        return f"{self.value * scale:.{digits}f}{suffix} {self.interval(digits, scale)}"
+
+    def format(self, digits: int = 3, scale: float = 1.0, suffix: str = "") -> str:
+        """``value [lo, hi] (n=N)``, e.g. ``0.800 [0.490, 0.943] (n=10)``."""
+        return f"{self.cell(digits, scale, suffix)} (n={self.n})"
+
+    def format_pct(self, digits: int = 1) -> str:
+        """A proportion as a percentage: ``80.0% [49.0, 94.3] (n=10)``."""
+        return self.format(digits, scale=100.0, suffix="%")
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def reported_as(self, value: float | None) -> Estimate:
+        """The same estimate with ``value`` as its value: the number a table already shows, which
+        may differ from ours in the last digit when it was computed in another order."""
+        if self.value is None or value is None:
+            return self
+        return self.model_copy(update={"value": float(value)})
+
+
+def _check_level(level: float) -> float:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"confidence level must lie strictly between 0 and 1, got {level}")
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def wilson(k: int, n: int, *, level: float = LEVEL, scale: float = 1.0) -> Estimate:
+    """k successes in n trials: value k/n with the Wilson score interval, times ``scale``.
+
+    ``scale=100`` reports a percentage. n = 0 gives value and interval ``None``.
+    """
+    if n < 0 or not 0 <= k <= max(n, 0):
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    z = _check_level(level)
+    if n == 0:
+        return Estimate(value=None, n=0, ci_low=None, ci_high=None, method="wilson", level=level)
+    p = k / n
+    z2 = z * z
+    denominator = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4 * n * n)) / denominator
+    # The bounds are exactly 0 and 1 at the extremes; clamp away rounding residue.
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return Estimate(value=scale * k / n, n=n, ci_low=scale * low, ci_high=scale * high, method="wilson", level=level)
+
+
+def wilson_from_flags(flags: Sequence[bool | int | float], *, level: float = LEVEL, scale: float = 1.0) -> Estimate:
+    """:func:`wilson` over 0/1 outcomes (booleans or 0.0/1.0)."""
+    return wilson(sum(1 for f in flags if f), len(flags), level=level, scale=scale)
+
+
+def bootstrap(
+    n: int,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    point: float | None,
+    *,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    """Percentile bootstrap over ``n`` items.
+
+    ``statistic`` receives a ``(batch, n)`` array of item indices (each row one resample
+    with replacement) and returns the statistic of every row; ``point`` is the statistic on
+    the full sample, reported as the value. Non-finite resample statistics are ignored.
+    """
+    _check_level(level)
+    if resamples < 1:
+        raise ValueError(f"need at least one resample, got {resamples}")
+    if n == 0 or point is None or not math.isfinite(point):
+        return Estimate(value=None if n == 0 else point, n=n, ci_low=None, ci_high=None, method="bootstrap", level=level)
+    if n == 1:
+        return Estimate(value=point, n=1, ci_low=None, ci_high=None, method="bootstrap", level=level)
+    rng = np.random.default_rng(seed)
+    stats = []
+    for start in range(0, resamples, _CHUNK):
+        batch = min(_CHUNK, resamples - start)
+        stats.append(np.asarray(statistic(rng.integers(0, n, size=(batch, n))), dtype=np.float64))
+    values = np.concatenate(stats)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return Estimate(value=point, n=n, ci_low=None, ci_high=None, method="bootstrap", level=level)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(values, [tail, 1.0 - tail])
+    return Estimate(value=point, n=n, ci_low=float(low), ci_high=float(high), method="bootstrap", level=level)
+
+
+def bootstrap_mean(
+    values: Sequence[float] | np.ndarray,
+    *,
+    point: float | None = None,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    """The mean of ``values`` with a percentile-bootstrap interval over the items.
+
+    ``point``: the value to report (default: the mean itself); pass the number a table
+    already shows when it was computed in another order of operations.
+    """
+    data = np.asarray(values, dtype=np.float64)
+    if data.ndim != 1:
+        raise ValueError("bootstrap_mean needs a flat sequence of numbers")
+    if point is None and data.size:
+        point = float(data.mean())
+    return bootstrap(data.size, lambda idx: data[idx].mean(axis=1), point, level=level, resamples=resamples, seed=seed)
+
+
+def as_estimate(value: Estimate | Mapping[str, Any] | None) -> Estimate | None:
+    """An :class:`Estimate` from itself or its JSON form (as read back from ``summary.json``)."""
+    if value is None or isinstance(value, Estimate):
+        return value
+    return Estimate.model_validate(dict(value))
+
+
+def cell(value: Estimate | Mapping[str, Any] | None, digits: int = 3, scale: float = 1.0, suffix: str = "") -> str:
+    """Report-table cell for an estimate or its JSON form: ``value [lo, hi]``; ``–`` for none."""
+    estimate = as_estimate(value)
+    return "–" if estimate is None else estimate.cell(digits, scale, suffix)
+
+
+def ci_cell(value: Estimate | Mapping[str, Any] | None, digits: int = 3) -> str:
+    """Report-table cell with only the interval and n: ``[lo, hi] (n=N)``; ``–`` for none."""
+    estimate = as_estimate(value)
+    if estimate is None:
+        return "–"
+    return f"{estimate.interval(digits)} (n={estimate.n})"

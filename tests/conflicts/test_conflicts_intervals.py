@@ -1,0 +1,93 @@
+"""Conflicts summaries and reports give every rate and mean its n and a 95% interval."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from chronoprobe.conflicts.completion import summarise_completion
+from chronoprobe.conflicts.persuasion import summarise_persuasion
+from chronoprobe.conflicts.report import completion_markdown, persuasion_markdown
+from chronoprobe.metrics.uncertainty import bootstrap_mean, wilson
+
+
+def _dq_row(fact: str, counterfactual: bool, cp: float, correct: bool, persuaded: bool) -> dict:  # type: ignore[type-arg]
+    return {"fact_class": "static", "fact_id": fact, "counterfactual": counterfactual, "cp": cp,
+            "correct_context": correct, "correct_no_context": fact != "c", "correct_no_context_original": 0.5,
+            "se_context": cp / 2, "se_no_context": 0.1, "stubborn": (not persuaded) if counterfactual else None,
+            "persuaded": persuaded if counterfactual else None}
+
+
+ROWS = [
+    _dq_row("a", False, 0.1, True, False), _dq_row("a", True, 1.0, True, True),
+    _dq_row("b", False, 0.3, True, False), _dq_row("b", True, 2.0, False, False),
+    _dq_row("c", False, 0.2, False, False), _dq_row("c", True, float("nan"), True, True),
+]
+
+
+def test_persuasion_estimates_by_hand() -> None:
+    static = summarise_persuasion(ROWS, ["static"])["static"]
+    est = static["estimates"]
+    # accuracy with context: 4 of 6 items; without: 2 of 3 facts
+    assert est["accuracy_context"] == wilson(4, 6).to_json()
+    assert est["accuracy_no_context"] == wilson(2, 3).to_json()
+    # stubborn/persuaded: percentages over the 3 counterfactual items
+    assert est["persuaded_pct"]["n"] == 3 and est["persuaded_pct"]["value"] == static["persuaded_pct"]
+    assert est["persuaded_pct"]["ci_low"] == pytest.approx(wilson(2, 3, scale=100.0).ci_low)
+    # CP: mean over the 5 items with a finite CP, bootstrap over those items
+    cp = est["cp"]
+    assert cp["method"] == "bootstrap" and cp["n"] == 5 and cp["value"] == static["cp"]
+    assert cp == bootstrap_mean([0.1, 1.0, 0.3, 2.0, 0.2], point=static["cp"]).to_json()
+    assert cp["ci_low"] < static["cp"] < cp["ci_high"]
+    assert est["cp_counterfactual"]["n"] == 2 and est["se_no_context"]["n"] == 3
+    assert summarise_persuasion(ROWS, ["static"])["static"]["estimates"] == est  # seeded: identical reruns
+    json.dumps(est, allow_nan=False)
+
+
+def test_disputed_has_no_no_context_estimate() -> None:
+    rows = [dict(r, fact_class="disputed") for r in ROWS]
+    est = summarise_persuasion(rows, ["disputed"], no_context_accuracy_classes=[])["disputed"]["estimates"]
+    assert est["accuracy_no_context"] is None and est["accuracy_context"]["n"] == 6
+
+
+def test_persuasion_report_adds_interval_columns_and_keeps_the_paper_columns() -> None:
+    static = summarise_persuasion(ROWS, ["static"])["static"]
+    report = persuasion_markdown({"m": {"static": static}}, ["static"], "t")
+    assert "| Model | Static all | Static true ctx | Static counterfactual | Static all 95% CI |" in report
+    cp = static["estimates"]["cp"]
+    assert f"| m | {static['cp']:.3f} | 0.200 | 1.500 | [{cp['ci_low']:.3f}, {cp['ci_high']:.3f}] (n=5) |" in report
+    acc = wilson(4, 6)
+    assert f"| m w/context | 0.667 | [{acc.ci_low:.3f}, {acc.ci_high:.3f}] (n=6) |" in report
+
+
+def _completion_row(i: int, f1: float, prediction: str, confidence: float | None) -> dict:  # type: ignore[type-arg]
+    return {"fact_id": f"f{i}", "query_id": f"f{i}/0", "fact_class": "c", "relation": "P1" if i % 2 else "P2",
+            "template_index": 0, "prediction": prediction, "f1": f1, "confidence": confidence}
+
+
+def test_completion_estimates_by_hand() -> None:
+    rows = [_completion_row(0, 1.0, "Paris", 0.9), _completion_row(1, 0.0, "Rome", 0.2),
+            _completion_row(2, 0.5, "New York", None), _completion_row(3, 0.0, "", 0.0)]
+    updates = [{"fact_class": "c", "prediction": "Berlin is", "new_object": "Berlin"},
+               {"fact_class": "c", "prediction": "Madrid", "new_object": "Lyon"}]
+    stats = summarise_completion(rows, updates, ["c"])["c"]
+    est = stats["estimates"]
+    assert est["f1"]["n"] == 3 and est["f1"]["value"] == stats["f1"]  # the empty prediction is left out
+    assert stats["f1"] == pytest.approx(np.mean([100.0, 0.0, 50.0]))
+    assert est["confidence"]["n"] == 3 and est["confidence"]["value"] == stats["confidence"]
+    assert est["update_success"] == wilson(1, 2).to_json()
+    report = completion_markdown({"m": {"c": stats}}, ["c"], "t")
+    f1 = est["f1"]
+    assert f"[{f1['ci_low']:.2f}, {f1['ci_high']:.2f}] (n=3)" in report
+    up = wilson(1, 2)
+    assert f"| m | 0.500 | 2 of 1 | [{up.ci_low:.3f}, {up.ci_high:.3f}] (n=2) |" in report
+
+
+def test_console_headline_shows_interval_and_n() -> None:
+    from chronoprobe.cli.conflicts import _headline
+
+    static = summarise_persuasion(ROWS, ["static"])["static"]
+    assert _headline(static, "dynamicqa").endswith("(n=5)")
+    assert _headline({"cp": 0.5}, "dynamicqa") == "CP 0.500"  # an old summary without estimates

@@ -1,0 +1,62 @@
+"""Recency summaries and reports give every rate its n and a 95% interval, identical on reruns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from chronoprobe.metrics.uncertainty import wilson
+from chronoprobe.provenance import Provenance
+from chronoprobe.recency.outputs import write_eval_outputs
+from chronoprobe.recency.summary import summarise
+
+
+def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, index: int | None = None) -> dict:  # type: ignore[type-arg]
+    return {"model": "m", "strategy": "zero-shot", "context_mode": mode, "q_id": q_id,
+            "item_id": f"{q_id}:{mode}:{index}", "context_index": index,
+            "stationarity": "Stationary" if stationary else "Non-Stationary", "gold": gold, "prediction": pred,
+            "correct": gold == pred, "parsed_by": "whole" if pred else "none", "finish_reason": "stop"}
+
+
+ROWS = [
+    row(1, "without", True, "A-Day", "A-Day"),
+    row(2, "without", True, "Never", "Many-Years"),
+    row(3, "without", False, "A-Year", "A-Year"),
+    row(4, "without", False, "A-Week", None),
+    row(1, "with", True, "A-Day", "A-Day", 0),
+    row(3, "with", False, "A-Year", "A-Year", 0),
+    row(3, "with", False, "A-Few-Years", "A-Few-Years", 1),
+    row(4, "with", False, "A-Week", "A-Week", 0),
+    row(4, "with", False, "A-Month", "A-Week", 1),
+]
+
+
+def test_every_rate_has_an_estimate_equal_to_it() -> None:
+    summary = summarise(ROWS)
+    runs = {r["context_mode"]: r for r in summary["runs"]}
+    without = runs["without"]
+    assert without["estimates"]["accuracy"] == wilson(2, 4).to_json()
+    assert without["estimates"]["unparseable_rate"] == wilson(1, 4).to_json()
+    for run in summary["runs"]:
+        for key in ("accuracy", "tolerant_accuracy", "macro_f1", "tolerant_f1", "unparseable_rate"):
+            assert run["estimates"][key]["value"] == run[key] and run["estimates"][key]["n"] == run["n"]
+        assert run["Stationary"]["estimates"]["accuracy"]["n"] == run["Stationary"]["n"]
+    for entry in summary["table6"]:
+        for key in ("accuracy_with", "accuracy_without", "f1_with", "f1_without"):
+            assert entry["estimates"][key]["value"] == entry[key]
+    t7 = summary["table7"][0]
+    assert t7["estimates"]["transition_accuracy"] == wilson(1, 2).to_json() and t7["pairs"] == 2  # q3 (0,1) right, q4 (0,1) not
+    assert t7["estimates"]["all_contexts_right"]["n"] == t7["questions"] == 2
+    json.dumps(summary, allow_nan=False)
+    assert summarise(ROWS) == summary  # seeded bootstrap: identical reruns
+
+
+def test_report_cells_read_value_and_interval(tmp_path: Path) -> None:
+    paths = write_eval_outputs(tmp_path, ROWS, Provenance())
+    report = paths["report"].read_text()
+    acc = wilson(2, 4)
+    assert f"| m | zero-shot | without | 4 | 0.500 [{acc.ci_low:.3f}, {acc.ci_high:.3f}] |" in report
+    again = write_eval_outputs(tmp_path / "again", ROWS, Provenance())
+    first = json.loads(paths["summary"].read_text())
+    second = json.loads(again["summary"].read_text())
+    assert [r["estimates"] for r in first["runs"]] == [r["estimates"] for r in second["runs"]]
