@@ -11,7 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.cli.conflicts import app as conflicts_app
 from chronoprobe.cli.main import app, main
+from chronoprobe.cli.outdated import app as outdated_app
+from chronoprobe.cli.recency import app as recency_app
 from chronoprobe.errors import CapabilityError, ConfigError
 from chronoprobe.models.base import Capability, DecodingParams, Prompt, require
 from chronoprobe.models.registry import BackendOptions, load_backend, parse_model_spec
@@ -171,6 +174,9 @@ def test_cli_lists_mock_specs_and_refuses_an_unknown_mock_in_one_line(
     monkeypatch.setenv("COLUMNS", "200")
     listed = CliRunner().invoke(app, ["models"])
     assert listed.exit_code == 0 and "mock:constant=<text>" in listed.output
+    for lens_app, command in ((outdated_app, "run"), (conflicts_app, "run"), (recency_app, "eval")):
+        helped = CliRunner().invoke(lens_app, [command, "--help"])
+        assert "mock:constant=<text>" in " ".join(helped.output.replace("│", " ").split()), command
     monkeypatch.setattr(
         sys,
         "argv",
