@@ -58,13 +58,14 @@ def worker(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         with torch.inference_mode():
             for prompt in prompts:
+                if backend.cpu_threads is not None:  # the same thread policy as ours, for a fair comparison
+                    backend.cpu_threads.adjust()
                 encoded = tokenizer(backend.render(prompt), return_tensors="pt",
                                     add_special_tokens=not backend.use_chat_template)
                 out = model.generate(**encoded, max_new_tokens=args.max_new_tokens, do_sample=False,
                                      pad_token_id=tokenizer.pad_token_id)
                 baseline.append(tokenizer.decode(out[0, encoded["input_ids"].shape[1]:], skip_special_tokens=True))
         result["baseline_s"] = time.perf_counter() - start
-        result["baseline_threads"] = torch.get_num_threads()
 
     start = time.perf_counter()
     ours = []

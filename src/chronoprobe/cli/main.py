@@ -38,6 +38,11 @@ _SUBAPPS = [
     ("chronoprobe.cli.conflicts", "app", "conflicts"),
     ("chronoprobe.cli.recency", "app", "recency"),
 ]
+# (module, function, command name): single commands across lenses, registered the same way.
+_COMMANDS = [
+    ("chronoprobe.cli.results", "results", "results"),
+    ("chronoprobe.cli.card", "card", "card"),
+]
 
 
 def _register() -> None:
@@ -51,6 +56,14 @@ def _register() -> None:
                 continue
             raise
         app.add_typer(getattr(module, attribute), name=name)
+    for module_name, function, name in _COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        app.command(name)(getattr(module, function))
 
 
 def package_version() -> str:

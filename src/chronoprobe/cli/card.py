@@ -1,0 +1,30 @@
+"""``chronoprobe card RUN_DIR... --out card.html``: one self-contained HTML report card."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+_err = Console(stderr=True)
+
+
+def card(
+    dirs: Annotated[list[Path], typer.Argument(help="Result folders, or folders holding them (searched two levels down).")],
+    out: Annotated[Path, typer.Option(help="The HTML file to write (an earlier card there is replaced).")] = Path("card.html"),
+    title: Annotated[str, typer.Option(help="Page title.")] = "chronoprobe report card",
+) -> None:
+    """Write one offline HTML page: per lens the headline numbers with intervals, models side by side, plots, provenance."""
+    from chronoprobe.io import write_text_atomic
+    from chronoprobe.reports.card import check_card_path, render_card
+    from chronoprobe.reports.tidy import find_runs
+
+    check_card_path(out)
+    found = find_runs(dirs)
+    for warning in found.warnings:
+        _err.print(f"[yellow]warning[/]: {warning}", highlight=False, soft_wrap=True)
+    write_text_atomic(out, render_card(found.runs, title=title))
+    lenses = sorted({r.lens for r in found.runs})
+    _err.print(f"card with {len(found.runs)} run(s) ({', '.join(lenses)}) written to {out}", highlight=False)

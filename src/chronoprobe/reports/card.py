@@ -1,0 +1,434 @@
+"""The report card: one self-contained HTML page over any set of result folders.
+
+Every number comes from :mod:`chronoprobe.reports.tidy`, the reader behind
+``chronoprobe results``, so the card and the table never disagree. The page needs
+nothing but itself: CSS is inline, figures are ``data:`` URIs (SVG in an ``<img>``, so
+a figure cannot run script or fetch anything), there is no script, and a
+Content-Security-Policy forbids every load that is not ``data:``.
+
+Each number cell carries ``data-run``, ``data-lens``, ``data-dataset``, ``data-class``,
+``data-model``, ``data-metric``, ``data-value`` (the exact float, ``repr``), ``data-n``,
+``data-ci-low`` and ``data-ci-high``, so a test or a script can read the page back.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from chronoprobe import __version__
+from chronoprobe.errors import ConfigError
+from chronoprobe.reports.tidy import ALL, LENSES, Row, RunFolder, run_rows
+
+GENERATOR = f"chronoprobe {__version__} card"
+GENERATOR_MARK = '<meta name="generator" content="chronoprobe '
+"""What an earlier card starts with; any other file at the output path is never overwritten."""
+
+LENS_TITLES = {
+    "outdated": ("Is the model outdated?", "DyKnow: answers judged against Wikidata, per fact over three paraphrases."),
+    "conflicts": ("Does context override its memory?", "DynamicQA and MuLan: persuasion by context, per class of fact."),
+    "recency": ("Does it know how fresh an answer must be?", "RecencyQA: the update interval a question needs."),
+}
+VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
+METRIC_LABELS = {
+    "soft_constraint_pct": "soft constraint",
+    "average_pct": "per paraphrase",
+    "inconsistency_pct": "inconsistent across paraphrases",
+    "cp": "persuasion (CP)",
+    "accuracy_context": "accuracy with context",
+    "accuracy_no_context": "accuracy without context",
+    "persuaded_pct": "persuaded by context",
+    "stubborn_pct": "stubborn",
+    "f1": "F1",
+    "confidence": "first-token confidence",
+    "update_success": "update success",
+    "accuracy": "accuracy",
+    "tolerant_accuracy": "accuracy (±1 class)",
+    "macro_f1": "macro F1",
+    "unparseable_rate": "unparseable",
+}
+_HEADLINE_CONFLICTS = ("cp", "accuracy_no_context", "accuracy_context", "persuaded_pct", "f1", "confidence", "update_success")
+_HEADLINE_RECENCY = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate")
+_UNIT_RATES = ("accuracy", "f1", "rate", "confidence", "update_success", "all_contexts_right")
+
+
+def check_card_path(out: Path) -> None:
+    """Refuse an output path that is a folder or a file that is not a card we wrote."""
+    if out.is_dir():
+        raise ConfigError("--out", f"{out} is a folder; give a file name such as card.html")
+    if out.exists():
+        try:
+            with out.open("rb") as handle:
+                head = handle.read(4096).decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise ConfigError("--out", f"cannot read {out} ({exc.strerror or exc})") from None
+        if GENERATOR_MARK not in head:
+            raise ConfigError("--out", f"{out} exists and is not a chronoprobe card; not overwriting it")
+
+
+# --- numbers -----------------------------------------------------------------------------------
+
+
+def unit_scale(lens: str, metric: str) -> float | None:
+    """The top of a metric's range (100 for percentages, 1 for rates), or None when unbounded (CP, SE)."""
+    if _is_pct(metric):
+        return 100.0
+    last = metric.rsplit(".", 1)[-1]
+    if lens == "conflicts" and last == "f1":  # MuLan's F1 is reported in percent
+        return 100.0
+    if any(last.endswith(word) for word in _UNIT_RATES):
+        return 1.0
+    return None
+
+
+def _fmt(value: float, lens: str, metric: str) -> str:
+    scale = unit_scale(lens, metric)
+    if scale == 100.0:
+        return f"{value:.1f}"
+    return f"{value:.3f}"
+
+
+def _is_pct(metric: str) -> bool:
+    """``soft_constraint_pct.outdated``, ``inconsistency_pct``: a percentage (0-100)."""
+    return any(part.endswith("_pct") for part in metric.split("."))
+
+
+def _suffix(lens: str, metric: str) -> str:
+    return "%" if _is_pct(metric) else ""
+
+
+def metric_label(metric: str) -> str:
+    """``zero-shot.with.accuracy`` -> ``accuracy · zero-shot, with context``."""
+    parts = metric.split(".")
+    prefix = ""
+    if parts[0] == "as_of":
+        prefix, parts = "as of the --as-of date: ", parts[1:]
+    if len(parts) >= 2 and parts[0] in METRIC_LABELS and parts[0].endswith("_pct") and parts[1] in VERDICTS:
+        return f"{prefix}{parts[1]} ({METRIC_LABELS[parts[0]]})"
+    base = METRIC_LABELS.get(parts[-1], parts[-1].replace("_", " "))
+    setting = parts[:-1]
+    if len(setting) == 2:
+        return f"{prefix}{base} · {setting[0]}, {setting[1]} context"
+    if setting:
+        return f"{prefix}{base} · {', '.join(setting)}"
+    return prefix + base
+
+
+def _attrs(row: Row) -> str:
+    pairs = {
+        "run": row.run,
+        "lens": row.lens,
+        "dataset": row.dataset,
+        "class": row.cls,
+        "model": row.model,
+        "metric": row.metric,
+        "value": "" if row.value is None else repr(row.value),
+        "n": "" if row.n is None else str(row.n),
+        "ci-low": "" if row.ci_low is None else repr(row.ci_low),
+        "ci-high": "" if row.ci_high is None else repr(row.ci_high),
+    }
+    return " ".join(f'data-{key}="{escape(value, quote=True)}"' for key, value in pairs.items())
+
+
+def _number_cell(row: Row | None) -> str:
+    if row is None:
+        return '<td class="num empty">–</td>'
+    if row.value is None:
+        n = f'<span class="n">n={row.n}</span>' if row.n is not None else ""
+        return f'<td class="num" {_attrs(row)}><span class="v">–</span>{n}</td>'
+    suffix = _suffix(row.lens, row.metric)
+    parts = [f'<span class="v">{escape(_fmt(row.value, row.lens, row.metric))}{suffix}</span>']
+    if row.ci_low is not None and row.ci_high is not None:
+        lo, hi = _fmt(row.ci_low, row.lens, row.metric), _fmt(row.ci_high, row.lens, row.metric)
+        parts.append(f'<span class="ci">[{escape(lo)}, {escape(hi)}]</span>')
+    if row.n is not None:
+        parts.append(f'<span class="n">n={row.n}</span>')
+    parts.append(_bar(row))
+    return f'<td class="num" {_attrs(row)}>{"".join(parts)}</td>'
+
+
+def _bar(row: Row) -> str:
+    """A track from 0 to the metric's maximum, the interval shaded and the value marked."""
+    scale = unit_scale(row.lens, row.metric)
+    if scale is None or row.value is None:
+        return ""
+
+    def at(x: float) -> float:
+        return round(100.0 * min(max(x / scale, 0.0), 1.0), 2)
+
+    interval = ""
+    if row.ci_low is not None and row.ci_high is not None:
+        left, right = at(row.ci_low), at(row.ci_high)
+        interval = f'<i class="iv" style="left:{left}%;width:{max(right - left, 0.0)}%"></i>'
+    return f'<span class="bar" aria-hidden="true">{interval}<i class="pt" style="left:{at(row.value)}%"></i></span>'
+
+
+# --- layout ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    run: RunFolder
+    model: str
+
+
+def _columns(runs: Sequence[RunFolder]) -> list[Column]:
+    return [Column(run, m.name) for run in runs for m in run.models]
+
+
+def _column_head(column: Column, several_runs: bool) -> str:
+    run = f'<span class="run">{escape(column.run.run)}</span>' if several_runs else ""
+    return f'<th scope="col" class="model">{escape(column.model)}{run}</th>'
+
+
+def _headline_keys(lens: str, rows: Sequence[Row]) -> list[tuple[str, str]]:
+    """(class, metric) pairs for a lens's headline table, in reading order."""
+    present = list(dict.fromkeys((r.cls, r.metric) for r in rows))
+    if lens == "outdated":
+        wanted = [f"soft_constraint_pct.{v}" for v in VERDICTS] + ["inconsistency_pct"]
+        wanted += [f"as_of.{m}" for m in wanted]
+        return [(ALL, m) for m in wanted if (ALL, m) in present]
+    if lens == "conflicts":
+        classes = dict.fromkeys(c for c, _ in present)
+        return [(c, m) for c in classes for c2, m in present if c2 == c and m in _HEADLINE_CONFLICTS]
+    return [(c, m) for c, m in present if c == ALL and m.rsplit(".", 1)[-1] in _HEADLINE_RECENCY]
+
+
+def _table(keys: Sequence[tuple[str, str]], columns: Sequence[Column], rows: Sequence[Row], caption: str,
+           show_class: bool) -> str:
+    index = {(r.run, r.model, r.cls, r.metric): r for r in rows}
+    several = len({c.run.run for c in columns}) > 1
+    head = "".join(_column_head(c, several) for c in columns)
+    lead = '<th scope="col">class</th>' if show_class else ""
+    body = []
+    previous = None
+    for cls, metric in keys:
+        cls_cell = ""
+        if show_class:  # the class names its group of rows once
+            span = sum(1 for c, _ in keys if c == cls)
+            cls_cell = f'<th scope="rowgroup" rowspan="{span}" class="cls">{escape(cls)}</th>' if cls != previous else ""
+        first = ' class="group"' if show_class and cls != previous and previous is not None else ""
+        previous = cls
+        cells = "".join(_number_cell(index.get((c.run.run, c.model, cls, metric))) for c in columns)
+        body.append(f'<tr{first}>{cls_cell}<th scope="row" class="metric">{escape(metric_label(metric))}</th>{cells}</tr>')
+    return (
+        f'<table class="numbers"><caption>{escape(caption)}</caption>'
+        f'<thead><tr>{lead}<th scope="col">metric</th>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table>'
+    )
+
+
+def _category_table(columns: Sequence[Column], rows: Sequence[Row]) -> str:
+    """Outdated only: the up-to-date share of every category side by side."""
+    metric = "soft_constraint_pct.up-to-date"
+    classes = [c for c in dict.fromkeys(r.cls for r in rows if r.metric == metric) if c != ALL]
+    if len(classes) < 2:
+        return ""
+    keys = [(c, metric) for c in classes]
+    return _table(keys, columns, rows, "Up-to-date share per category (soft constraint)", show_class=True)
+
+
+def _all_numbers(rows: Sequence[Row]) -> str:
+    body = "".join(
+        f'<tr><td>{escape(r.run)}</td><td>{escape(r.model)}</td><td>{escape(r.cls)}</td>'
+        f'<td class="mono">{escape(r.metric)}</td>{_number_cell(r)}</tr>'
+        for r in rows
+    )
+    return (
+        f'<details class="all"><summary>All {len(rows)} numbers of this dataset</summary>'
+        '<table class="numbers flat"><thead><tr><th>run</th><th>model</th><th>class</th><th>metric</th>'
+        f'<th>value [95% CI] n</th></tr></thead><tbody>{body}</tbody></table></details>'
+    )
+
+
+def _data_uri(path: Path) -> str:
+    mime = "image/svg+xml" if path.suffix == ".svg" else "image/png"
+    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+def _figures(runs: Sequence[RunFolder]) -> str:
+    figures = []
+    several = len(runs) > 1
+    for run in runs:
+        for plot in run.plots:
+            caption = f"{run.run}/{plot.name}" if several else plot.name
+            figures.append(
+                f'<figure><img src="{_data_uri(plot)}" alt="{escape(plot.stem, quote=True)}">'
+                f"<figcaption>{escape(caption)}</figcaption></figure>"
+            )
+    return f'<div class="figures">{"".join(figures)}</div>' if figures else ""
+
+
+def _dl(items: Iterable[tuple[str, Any]]) -> str:
+    parts = []
+    for key, value in items:
+        if value in (None, "", [], {}):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        parts.append(f"<dt>{escape(key)}</dt><dd>{escape(text)}</dd>")
+    return f'<dl>{"".join(parts)}</dl>'
+
+
+def _provenance(run: RunFolder) -> str:
+    p = run.provenance
+    packages = p.get("packages") or {}
+    models = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
+            m.name, m.spec, m.provenance.get("backend", ""), m.provenance.get("revision", ""),
+            m.provenance.get("dtype") or "", m.provenance.get("chat_template", ""),
+        )) + "</tr>"
+        for m in run.models
+    )
+    model_table = (
+        '<table class="prov"><thead><tr><th>name</th><th>spec</th><th>backend</th><th>revision</th>'
+        f"<th>dtype</th><th>chat template</th></tr></thead><tbody>{models}</tbody></table>"
+    )
+    facts = _dl([
+        ("folder", str(run.path)),
+        ("written by", run.kind),
+        ("command", p.get("command")),
+        ("created", p.get("created")),
+        ("packages", ", ".join(f"{k} {v}" for k, v in packages.items())),
+        ("snapshot", p.get("snapshot")),
+        ("judge", p.get("judge")),
+        ("decoding", p.get("decoding")),
+        ("seeds", p.get("seeds")),
+        ("settings", p.get("extra")),
+    ])
+    raw = escape(json.dumps(p, indent=2, ensure_ascii=False, default=str))
+    return (
+        f'<details class="prov"><summary>Provenance: {escape(run.run)}</summary>{model_table}{facts}'
+        f"<details><summary>as recorded (JSON)</summary><pre>{raw}</pre></details></details>"
+    )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, list[Row]]) -> str:
+    title, about = LENS_TITLES[lens]
+    parts = [f'<section class="lens" id="{lens}"><h2>{escape(title)} <span class="tag">{lens}</span></h2>',
+             f'<p class="about">{escape(about)}</p>']
+    datasets = list(dict.fromkeys(r.dataset for r in runs))
+    for dataset in datasets:
+        group = [r for r in runs if r.dataset == dataset]
+        rows = [row for run in group for row in rows_of[run.run]]
+        columns = _columns(group)
+        parts.append(f'<article class="dataset" id="{lens}-{_slug(dataset)}"><h3>{escape(dataset)}</h3>')
+        keys = _headline_keys(lens, rows)
+        if keys:
+            parts.append(_table(keys, columns, rows, "Headline numbers, 95% intervals", show_class=lens == "conflicts"))
+        else:
+            parts.append('<p class="none">No headline numbers in these folders.</p>')
+        if lens == "outdated":
+            parts.append(_category_table(columns, rows))
+        parts.append(_figures(group))
+        parts.append(_all_numbers(rows))
+        parts.extend(_provenance(run) for run in group)
+        parts.append("</article>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _overview(runs: Sequence[RunFolder]) -> str:
+    body = "".join(
+        f"<tr><td><a href=\"#{r.lens}\">{escape(r.lens)}</a></td><td>{escape(r.run)}</td>"
+        f"<td>{escape(r.dataset)}</td><td>{escape(', '.join(m.name for m in r.models))}</td>"
+        f"<td>{escape(str(r.provenance.get('created') or ''))}</td></tr>"
+        for r in runs
+    )
+    return (
+        '<table class="overview"><thead><tr><th>lens</th><th>run</th><th>dataset</th><th>models</th>'
+        f"<th>created</th></tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def render_card(runs: Sequence[RunFolder], title: str = "chronoprobe report card",
+                now: dt.datetime | None = None) -> str:
+    """The card's HTML for ``runs`` (any mix of lenses), sections in lens order."""
+    if not runs:
+        raise ConfigError("card", "no result folders to show")
+    rows_of = {run.run: run_rows(run) for run in runs}
+    stamp = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0).isoformat()
+    sections = [
+        _lens_section(lens, [r for r in runs if r.lens == lens], rows_of)
+        for lens in LENSES
+        if any(r.lens == lens for r in runs)
+    ]
+    nav = " ".join(f'<a href="#{lens}">{lens}</a>' for lens in LENSES if any(r.lens == lens for r in runs))
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head>{GENERATOR_MARK}{escape(__version__)} card">\n'
+        '<meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
+        "style-src 'unsafe-inline'\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="icon" href="data:,">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+        f'<header><h1>{escape(title)}</h1><nav>{nav}</nav>'
+        f'<p class="meta">Generated {escape(stamp)} by chronoprobe {escape(__version__)} from {len(runs)} '
+        f"result folder{'s' if len(runs) != 1 else ''}. Each number reads <b>value</b> [95% interval] n: "
+        "Wilson intervals for rates, a seeded bootstrap over items for means.</p>"
+        f"{_overview(runs)}</header><main>{''.join(sections)}</main>"
+        "<footer>chronoprobe report card: self-contained, works offline. "
+        "The same numbers as <code>chronoprobe results</code>.</footer></body></html>\n"
+    )
+
+
+CSS = """
+:root{--ink:#1d2330;--mute:#5d6678;--line:#dfe3ea;--bg:#f6f7f9;--card:#fff;--accent:#2f5fd0;--band:#c9d6f5}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
+"DejaVu Sans",sans-serif}
+header,main,footer{max-width:1180px;margin:0 auto;padding:0 24px}
+header{padding-top:28px}
+h1{font-size:26px;margin:0 0 4px}
+h2{font-size:20px;margin:0 0 2px;display:flex;align-items:center;gap:10px}
+h3{font-size:16px;margin:18px 0 8px;color:var(--mute);font-weight:600}
+nav a{margin-right:14px;color:var(--accent);text-decoration:none;font-weight:600}
+.meta,.about,footer{color:var(--mute);font-size:13.5px}
+.tag{font-size:12px;font-weight:600;color:var(--accent);background:#e8eefc;border-radius:10px;padding:1px 9px}
+section.lens{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin:22px 0;
+box-shadow:0 1px 2px rgba(20,30,50,.05)}
+table{border-collapse:collapse;width:auto;max-width:100%}
+table.overview{margin:10px 0 4px;font-size:13.5px}
+th,td{padding:6px 12px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+thead th{font-size:12.5px;text-transform:uppercase;letter-spacing:.03em;color:var(--mute);border-bottom:2px solid var(--line)}
+caption{text-align:left;font-size:13px;color:var(--mute);padding-bottom:6px}
+table.numbers{margin:6px 0 14px}
+th.model{text-transform:none;font-size:14px;color:var(--ink);min-width:150px}
+th .run{display:block;font-weight:400;font-size:11.5px;color:var(--mute)}
+th.metric,th.cls{font-weight:500}
+th.cls{font-weight:600;border-right:1px solid var(--line)}
+tr.group>*{border-top:2px solid var(--line)}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num .v{font-weight:700;font-size:15px}
+td.num .ci{color:var(--mute);font-size:12.5px;margin-left:6px}
+td.num .n{color:var(--mute);font-size:11.5px;margin-left:6px}
+td.empty{color:var(--mute)}
+.bar{display:block;position:relative;height:6px;margin-top:5px;background:#eef0f4;border-radius:3px;width:100%;min-width:120px}
+.bar .iv{position:absolute;top:0;height:6px;background:var(--band);border-radius:3px}
+.bar .pt{position:absolute;top:-2px;width:4px;height:10px;margin-left:-2px;background:var(--accent);border-radius:2px}
+table.flat td.num .bar{display:none}
+.mono,code,pre{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,monospace;font-size:12.5px}
+.figures{display:flex;flex-wrap:wrap;gap:14px;margin:8px 0 12px}
+figure{margin:0;border:1px solid var(--line);border-radius:8px;padding:8px;background:#fff;max-width:540px}
+figure img{display:block;max-width:100%;height:auto;max-height:360px}
+figcaption{font-size:12px;color:var(--mute);margin-top:4px}
+details{margin:8px 0;font-size:13.5px}
+details summary{cursor:pointer;color:var(--accent);font-weight:600}
+details.prov dl{display:grid;grid-template-columns:max-content 1fr;gap:3px 14px;margin:8px 0}
+details.prov dt{color:var(--mute)}
+details.prov dd{margin:0;word-break:break-word}
+table.prov{font-size:12.5px;margin-top:8px}
+pre{background:#f3f4f7;border-radius:6px;padding:10px;overflow:auto;max-height:420px}
+footer{padding:8px 24px 30px}
+"""

@@ -1,0 +1,435 @@
+"""One tidy table across result folders: a row per (run, model, class, metric).
+
+Pure readers: nothing here writes a file. ``chronoprobe results`` prints or saves the
+table and ``chronoprobe card`` renders it, so both show the same numbers.
+
+Today's folders are recognised by the layout of their ``summary.json``:
+
+============== ====================================================== =========================
+lens           summary.json                                           written by
+============== ====================================================== =========================
+outdated       ``models`` per model spec, ``overall_key``              ``outdated run``
+outdated       ``categories`` and ``overall`` (shares 0-1)            ``outdated score``
+conflicts      ``classes`` and ``summary`` per model spec              ``conflicts run``
+recency        ``labels`` and ``runs`` (one per model x strategy x     ``recency eval``
+               context mode), ``table6``, ``table7``
+============== ====================================================== =========================
+
+Metric names are the summary's own keys, joined with dots (``soft_constraint_pct.outdated``).
+Two normalisations keep lenses comparable: ``outdated score`` shares are reported as
+percentages under the names ``outdated run`` uses, and recency metrics carry their strategy
+and context mode as a prefix (``zero-shot.with.accuracy``). A value with an ``estimates``
+entry gets its n and 95% interval; the few numbers without one (per-label F1, recency Δ%)
+have them empty.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chronoprobe.errors import DataError
+from chronoprobe.io import read_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+COLUMNS: tuple[str, ...] = ("run", "model", "lens", "dataset", "class", "metric", "value", "n", "ci_low", "ci_high")
+LENSES: tuple[str, ...] = ("outdated", "conflicts", "recency")
+ALL = "all"
+SUMMARY = "summary.json"
+MARKER = ".chronoprobe-run"
+PLOT_SUFFIXES = (".svg", ".png")
+_VERDICT_BLOCKS = {"soft_constraint": "soft_constraint_pct", "average": "average_pct"}
+"""``outdated score`` block -> the ``outdated run`` name of the same numbers in percent."""
+
+
+@dataclass(frozen=True)
+class Row:
+    run: str
+    model: str
+    lens: str
+    dataset: str
+    cls: str
+    metric: str
+    value: float | None
+    n: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "model": self.model,
+            "lens": self.lens,
+            "dataset": self.dataset,
+            "class": self.cls,
+            "metric": self.metric,
+            "value": self.value,
+            "n": self.n,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+        }
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model as a run names it: the display name in tables, the spec in the provenance."""
+
+    name: str
+    spec: str
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    path: Path
+    run: str
+    """The run column: the folder as the user named it (or as found under a parent they named)."""
+    lens: str
+    kind: str
+    """What wrote it: ``outdated run``, ``outdated score``, ``conflicts run`` or ``recency eval``."""
+    dataset: str
+    summary: Mapping[str, Any]
+    provenance: Mapping[str, Any]
+    models: tuple[ModelEntry, ...]
+
+    @property
+    def plots(self) -> list[Path]:
+        """The run's figures, an SVG preferred over a PNG of the same name."""
+        files = sorted(p for p in self.path.iterdir() if p.suffix in PLOT_SUFFIXES and p.is_file())
+        svgs = {p.stem for p in files if p.suffix == ".svg"}
+        return [p for p in files if p.suffix == ".svg" or p.stem not in svgs]
+
+
+@dataclass
+class Found:
+    runs: list[RunFolder] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+# --- finding run folders ---------------------------------------------------------------------
+
+
+def _kind_of(summary: Mapping[str, Any]) -> str | None:
+    if "models" in summary and "overall_key" in summary:
+        return "outdated run"
+    if "categories" in summary and "overall" in summary and "generations_dir" in summary:
+        return "outdated score"
+    if "classes" in summary and "summary" in summary:
+        return "conflicts run"
+    if "runs" in summary and "labels" in summary:
+        return "recency eval"
+    return None
+
+
+def _load_summary(path: Path) -> Mapping[str, Any]:
+    where = str(path / SUMMARY)
+    try:
+        data = json.loads(read_text(path / SUMMARY, where))
+    except json.JSONDecodeError as exc:
+        raise DataError(where, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise DataError(where, "is not a JSON object")
+    return data
+
+
+def read_run(path: Path, run: str | None = None) -> RunFolder | None:
+    """The run folder at ``path``; None when it has no summary.json of a known layout."""
+    if not (path / SUMMARY).is_file():
+        return None
+    summary = _load_summary(path)
+    kind = _kind_of(summary)
+    if kind is None:
+        return None
+    provenance = summary.get("provenance") or {}
+    if not isinstance(provenance, dict):
+        provenance = {}
+    try:
+        return RunFolder(
+            path=path,
+            run=run or str(path),
+            lens=kind.split()[0],
+            kind=kind,
+            dataset=_dataset(kind, summary, provenance),
+            summary=summary,
+            provenance=provenance,
+            models=_models(kind, summary, provenance),
+        )
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise DataError(str(path / SUMMARY), f"unexpected {kind} layout ({type(exc).__name__}: {exc})") from None
+
+
+def _unknown(path: Path) -> str:
+    if (path / SUMMARY).is_file():
+        return f"{path}: its summary.json is not from outdated, conflicts or recency"
+    return f"{path}: not a chronoprobe result folder (no summary.json)"
+
+
+def find_runs(paths: Sequence[Path], depth: int = 2) -> Found:
+    """The run folders named by ``paths``: each a run folder or a folder holding run folders
+    up to ``depth`` levels down.
+
+    A named folder that is neither is an error. A subfolder that is not a run folder is
+    skipped with a warning when it looks like a broken one (a summary.json we cannot place)
+    and silently otherwise; hidden folders (staging, caches) are never entered.
+    """
+    found = Found()
+    seen: set[Path] = set()
+    for given in paths:
+        path = Path(given)
+        if not path.exists():
+            raise DataError(str(path), "no such folder")
+        if not path.is_dir():
+            raise DataError(str(path), "is a file; give a result folder (or a folder of them)")
+        run = read_run(path)
+        if run is not None:
+            _add(found, seen, run)
+            continue
+        before = len(found.runs)
+        for sub, label in _walk(path, depth):
+            try:
+                nested = read_run(sub, label)
+            except DataError as exc:
+                found.warnings.append(f"skipped {exc}")
+                continue
+            if nested is not None:
+                _add(found, seen, nested)
+            elif (sub / SUMMARY).is_file():
+                found.warnings.append(f"skipped {_unknown(sub)}")
+        if len(found.runs) == before:
+            raise DataError(str(path), _unknown(path).split(": ", 1)[1] + " and holds no result folders")
+    return found
+
+
+def _add(found: Found, seen: set[Path], run: RunFolder) -> None:
+    key = run.path.resolve()
+    if key not in seen:
+        seen.add(key)
+        found.runs.append(run)
+
+
+def _walk(root: Path, depth: int) -> Iterator[tuple[Path, str]]:
+    """Visible subfolders, breadth first; a run folder's own subfolders are not entered."""
+    level = [root]
+    for _ in range(depth):
+        below = []
+        for folder in level:
+            try:
+                children = sorted(folder.iterdir())
+            except OSError:
+                continue
+            for child in children:
+                if child.name.startswith(".") or not child.is_dir():
+                    continue
+                yield child, str(child)
+                if not (child / SUMMARY).is_file():
+                    below.append(child)
+        level = below
+
+
+# --- what each layout holds --------------------------------------------------------------------
+
+
+def _provenance_models(provenance: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    models = provenance.get("models") or []
+    return {str(m.get("spec")): m for m in models if isinstance(m, dict)}
+
+
+def _models(kind: str, summary: Mapping[str, Any], provenance: Mapping[str, Any]) -> tuple[ModelEntry, ...]:
+    recorded = _provenance_models(provenance)
+    if kind == "outdated run":
+        specs = list(summary["models"])
+    elif kind == "outdated score":
+        name = str(summary["model"])
+        return (ModelEntry(name=name, spec=f"generations in {summary.get('generations_dir', name)}"),)
+    elif kind == "conflicts run":
+        specs = list(summary["summary"])
+    else:
+        specs = list(dict.fromkeys(str(r["model"]) for r in summary["runs"]))
+    entries = []
+    for spec in specs:
+        info = recorded.get(spec, {})
+        name = info.get("name")
+        if kind == "outdated run":
+            name = summary["models"][spec].get("name") or name
+        entries.append(ModelEntry(name=str(name or spec), spec=spec, provenance=info))
+    return tuple(entries)
+
+
+def _dataset(kind: str, summary: Mapping[str, Any], provenance: Mapping[str, Any]) -> str:
+    extra = provenance.get("extra") or {}
+    if kind == "outdated run":
+        snapshot = provenance.get("snapshot") or {}
+        return str(snapshot.get("name") or "dyknow")
+    if kind == "outdated score":
+        gold = summary.get("gold") or {}
+        if gold.get("name"):
+            return str(gold["name"])
+        if gold.get("path"):
+            return Path(str(gold["path"])).name
+        return str(gold.get("kind") or "dyknow")
+    if kind == "conflicts run":
+        dataset, methodology = extra.get("dataset"), extra.get("methodology")
+        if dataset and methodology and dataset != methodology:
+            return f"{dataset} ({methodology} methodology)"
+        return str(dataset or methodology or "conflicts")
+    source = str(extra.get("dataset") or "recencyqa")
+    if source.startswith("hf:"):
+        return source
+    return Path(source).stem.lower() or source
+
+
+# --- rows --------------------------------------------------------------------------------------
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _estimate_row(base: dict[str, str], metric: str, estimate: Mapping[str, Any], scale: float = 1.0) -> Row:
+    def scaled(key: str) -> float | None:
+        number = _num(estimate.get(key))
+        return None if number is None else number * scale
+
+    n = estimate.get("n")
+    return Row(
+        **base,
+        metric=metric,
+        value=scaled("value"),
+        n=int(n) if isinstance(n, int) and not isinstance(n, bool) else None,
+        ci_low=scaled("ci_low"),
+        ci_high=scaled("ci_high"),
+    )
+
+
+def _group_rows(base: dict[str, str], group: Mapping[str, Any], prefix: str = "") -> list[Row]:
+    """Rows for one group of numbers that carries an ``estimates`` block (nested one level for
+    the per-verdict blocks); a group written before estimates existed gives its bare floats."""
+    estimates = group.get("estimates")
+    rows: list[Row] = []
+    if isinstance(estimates, dict):
+        for key, estimate in estimates.items():
+            if not isinstance(estimate, dict):
+                continue
+            if "value" in estimate:
+                rows.append(_estimate_row(base, prefix + key, estimate))
+            else:  # {verdict: estimate}
+                for sub, inner in estimate.items():
+                    if isinstance(inner, dict):
+                        rows.append(_estimate_row(base, f"{prefix}{key}.{sub}", inner))
+        return rows
+    for key, value in group.items():
+        if isinstance(value, float):
+            rows.append(Row(**base, metric=prefix + key, value=_num(value)))
+    return rows
+
+
+def _outdated_run_rows(run: RunFolder) -> list[Row]:
+    rows: list[Row] = []
+    names = {m.spec: m.name for m in run.models}
+    for spec, model in run.summary["models"].items():
+        for block, prefix in (("per_category", ""), ("as_of", "as_of.")):
+            for category, group in (model.get(block) or {}).items():
+                base = _base(run, names[spec], category)
+                rows.extend(_group_rows(base, group, prefix))
+    return rows
+
+
+def _outdated_score_rows(run: RunFolder) -> list[Row]:
+    rows: list[Row] = []
+    prefix = "as_of." if run.summary.get("as_of") else ""
+    groups = {**run.summary["categories"], ALL: run.summary["overall"]}
+    for category, group in groups.items():
+        base = _base(run, run.models[0].name, category)
+        estimates = group.get("estimates") or {}
+        for block, name in _VERDICT_BLOCKS.items():
+            for verdict, estimate in (estimates.get(block) or {}).items():
+                rows.append(_estimate_row(base, f"{prefix}{name}.{verdict}", estimate, scale=100.0))
+        if estimates.get("inconsistency"):
+            rows.append(_estimate_row(base, f"{prefix}inconsistency_pct", estimates["inconsistency"], scale=100.0))
+    return rows
+
+
+def _conflicts_rows(run: RunFolder) -> list[Row]:
+    rows: list[Row] = []
+    names = {m.spec: m.name for m in run.models}
+    for spec, per_class in run.summary["summary"].items():
+        for cls in run.summary["classes"]:
+            if cls in per_class:
+                rows.extend(_group_rows(_base(run, names[spec], cls), per_class[cls]))
+    return rows
+
+
+def _recency_rows(run: RunFolder) -> list[Row]:
+    rows: list[Row] = []
+    names = {m.spec: m.name for m in run.models}
+    for entry in run.summary["runs"]:
+        model = names[str(entry["model"])]
+        prefix = f"{entry['strategy']}.{entry['context_mode']}."
+        rows.extend(_group_rows(_base(run, model, ALL), entry, prefix))
+        for key, group in entry.items():
+            if isinstance(group, dict) and "estimates" in group:  # the stationarity groups
+                rows.extend(_group_rows(_base(run, model, key), group, prefix))
+        for label, f1 in (entry.get("per_class_f1") or {}).items():
+            rows.append(Row(**_base(run, model, label), metric=prefix + "f1", value=_num(f1)))
+    for entry in run.summary.get("table6") or []:
+        base = _base(run, names[str(entry["model"])], str(entry["stationarity"]))
+        for key in ("accuracy_delta_pct", "f1_delta_pct"):
+            if key in entry:
+                rows.append(Row(**base, metric=f"{entry['strategy']}.{key}", value=_num(entry[key])))
+    for entry in run.summary.get("table7") or []:
+        base = _base(run, names[str(entry["model"])], "Non-Stationary")
+        rows.extend(_group_rows(base, entry, f"{entry['strategy']}."))
+    return rows
+
+
+def _base(run: RunFolder, model: str, cls: str) -> dict[str, str]:
+    return {"run": run.run, "model": model, "lens": run.lens, "dataset": run.dataset, "cls": str(cls)}
+
+
+_READERS = {
+    "outdated run": _outdated_run_rows,
+    "outdated score": _outdated_score_rows,
+    "conflicts run": _conflicts_rows,
+    "recency eval": _recency_rows,
+}
+
+
+def run_rows(run: RunFolder) -> list[Row]:
+    """Every number of one run folder as tidy rows, in the summary's order."""
+    try:
+        return _READERS[run.kind](run)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        where = str(run.path / SUMMARY)
+        raise DataError(where, f"unexpected {run.kind} layout ({type(exc).__name__}: {exc})") from None
+
+
+def tidy_rows(runs: Sequence[RunFolder]) -> list[Row]:
+    return [row for run in runs for row in run_rows(run)]
+
+
+def to_frame(rows: Sequence[Row]) -> pd.DataFrame:
+    """The rows as a DataFrame with the :data:`COLUMNS`; n is a nullable integer."""
+    import pandas as pd
+
+    frame = pd.DataFrame([r.as_dict() for r in rows], columns=list(COLUMNS))
+    for column in ("run", "model", "lens", "dataset", "class", "metric"):
+        frame[column] = frame[column].astype("string")
+    for column in ("value", "ci_low", "ci_high"):
+        frame[column] = pd.to_numeric(frame[column]).astype("float64")
+    frame["n"] = pd.array(frame["n"].tolist(), dtype="Int64")
+    return frame
+
+
+def results_frame(paths: Sequence[Path]) -> tuple[pd.DataFrame, list[str]]:
+    """The tidy table of every run folder under ``paths``, and the warnings for skipped folders."""
+    found = find_runs(paths)
+    return to_frame(tidy_rows(found.runs)), found.warnings

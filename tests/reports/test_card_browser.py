@@ -1,0 +1,98 @@
+"""The report card in a real headless Chromium (Debian's ``chromium``; ``.ci/run`` installs it).
+
+Loads a card of every lens over the Chrome DevTools Protocol and checks what a reader sees:
+the model names, every number cell equal to its run folder's summary.json, no request that
+leaves the file, no console error; then saves a screenshot. Set CHRONOPROBE_CARD_SCREENSHOT
+to a path to keep a copy (that is how docs/img/card.png is made).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cdp_browser import Browser, find_browser, is_local
+from summary_values import expected
+
+BROWSER = find_browser()
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium; .ci/run does)")
+
+CELLS_JS = "JSON.stringify([...document.querySelectorAll('td[data-metric]')].map(e => ({...e.dataset, text: e.textContent})))"
+
+
+@pytest.fixture(scope="module")
+def card(run_folders: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("card") / "card.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "chronoprobe.cli.main", "card", str(run_folders["root"]), "--out", str(out)],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_card_in_headless_chromium(card: Path, run_folders: dict[str, Path], tmp_path: Path) -> None:
+    pytest.importorskip("websocket", reason="websocket-client is in the test extra")
+    assert BROWSER is not None
+    url = card.resolve().as_uri()
+    with Browser(BROWSER, tmp_path / "profile") as browser:
+        browser.open(url)
+        cells = json.loads(browser.evaluate(CELLS_JS))
+        text = browser.evaluate("document.body.innerText")
+        sections = browser.evaluate("[...document.querySelectorAll('section.lens')].map(s => s.id)")
+        images = browser.evaluate("[...document.images].map(i => [i.complete, i.naturalWidth])")
+        shot = browser.screenshot(tmp_path / "card.png")
+        browser.settle(0.3)
+
+    # Model names as the runs named them (NAME=SPEC), and one section per lens.
+    for name in ("dated", "paris", "echo", "other-model"):
+        assert name in text
+    assert sections == ["outdated", "conflicts", "recency"]
+    assert images and all(done and width > 0 for done, width in images)  # every figure decoded
+
+    # Every number cell equals its run folder's summary.json.
+    folders = {str(path): path for path in run_folders.values()}
+    assert len(cells) > 200
+    for cell in cells:
+        value, n = expected(folders[cell["run"]], cell["model"], cell["class"], cell["metric"])
+        shown = None if cell["value"] == "" else float(cell["value"])
+        assert shown == (None if value is None else pytest.approx(value, rel=1e-12, abs=1e-12)), cell
+        assert (None if cell["n"] == "" else int(cell["n"])) == n, cell
+        if n is not None:
+            assert f"n={n}" in cell["text"], cell
+    headline = next(c for c in cells if c["model"] == "dated" and c["metric"] == "soft_constraint_pct.up-to-date"
+                    and c["class"] == "all")
+    assert headline["text"].startswith("25.0%") and "[4.6, 69.9]" in headline["text"]
+
+    # Nothing left the file; nothing went wrong in the page.
+    assert browser.log.requests, "the page load itself should be recorded"
+    leaving = [u[:120] for u in browser.log.requests if not is_local(u, url)]
+    assert leaving == []
+    assert browser.log.errors() == []
+
+    assert shot.stat().st_size > 50_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    keep = os.environ.get("CHRONOPROBE_CARD_SCREENSHOT")
+    if keep:
+        Path(keep).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, keep)
+
+
+def test_a_card_that_reaches_out_is_caught(tmp_path: Path) -> None:
+    """The checks above can fail: a page with a remote image and a console error trips both."""
+    pytest.importorskip("websocket", reason="websocket-client is in the test extra")
+    assert BROWSER is not None
+    page = tmp_path / "bad.html"
+    page.write_text('<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body>'
+                    '<img src="http://example.invalid/x.png"><p>x</p></body></html>')
+    url = page.resolve().as_uri()
+    with Browser(BROWSER, tmp_path / "profile") as browser:
+        browser.open(url)
+        browser.evaluate("console.error('boom')")
+        browser.settle(0.5)
+    assert [u for u in browser.log.requests if not is_local(u, url)] == ["http://example.invalid/x.png"]
+    assert any("boom" in e for e in browser.log.errors())
