@@ -30,7 +30,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from chronoprobe.errors import DataError
 from chronoprobe.io import read_text
@@ -74,6 +74,16 @@ class Row:
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
         }
+
+
+class _Base(TypedDict):
+    """The columns a group of rows shares."""
+
+    run: str
+    model: str
+    lens: str
+    dataset: str
+    cls: str
 
 
 @dataclass(frozen=True)
@@ -245,8 +255,8 @@ def _models(kind: str, summary: Mapping[str, Any], provenance: Mapping[str, Any]
     if kind == "outdated run":
         specs = list(summary["models"])
     elif kind == "outdated score":
-        name = str(summary["model"])
-        return (ModelEntry(name=name, spec=f"generations in {summary.get('generations_dir', name)}"),)
+        scored = str(summary["model"])
+        return (ModelEntry(name=scored, spec=f"generations in {summary.get('generations_dir', scored)}"),)
     elif kind == "conflicts run":
         specs = list(summary["summary"])
     else:
@@ -254,7 +264,7 @@ def _models(kind: str, summary: Mapping[str, Any], provenance: Mapping[str, Any]
     entries = []
     for spec in specs:
         info = recorded.get(spec, {})
-        name = info.get("name")
+        name: Any = info.get("name")
         if kind == "outdated run":
             name = summary["models"][spec].get("name") or name
         entries.append(ModelEntry(name=str(name or spec), spec=spec, provenance=info))
@@ -294,7 +304,7 @@ def _num(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _estimate_row(base: dict[str, str], metric: str, estimate: Mapping[str, Any], scale: float = 1.0) -> Row:
+def _estimate_row(base: _Base, metric: str, estimate: Mapping[str, Any], scale: float = 1.0) -> Row:
     def scaled(key: str) -> float | None:
         number = _num(estimate.get(key))
         return None if number is None else number * scale
@@ -310,7 +320,7 @@ def _estimate_row(base: dict[str, str], metric: str, estimate: Mapping[str, Any]
     )
 
 
-def _group_rows(base: dict[str, str], group: Mapping[str, Any], prefix: str = "") -> list[Row]:
+def _group_rows(base: _Base, group: Mapping[str, Any], prefix: str = "") -> list[Row]:
     """Rows for one group of numbers that carries an ``estimates`` block (nested one level for
     the per-verdict blocks); a group written before estimates existed gives its bare floats."""
     estimates = group.get("estimates")
@@ -391,7 +401,7 @@ def _recency_rows(run: RunFolder) -> list[Row]:
     return rows
 
 
-def _base(run: RunFolder, model: str, cls: str) -> dict[str, str]:
+def _base(run: RunFolder, model: str, cls: str) -> _Base:
     return {"run": run.run, "model": model, "lens": run.lens, "dataset": run.dataset, "cls": str(cls)}
 
 
