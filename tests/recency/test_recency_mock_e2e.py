@@ -89,3 +89,23 @@ def test_recency_eval_on_a_mock(
     report = (out / "report.md").read_text()
     assert "mock:recency-e2e" in report
     assert (out / "confusion_zero-shot_with.png").stat().st_size > 1000
+
+
+def test_two_models_are_told_apart_in_every_report_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "two"
+    argv = ["chronoprobe", "recency", "eval", "--data", str(SAMPLE), "--model", "mock:recency-e2e",
+            "--model", "mock:constant=Never", "--strategy", "zero-shot", "--context", "without",
+            "--out", str(out), "--cache", str(tmp_path / "c.sqlite")]
+    monkeypatch.setattr(sys, "argv", argv)
+    try:
+        main()
+    except SystemExit as stopped:
+        assert stopped.code in (0, None), capsys.readouterr().err
+    report = (out / "report.md").read_text()
+    for section in ("## Per-class F1", "## How answers were parsed"):
+        body = report.split(section, 1)[1].split("\n## ", 1)[0]
+        rows = [line for line in body.splitlines() if line.startswith("|")][2:]
+        assert len(rows) == 2
+        assert any("recency-e2e" in row for row in rows) and any("constant=Never" in row for row in rows)

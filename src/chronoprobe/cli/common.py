@@ -125,7 +125,7 @@ def check_endpoint(value: str) -> str:
 
 ModelOpt = Annotated[
     list[str] | None,
-    typer.Option("--model", "-m", help="Model spec (repeatable): smollm2, hf:<id>[@rev], gguf:<file>, vllm:<id>[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
+    typer.Option("--model", "-m", help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>[@rev], gguf:<file>, vllm:<id>[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
          "NAME=SPEC gives it a short name for plots (e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct). See `chronoprobe models`."),
 ]
 DTypeOpt = Annotated[str, typer.Option(help="Weights dtype: auto, float32, bfloat16, float16.", callback=_one_of(DTYPES))]

@@ -96,14 +96,15 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
         lines.append("_No with-context answers on non-stationary questions in this run._")
     lines += ["", "## Per-class F1", ""]
     labels = summary["labels"]
-    pc_rows = [[run["strategy"], run["context_mode"]] + [run["per_class_f1"].get(label) for label in labels]
-               for run in summary["runs"]]
-    lines.append(table(["strategy", "context"] + labels, pc_rows, digits=2))
+    pc_rows = [[run["model"], run["strategy"], run["context_mode"]]
+               + [run["per_class_f1"].get(label) for label in labels] for run in summary["runs"]]
+    lines.append(table(["model", "strategy", "context"] + labels, pc_rows, digits=2))
     lines += ["", "## How answers were parsed", ""]
-    parse_rows = [[run["strategy"], run["context_mode"], run["parsed_by"].get("whole", 0),
+    parse_rows = [[run["model"], run["strategy"], run["context_mode"], run["parsed_by"].get("whole", 0),
                    run["parsed_by"].get("marker", 0), run["parsed_by"].get("free-text", 0),
                    run["parsed_by"].get("none", 0)] for run in summary["runs"]]
-    lines.append(table(["strategy", "context", "whole answer", "marker", "free text", "unparseable"], parse_rows))
+    lines.append(table(["model", "strategy", "context", "whole answer", "marker", "free text", "unparseable"],
+                       parse_rows))
     if plots:
         lines += ["", "## Confusion matrices", ""]
         for title, name in plots.items():

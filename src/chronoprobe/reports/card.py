@@ -56,7 +56,8 @@ METRIC_LABELS = {
 }
 _HEADLINE_CONFLICTS = ("cp", "accuracy_no_context", "accuracy_context", "persuaded_pct", "f1", "confidence", "update_success")
 _HEADLINE_RECENCY = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate")
-_UNIT_RATES = ("accuracy", "f1", "rate", "confidence", "update_success", "all_contexts_right")
+_UNIT_RATES = {"accuracy", "f1", "rate", "confidence"}
+"""Words that mark a rate on a 0-1 scale (``accuracy_no_context``, ``macro_f1``, ``unparseable_rate``)."""
 
 
 def check_card_path(out: Path) -> None:
@@ -83,7 +84,7 @@ def unit_scale(lens: str, metric: str) -> float | None:
     last = metric.rsplit(".", 1)[-1]
     if lens == "conflicts" and last == "f1":  # MuLan's F1 is reported in percent
         return 100.0
-    if any(last.endswith(word) for word in _UNIT_RATES):
+    if set(last.split("_")) & _UNIT_RATES or last in ("update_success", "all_contexts_right"):
         return 1.0
     return None
 
@@ -202,25 +203,27 @@ def _headline_keys(lens: str, rows: Sequence[Row]) -> list[tuple[str, str]]:
 
 
 def _table(keys: Sequence[tuple[str, str]], columns: Sequence[Column], rows: Sequence[Row], caption: str,
-           show_class: bool) -> str:
+           show_class: bool, show_metric: bool = True) -> str:
     index = {(r.run, r.model, r.cls, r.metric): r for r in rows}
     several = len({c.run.run for c in columns}) > 1
     head = "".join(_column_head(c, several) for c in columns)
-    lead = '<th scope="col">class</th>' if show_class else ""
+    lead = ('<th scope="col">class</th>' if show_class else "") + ('<th scope="col">metric</th>' if show_metric else "")
     body = []
     previous = None
     for cls, metric in keys:
-        cls_cell = ""
-        if show_class:  # the class names its group of rows once
+        cls_cell, group = "", ""
+        if show_class and cls != previous:  # the class names its group of rows once
             span = sum(1 for c, _ in keys if c == cls)
-            cls_cell = f'<th scope="rowgroup" rowspan="{span}" class="cls">{escape(cls)}</th>' if cls != previous else ""
-        first = ' class="group"' if show_class and cls != previous and previous is not None else ""
+            kind = ' class="cls group"' if span > 1 else ' class="cls"'
+            cls_cell = f'<th scope="rowgroup" rowspan="{span}"{kind}>{escape(cls)}</th>'
+            group = ' class="group"' if span > 1 and previous is not None else ""
         previous = cls
+        label = f'<th scope="row" class="metric">{escape(metric_label(metric))}</th>' if show_metric else ""
         cells = "".join(_number_cell(index.get((c.run.run, c.model, cls, metric))) for c in columns)
-        body.append(f'<tr{first}>{cls_cell}<th scope="row" class="metric">{escape(metric_label(metric))}</th>{cells}</tr>')
+        body.append(f"<tr{group}>{cls_cell}{label}{cells}</tr>")
     return (
         f'<table class="numbers"><caption>{escape(caption)}</caption>'
-        f'<thead><tr>{lead}<th scope="col">metric</th>{head}</tr></thead>'
+        f'<thead><tr>{lead}{head}</tr></thead>'
         f'<tbody>{"".join(body)}</tbody></table>'
     )
 
@@ -232,7 +235,8 @@ def _category_table(columns: Sequence[Column], rows: Sequence[Row]) -> str:
     if len(classes) < 2:
         return ""
     keys = [(c, metric) for c in classes]
-    return _table(keys, columns, rows, "Up-to-date share per category (soft constraint)", show_class=True)
+    return _table(keys, columns, rows, "Up-to-date share per category (soft constraint)", show_class=True,
+                  show_metric=False)
 
 
 def _all_numbers(rows: Sequence[Row]) -> str:
@@ -407,7 +411,8 @@ table.numbers{margin:6px 0 14px}
 th.model{text-transform:none;font-size:14px;color:var(--ink);min-width:150px}
 th .run{display:block;font-weight:400;font-size:11.5px;color:var(--mute)}
 th.metric,th.cls{font-weight:500}
-th.cls{font-weight:600;border-right:1px solid var(--line)}
+th.cls{font-weight:500}
+th.cls.group{font-weight:600;border-right:1px solid var(--line)}
 tr.group>*{border-top:2px solid var(--line)}
 td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 td.num .v{font-weight:700;font-size:15px}
