@@ -6,13 +6,19 @@ import datetime as dt
 import importlib.metadata
 import platform
 import sys
-from typing import Any
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from chronoprobe import __version__
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import strip_url_credentials
+
+if TYPE_CHECKING:
+    from chronoprobe.cache import CachedModel
 
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "httpx", "tokenizers", "pyoxigraph", "openai", "vllm")
 
@@ -40,3 +46,31 @@ class Provenance(BaseModel):
     judge: str | None = None
     """The equivalence judge / NLI model used, where one was."""
     extra: dict[str, Any] = Field(default_factory=dict)
+
+
+def build_provenance(
+    models: Sequence[CachedModel],
+    *,
+    decoding: dict[str, Any],
+    seeds: Sequence[int],
+    snapshot: dict[str, Any] | None = None,
+    judge: str | None = None,
+    extra: dict[str, Any] | None = None,
+    started: float | None = None,
+    call_cache: Path | None = None,
+) -> Provenance:
+    """The one place a run's provenance is assembled.
+
+    ``started`` (a ``time.perf_counter()`` value) and ``call_cache`` add the run's duration, the new
+    model calls per model and the cache file to ``extra``, as every lens records them.
+    """
+    recorded = dict(extra or {})
+    if started is not None:
+        recorded["model_calls_made"] = {m.info.spec: m.calls_made for m in models}
+        recorded["seconds"] = round(time.perf_counter() - started, 2)
+    if call_cache is not None:
+        recorded["call_cache"] = str(call_cache)
+    return Provenance(
+        models=[m.info for m in models], decoding=decoding, seeds=list(seeds), snapshot=snapshot, judge=judge,
+        extra=recorded,
+    )

@@ -198,19 +198,10 @@ def open_cache(path: Path | None) -> CallCache:
 
 
 def load_models(specs: list[str] | None, options: BackendOptions, cache: CallCache) -> list[CachedModel]:
-    """Load every requested model (the embedded default if none) behind the cache."""
-    from chronoprobe.models.names import display_name, split_model_name, unique_names
+    """Load every requested model (the embedded default if none) behind the cache, with a spinner."""
+    from chronoprobe import runner
 
-    models = []
-    for raw in specs or [DEFAULT_MODEL]:
-        name, spec = split_model_name(raw)  # NAME=SPEC: the name is for display only, never in cache keys
-        with console.status(f"loading {redact_spec(spec)}"):
-            backend = load_backend(spec, options)
-        backend.info.name = name or display_name(spec)
-        models.append(CachedModel(backend, cache))
-    for model, name in zip(models, unique_names(m.info.name or m.info.spec for m in models), strict=True):
-        model.info.name = name
-    return models
+    return runner.load_models(specs, options, cache, announce=console.status)
 
 
 PROGRESS_EVERY_ENV = "CHRONOPROBE_PROGRESS_EVERY"
@@ -309,6 +300,13 @@ def task_progress(bar: Progress) -> Callable[[str, int], Callable[[int], None]]:
         return lambda k: bar.advance(task, k)
 
     return factory
+
+
+@contextmanager
+def progress_ticks() -> Iterator[Callable[[str, int], Callable[[int], None]]]:
+    """A progress bar as the runner's progress factory (``chronoprobe.runner.execute(progress_display=...)``)."""
+    with progress_bar() as bar:
+        yield task_progress(bar)
 
 
 class _NoticeHandler(logging.Handler):

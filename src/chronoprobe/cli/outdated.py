@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import time
 from pathlib import Path
 from typing import Annotated
 
@@ -24,9 +23,8 @@ from chronoprobe.cli.common import (
     check_endpoint,
     claim_output_dir,
     console,
-    load_models,
-    open_cache,
     progress_bar,
+    progress_ticks,
 )
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
@@ -53,7 +51,7 @@ def _read_instruction(path: Path) -> str:
 @app.command("run")
 def run(
     model: ModelOpt = None,
-    out: Annotated[Path, typer.Option(help="Report folder (replaced if it holds an earlier report).")] = Path("results/outdated"),
+    out: Annotated[Path | None, typer.Option(help="Report folder (replaced if it holds an earlier report; default: a new results/outdated/<model>-<timestamp>).")] = None,
     snapshot: SnapshotOpt = None,
     live: Annotated[bool, typer.Option("--live", help="Query the Wikidata Query Service now (and save the answers as a snapshot).")] = False,
     endpoint: Annotated[str, typer.Option(help="SPARQL endpoint for --live.", callback=check_endpoint)] = "https://query.wikidata.org/sparql",
@@ -75,10 +73,9 @@ def run(
     cache: CacheOpt = None,
 ) -> None:
     """Ask every fact's three paraphrases, judge each answer, and write a report folder."""
-    from chronoprobe.outdated.audit import AuditConfig, facts_without_gold, load_gold, run_audit
-    from chronoprobe.outdated.report import write_report
-    from chronoprobe.outdated.summary import summarize_model
-    from chronoprobe.provenance import Provenance
+    from chronoprobe.outdated.audit import AuditConfig
+    from chronoprobe.outdated.lens import OutdatedLens
+    from chronoprobe.runner import default_out, execute
 
     config = AuditConfig(
         models=tuple(model or ("smollm2",)),
@@ -92,58 +89,26 @@ def run(
         limit=limit,
         **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
     )
+    lens = OutdatedLens(config)
+    out = out or default_out(lens, list(config.models))
     claim_output_dir(out)  # checked and locked before any model loads
-    started = time.perf_counter()
     if live:
         with progress_bar(transient=True) as bar:
             task = bar.add_task("querying Wikidata", total=None)
-            facts_list, gold = load_gold(config, fetch_progress=lambda k: bar.advance(task, k))
+            lens.load(fetch_progress=lambda k: bar.advance(task, k))
+        assert lens.gold is not None
+        console.print(f"live answers saved as snapshot {lens.gold.name}", highlight=False)
     else:
-        facts_list, gold = load_gold(config)
-    if live:
-        console.print(f"live answers saved as snapshot {gold.name}", highlight=False)
-    no_gold = facts_without_gold(facts_list, gold)  # not asked, outside every rate, counted in the report
+        lens.load()
+    assert lens.gold is not None
+    facts_list, no_gold = lens.facts, lens.no_gold
     if no_gold:
-        console.print(f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {gold.name}: left out of every rate")
-    call_cache = open_cache(cache)
+        console.print(f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate")
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
-    models = load_models(list(config.models), options, call_cache)
-    records = []
-    per_model = {}
-    calls = {}
-    with progress_bar() as bar:
-        for cached in models:
-            total = sum(len(f.templates) for f in facts_list if f.fact_id not in no_gold)
-            task = bar.add_task(f"{cached.info.spec}", total=total)
-            model_records = run_audit(config, cached, facts_list, gold, progress=lambda k, t=task: bar.advance(t, k))
-            records.extend(model_records)
-            per_model[cached.info.spec] = summarize_model(
-                model_records, with_as_of=config.as_of is not None, no_gold=no_gold
-            )
-            per_model[cached.info.spec]["name"] = cached.info.name or cached.info.spec  # short label for the plots
-            calls[cached.info.spec] = cached.calls_made
-    provenance = Provenance(
-        models=[m.info for m in models],
-        decoding=config.decoding().model_dump(mode="json"),
-        seeds=[config.decoding().seed],
-        snapshot={
-            "name": gold.name,
-            "retrieved": str(gold.retrieved),
-            "endpoint": gold.endpoint,
-            "query_hash": gold.query_hash,
-        },
-        judge="string match on Wikidata labels" + (" and aliases" if aliases else " (no aliases)"),
-        extra={
-            "facts": len(facts_list),
-            "as_of": as_of,
-            "instruction": config.instruction,
-            "use_aliases": aliases,
-            "model_calls_made": calls,
-            "seconds": round(time.perf_counter() - started, 2),
-            "call_cache": str(call_cache.path),
-        },
-    ).model_dump(mode="json")
-    write_report(out, records, per_model, provenance, as_of=as_of)
+    result = execute(lens, out, models=list(config.models), options=options, cache=cache,
+                     progress_display=progress_ticks, announce=console.status)
+    per_model = result.summary.detail["models"]
+    calls = result.provenance["extra"]["model_calls_made"]
     from chronoprobe.metrics.uncertainty import as_estimate
 
     for spec, summary in per_model.items():

@@ -178,11 +178,23 @@ def write_report(
     as_of: str | None,
 ) -> None:
     with publish.staged(out_dir, "outdated run") as staging:
-        write_jsonl_atomic(staging / "responses.jsonl", (r.model_dump(mode="json") for r in records))
-        write_json_atomic(
-            staging / "summary.json",
-            {"provenance": provenance, "as_of": as_of, "models": per_model, "overall_key": ALL},
-        )
-        plot_recency(per_model, staging / "recency.png")
-        plot_verdicts(per_model, staging / "verdicts.png")
-        write_text_atomic(staging / "report.md", render_markdown(per_model, provenance, as_of))
+        write_report_files(staging, records, per_model, provenance, as_of=as_of)
+
+
+def write_report_files(
+    folder: Path,
+    records: Sequence[ResponseRecord],
+    per_model: Mapping[str, dict[str, Any]],
+    provenance: dict[str, Any],
+    *,
+    as_of: str | None,
+) -> None:
+    """Write the report's files into ``folder`` (a staging folder; publishing is the caller's)."""
+    write_jsonl_atomic(folder / "responses.jsonl", (r.model_dump(mode="json") for r in records))
+    write_json_atomic(
+        folder / "summary.json",
+        {"provenance": provenance, "as_of": as_of, "models": per_model, "overall_key": ALL},
+    )
+    plot_recency(per_model, folder / "recency.png")
+    plot_verdicts(per_model, folder / "verdicts.png")
+    write_text_atomic(folder / "report.md", render_markdown(per_model, provenance, as_of))

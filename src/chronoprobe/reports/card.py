@@ -347,7 +347,7 @@ def _overview(runs: Sequence[RunFolder]) -> str:
         f"<tr><td><a href=\"#{r.lens}\">{escape(r.lens)}</a></td><td>{escape(r.run)}</td>"
         f"<td>{escape(r.dataset)}</td><td>{escape(', '.join(m.name for m in r.models))}</td>"
         f"<td>{escape(str(r.provenance.get('created') or ''))}</td></tr>"
-        for r in runs
+        for r in sorted(runs, key=lambda r: LENSES.index(r.lens))
     )
     return (
         '<table class="overview"><thead><tr><th>lens</th><th>run</th><th>dataset</th><th>models</th>'

@@ -1,0 +1,138 @@
+"""The shape every lens has, and the table that finds lenses by name.
+
+A lens is one question asked of a model (is it outdated? does context override it? does it
+know how fresh an answer must be?). The runner (:mod:`chronoprobe.runner`) drives its stages
+in this order:
+
+1. ``load()``: read and validate the items; every data or config error surfaces here,
+   before any model loads.
+2. ``capabilities`` / ``check(model)``: what the backend must be able to do; checked per
+   model before any call.
+3. ``run(model, progress)``: ask one (cached) model, return typed rows.
+4. ``summarise(rows)``: the typed summary of every model's rows.
+5. ``report(folder, rows, summary, provenance)``: write ``report.md``, the plots and the
+   lens's historical files (``summary.json`` ...) into the staging folder.
+
+The runner writes the shared run log (``run.json``, ``items.jsonl``) itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.errors import ConfigError
+from chronoprobe.models.base import Capability, require
+
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+"""``factory(description, total)`` returns a callback told how many steps finished."""
+
+RowT = TypeVar("RowT", bound=BaseModel)
+
+
+class Summary(BaseModel):
+    """A run's typed summary: which lens, which models, the headline numbers and the lens's full layout."""
+
+    lens: str
+    models: list[str]
+    """Model specs, in run order."""
+    headline: dict[str, dict[str, float | None]]
+    """Per model spec: the few numbers a run is judged by (e.g. soft-constraint up-to-date %)."""
+    detail: dict[str, Any]
+    """The lens's own summary layout (what its ``summary.json`` holds, without provenance)."""
+
+
+class RunRecipe(BaseModel):
+    """What a lens contributes to the provenance (the runner adds models, timing and cache)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    decoding: dict[str, Any]
+    seeds: list[int]
+    snapshot: dict[str, Any] | None = None
+    judge: str | None = None
+    extra: dict[str, Any] = {}
+
+
+class Lens(ABC, Generic[RowT]):
+    """One lens over a model; see the module docstring for the stages."""
+
+    name: ClassVar[str]
+    """Short name: the key in :data:`LENSES` and the folder under ``results/``."""
+    kind: ClassVar[str]
+    """What the folder marker and the old ``summary.json`` readers call this run, e.g. ``outdated run``."""
+    row_type: ClassVar[type[BaseModel]]
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.GENERATE})
+
+    config_type: ClassVar[type[BaseModel]]
+    """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options."""
+
+    def __init__(self, config: BaseModel) -> None:
+        self.config = config
+        self.loaded = False
+        """Set by ``load`` once the items are read."""
+
+    @abstractmethod
+    def load(self) -> None:
+        """Read and validate the items; raise a ChronoprobeError for bad data before any model loads."""
+
+    def check(self, model: CachedModel) -> None:
+        """Fail with a CapabilityError if ``model`` cannot serve this lens (called before any call)."""
+        require(model.backend, set(self.capabilities), purpose=f"the {self.name} lens")
+
+    @abstractmethod
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RowT]:
+        """Ask ``model`` every item; one typed row per answer."""
+
+    @abstractmethod
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[RowT]) -> Summary:
+        """The typed summary over every model's rows."""
+
+    @abstractmethod
+    def recipe(self) -> RunRecipe:
+        """Decoding, seeds, snapshot, judge and lens-specific provenance."""
+
+    @abstractmethod
+    def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: dict[str, Any]) -> None:
+        """Write report.md, the plots and the lens's historical files into ``folder``."""
+
+    def default_folder(self) -> str:
+        """Folder under ``results/`` for this run's history (``results/<folder>/<model>-<timestamp>``)."""
+        return self.name
+
+    def run_label(self) -> str:
+        """Added after the model name in a default run folder's name (e.g. ``-dynamicqa-dynamicqa``)."""
+        return ""
+
+
+LENSES: dict[str, str] = {
+    "outdated": "chronoprobe.outdated.lens:OutdatedLens",
+    "recency": "chronoprobe.recency.lens:RecencyLens",
+    "conflicts": "chronoprobe.conflicts.lens:ConflictsLens",
+}
+"""Lens name -> ``module:attribute``, imported only when the lens is used."""
+
+
+def _resolve(path: str) -> Any:
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def lens_class(name: str) -> type[Lens[Any]]:
+    """The lens class registered under ``name``; ConfigError naming the known ones otherwise."""
+    path = LENSES.get(name)
+    if path is None:
+        raise ConfigError("lens", f"{name!r} is not a lens; known: {', '.join(sorted(LENSES))}")
+    cls: type[Lens[Any]] = _resolve(path)
+    return cls
+
+
+def lens_config_class(name: str) -> type[BaseModel]:
+    """The pydantic config class of the lens ``name``."""
+    return lens_class(name).config_type

@@ -1,0 +1,78 @@
+"""The outdated lens (DyKnow) in the shared :class:`~chronoprobe.lens.Lens` shape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.knowledge.types import Fact, Snapshot
+from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.outdated.audit import AuditConfig, ResponseRecord, facts_without_gold, load_gold, run_audit
+
+VERDICT_ORDER = ("up-to-date", "outdated", "irrelevant", "ambiguous")
+
+
+class OutdatedLens(Lens[ResponseRecord]):
+    """Ask every fact's paraphrases, judge each answer against the pinned (or live) Wikidata answers."""
+
+    name = "outdated"
+    kind = "outdated run"
+    row_type = ResponseRecord
+    config_type = AuditConfig
+    config: AuditConfig
+
+    def __init__(self, config: AuditConfig) -> None:
+        super().__init__(config)
+        self.facts: list[Fact] = []
+        self.gold: Snapshot | None = None
+        self.no_gold: dict[str, str] = {}
+
+    def load(self, fetch_progress: Callable[[int], None] | None = None) -> None:
+        """Facts and gold answers; with ``live``, the Wikidata query runs here (``fetch_progress`` counts rows)."""
+        self.facts, self.gold = load_gold(self.config, fetch_progress=fetch_progress)
+        self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
+        self.loaded = True
+
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ResponseRecord]:
+        assert self.gold is not None, "load() first"
+        total = sum(len(f.templates) for f in self.facts if f.fact_id not in self.no_gold)
+        tick = progress(model.info.spec, total) if progress else None
+        return run_audit(self.config, model, self.facts, self.gold, progress=tick)
+
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[ResponseRecord]) -> Summary:
+        from chronoprobe.outdated.summary import ALL, summarize_model
+
+        per_model: dict[str, dict[str, Any]] = {}
+        for model in models:
+            spec = model.info.spec
+            per_model[spec] = summarize_model(
+                [r for r in rows if r.model == spec], with_as_of=self.config.as_of is not None, no_gold=self.no_gold
+            )
+            per_model[spec]["name"] = model.info.name or spec  # short label for the plots
+        headline = {
+            spec: {f"soft_constraint_pct.{v}": s["per_category"][ALL]["soft_constraint_pct"][v] for v in VERDICT_ORDER}
+            for spec, s in per_model.items()
+        }
+        as_of = self.config.as_of.isoformat() if self.config.as_of else None
+        return Summary(lens=self.name, models=list(per_model), headline=headline,
+                       detail={"as_of": as_of, "models": per_model, "overall_key": ALL})
+
+    def recipe(self) -> RunRecipe:
+        assert self.gold is not None, "load() first"
+        decoding = self.config.decoding()
+        return RunRecipe(
+            decoding=decoding.model_dump(mode="json"),
+            seeds=[decoding.seed],
+            snapshot={"name": self.gold.name, "retrieved": str(self.gold.retrieved), "endpoint": self.gold.endpoint,
+                      "query_hash": self.gold.query_hash},
+            judge="string match on Wikidata labels" + (" and aliases" if self.config.use_aliases else " (no aliases)"),
+            extra={"facts": len(self.facts), "as_of": self.config.as_of.isoformat() if self.config.as_of else None,
+                   "instruction": self.config.instruction, "use_aliases": self.config.use_aliases},
+        )
+
+    def report(self, folder: Path, rows: Sequence[ResponseRecord], summary: Summary, provenance: dict[str, Any]) -> None:
+        from chronoprobe.outdated.report import write_report_files
+
+        write_report_files(folder, rows, summary.detail["models"], provenance, as_of=summary.detail["as_of"])

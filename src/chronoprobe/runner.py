@@ -1,0 +1,156 @@
+"""One runner for every lens: load models, run, summarise, record provenance, stage and publish.
+
+Every run folder holds the run log shared by all lenses:
+
+- ``run.json``: format, lens, kind, config, the typed summary and the provenance;
+- ``items.jsonl``: the typed rows, one per line;
+- ``report.md`` and the plots;
+
+plus each lens's historical files (``summary.json``, ``responses.jsonl`` ...), so older readers
+keep working. The folder is built in a staging folder and swapped in whole
+(:mod:`chronoprobe.publish`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from chronoprobe import publish
+from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.io import write_json_atomic, write_jsonl_atomic
+from chronoprobe.lens import Lens, ProgressFactory, Summary
+from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, load_backend, redact_spec
+from chronoprobe.paths import default_call_cache
+from chronoprobe.provenance import build_provenance
+
+RUN_LOG = "run.json"
+ITEMS = "items.jsonl"
+RUN_FORMAT = "chronoprobe-run/1"
+
+Announce = Callable[[str], AbstractContextManager[Any]]
+"""``announce(message)``: a context shown while a slow step (a model load) runs, e.g. a spinner."""
+
+
+def open_cache(path: Path | None) -> CallCache:
+    return CallCache(path or default_call_cache())
+
+
+def load_models(
+    specs: Sequence[str] | None, options: BackendOptions, cache: CallCache, announce: Announce | None = None
+) -> list[CachedModel]:
+    """Load every requested model (the embedded default if none) behind the cache, with distinct short names."""
+    from chronoprobe.models.names import display_name, split_model_name, unique_names
+
+    models = []
+    for raw in specs or [DEFAULT_MODEL]:
+        name, spec = split_model_name(raw)  # NAME=SPEC: the name is for display only, never in cache keys
+        with (announce or _quiet)(f"loading {redact_spec(spec)}"):
+            backend = load_backend(spec, options)
+        backend.info.name = name or display_name(spec)
+        models.append(CachedModel(backend, cache))
+    for model, name in zip(models, unique_names(m.info.name or m.info.spec for m in models), strict=True):
+        model.info.name = name
+    return models
+
+
+def _quiet(message: str) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
+
+
+def default_out(lens: Lens[Any], models: Sequence[str] | None, root: Path = Path("results"), *,
+                now: dt.datetime | None = None) -> Path:
+    """``results/<lens>/<model>-<timestamp>``: one new folder per run, so nothing is replaced silently.
+
+    The timestamp is UTC to the second; a folder that already exists gets ``-2``, ``-3`` ...
+    """
+    from chronoprobe.models.names import display_name
+
+    names = [_UNSAFE.sub("_", display_name(m)).strip("._") or "model" for m in (models or [DEFAULT_MODEL])]
+    label = "+".join(dict.fromkeys(names))
+    if len(label) > 80:
+        label = f"{names[0]}+{len(names) - 1}-more"
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    folder = root / lens.default_folder()
+    base = f"{label}{lens.run_label()}-{stamp}"
+    candidate, count = folder / base, 1
+    while candidate.exists():
+        count += 1
+        candidate = folder / f"{base}-{count}"
+    return candidate
+
+
+class RunResult:
+    """What a finished run returns: its folder, typed rows and summary, provenance and config."""
+
+    def __init__(self, path: Path, lens: str, kind: str, config: dict[str, Any], summary: Summary,
+                 rows: list[Any], provenance: dict[str, Any]) -> None:
+        self.path = path
+        self.lens = lens
+        self.kind = kind
+        self.config = config
+        self.summary = summary
+        self.rows = rows
+        self.provenance = provenance
+
+
+def execute(
+    lens: Lens[Any],
+    out: Path,
+    *,
+    models: Sequence[str] | Sequence[CachedModel] | None = None,
+    options: BackendOptions | None = None,
+    cache: Path | None = None,
+    progress: ProgressFactory | None = None,
+    progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
+    announce: Announce | None = None,
+) -> RunResult:
+    """Run ``lens`` on ``models`` (specs to load, or loaded models) and publish its folder at ``out``.
+
+    The lens's items are loaded and ``out`` is claimed before any model loads, so bad data or an
+    unusable folder fails fast. A lens whose ``load`` already ran (the CLI loads first to show
+    notices) is not loaded twice. ``progress_display`` (the CLI's bar) is opened only while the
+    models run, after ``announce`` has shown each model load.
+    """
+    with publish.OutputClaim(out):  # shared with an earlier claim of this command
+        if not lens.loaded:
+            lens.load()
+        started = time.perf_counter()
+        loaded = [m for m in (models or []) if isinstance(m, CachedModel)]
+        if loaded and len(loaded) != len(models or []):
+            raise TypeError("models: give either specs or loaded models, not a mix")
+        call_cache = loaded[0].cache if loaded else open_cache(cache)
+        if not loaded:
+            specs = [str(m) for m in models or []]
+            loaded = load_models(specs or None, options or BackendOptions(), call_cache, announce)
+        for model in loaded:
+            lens.check(model)
+        rows: list[Any] = []
+        with progress_display() if progress_display else nullcontext(progress) as ticks:
+            for model in loaded:
+                rows.extend(lens.run(model, ticks))
+        summary = lens.summarise(loaded, rows)
+        recipe = lens.recipe()
+        provenance = build_provenance(
+            loaded, decoding=recipe.decoding, seeds=recipe.seeds, snapshot=recipe.snapshot, judge=recipe.judge,
+            extra=recipe.extra, started=started, call_cache=call_cache.path,
+        ).model_dump(mode="json")
+        config = lens.config.model_dump(mode="json")
+        with publish.staged(out, lens.kind) as folder:
+            lens.report(folder, rows, summary, provenance)
+            write_jsonl_atomic(folder / ITEMS, (row.model_dump(mode="json") for row in rows))
+            plots = sorted(p.name for p in folder.glob("*.png"))
+            write_json_atomic(folder / RUN_LOG, {
+                "format": RUN_FORMAT, "lens": lens.name, "kind": lens.kind, "config": config,
+                "summary": summary.model_dump(mode="json"), "provenance": provenance,
+                "files": {"items": ITEMS, "report": "report.md", "plots": plots},
+            })
+    return RunResult(Path(out), lens.name, lens.kind, config, summary, rows, provenance)
