@@ -180,9 +180,8 @@ def test_users_folder_is_refused_and_untouched(tmp_path: Path, kind: str) -> Non
     else:
         (out / "summary.json").write_text(json.dumps({"total": 3}))
     before = contents(out)
-    with pytest.raises(ConfigError, match="refusing to replace it") as err:
-        with staged(out, "test") as staging:
-            write(staging, NEW)
+    with pytest.raises(ConfigError, match="refusing to replace it") as err, staged(out, "test") as staging:
+        write(staging, NEW)
     assert str(err.value).startswith(f"--out {out}:")
     assert contents(out) == before and leftovers(out) == []
 

@@ -116,9 +116,11 @@ def test_each_long_wait_is_announced(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_max_retries_two_means_three_attempts_on_both_clients() -> None:
     with StubWDQS(always=Fault(status=500, body=b"boom")) as wdqs:
-        with WikidataClient(endpoint=wdqs.url, max_retries=2, sleep=lambda s: None) as client:
-            with pytest.raises(EndpointError, match=r"HTTP 500 \(gave up after 3 attempts\)"):
-                client.fetch([ITALY])
+        with (
+            WikidataClient(endpoint=wdqs.url, max_retries=2, sleep=lambda s: None) as client,
+            pytest.raises(EndpointError, match=r"HTTP 500 \(gave up after 3 attempts\)"),
+        ):
+            client.fetch([ITALY])
         assert wdqs.count == 3
     with OpenAIServer(echo(), model_name="echo", faults=FaultPlan("500", first=-1)) as server:
         backend = OpenAIBackend(OpenAIConfig(model="echo", base_url=server.url, max_retries=2, backoff_base_s=0.001))

@@ -14,6 +14,7 @@ keep working. The folder is built in a staging folder and swapped in whole
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +26,13 @@ from chronoprobe import publish
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic
 from chronoprobe.lens import Lens, ProgressFactory, Summary
-from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, load_backend, redact_spec
+from chronoprobe.models.registry import (
+    DEFAULT_MODEL,
+    BackendOptions,
+    load_backend,
+    redact_spec,
+    strip_url_credentials,
+)
 from chronoprobe.paths import default_call_cache
 from chronoprobe.provenance import build_provenance
 
@@ -143,7 +150,8 @@ def execute(
             loaded, decoding=recipe.decoding, seeds=recipe.seeds, snapshot=recipe.snapshot, judge=recipe.judge,
             extra=recipe.extra, started=started, call_cache=call_cache.path,
         ).model_dump(mode="json")
-        config = lens.config.model_dump(mode="json")
+        # a key in a model URL is used, never recorded
+        config = json.loads(strip_url_credentials(lens.config.model_dump_json()))
         with publish.staged(out, lens.kind) as folder:
             lens.report(folder, rows, summary, provenance)
             write_jsonl_atomic(folder / ITEMS, (row.model_dump(mode="json") for row in rows))

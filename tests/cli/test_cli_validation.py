@@ -24,7 +24,7 @@ def _refuse_models(*_args: object, **_kwargs: object) -> None:
 
 
 def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str]:
-    monkeypatch.setattr("chronoprobe.cli.common.load_backend", _refuse_models)
+    monkeypatch.setattr("chronoprobe.runner.load_backend", _refuse_models)
     monkeypatch.setattr("chronoprobe.judges.load_judge", _refuse_models)
     monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
     capsys.readouterr()

@@ -41,7 +41,7 @@ def test_batched_equals_pairwise_on_random_items():
     judge = LengthJudge()
     batched = cluster_many(items, judge)
     assert batched == [cluster_pairwise(answers, LengthJudge()) for answers in items]
-    for answers, ids in zip(items, batched):
+    for answers, ids in zip(items, batched, strict=True):
         assert len(ids) == len(answers)
         assert sorted(set(ids)) == list(range(max(ids) + 1))  # ids 0..K-1, each answer in exactly one
     # One judge call per answer position, not per pair.

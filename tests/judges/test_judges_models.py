@@ -58,7 +58,7 @@ def test_nli_probabilities_match_a_direct_forward_pass(tiny_nli: Path, tmp_path:
     probs = nli.probabilities(pairs)
     tok = AutoTokenizer.from_pretrained(tiny_nli)
     ref = AutoModelForSequenceClassification.from_pretrained(tiny_nli).eval()
-    for (a, b), row in zip(pairs, probs):
+    for (a, b), row in zip(pairs, probs, strict=True):
         with torch.no_grad():
             logits = ref(**tok(a, b, return_tensors="pt")).logits[0]
         assert row == pytest.approx(torch.softmax(logits, -1).numpy(), abs=1e-5)
@@ -77,7 +77,7 @@ def test_nli_judge_needs_entailment_both_ways(tiny_nli: Path):
     forward = nli.entails(pairs)
     backward = nli.entails([(b, a) for a, b in pairs])
     assert 0 < sum(forward) < len(forward)  # the tiny model says both yes and no
-    assert verdicts == [f and b for f, b in zip(forward, backward)]
+    assert verdicts == [f and b for f, b in zip(forward, backward, strict=True)]
     assert judge.name == f"nli:{tiny_nli}"
 
 

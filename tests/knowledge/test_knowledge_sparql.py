@@ -104,7 +104,7 @@ def test_invalid_pid_rejected(pid: str) -> None:
      {"results": {"bindings": [{"statement": {"type": "uri", "value": "x"}}]}}],
 )
 def test_garbage_results_raise_endpoint_error(payload: object) -> None:
-    with pytest.raises(EndpointError, match="^https://example.org/sparql: "):
+    with pytest.raises(EndpointError, match=r"^https://example\.org/sparql: "):
         parse_results(payload, endpoint="https://example.org/sparql")
 
 

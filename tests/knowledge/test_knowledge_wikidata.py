@@ -115,31 +115,43 @@ def test_retry_after_http_date_is_honoured_and_bounded() -> None:
 
 def test_server_error_forever_gives_up_after_max_retries() -> None:
     sleeps = Sleeps()
-    with StubWDQS(always=Fault(status=500, body=b"boom")) as wdqs, client(wdqs.url, sleeps) as wd:
-        with pytest.raises(EndpointError) as info:
-            wd.fetch(FACTS[:2])
+    with (
+        StubWDQS(always=Fault(status=500, body=b"boom")) as wdqs,
+        client(wdqs.url, sleeps) as wd,
+        pytest.raises(EndpointError) as info,
+    ):
+        wd.fetch(FACTS[:2])
     assert wdqs.count == 3
     assert str(info.value) == f"WDQS {wdqs.url}: HTTP 500 (gave up after 3 attempts)"
     assert sleeps == [0.5, 1.0]  # exponential backoff, none after the last attempt
 
 
 def test_garbage_body_is_an_error_not_a_retry() -> None:
-    with StubWDQS(always=Fault(status=200, body=b"<html>maintenance</html>")) as wdqs, client(wdqs.url) as wd:
-        with pytest.raises(EndpointError, match="non-JSON"):
-            wd.fetch(FACTS[:1])
+    with (
+        StubWDQS(always=Fault(status=200, body=b"<html>maintenance</html>")) as wdqs,
+        client(wdqs.url) as wd,
+        pytest.raises(EndpointError, match="non-JSON"),
+    ):
+        wd.fetch(FACTS[:1])
     assert wdqs.count == 1
 
 
 def test_json_of_the_wrong_shape() -> None:
-    with StubWDQS(always=Fault(status=200, body=b'{"error": "nope"}')) as wdqs, client(wdqs.url) as wd:
-        with pytest.raises(EndpointError, match="not a SPARQL result"):
-            wd.fetch(FACTS[:1])
+    with (
+        StubWDQS(always=Fault(status=200, body=b'{"error": "nope"}')) as wdqs,
+        client(wdqs.url) as wd,
+        pytest.raises(EndpointError, match="not a SPARQL result"),
+    ):
+        wd.fetch(FACTS[:1])
 
 
 def test_bad_request_is_not_retried() -> None:
-    with StubWDQS(always=Fault(status=400, body=b"MalformedQueryException: x\nmore")) as wdqs, client(wdqs.url) as wd:
-        with pytest.raises(EndpointError, match="HTTP 400 MalformedQueryException: x$"):
-            wd.fetch(FACTS[:1])
+    with (
+        StubWDQS(always=Fault(status=400, body=b"MalformedQueryException: x\nmore")) as wdqs,
+        client(wdqs.url) as wd,
+        pytest.raises(EndpointError, match=r"HTTP 400 MalformedQueryException: x$"),
+    ):
+        wd.fetch(FACTS[:1])
     assert wdqs.count == 1
 
 

@@ -19,7 +19,7 @@ def _sample(seed: int, n: int = 40) -> tuple[list[int], list[int | None]]:
 
 def test_vectorised_resample_f1_equals_macro_f1_of_each_resample() -> None:
     gold, pred = _sample(1)
-    codes = np.array([g * 13 + (12 if p is None else p) for g, p in zip(gold, pred)])
+    codes = np.array([g * 13 + (12 if p is None else p) for g, p in zip(gold, pred, strict=True)])
     idx = np.random.default_rng(0).integers(0, len(gold), size=(25, len(gold)))
     fast = m._macro_f1_of_resamples(codes, idx, 12)
     slow = [m.macro_f1([gold[i] for i in row], [pred[i] for i in row]) for row in idx]
@@ -33,7 +33,7 @@ def test_classification_estimates() -> None:
     for key in ("accuracy", "tolerant_accuracy", "macro_f1", "tolerant_f1", "unparseable_rate"):
         assert est[key]["value"] == summary[key] and est[key]["n"] == len(gold)
         assert est[key]["ci_low"] <= summary[key] <= est[key]["ci_high"]
-    hits = sum(p == g for g, p in zip(gold, pred))
+    hits = sum(p == g for g, p in zip(gold, pred, strict=True))
     assert est["accuracy"] == wilson(hits, len(gold)).to_json()
     assert est["macro_f1"]["method"] == "bootstrap"
     assert m.classification_estimates(gold, pred) == est  # seeded: reruns give identical numbers

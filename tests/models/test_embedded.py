@@ -30,7 +30,7 @@ def test_published_sha256_reads_sha256sum_format(tmp_path: Path) -> None:
     sums = tmp_path / "SHA256SUMS"
     sums.write_text(f"{'a' * 64}  other.gguf\n{'B' * 64} *model.gguf\n")
     assert embedded.published_sha256(sums, "model.gguf") == "b" * 64
-    with pytest.raises(ConfigError, match="lists no SHA-256 for absent.gguf"):
+    with pytest.raises(ConfigError, match=r"lists no SHA-256 for absent\.gguf"):
         embedded.published_sha256(sums, "absent.gguf")
     with pytest.raises(ConfigError, match="cannot read it"):
         embedded.published_sha256(tmp_path / "missing", "model.gguf")
@@ -56,8 +56,8 @@ def test_hash_mismatch_is_a_clear_error_and_leaves_nothing(tmp_path: Path) -> No
 
 
 def test_missing_chunk_is_a_config_error(tmp_path: Path) -> None:
-    chunks = _chunks(tmp_path, [b"x"]) + [tmp_path / "absent.part01"]
-    with pytest.raises(ConfigError, match="absent.part01: missing"):
+    chunks = [*_chunks(tmp_path, [b"x"]), tmp_path / "absent.part01"]
+    with pytest.raises(ConfigError, match=r"absent\.part01: missing"):
         embedded.assemble_chunks(chunks, tmp_path / "model.gguf", "0" * 64)
 
 

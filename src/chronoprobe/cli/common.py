@@ -28,7 +28,7 @@ from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, check_cache_file
 from chronoprobe.errors import ChronoprobeError
-from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, load_backend, redact_spec
+from chronoprobe.models.registry import BackendOptions
 from chronoprobe.paths import default_call_cache
 
 console = Console(stderr=True)

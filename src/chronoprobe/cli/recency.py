@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Annotated
@@ -27,32 +26,18 @@ from chronoprobe.cli.common import (
     load_models,
     open_cache,
     progress_bar,
+    progress_ticks,
     task_progress,
 )
 from chronoprobe.errors import ConfigError
 from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
 from chronoprobe.recency.gate import DEFAULT_TEMPERATURE as DEFAULT_GATE_TEMPERATURE
+from chronoprobe.recency.lens import DATA_ENV, default_data  # noqa: F401  (kept importable from here)
 
 app = typer.Typer(
     help="Does the model know how fresh an answer must be? Recency classes of RecencyQA: evaluate, label, gate.",
     no_args_is_help=True,
 )
-
-DATA_ENV = "CHRONOPROBE_RECENCYQA"
-
-
-def default_data() -> str:
-    """$CHRONOPROBE_RECENCYQA, else RecencyQA.json in ./ or in a shared/data/recencyqa folder next to the checkout."""
-    if os.environ.get(DATA_ENV):
-        return os.environ[DATA_ENV]
-    candidates = [Path.cwd() / "RecencyQA.json", Path.cwd() / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json"]
-    repo = Path(__file__).resolve().parents[3]
-    candidates.append(repo / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json")
-    for candidate in candidates:
-        if candidate.is_file():
-            return str(candidate.resolve())
-    raise ConfigError("--data", f"RecencyQA.json not found; pass --data PATH (or hf:<owner>/<repo>) or set {DATA_ENV}")
-
 
 @app.command("eval")
 def eval_(
@@ -67,7 +52,7 @@ def eval_(
     max_new_tokens: Annotated[int | None, typer.Option(min=1, help="Tokens per answer (default: 16 zero-shot, 12 few-shot, 160 CoT).")] = None,
     prompt_file: Annotated[list[Path] | None, typer.Option(help="Prompt file replacing ours (repeatable); one with {context} is the with-context prompt. The original RecencyQA files work.")] = None,
     answer_prefix: Annotated[str, typer.Option(help="Force the answer to start with this text, e.g. 'Label:' (helps tiny models).")] = "",
-    out: Annotated[Path, typer.Option(help="Result folder.")] = Path("results/recency"),
+    out: Annotated[Path | None, typer.Option(help="Result folder (default: a new results/recency/<model>-<timestamp>).")] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -77,10 +62,9 @@ def eval_(
     cache: CacheOpt = None,
 ) -> None:
     """Classify each question's recency class, with and without its context; write metrics, tables and plots."""
-    from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
-    from chronoprobe.provenance import Provenance
-    from chronoprobe.recency.evaluate import STRATEGIES, EvalConfig, evaluate
-    from chronoprobe.recency.outputs import write_eval_outputs
+    from chronoprobe.recency.evaluate import STRATEGIES
+    from chronoprobe.recency.lens import RecencyLens, RecencyRunConfig
+    from chronoprobe.runner import default_out, execute
 
     strategies = list(strategy or ["zero-shot"])
     if "all" in strategies:
@@ -90,51 +74,19 @@ def eval_(
             raise ConfigError("--strategy", f"{name!r} is not one of zero-shot, few-shot, cot, all")
     if context not in {"with", "without", "both"}:
         raise ConfigError("--context", f"{context!r} is not one of with, without, both")
-    config = EvalConfig(strategies=tuple(dict.fromkeys(strategies)), context=context, temperature=temperature,  # type: ignore[arg-type]
-                        seed=seed, max_new_tokens=max_new_tokens, prompt_files=tuple(prompt_file or ()),
-                        answer_prefix=answer_prefix)
-    from chronoprobe.recency.evaluate import resolve_templates
-
-    for name in config.strategies:
-        resolve_templates(config, name)  # bad prompt files fail before any model loads
-    source = data or default_data()
-    pool = load_recencyqa(source)
-    questions = stratified_sample(pool, sample, sample_seed)
-    if not questions:
-        raise ConfigError("--sample", "selects no questions")
+    config = RecencyRunConfig(strategies=tuple(dict.fromkeys(strategies)), context=context, temperature=temperature,  # type: ignore[arg-type]
+                              seed=seed, max_new_tokens=max_new_tokens, prompt_files=tuple(prompt_file or ()),
+                              answer_prefix=answer_prefix, data=data, sample=sample, sample_seed=sample_seed)
+    lens = RecencyLens(config)
+    lens.load()  # bad prompt files and data fail before any model loads
+    out = out or default_out(lens, model)
     claim_output_dir(out)  # checked and locked before any model loads
     started = time.perf_counter()
-    call_cache = open_cache(cache)
-    models = load_models(model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), call_cache)
-    rows = []
-    with progress_bar() as bar:
-        for cached in models:
-            rows += evaluate(questions, cached, config, pool=pool, progress=task_progress(bar))
-    provenance = Provenance(
-        models=[m.info for m in models],
-        decoding={s: config.decoding(s).model_dump(mode="json") for s in config.strategies},
-        seeds=[seed, sample_seed],
-        extra={
-            "dataset": source,
-            "questions": len(questions),
-            "pool": len(pool),
-            "sample": sample,
-            "sample_seed": sample_seed,
-            "context": context,
-            "prompt_files": [str(p) for p in config.prompt_files],
-            "answer_prefix": answer_prefix,
-            "model_calls_made": {m.info.spec: m.calls_made for m in models},
-            "seconds": round(time.perf_counter() - started, 2),
-            "call_cache": str(call_cache.path),
-        },
-    )
-    paths = write_eval_outputs(out, rows, provenance, config.tolerance)
-    import json
-
-    summary = json.loads(paths["summary"].read_text(encoding="utf-8"))
+    result = execute(lens, out, models=model, options=backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency),
+                     cache=cache, progress_display=progress_ticks, announce=console.status)
     from chronoprobe.metrics.uncertainty import cell
 
-    for run in summary["runs"]:
+    for run in result.summary.detail["runs"]:
         est = run["estimates"]
         console.print(
             f"[bold]{run['model']}[/] {run['strategy']}, {run['context_mode']} context: n={run['n']} "
@@ -142,7 +94,7 @@ def eval_(
             f"tol. F1 {cell(est['tolerant_f1'])}  unparseable {run['unparseable']} "
             f"({cell(est['unparseable_rate'], 1, 100.0, '%')}) (95% intervals)"
         )
-    console.print(f"report: {paths['report']}  ({time.perf_counter() - started:.0f} s)")
+    console.print(f"report: {out / 'report.md'}  ({time.perf_counter() - started:.0f} s)")
 
 
 @app.command("label")

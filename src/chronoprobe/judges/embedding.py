@@ -64,10 +64,10 @@ class Embedder:
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start : start + self.batch_size]
             vectors = self._encode(chunk)
-            for t, v in zip(chunk, vectors):
+            for t, v in zip(chunk, vectors, strict=True):
                 found[t] = v
             if self.cache is not None:
-                self.cache.put_many(f"embedding:{self.model_id}", [(self._key(t), {}, v) for t, v in zip(chunk, vectors)])
+                self.cache.put_many(f"embedding:{self.model_id}", [(self._key(t), {}, v) for t, v in zip(chunk, vectors, strict=True)])
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[t] for t in texts])

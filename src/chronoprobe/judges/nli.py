@@ -72,12 +72,12 @@ class NLIModel:
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start : start + self.batch_size]
             probs = self._forward(chunk)
-            for p, row in zip(chunk, probs):
+            for p, row in zip(chunk, probs, strict=True):
                 found[p] = row
             if self.cache is not None:
                 self.cache.put_many(
                     f"nli:{self.model_id}",
-                    [(self._key(*p), {"probs": row.tolist()}, None) for p, row in zip(chunk, probs)],
+                    [(self._key(*p), {"probs": row.tolist()}, None) for p, row in zip(chunk, probs, strict=True)],
                 )
         if not pairs:
             return np.zeros((0, len(self.model.config.id2label)))

@@ -18,8 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from chronoprobe import paths
 from chronoprobe.errors import DataError
-from chronoprobe.io import read_text
-from chronoprobe.io import write_text_atomic
+from chronoprobe.io import read_text, write_text_atomic
 from chronoprobe.knowledge.types import FactAnswers, Snapshot, Statement
 
 DEFAULT_SNAPSHOT = "dyknow-2023-12-18"

@@ -39,7 +39,7 @@ def accuracy(predictions: Sequence[str], references: Sequence[str], threshold: f
         raise ValueError("predictions and references differ in length")
     if not predictions:
         return math.nan
-    return sum(is_correct(p, r, threshold) for p, r in zip(predictions, references)) / len(predictions)
+    return sum(is_correct(p, r, threshold) for p, r in zip(predictions, references, strict=True)) / len(predictions)
 
 
 def accuracy_with_context(
@@ -55,8 +55,8 @@ def accuracy_with_context(
         raise ValueError("Eq. 4 needs four lists of the same length")
     if n == 0:
         return math.nan
-    hits = sum(is_correct(y, a, threshold) for y, a in zip(outputs_original, answers_original))
-    hits += sum(is_correct(y, a, threshold) for y, a in zip(outputs_substitute, answers_substitute))
+    hits = sum(is_correct(y, a, threshold) for y, a in zip(outputs_original, answers_original, strict=True))
+    hits += sum(is_correct(y, a, threshold) for y, a in zip(outputs_substitute, answers_substitute, strict=True))
     return hits / (2 * n)
 
 
@@ -133,7 +133,7 @@ def _group_distributions(distributions: Sequence[np.ndarray], cluster_ids: Seque
     if len(distributions) != len(cluster_ids):
         raise ValueError("one cluster id per sample is needed")
     groups: dict[int, list[np.ndarray]] = {}
-    for dist, cid in zip(distributions, cluster_ids):
+    for dist, cid in zip(distributions, cluster_ids, strict=True):
         groups.setdefault(int(cid), []).append(dist)
     return [cluster_distribution(groups[c]) for c in sorted(groups)]
 
@@ -158,7 +158,7 @@ def semantic_entropy(logliks: Sequence[float], cluster_ids: Sequence[int]) -> fl
     if not logliks:
         return math.nan
     groups: dict[int, list[float]] = {}
-    for value, cid in zip(logliks, cluster_ids):
+    for value, cid in zip(logliks, cluster_ids, strict=True):
         groups.setdefault(int(cid), []).append(float(value))
     cluster_logliks = [_logsumexp(groups[c]) for c in sorted(groups)]
     return -sum(cluster_logliks) / len(cluster_logliks)
@@ -210,6 +210,6 @@ def stubborn_persuaded_percent(
         raise ValueError("stubborn/persuaded needs three lists of the same length")
     if n == 0:
         return math.nan, math.nan
-    persuaded = sum(is_persuaded(c, s, threshold) for c, s in zip(with_context, substitutes))
-    stubborn = sum(is_stubborn(c, o, s, threshold) for c, o, s in zip(with_context, without_context, substitutes))
+    persuaded = sum(is_persuaded(c, s, threshold) for c, s in zip(with_context, substitutes, strict=True))
+    stubborn = sum(is_stubborn(c, o, s, threshold) for c, o, s in zip(with_context, without_context, substitutes, strict=True))
     return 100.0 * stubborn / n, 100.0 * persuaded / n

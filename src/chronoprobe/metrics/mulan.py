@@ -143,7 +143,7 @@ def first_token_confidence_original(
     if len(tokens) != len(probabilities):
         raise ValueError("one probability per token is needed")
     flags = list(special) if special is not None else [False] * len(tokens)
-    kept = [(t, float(p)) for t, p, f in zip(tokens, probabilities, flags) if not f]
+    kept = [(t, float(p)) for t, p, f in zip(tokens, probabilities, flags, strict=True) if not f]
     if kept and kept[-1][0] == ".":
         kept.pop()
     words = "".join(t for t, _ in kept).split()
@@ -272,7 +272,7 @@ def update_success_rate(
         raise ValueError("one new object per answer is needed")
     if not answers:
         return math.nan
-    return sum(update_succeeded(a, o, fidelity=fidelity) for a, o in zip(answers, new_objects)) / len(answers)
+    return sum(update_succeeded(a, o, fidelity=fidelity) for a, o in zip(answers, new_objects, strict=True)) / len(answers)
 
 
 def update_prompt(altered_fact: str, query: str) -> str:

@@ -32,7 +32,7 @@ def accuracy(gold: Sequence[int], pred: Sequence[Pred]) -> float | None:
     _check(gold, pred)
     if not gold:
         return None
-    return sum(p is not None and int(p) == int(g) for g, p in zip(gold, pred)) / len(gold)
+    return sum(p is not None and int(p) == int(g) for g, p in zip(gold, pred, strict=True)) / len(gold)
 
 
 def within_tolerance(gold: int, pred: Pred, tolerance: int = 1) -> bool:
@@ -44,7 +44,7 @@ def tolerant_accuracy(gold: Sequence[int], pred: Sequence[Pred], tolerance: int 
     _check(gold, pred)
     if not gold:
         return None
-    return sum(within_tolerance(g, p, tolerance) for g, p in zip(gold, pred)) / len(gold)
+    return sum(within_tolerance(g, p, tolerance) for g, p in zip(gold, pred, strict=True)) / len(gold)
 
 
 def per_class_f1(gold: Sequence[int], pred: Sequence[Pred]) -> dict[int, float]:
@@ -53,9 +53,9 @@ def per_class_f1(gold: Sequence[int], pred: Sequence[Pred]) -> dict[int, float]:
     classes = sorted({int(g) for g in gold} | {int(p) for p in pred if p is not None})
     scores: dict[int, float] = {}
     for c in classes:
-        tp = sum(int(g) == c and p is not None and int(p) == c for g, p in zip(gold, pred))
-        fp = sum(int(g) != c and p is not None and int(p) == c for g, p in zip(gold, pred))
-        fn = sum(int(g) == c and (p is None or int(p) != c) for g, p in zip(gold, pred))
+        tp = sum(int(g) == c and p is not None and int(p) == c for g, p in zip(gold, pred, strict=True))
+        fp = sum(int(g) != c and p is not None and int(p) == c for g, p in zip(gold, pred, strict=True))
+        fn = sum(int(g) == c and (p is None or int(p) != c) for g, p in zip(gold, pred, strict=True))
         scores[c] = 2 * tp / (2 * tp + fp + fn)
     return scores
 
@@ -71,7 +71,7 @@ def macro_f1(gold: Sequence[int], pred: Sequence[Pred]) -> float | None:
 def tolerant_predictions(gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1) -> list[Pred]:
     """Predictions with every near miss (within ``tolerance``) replaced by the gold class."""
     _check(gold, pred)
-    return [int(g) if within_tolerance(g, p, tolerance) else p for g, p in zip(gold, pred)]
+    return [int(g) if within_tolerance(g, p, tolerance) else p for g, p in zip(gold, pred, strict=True)]
 
 
 def tolerant_f1(gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1) -> float | None:
@@ -83,7 +83,7 @@ def confusion_matrix(gold: Sequence[int], pred: Sequence[Pred], n_classes: int =
     """Counts, rows = gold class, columns = predicted class, last column = unparseable."""
     _check(gold, pred)
     matrix = np.zeros((n_classes, n_classes + 1), dtype=np.int64)
-    for g, p in zip(gold, pred):
+    for g, p in zip(gold, pred, strict=True):
         matrix[int(g), n_classes if p is None else int(p)] += 1
     return matrix
 
@@ -177,7 +177,7 @@ def macro_f1_estimate(gold: Sequence[int], pred: Sequence[Pred], *, n_classes: i
     """:func:`macro_f1` with a percentile-bootstrap 95% interval: the items are resampled and
     the macro F1 recomputed on each resample (vectorised over resamples)."""
     _check(gold, pred)
-    codes = np.array([int(g) * (n_classes + 1) + (n_classes if p is None else int(p)) for g, p in zip(gold, pred)],
+    codes = np.array([int(g) * (n_classes + 1) + (n_classes if p is None else int(p)) for g, p in zip(gold, pred, strict=True)],
                      dtype=np.int64)
     return bootstrap(len(codes), lambda idx: _macro_f1_of_resamples(codes, idx, n_classes), macro_f1(gold, pred),
                      resamples=resamples, seed=seed)
@@ -188,8 +188,8 @@ def classification_estimates(gold: Sequence[int], pred: Sequence[Pred], toleranc
     Wilson for accuracy, tolerant accuracy and the unparseable rate; a seeded bootstrap over
     items for macro F1 and tolerant F1."""
     _check(gold, pred)
-    exact = [p is not None and int(p) == int(g) for g, p in zip(gold, pred)]
-    near = [within_tolerance(g, p, tolerance) for g, p in zip(gold, pred)]
+    exact = [p is not None and int(p) == int(g) for g, p in zip(gold, pred, strict=True)]
+    near = [within_tolerance(g, p, tolerance) for g, p in zip(gold, pred, strict=True)]
     return {
         "accuracy": wilson_from_flags(exact).to_json(),
         "tolerant_accuracy": wilson_from_flags(near).to_json(),

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from chronoprobe.errors import CapabilityError
 
 
-class Capability(str, enum.Enum):
+class Capability(enum.StrEnum):
     GENERATE = "generate"
     """Plain text generation."""
     SAMPLE_N = "sample_n"
@@ -189,7 +189,7 @@ class Backend(abc.ABC):
         order = list(range(len(rendered_prompts)))
         return [order[i : i + size] for i in range(0, len(order), size)]
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing to release
         """Release resources (threads, connections)."""
 
 

@@ -9,7 +9,13 @@ from typing import Any
 from chronoprobe.cache import CachedModel
 from chronoprobe.knowledge.types import Fact, Snapshot
 from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
-from chronoprobe.outdated.audit import AuditConfig, ResponseRecord, facts_without_gold, load_gold, run_audit
+from chronoprobe.outdated.audit import (
+    AuditConfig,
+    ResponseRecord,
+    facts_without_gold,
+    load_gold,
+    run_audit,
+)
 
 VERDICT_ORDER = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 

@@ -20,19 +20,27 @@ from chronoprobe.recency.summary import summarise
 
 def write_eval_outputs(out: Path, rows: Sequence[dict[str, Any]], provenance: Provenance, tolerance: int = 1) -> dict[str, Path]:
     summary = summarise(rows, tolerance)
-    summary["provenance"] = provenance.model_dump(mode="json")
+    with publish.staged(out, "recency eval") as staging:
+        write_eval_files(staging, rows, summary, provenance.model_dump(mode="json"))
+    return {key: Path(out) / name for key, name in NAMES.items()}
+
+
+NAMES = {"items": "items.jsonl", "summary": "summary.json", "report": "report.md"}
+
+
+def write_eval_files(folder: Path, rows: Sequence[dict[str, Any]], summary: dict[str, Any],
+                     provenance: dict[str, Any]) -> None:
+    """Write the files of :func:`write_eval_outputs` into ``folder``; ``summary`` gains plot names and provenance."""
+    summary["provenance"] = provenance
     plots: dict[str, str] = {}
     models = {run["model"] for run in summary["runs"]}
-    names = {"items": "items.jsonl", "summary": "summary.json", "report": "report.md"}
-    with publish.staged(out, "recency eval") as staging:
-        for run in summary["runs"]:
-            prefix = f"{slug(run['model'])}_" if len(models) > 1 else ""
-            name = f"confusion_{prefix}{run['strategy']}_{run['context_mode']}.png"
-            title = f"{run['model']} · {run['strategy']} · {run['context_mode']} context (n={run['n']})"
-            confusion_png(staging / name, run["confusion"], summary["labels"], title)
-            plots[title] = name
-            run["confusion_png"] = name
-        write_jsonl_atomic(staging / names["items"], rows)
-        write_json_atomic(staging / names["summary"], summary)
-        write_text_atomic(staging / names["report"], render(summary, plots))
-    return {key: Path(out) / name for key, name in names.items()}
+    for run in summary["runs"]:
+        prefix = f"{slug(run['model'])}_" if len(models) > 1 else ""
+        name = f"confusion_{prefix}{run['strategy']}_{run['context_mode']}.png"
+        title = f"{run['model']} · {run['strategy']} · {run['context_mode']} context (n={run['n']})"
+        confusion_png(folder / name, run["confusion"], summary["labels"], title)
+        plots[title] = name
+        run["confusion_png"] = name
+    write_jsonl_atomic(folder / NAMES["items"], rows)
+    write_json_atomic(folder / NAMES["summary"], summary)
+    write_text_atomic(folder / NAMES["report"], render(summary, plots))

@@ -1,0 +1,133 @@
+"""The recency lens (RecencyQA ``recency eval``) in the shared :class:`~chronoprobe.lens.Lens` shape."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.errors import ConfigError
+from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.recency.evaluate import EvalConfig
+
+DATA_ENV = "CHRONOPROBE_RECENCYQA"
+
+
+def default_data() -> str:
+    """$CHRONOPROBE_RECENCYQA, else RecencyQA.json in ./ or in a shared/data/recencyqa folder next to the checkout."""
+    if os.environ.get(DATA_ENV):
+        return os.environ[DATA_ENV]
+    candidates = [Path.cwd() / "RecencyQA.json", Path.cwd() / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json"]
+    repo = Path(__file__).resolve().parents[3]
+    candidates.append(repo / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json")
+    for candidate in candidates:
+        if candidate.is_file():
+            return str(candidate.resolve())
+    raise ConfigError("--data", f"RecencyQA.json not found; pass --data PATH (or hf:<owner>/<repo>) or set {DATA_ENV}")
+
+
+class RecencyRunConfig(EvalConfig):
+    """An evaluation's config plus where its questions come from."""
+
+    data: str | None = None
+    """RecencyQA JSON file or ``hf:<owner>/<repo>``; None: found locally (``recency eval --data``)."""
+    sample: int | None = Field(None, ge=1)
+    """Stratified sample of N questions (stationarity x majority label); None: every question."""
+    sample_seed: int = Field(0, ge=0)
+
+
+class RecencyRow(BaseModel):
+    """One answer to one (question, context) under one strategy, with its parsed class."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    strategy: str
+    context_mode: str
+    item_id: str
+    q_id: int | str
+    question: str
+    context: str | None
+    context_index: int | None
+    n_contexts: int
+    stationarity: str
+    gold: str
+    prediction: str | None
+    parsed_by: str | None
+    correct: bool
+    answer: str
+    finish_reason: str | None
+    template: str | None
+
+
+class RecencyLens(Lens[RecencyRow]):
+    """Classify each question's recency class, with and without its contexts."""
+
+    name = "recency"
+    kind = "recency eval"
+    row_type = RecencyRow
+    config_type = RecencyRunConfig
+    config: RecencyRunConfig
+
+    def __init__(self, config: RecencyRunConfig) -> None:
+        super().__init__(config)
+        self.source = ""
+        self.pool: list[Any] = []
+        self.questions: list[Any] = []
+
+    def load(self) -> None:
+        from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
+        from chronoprobe.recency.evaluate import resolve_templates
+
+        for name in self.config.strategies:
+            resolve_templates(self.config, name)  # bad prompt files fail before any model loads
+        self.source = self.config.data or default_data()
+        self.pool = load_recencyqa(self.source)
+        self.questions = stratified_sample(self.pool, self.config.sample, self.config.sample_seed)
+        if not self.questions:
+            raise ConfigError("--sample", "selects no questions")
+        self.loaded = True
+
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RecencyRow]:
+        from chronoprobe.recency.evaluate import evaluate
+
+        rows = evaluate(self.questions, model, self.config, pool=self.pool, progress=progress)
+        return [RecencyRow(**row) for row in rows]
+
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[RecencyRow]) -> Summary:
+        from chronoprobe.recency.summary import summarise
+
+        detail = summarise([r.model_dump() for r in rows], self.config.tolerance)
+        headline: dict[str, dict[str, float | None]] = {m.info.spec: {} for m in models}
+        for run in detail["runs"]:
+            for key in ("accuracy", "tolerant_accuracy", "macro_f1", "tolerant_f1"):
+                headline.setdefault(run["model"], {})[f"{run['strategy']}/{run['context_mode']}/{key}"] = run.get(key)
+        return Summary(lens=self.name, models=[m.info.spec for m in models], headline=headline, detail=detail)
+
+    def recipe(self) -> RunRecipe:
+        config = self.config
+        return RunRecipe(
+            decoding={s: config.decoding(s).model_dump(mode="json") for s in config.strategies},
+            seeds=[config.seed, config.sample_seed],
+            extra={
+                "dataset": self.source,
+                "questions": len(self.questions),
+                "pool": len(self.pool),
+                "sample": config.sample,
+                "sample_seed": config.sample_seed,
+                "context": config.context,
+                "prompt_files": [str(p) for p in config.prompt_files],
+                "answer_prefix": config.answer_prefix,
+            },
+        )
+
+    def report(self, folder: Path, rows: Sequence[RecencyRow], summary: Summary, provenance: dict[str, Any]) -> None:
+        from chronoprobe.recency.outputs import write_eval_files
+
+        detail = copy.deepcopy(summary.detail)  # the files add plot names and provenance to their copy
+        write_eval_files(folder, [r.model_dump(mode="json") for r in rows], detail, provenance)
