@@ -97,7 +97,8 @@ def _pack_array(array: np.ndarray | None) -> bytes | None:
 def _unpack_array(blob: bytes | None) -> np.ndarray | None:
     if blob is None:
         return None
-    return np.load(io.BytesIO(zlib.decompress(blob)), allow_pickle=False)
+    array: np.ndarray = np.load(io.BytesIO(zlib.decompress(blob)), allow_pickle=False)
+    return array
 
 
 class CallCache:

@@ -55,7 +55,7 @@ class RetryPolicy(BaseModel):
 
     def backoff(self, retry: int) -> float:
         """Wait before retry ``retry`` (1-based) when the server gave no Retry-After."""
-        return min(self.backoff_s * 2 ** (retry - 1), self.max_backoff_s)
+        return min(self.backoff_s * 2.0 ** (retry - 1), self.max_backoff_s)
 
 
 class Retryable(Exception):

@@ -154,7 +154,7 @@ def load_queries(source: str | Path) -> list[MulanQuery]:
 
 def _hub_rows(hub_id: str) -> Iterable[dict[str, Any]]:
     try:
-        import datasets  # type: ignore[import-not-found]
+        import datasets
     except ImportError:
         raise ConfigError(f"dataset {hub_id}", "loading from the hub needs the optional `datasets` package "
                           "(pip install 'chronoprobe[hub]') and network; or pass a local file in the same format") from None

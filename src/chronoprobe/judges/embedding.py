@@ -81,7 +81,8 @@ class Embedder:
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             pooled = torch.nn.functional.normalize(pooled, dim=-1)
-        return pooled.float().cpu().numpy()
+        vectors: np.ndarray = pooled.float().cpu().numpy()
+        return vectors
 
 
 class EmbeddingJudge(Judge):

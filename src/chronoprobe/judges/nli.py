@@ -93,7 +93,8 @@ class NLIModel:
             )
             batch = {k: v.to(self.device) for k, v in batch.items()}
             logits = self.model(**batch).logits.float()
-            return torch.softmax(logits, dim=-1).cpu().numpy().astype(np.float64)
+            probs: np.ndarray = torch.softmax(logits, dim=-1).cpu().numpy().astype(np.float64)
+            return probs
 
     def entailment(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """P(entailment) of each (premise, hypothesis)."""

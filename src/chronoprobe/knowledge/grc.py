@@ -101,7 +101,7 @@ def _entry(category: str, subject: str, attribute: str | None, node: Any) -> tup
     try:
         fact = Fact(
             fact_id=where,
-            category=category,  # type: ignore[arg-type]
+            category=category,
             subject=subject,
             attribute=attribute,
             property=prop,

@@ -81,11 +81,12 @@ def _term(binding: Mapping[str, Any], name: str, endpoint: str, literal_only: bo
     cell = binding.get(name)
     if cell is None:
         return None
-    if not isinstance(cell, Mapping) or not isinstance(cell.get("value"), str):
+    value = cell.get("value") if isinstance(cell, Mapping) else None
+    if not isinstance(value, str):
         raise EndpointError(endpoint, f"malformed SPARQL result cell for ?{name}: {cell!r:.80}")
     if literal_only and cell.get("type") not in ("literal", "typed-literal"):
         return None  # an "unknown value" qualifier arrives as a blank node / genid IRI
-    return cell["value"]
+    return value
 
 
 def _date(value: str | None, precision: str | None, endpoint: str) -> WikidataDate | None:

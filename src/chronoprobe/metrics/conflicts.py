@@ -85,7 +85,8 @@ def cluster_distribution(member_distributions: Sequence[np.ndarray]) -> np.ndarr
     """P_g = mean of the members' per-sample distributions p_s (float64)."""
     if not member_distributions:
         raise ValueError("a cluster needs at least one member")
-    return np.mean(np.stack([np.asarray(d, dtype=np.float64) for d in member_distributions]), axis=0)
+    mean: np.ndarray = np.mean(np.stack([np.asarray(d, dtype=np.float64) for d in member_distributions]), axis=0)
+    return mean
 
 
 def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:

@@ -305,7 +305,7 @@ def soft_constraint(verdicts_per_fact: Mapping[str, Sequence[Verdict]]) -> dict[
         present = set(verdicts)
         for verdict in ("up-to-date", "outdated", "ambiguous"):
             if verdict in present:
-                result[fact_id] = verdict  # type: ignore[assignment]
+                result[fact_id] = verdict
                 break
         else:
             result[fact_id] = "irrelevant"

@@ -169,7 +169,8 @@ def _macro_f1_of_resamples(codes: np.ndarray, idx: np.ndarray, n_classes: int) -
     pred_count = counts[:, :, :n_classes].sum(axis=1)
     seen = (gold_count + pred_count) > 0
     f1 = np.divide(2.0 * tp, gold_count + pred_count, out=np.zeros(tp.shape), where=seen)
-    return f1.sum(axis=1) / seen.sum(axis=1)
+    macro: np.ndarray = f1.sum(axis=1) / seen.sum(axis=1)
+    return macro
 
 
 def macro_f1_estimate(gold: Sequence[int], pred: Sequence[Pred], *, n_classes: int = N_CLASSES,

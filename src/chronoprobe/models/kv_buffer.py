@@ -41,9 +41,10 @@ class BufferedLayer(DynamicLayer):
         buffer.view(batch, repeats, heads, capacity, width)[:, :, :, :length] = states.unsqueeze(1)
         return buffer
 
-    def _publish(self) -> None:
-        self.keys = self._keys[:, :, : self.length]
-        self.values = self._values[:, :, : self.length]
+    def _publish(self) -> tuple[torch.Tensor, torch.Tensor]:
+        keys, values = self._keys[:, :, : self.length], self._values[:, :, : self.length]
+        self.keys, self.values = keys, values
+        return keys, values
 
     def _grow(self, needed: int) -> None:
         capacity = max(needed, 2 * self._keys.shape[2])
@@ -62,8 +63,7 @@ class BufferedLayer(DynamicLayer):
         self._keys[:, :, self.length : end] = key_states
         self._values[:, :, self.length : end] = value_states
         self.length = end
-        self._publish()
-        return self.keys, self.values
+        return self._publish()
 
     def get_seq_length(self) -> int:
         return self.length

@@ -212,7 +212,7 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
     from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
 
     try:
-        config = OpenAIConfig(
+        api_config = OpenAIConfig(
             model=spec.target,
             base_url=spec.base_url or "",
             mode=options.api_mode,
@@ -227,4 +227,4 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
         raise ConfigError(f"model spec {raw!r}", f"invalid openai option {field}: {error['msg']}") from None
-    return OpenAIBackend(config)
+    return OpenAIBackend(api_config)

@@ -213,7 +213,7 @@ class OpenAIServer:
     def url(self) -> str:
         return f"http://{HOST}:{self.port}/v1"
 
-    def start(self) -> OpenAIServer:
+    def start(self) -> Self:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-loopback", daemon=True
         )
