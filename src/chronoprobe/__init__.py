@@ -1,7 +1,68 @@
-"""chronoprobe: audit how language models handle time-sensitive knowledge."""
+"""chronoprobe: audit how language models handle time-sensitive knowledge.
+
+The public surface is ``__all__``; everything is imported on first use, so ``import chronoprobe``
+stays fast. See docs/api.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 from chronoprobe.threads import prepare_openmp as _prepare_openmp
 
 _prepare_openmp()  # before anything imports torch: OpenMP reads its wait policy once
+
+__all__ = [
+    "CapabilityError",
+    "ChronoprobeError",
+    "ConfigError",
+    "DataError",
+    "EndpointError",
+    "Model",
+    "Run",
+    "__version__",
+    "lenses",
+    "load",
+    "model",
+    "recency_gate",
+    "recency_gate_many",
+    "run",
+]
+
+_LAZY = {
+    "run": "chronoprobe.api",
+    "load": "chronoprobe.api",
+    "model": "chronoprobe.api",
+    "lenses": "chronoprobe.api",
+    "Model": "chronoprobe.api",
+    "Run": "chronoprobe.api",
+    "recency_gate": "chronoprobe.recency.gate",
+    "recency_gate_many": "chronoprobe.recency.gate",
+    "ChronoprobeError": "chronoprobe.errors",
+    "ConfigError": "chronoprobe.errors",
+    "DataError": "chronoprobe.errors",
+    "CapabilityError": "chronoprobe.errors",
+    "EndpointError": "chronoprobe.errors",
+}
+
+if TYPE_CHECKING:
+    from chronoprobe.api import Model, Run, lenses, load, model, run
+    from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError, DataError, EndpointError
+    from chronoprobe.recency.gate import recency_gate, recency_gate_many
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'chronoprobe' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

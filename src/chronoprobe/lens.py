@@ -21,17 +21,21 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from chronoprobe.cache import CachedModel
+from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Capability, require
 
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
 """``factory(description, total)`` returns a callback told how many steps finished."""
+
+Announce = Callable[[str], AbstractContextManager[Any]]
+"""``announce(message)``: a context shown while a slow step (a model load) runs, e.g. a spinner."""
 
 RowT = TypeVar("RowT", bound=BaseModel)
 
@@ -82,6 +86,9 @@ class Lens(ABC, Generic[RowT]):
     def load(self) -> None:
         """Read and validate the items; raise a ChronoprobeError for bad data before any model loads."""
 
+    def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
+        """Load what the lens itself needs besides the models (e.g. a judge), after ``load``, before the models."""
+
     def check(self, model: CachedModel) -> None:
         """Fail with a CapabilityError if ``model`` cannot serve this lens (called before any call)."""
         require(model.backend, set(self.capabilities), purpose=f"the {self.name} lens")
@@ -93,6 +100,11 @@ class Lens(ABC, Generic[RowT]):
     @abstractmethod
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[RowT]) -> Summary:
         """The typed summary over every model's rows."""
+
+    @classmethod
+    @abstractmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        """The typed summary of a lens's own summary layout (also how an older folder's summary.json reads back)."""
 
     @abstractmethod
     def recipe(self) -> RunRecipe:

@@ -51,8 +51,8 @@ class Provenance(BaseModel):
 def build_provenance(
     models: Sequence[CachedModel],
     *,
-    decoding: dict[str, Any],
-    seeds: Sequence[int],
+    decoding: dict[str, Any] | None = None,
+    seeds: Sequence[int] = (),
     snapshot: dict[str, Any] | None = None,
     judge: str | None = None,
     extra: dict[str, Any] | None = None,
@@ -71,6 +71,6 @@ def build_provenance(
     if call_cache is not None:
         recorded["call_cache"] = str(call_cache)
     return Provenance(
-        models=[m.info for m in models], decoding=decoding, seeds=list(seeds), snapshot=snapshot, judge=judge,
+        models=[m.info for m in models], decoding=dict(decoding or {}), seeds=list(seeds), snapshot=snapshot, judge=judge,
         extra=recorded,
     )

@@ -25,7 +25,7 @@ from typing import Any
 from chronoprobe import publish
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic
-from chronoprobe.lens import Lens, ProgressFactory, Summary
+from chronoprobe.lens import Announce, Lens, ProgressFactory, Summary
 from chronoprobe.models.registry import (
     DEFAULT_MODEL,
     BackendOptions,
@@ -39,9 +39,6 @@ from chronoprobe.provenance import build_provenance
 RUN_LOG = "run.json"
 ITEMS = "items.jsonl"
 RUN_FORMAT = "chronoprobe-run/1"
-
-Announce = Callable[[str], AbstractContextManager[Any]]
-"""``announce(message)``: a context shown while a slow step (a model load) runs, e.g. a spinner."""
 
 
 def open_cache(path: Path | None) -> CallCache:
@@ -73,8 +70,9 @@ def _quiet(message: str) -> AbstractContextManager[None]:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
 
 
-def default_out(lens: Lens[Any], models: Sequence[str] | None, root: Path = Path("results"), *,
-                now: dt.datetime | None = None) -> Path:
+def default_out(
+    lens: Lens[Any], models: Sequence[str] | None, root: Path = Path("results"), *, now: dt.datetime | None = None
+) -> Path:
     """``results/<lens>/<model>-<timestamp>``: one new folder per run, so nothing is replaced silently.
 
     The timestamp is UTC to the second; a folder that already exists gets ``-2``, ``-3`` ...
@@ -98,8 +96,16 @@ def default_out(lens: Lens[Any], models: Sequence[str] | None, root: Path = Path
 class RunResult:
     """What a finished run returns: its folder, typed rows and summary, provenance and config."""
 
-    def __init__(self, path: Path, lens: str, kind: str, config: dict[str, Any], summary: Summary,
-                 rows: list[Any], provenance: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        lens: str,
+        kind: str,
+        config: dict[str, Any],
+        summary: Summary,
+        rows: list[Any],
+        provenance: dict[str, Any],
+    ) -> None:
         self.path = path
         self.lens = lens
         self.kind = kind
@@ -135,6 +141,7 @@ def execute(
         if loaded and len(loaded) != len(models or []):
             raise TypeError("models: give either specs or loaded models, not a mix")
         call_cache = loaded[0].cache if loaded else open_cache(cache)
+        lens.setup(call_cache, announce)
         if not loaded:
             specs = [str(m) for m in models or []]
             loaded = load_models(specs or None, options or BackendOptions(), call_cache, announce)
@@ -147,8 +154,14 @@ def execute(
         summary = lens.summarise(loaded, rows)
         recipe = lens.recipe()
         provenance = build_provenance(
-            loaded, decoding=recipe.decoding, seeds=recipe.seeds, snapshot=recipe.snapshot, judge=recipe.judge,
-            extra=recipe.extra, started=started, call_cache=call_cache.path,
+            loaded,
+            decoding=recipe.decoding,
+            seeds=recipe.seeds,
+            snapshot=recipe.snapshot,
+            judge=recipe.judge,
+            extra=recipe.extra,
+            started=started,
+            call_cache=call_cache.path,
         ).model_dump(mode="json")
         # a key in a model URL is used, never recorded
         config = json.loads(strip_url_credentials(lens.config.model_dump_json()))
@@ -156,9 +169,16 @@ def execute(
             lens.report(folder, rows, summary, provenance)
             write_jsonl_atomic(folder / ITEMS, (row.model_dump(mode="json") for row in rows))
             plots = sorted(p.name for p in folder.glob("*.png"))
-            write_json_atomic(folder / RUN_LOG, {
-                "format": RUN_FORMAT, "lens": lens.name, "kind": lens.kind, "config": config,
-                "summary": summary.model_dump(mode="json"), "provenance": provenance,
-                "files": {"items": ITEMS, "report": "report.md", "plots": plots},
-            })
+            write_json_atomic(
+                folder / RUN_LOG,
+                {
+                    "format": RUN_FORMAT,
+                    "lens": lens.name,
+                    "kind": lens.kind,
+                    "config": config,
+                    "summary": summary.model_dump(mode="json"),
+                    "provenance": provenance,
+                    "files": {"items": ITEMS, "report": "report.md", "plots": plots},
+                },
+            )
     return RunResult(Path(out), lens.name, lens.kind, config, summary, rows, provenance)

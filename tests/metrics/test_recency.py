@@ -94,6 +94,11 @@ def test_majority_tie_goes_to_the_first_seen_label() -> None:
     assert m.majority_label(samples) == "A-Day"
 
 
+def test_majority_of_nothing_is_an_error_not_none() -> None:
+    with pytest.raises(ValueError, match="no labels"):
+        m.majority_label([])
+
+
 def test_entropy_matches_a_dataset_row() -> None:
     # q_id 3438 in RecencyQA.json: A-Year 10/13, A-Few-Years 3/13, entropy 0.5402041423888608
     dist = {"A-Year": 10 / 13, "A-Few-Years": 3 / 13}

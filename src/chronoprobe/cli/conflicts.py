@@ -23,7 +23,7 @@ from chronoprobe.cli.common import (
     load_models,
     open_cache,
     progress_bar,
-    task_progress,
+    progress_ticks,
 )
 from chronoprobe.errors import ConfigError
 
@@ -38,11 +38,9 @@ JudgeFallbackOpt = Annotated[bool, typer.Option("--judge-fallback", help="If the
 
 
 def _judge_device(device: str) -> str:
-    if device != "auto":
-        return device
-    import torch
+    from chronoprobe.conflicts.lens import judge_device
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return judge_device(device)
 
 
 @app.command("run")
@@ -61,7 +59,7 @@ def run(
     fidelity: Annotated[str, typer.Option(help="MuLan methodology scoring: corrected (our fixes) or original (F1 truncation, first-token confidence and update success exactly as the original code; docs/conflicts.md).")] = "corrected",
     topk_approximation: Annotated[bool, typer.Option("--topk-approximation", help="Accept a backend's top-k approximation of the distributions CP needs.")] = False,
     prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Output folder (default results/conflicts/<dataset>-<methodology>).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default: a new results/conflicts/<model>-<dataset>-<methodology>-<timestamp>).")] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -72,11 +70,9 @@ def run(
 ) -> None:
     """Run a dataset through a methodology and write items.jsonl, summary.json, report.md (and cp.png)."""
     from chronoprobe.conflicts.completion import CompletionConfig
+    from chronoprobe.conflicts.lens import ConflictsConfig, ConflictsLens
     from chronoprobe.conflicts.persuasion import PersuasionConfig
-    from chronoprobe.conflicts.prompts import PromptWording
-    from chronoprobe.conflicts.run import RunConfig, load_inputs
-    from chronoprobe.conflicts.run import run as run_conflicts
-    from chronoprobe.judges import load_judge
+    from chronoprobe.runner import default_out, execute
 
     if dataset not in {"dynamicqa", "mulan"}:
         raise ConfigError("dataset", f"{dataset!r} is not dynamicqa or mulan")
@@ -85,29 +81,23 @@ def run(
         raise ConfigError("--methodology", f"{method!r} is not dynamicqa or mulan")
     if fidelity not in {"corrected", "original"}:
         raise ConfigError("--fidelity", f"{fidelity!r} is not corrected or original")
-    config = RunConfig(
-        dataset=dataset, methodology=method, data=data, aliases=aliases, templates=templates, limit=limit,  # type: ignore[arg-type]
-        out=out or Path("results/conflicts") / f"{dataset}-{method}",
+    config = ConflictsConfig(
+        dataset=dataset, methodology=method, data=data, aliases=aliases, templates=templates, limit=limit,
         persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation),
-        completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence),  # type: ignore[arg-type]
-        prompt_file=prompt_file,
+        completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence),
+        prompt_file=prompt_file, judge=judge, judge_fallback=judge_fallback, judge_device=device,
     )
-    claim_output_dir(config.out)  # checked and locked before any model loads
-    inputs = load_inputs(config)
-    PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
-    store = open_cache(cache)
-    judge_choice = None
-    if method == "dynamicqa":
-        with console.status(f"loading judge {judge}"):
-            judge_choice = load_judge(judge, cache=store, device=_judge_device(device), allow_fallback=judge_fallback)
-        if judge_choice.fallback_reason:
-            console.print(f"[yellow]judge fallback[/]: {judge_choice.record}", highlight=False)
-    models = load_models(model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), store)
+    lens = ConflictsLens(config)
+    out = out or default_out(lens, model)
+    claim_output_dir(out)  # checked and locked before any model loads
+    lens.load()  # bad data and prompt files fail before any model loads
     started = time.perf_counter()
-    with progress_bar() as bar:
-        result = run_conflicts(config, models, judge_choice, task_progress(bar), inputs)
-    console.print(f"wrote {config.out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")
-    for spec, per_class in result["summary"].items():
+    result = execute(lens, out, models=model, options=backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency),
+                     cache=cache, progress_display=progress_ticks, announce=console.status)
+    if lens.judge is not None and lens.judge.fallback_reason:
+        console.print(f"[yellow]judge fallback[/]: {lens.judge.record}", highlight=False)
+    console.print(f"wrote {out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")
+    for spec, per_class in result.summary.detail["summary"].items():
         line = ", ".join(f"{c}: " + _headline(v, method) for c, v in per_class.items())
         console.print(f"{spec}: {line}", highlight=False)
 
@@ -159,7 +149,7 @@ def contexts(
     from chronoprobe.datasets import mulan as ml
     from chronoprobe.io import write_json_atomic, write_jsonl_atomic
     from chronoprobe.judges.embedding import Embedder
-    from chronoprobe.provenance import Provenance
+    from chronoprobe.provenance import build_provenance
     from chronoprobe.publish import check_output_file
 
     check_output_file(out, "--out")  # before any model loads
@@ -192,10 +182,10 @@ def contexts(
             queries, templates_map, alias_map, generator, entail, embedder.embed, config,
             wording, lambda n: bar.advance(task, n), pool=all_queries,
         )
-    provenance = Provenance(models=[generator.info], decoding={"max_new_tokens": config.max_new_tokens, "temperature": 0.0},
-                            seeds=[seed], judge=nli_record,
-                            extra={"embedding": embedder.model_id, "dropped": dropped, "kept": len(rows),
-                                   "per_class": per_class}).model_dump(mode="json")
+    provenance = build_provenance([generator], decoding={"max_new_tokens": config.max_new_tokens, "temperature": 0.0},
+                                  seeds=[seed], judge=nli_record,
+                                  extra={"embedding": embedder.model_id, "dropped": dropped, "kept": len(rows),
+                                         "per_class": per_class}).model_dump(mode="json")
     write_jsonl_atomic(out, [r.model_dump(mode="json") for r in rows])
     write_json_atomic(out.with_suffix(".provenance.json"), provenance)
     console.print(f"wrote {len(rows)} contexts to {out} (dropped: {dropped})", highlight=False)

@@ -74,7 +74,7 @@ def eval_(
             raise ConfigError("--strategy", f"{name!r} is not one of zero-shot, few-shot, cot, all")
     if context not in {"with", "without", "both"}:
         raise ConfigError("--context", f"{context!r} is not one of with, without, both")
-    config = RecencyRunConfig(strategies=tuple(dict.fromkeys(strategies)), context=context, temperature=temperature,  # type: ignore[arg-type]
+    config = RecencyRunConfig(strategies=tuple(dict.fromkeys(strategies)), context=context, temperature=temperature,
                               seed=seed, max_new_tokens=max_new_tokens, prompt_files=tuple(prompt_file or ()),
                               answer_prefix=answer_prefix, data=data, sample=sample, sample_seed=sample_seed)
     lens = RecencyLens(config)
@@ -129,7 +129,7 @@ def label(
     """Label new questions the RecencyQA way: 13 samples, stationarity votes + rules, verified contexts."""
     from chronoprobe.datasets.recencyqa import write_recencyqa
     from chronoprobe.io import write_json_atomic
-    from chronoprobe.provenance import Provenance
+    from chronoprobe.provenance import build_provenance
     from chronoprobe.recency.label import LabelConfig, label_dataset, read_questions
 
     config = LabelConfig(samples=samples, temperature=temperature, candidates=candidates, verify_samples=verify_samples,
@@ -156,13 +156,13 @@ def label(
     voters = [loaded[v] for v in voters_specs] or [loaded[labeller]]
     with progress_bar() as bar:
         items, report = label_dataset(rows, loaded[labeller], voters, config, progress=task_progress(bar))
-    provenance = Provenance(
-        models=[m.info for m in loaded.values()],
+    provenance = build_provenance(
+        list(loaded.values()),
         decoding=config.model_dump(mode="json"),
         seeds=[seed],
-        extra={"questions_file": str(questions), "labeller": loaded[labeller].info.spec, "voters": [v.info.spec for v in voters],
-               "model_calls_made": {m.info.spec: m.calls_made for m in loaded.values()},
-               "seconds": round(time.perf_counter() - started, 2), "call_cache": str(call_cache.path)},
+        extra={"questions_file": str(questions), "labeller": loaded[labeller].info.spec, "voters": [v.info.spec for v in voters]},
+        started=started,
+        call_cache=call_cache.path,
     )
     report_path = out.with_name(out.stem + ".report.json")
     write_recencyqa(out, items)

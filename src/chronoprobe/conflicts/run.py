@@ -27,7 +27,6 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.metrics import mulan as mm
-from chronoprobe.provenance import Provenance
 
 Dataset = Literal["dynamicqa", "mulan"]
 
@@ -94,60 +93,106 @@ def run(
     inputs: tuple[list[Any], tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
     """Run, write every output atomically at the end, return the summary."""
+    from chronoprobe.provenance import build_provenance
+
     facts_or_queries, classes = inputs or load_inputs(config)
     wording = PromptWording.from_file(config.prompt_file)
-    title = f"{_name(config.dataset)} through {_name(config.methodology)}'s methodology"
-    extra: dict[str, Any] = {"dataset": config.dataset, "methodology": config.methodology,
-                             "data": str(config.data) if config.data else "default", "limit": config.limit}
+    check_models(config, models, judge)
     rows: list[dict[str, Any]] = []
-    summary: dict[str, Any] = {}
-    if config.methodology == "dynamicqa":
-        if judge is None:
-            raise ConfigError("--judge", "the DynamicQA methodology needs an equivalence judge")
-        facts = facts_or_queries
-        distribution_sources = {m.info.spec: pers.check_capabilities(m, config.persuasion) for m in models}
-        extra["distribution"] = distribution_sources
-        extra["judge"] = judge.judge.describe()
-        for model in models:
-            tick = progress_factory(f"{model.info.spec}", 3 * len(facts)) if progress_factory else None
-            model_rows = pers.run_persuasion(model, facts, judge.judge, config.persuasion, wording, tick)
-            rows.extend(model_rows)
-            summary[model.info.spec] = pers.summarise_persuasion(
-                model_rows, classes, no_context_accuracy_classes=[c for c in classes if c != "disputed"]
-            )
-        decoding = config.persuasion.decoding().model_dump(mode="json")
-        seeds = [config.persuasion.seed]
-        body = report.persuasion_markdown(summary, classes, title)
-    else:
-        queries = facts_or_queries
-        updates_all: list[dict[str, Any]] = []
-        for model in models:
-            tick = progress_factory(f"{model.info.spec}", len(queries)) if progress_factory else None
-            completion_rows = comp.run_completion(model, queries, config.completion, wording, tick)
-            updates = comp.run_updates(model, queries, completion_rows, config.completion, wording)
-            rows.extend({"kind": "completion", **r} for r in completion_rows)
-            updates_all.extend(updates)
-            rows.extend({"kind": "update", **u} for u in updates)
-            summary[model.info.spec] = comp.summarise_completion(completion_rows, updates, classes, config.completion)
-        decoding = config.completion.decoding().model_dump(mode="json")
-        seeds = [config.completion.seed]
-        extra["fidelity"] = config.completion.fidelity
-        extra["f1_truncation"] = mm.f1_truncation(config.completion.fidelity)
-        body = report.completion_markdown(summary, classes, title, config.completion.fidelity)
-    provenance = Provenance(
-        models=[m.info for m in models], decoding=decoding, seeds=seeds,
-        judge=judge.record if judge is not None and config.methodology == "dynamicqa" else None, extra=extra,
-    ).model_dump(mode="json")
-    body += report.model_sweep_markdown(summary, classes, provenance, config.methodology)
+    for model in models:
+        rows.extend(run_model(config, model, judge, facts_or_queries, wording, progress_factory))
+    summary = summarise(config, models, rows, classes)
+    decoding, seeds, judge_record, extra = recipe(config, models, judge)
+    provenance = build_provenance(models, decoding=decoding, seeds=seeds, judge=judge_record,
+                                  extra=extra).model_dump(mode="json")
     result = {"classes": list(classes), "summary": summary, "provenance": provenance}
     with publish.staged(config.out, "conflicts run") as out:
-        write_jsonl_atomic(out / "items.jsonl", rows)
-        write_json_atomic(out / "summary.json", result)
-        if config.methodology == "dynamicqa":
-            report.cp_bar_plot(summary, classes, out / "cp.png")
-            body += "\n![Coherent Persuasion per class](cp.png)\n"
-        write_text_atomic(out / "report.md", report.full_report(body, provenance))
+        write_files(out, config, rows, result)
     return result
+
+
+def check_models(config: RunConfig, models: Sequence[CachedModel], judge: JudgeChoice | None) -> dict[str, str]:
+    """Before any call: the judge is there and each model offers what the methodology needs.
+    Returns, for the DynamicQA methodology, where each model's CP distributions come from."""
+    if config.methodology != "dynamicqa":
+        return {}
+    if judge is None:
+        raise ConfigError("--judge", "the DynamicQA methodology needs an equivalence judge")
+    return {m.info.spec: pers.check_capabilities(m, config.persuasion) for m in models}
+
+
+def run_model(
+    config: RunConfig,
+    model: CachedModel,
+    judge: JudgeChoice | None,
+    facts_or_queries: list[Any],
+    wording: PromptWording,
+    progress_factory: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> list[dict[str, Any]]:
+    """One model's rows: persuasion rows (DynamicQA methodology) or completion and update rows (MuLan's)."""
+    if config.methodology == "dynamicqa":
+        assert judge is not None
+        tick = progress_factory(f"{model.info.spec}", 3 * len(facts_or_queries)) if progress_factory else None
+        return pers.run_persuasion(model, facts_or_queries, judge.judge, config.persuasion, wording, tick)
+    tick = progress_factory(f"{model.info.spec}", len(facts_or_queries)) if progress_factory else None
+    completion_rows = comp.run_completion(model, facts_or_queries, config.completion, wording, tick)
+    updates = comp.run_updates(model, facts_or_queries, completion_rows, config.completion, wording)
+    return [*({"kind": "completion", **r} for r in completion_rows), *({"kind": "update", **u} for u in updates)]
+
+
+def summarise(config: RunConfig, models: Sequence[CachedModel], rows: Sequence[dict[str, Any]],
+              classes: Sequence[str]) -> dict[str, Any]:
+    """Per model spec, per class: the methodology's metrics."""
+    summary: dict[str, Any] = {}
+    for model in models:
+        spec = model.info.spec
+        if config.methodology == "dynamicqa":
+            summary[spec] = pers.summarise_persuasion(
+                [r for r in rows if r["model"] == spec], classes,
+                no_context_accuracy_classes=[c for c in classes if c != "disputed"],
+            )
+        else:
+            mine = [r for r in rows if r["model"] == spec]
+            completion_rows = [_without_kind(r) for r in mine if r["kind"] == "completion"]
+            updates = [_without_kind(r) for r in mine if r["kind"] == "update"]
+            summary[spec] = comp.summarise_completion(completion_rows, updates, classes, config.completion)
+    return summary
+
+
+def _without_kind(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k != "kind"}
+
+
+def recipe(config: RunConfig, models: Sequence[CachedModel],
+           judge: JudgeChoice | None) -> tuple[dict[str, Any], list[int], str | None, dict[str, Any]]:
+    """Decoding, seeds, judge record and extra provenance of a run."""
+    extra: dict[str, Any] = {"dataset": config.dataset, "methodology": config.methodology,
+                             "data": str(config.data) if config.data else "default", "limit": config.limit}
+    if config.methodology == "dynamicqa":
+        assert judge is not None
+        extra["distribution"] = check_models(config, models, judge)
+        extra["judge"] = judge.judge.describe()
+        return config.persuasion.decoding().model_dump(mode="json"), [config.persuasion.seed], judge.record, extra
+    extra["fidelity"] = config.completion.fidelity
+    extra["f1_truncation"] = mm.f1_truncation(config.completion.fidelity)
+    return config.completion.decoding().model_dump(mode="json"), [config.completion.seed], None, extra
+
+
+def write_files(folder: Path, config: RunConfig, rows: Sequence[dict[str, Any]], result: dict[str, Any]) -> None:
+    """items.jsonl, summary.json, report.md (and cp.png) of a run into ``folder`` (publishing is the caller's)."""
+    summary, classes, provenance = result["summary"], result["classes"], result["provenance"]
+    title = f"{_name(config.dataset)} through {_name(config.methodology)}'s methodology"
+    if config.methodology == "dynamicqa":
+        body = report.persuasion_markdown(summary, classes, title)
+    else:
+        body = report.completion_markdown(summary, classes, title, config.completion.fidelity)
+    body += report.model_sweep_markdown(summary, classes, provenance, config.methodology)
+    write_jsonl_atomic(folder / "items.jsonl", rows)
+    write_json_atomic(folder / "summary.json", result)
+    if config.methodology == "dynamicqa":
+        report.cp_bar_plot(summary, classes, folder / "cp.png")
+        body += "\n![Coherent Persuasion per class](cp.png)\n"
+    write_text_atomic(folder / "report.md", report.full_report(body, provenance))
 
 
 def _name(dataset: str) -> str:

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from chronoprobe.datasets.recency_taxonomy import RecencyClass, Stationarity, parse_label
 from chronoprobe.errors import DataError
 from chronoprobe.io import read_text
-from chronoprobe.recency.taxonomy import RecencyClass, Stationarity, parse_label
 
 DEFAULT_HUB_FILE = "Dataset/RecencyQA.json"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
-from typing import Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -125,7 +125,10 @@ def classification_summary(gold: Sequence[int], pred: Sequence[Pred], tolerance:
 # --- label distributions (labelling pipeline) -------------------------------------------------
 
 
-def label_distribution(samples: Sequence[Hashable]) -> dict[Hashable, float]:
+Label = TypeVar("Label", bound=Hashable)
+
+
+def label_distribution(samples: Sequence[Label]) -> dict[Label, float]:
     """Share of each label among ``samples``, in order of first appearance."""
     if not samples:
         return {}
@@ -133,19 +136,19 @@ def label_distribution(samples: Sequence[Hashable]) -> dict[Hashable, float]:
     return {label: count / len(samples) for label, count in counts.items()}
 
 
-def majority_label(samples: Sequence[Hashable]) -> Hashable | None:
+def majority_label(samples: Sequence[Label]) -> Label:
     """Most common label; a tie goes to the label that appeared first in ``samples``."""
     if not samples:
-        return None
+        raise ValueError("no labels to take the majority of")
     return Counter(samples).most_common(1)[0][0]
 
 
-def confidence(distribution: dict[Hashable, float]) -> float:
+def confidence(distribution: Mapping[Any, float]) -> float:
     """The largest share."""
     return max(distribution.values(), default=0.0)
 
 
-def entropy(distribution: dict[Hashable, float]) -> float:
+def entropy(distribution: Mapping[Any, float]) -> float:
     """Shannon entropy in nats, -sum p ln p (0 ln 0 = 0)."""
     return float(-sum(p * math.log(p) for p in distribution.values() if p > 0))
 

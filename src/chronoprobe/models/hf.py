@@ -113,7 +113,7 @@ class HFBackend(Backend):
             load_kwargs["gguf_file"] = config.gguf_file
         self.tokenizer = AutoTokenizer.from_pretrained(config.model, **load_kwargs)
         self.model = AutoModelForCausalLM.from_pretrained(config.model, dtype=self.torch_dtype, **load_kwargs)
-        self.model.to(self.device)
+        self.model.to(self.device)  # type: ignore[arg-type]  # transformers' wrapper of Module.to is mistyped
         self.model.eval()
         # on CPU, give torch only the cores other processes leave free (see chronoprobe.threads)
         self.cpu_threads = AdaptiveThreads() if torch.device(self.device).type == "cpu" else None
@@ -299,7 +299,7 @@ class HFBackend(Backend):
             hit_eos = bool(ids) and ids[-1] in eos_set
             text_ids = ids[:-1] if hit_eos else ids
             lps = token_logprobs[row, :length].tolist()
-            text = self.tokenizer.decode(text_ids, skip_special_tokens=True)
+            text = self._text(text_ids, skip_special_tokens=True)
             finish: Literal["stop", "length"] = "stop" if hit_eos else "length"
             if params.stop:
                 cut = min((text.find(s) for s in params.stop if s in text), default=-1)
@@ -319,7 +319,14 @@ class HFBackend(Backend):
 
     def token_strings(self, token_ids: Sequence[int]) -> list[str]:
         """Decoded text of each token, for metrics that look at individual tokens."""
-        return [self.tokenizer.decode([t]) for t in token_ids]
+        return [self._text([t]) for t in token_ids]
+
+    def _text(self, ids: list[int], *, skip_special_tokens: bool = False) -> str:
+        # decode() is annotated str | list[str]; a flat id list always gives one string
+        text = self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
+        if not isinstance(text, str):
+            raise TypeError(f"tokenizer.decode returned {type(text).__name__}, expected str")
+        return text
 
     def close(self) -> None:
         del self.model

@@ -25,7 +25,7 @@ class BufferedLayer(DynamicLayer):
     """A ``DynamicLayer`` backed by a preallocated buffer; grows by doubling if a decode outruns it."""
 
     def __init__(self, keys: torch.Tensor, values: torch.Tensor, *, repeats: int, capacity: int) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # transformers leaves DynamicLayer.__init__ unannotated
         length = keys.shape[2]
         self.device = keys.device
         self.length = length

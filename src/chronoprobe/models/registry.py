@@ -127,92 +127,124 @@ def parse_model_spec(raw: str) -> ModelSpec:
     raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, mock, smollm2, gemma3-270m (see `chronoprobe models`)")
 
 
+BACKENDS: dict[str, str] = {
+    "mock": "chronoprobe.models.registry:_load_mock",
+    "smollm2": "chronoprobe.models.registry:_load_embedded",
+    "gemma3-270m": "chronoprobe.models.registry:_load_embedded",
+    "gguf": "chronoprobe.models.registry:_load_embedded",
+    "hf": "chronoprobe.models.registry:_load_hf",
+    "vllm": "chronoprobe.models.registry:_load_vllm",
+    "openai": "chronoprobe.models.registry:_load_openai",
+}
+"""Spec kind -> ``module:function(spec, options, url_secret)`` building its backend; imported only when used,
+so a backend's heavy dependencies (torch, vllm, openai) load only for the specs that need them."""
+
+
 def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
     """Build the backend for a spec. Fails with a one-line error for bad specs."""
+    import importlib
+
     options = options or BackendOptions()
     url_secret = split_userinfo(raw.strip().partition("@")[2])[1] if raw.strip().startswith("openai:") else None
-    spec = parse_model_spec(raw)
-    raw = spec.raw  # from here on only the redacted spec is shown or recorded
-    if spec.kind == "mock":
-        from chronoprobe.testing.mock import mock_from_spec
+    spec = parse_model_spec(raw)  # from here on only the redacted spec (spec.raw) is shown or recorded
+    module, _, function = BACKENDS[spec.kind].partition(":")
+    loader = getattr(importlib.import_module(module), function)
+    backend: Backend = loader(spec, options, url_secret)
+    return backend
 
-        return mock_from_spec(spec.target, batch_size=options.batch_size, chat_template=options.chat_template)
-    if spec.kind in {"smollm2", "gemma3-270m", "gguf"}:
-        from chronoprobe.models import embedded
-        from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
-        from chronoprobe.models.hf import HFBackend, HFConfig
 
-        if spec.kind == "gguf":
-            gguf_path = Path(spec.target).expanduser()
-        else:
-            gguf_path = smollm2_gguf() if spec.kind == "smollm2" else embedded.gemma3_gguf()
-        if not gguf_path.is_file():
-            raise ConfigError(f"model spec {raw!r}", f"GGUF file {gguf_path} does not exist")
-        folder, digest = converted_gguf(gguf_path)
-        config = HFConfig(
-            model=str(folder),
-            dtype=options.dtype,
-            device=options.device,
-            batch_size=options.batch_size,
-            chat_template=options.chat_template,
-            spec=raw,
-            revision_label=f"gguf-sha256:{digest[:16]}",
-        )
-        backend = HFBackend(config)
-        backend.info.model_id = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
-        backend.info.extra["parameters"] = str(sum(p.numel() for p in backend.model.parameters()))
-        if spec.kind == "smollm2":
-            backend.info.extra["licence"] = "Apache-2.0"
-        if spec.kind == "gemma3-270m":
-            backend.info.model_id = embedded.GEMMA3_MODEL_ID
-            backend.info.extra["licence"] = embedded.GEMMA3_LICENCE
-        return backend
-    if spec.kind == "hf":
-        if spec.target.startswith(("/", "./", "../", "~")) and not Path(spec.target).expanduser().is_dir():
-            raise ConfigError(f"model spec {raw!r}", f"no model folder at {spec.target}")
-        if not Path(spec.target).expanduser().is_dir():
-            from chronoprobe.models.hub import ensure_available
+def _load_mock(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+    from chronoprobe.testing.mock import mock_from_spec
 
-            ensure_available(spec.target, spec.revision, f"model spec {raw!r}")  # fails in ~1 s, before torch loads
+    return mock_from_spec(spec.target, batch_size=options.batch_size, chat_template=options.chat_template)
 
-        from chronoprobe.models.hf import HFBackend, HFConfig
 
-        try:
-            return HFBackend(
-                HFConfig(
-                    model=spec.target,
-                    revision=spec.revision,
-                    dtype=options.dtype,
-                    device=options.device,
-                    batch_size=options.batch_size,
-                    chat_template=options.chat_template,
-                    trust_remote_code=options.trust_remote_code,
-                    spec=raw,
-                )
-            )
-        except (OSError, ValueError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ConfigError(f"model spec {raw!r}", f"could not load from the hub or disk: {first}") from None
-    from pydantic import ValidationError
+def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+    """smollm2, gemma3-270m or any local GGUF file: converted once, run by transformers."""
+    from chronoprobe.models import embedded
+    from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
+    from chronoprobe.models.hf import HFBackend, HFConfig
 
-    if spec.kind == "vllm":
-        from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
+    raw = spec.raw
+    if spec.kind == "gguf":
+        gguf_path = Path(spec.target).expanduser()
+    else:
+        gguf_path = smollm2_gguf() if spec.kind == "smollm2" else embedded.gemma3_gguf()
+    if not gguf_path.is_file():
+        raise ConfigError(f"model spec {raw!r}", f"GGUF file {gguf_path} does not exist")
+    folder, digest = converted_gguf(gguf_path)
+    config = HFConfig(
+        model=str(folder),
+        dtype=options.dtype,
+        device=options.device,
+        batch_size=options.batch_size,
+        chat_template=options.chat_template,
+        spec=raw,
+        revision_label=f"gguf-sha256:{digest[:16]}",
+    )
+    backend = HFBackend(config)
+    backend.info.model_id = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
+    backend.info.extra["parameters"] = str(sum(p.numel() for p in backend.model.parameters()))
+    if spec.kind == "smollm2":
+        backend.info.extra["licence"] = "Apache-2.0"
+    if spec.kind == "gemma3-270m":
+        backend.info.model_id = embedded.GEMMA3_MODEL_ID
+        backend.info.extra["licence"] = embedded.GEMMA3_LICENCE
+    return backend
 
-        return VLLMBackend(
-            VLLMConfig(
+
+def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+    raw = spec.raw
+    if spec.target.startswith(("/", "./", "../", "~")) and not Path(spec.target).expanduser().is_dir():
+        raise ConfigError(f"model spec {raw!r}", f"no model folder at {spec.target}")
+    if not Path(spec.target).expanduser().is_dir():
+        from chronoprobe.models.hub import ensure_available
+
+        ensure_available(spec.target, spec.revision, f"model spec {raw!r}")  # fails in ~1 s, before torch loads
+
+    from chronoprobe.models.hf import HFBackend, HFConfig
+
+    try:
+        return HFBackend(
+            HFConfig(
                 model=spec.target,
                 revision=spec.revision,
                 dtype=options.dtype,
+                device=options.device,
                 batch_size=options.batch_size,
                 chat_template=options.chat_template,
                 trust_remote_code=options.trust_remote_code,
                 spec=raw,
             )
         )
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"model spec {raw!r}", f"could not load from the hub or disk: {first}") from None
+
+
+def _load_vllm(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+    from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
+
+    return VLLMBackend(
+        VLLMConfig(
+            model=spec.target,
+            revision=spec.revision,
+            dtype=options.dtype,
+            batch_size=options.batch_size,
+            chat_template=options.chat_template,
+            trust_remote_code=options.trust_remote_code,
+            spec=spec.raw,
+        )
+    )
+
+
+def _load_openai(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+    from pydantic import ValidationError
+
     from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
 
     try:
-        api_config = OpenAIConfig(
+        config = OpenAIConfig(
             model=spec.target,
             base_url=spec.base_url or "",
             mode=options.api_mode,
@@ -220,11 +252,11 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
             api_key_env=options.api_key_env,
             timeout_s=options.timeout_s,
             wave_size=max(options.batch_size, options.concurrency),
-            spec=raw,
+            spec=spec.raw,
             api_key=url_secret,
         )
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
-        raise ConfigError(f"model spec {raw!r}", f"invalid openai option {field}: {error['msg']}") from None
-    return OpenAIBackend(api_config)
+        raise ConfigError(f"model spec {spec.raw!r}", f"invalid openai option {field}: {error['msg']}") from None
+    return OpenAIBackend(config)

@@ -57,13 +57,19 @@ class OutdatedLens(Lens[ResponseRecord]):
                 [r for r in rows if r.model == spec], with_as_of=self.config.as_of is not None, no_gold=self.no_gold
             )
             per_model[spec]["name"] = model.info.name or spec  # short label for the plots
+        as_of = self.config.as_of.isoformat() if self.config.as_of else None
+        return self.summary_from_detail({"as_of": as_of, "models": per_model, "overall_key": ALL})
+
+    @classmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        per_model, overall = detail["models"], detail.get("overall_key", "all")
         headline = {
-            spec: {f"soft_constraint_pct.{v}": s["per_category"][ALL]["soft_constraint_pct"][v] for v in VERDICT_ORDER}
+            spec: {
+                f"soft_constraint_pct.{v}": s["per_category"][overall]["soft_constraint_pct"][v] for v in VERDICT_ORDER
+            }
             for spec, s in per_model.items()
         }
-        as_of = self.config.as_of.isoformat() if self.config.as_of else None
-        return Summary(lens=self.name, models=list(per_model), headline=headline,
-                       detail={"as_of": as_of, "models": per_model, "overall_key": ALL})
+        return Summary(lens=cls.name, models=list(per_model), headline=headline, detail=detail)
 
     def recipe(self) -> RunRecipe:
         assert self.gold is not None, "load() first"
@@ -71,14 +77,24 @@ class OutdatedLens(Lens[ResponseRecord]):
         return RunRecipe(
             decoding=decoding.model_dump(mode="json"),
             seeds=[decoding.seed],
-            snapshot={"name": self.gold.name, "retrieved": str(self.gold.retrieved), "endpoint": self.gold.endpoint,
-                      "query_hash": self.gold.query_hash},
+            snapshot={
+                "name": self.gold.name,
+                "retrieved": str(self.gold.retrieved),
+                "endpoint": self.gold.endpoint,
+                "query_hash": self.gold.query_hash,
+            },
             judge="string match on Wikidata labels" + (" and aliases" if self.config.use_aliases else " (no aliases)"),
-            extra={"facts": len(self.facts), "as_of": self.config.as_of.isoformat() if self.config.as_of else None,
-                   "instruction": self.config.instruction, "use_aliases": self.config.use_aliases},
+            extra={
+                "facts": len(self.facts),
+                "as_of": self.config.as_of.isoformat() if self.config.as_of else None,
+                "instruction": self.config.instruction,
+                "use_aliases": self.config.use_aliases,
+            },
         )
 
-    def report(self, folder: Path, rows: Sequence[ResponseRecord], summary: Summary, provenance: dict[str, Any]) -> None:
+    def report(
+        self, folder: Path, rows: Sequence[ResponseRecord], summary: Summary, provenance: dict[str, Any]
+    ) -> None:
         from chronoprobe.outdated.report import write_report_files
 
         write_report_files(folder, rows, summary.detail["models"], provenance, as_of=summary.detail["as_of"])

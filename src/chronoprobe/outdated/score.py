@@ -28,8 +28,7 @@ from pydantic import BaseModel, Field
 
 from chronoprobe import publish
 from chronoprobe.errors import DataError
-from chronoprobe.io import read_text
-from chronoprobe.io import write_json_atomic, write_jsonl_atomic
+from chronoprobe.io import read_text, write_json_atomic, write_jsonl_atomic
 from chronoprobe.knowledge.types import FactAnswers
 from chronoprobe.metrics.dyknow import (
     VERDICTS,
@@ -45,7 +44,7 @@ from chronoprobe.metrics.dyknow import (
     verdict_estimates,
     verdict_shares,
 )
-from chronoprobe.provenance import Provenance
+from chronoprobe.provenance import Provenance, build_provenance
 
 ANSWERS_SUFFIX = "_answers.json"
 EXCLUDED_PROMPT_KEYS = ("generic",)
@@ -363,7 +362,8 @@ def score_generations(
         categories={category: aggregate(items) for category, items in by_category.items()},
         overall=aggregate(everything),
         no_gold=sorted(no_gold),
-        provenance=Provenance(
+        provenance=build_provenance(
+            [],
             snapshot=gold_description,
             extra={
                 "generations_dir": str(generations_dir),

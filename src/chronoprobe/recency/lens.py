@@ -103,11 +103,19 @@ class RecencyLens(Lens[RecencyRow]):
         from chronoprobe.recency.summary import summarise
 
         detail = summarise([r.model_dump() for r in rows], self.config.tolerance)
-        headline: dict[str, dict[str, float | None]] = {m.info.spec: {} for m in models}
+        summary = self.summary_from_detail(detail)
+        for model in models:  # a model without rows still shows up
+            summary.headline.setdefault(model.info.spec, {})
+        summary.models = [m.info.spec for m in models]
+        return summary
+
+    @classmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        headline: dict[str, dict[str, float | None]] = {}
         for run in detail["runs"]:
             for key in ("accuracy", "tolerant_accuracy", "macro_f1", "tolerant_f1"):
                 headline.setdefault(run["model"], {})[f"{run['strategy']}/{run['context_mode']}/{key}"] = run.get(key)
-        return Summary(lens=self.name, models=[m.info.spec for m in models], headline=headline, detail=detail)
+        return Summary(lens=cls.name, models=list(headline), headline=headline, detail=detail)
 
     def recipe(self) -> RunRecipe:
         config = self.config

@@ -1,0 +1,235 @@
+"""The Python API: run a lens, read a run folder back, keep a model loaded between calls.
+
+    import chronoprobe as cp
+
+    run = cp.run("outdated", model="smollm2", limit=20)
+    run.summary.headline          # a few numbers per model
+    run.to_pandas()               # one row per answer (needs pandas)
+    again = cp.load(run.path)     # any run folder, new or old layout
+
+    handle = cp.model("smollm2")  # one load, many uses
+    cp.run("recency", model=handle, sample=20)
+    cp.recency_gate("What is the ECB's interest rate?", handle)
+
+See docs/api.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.lens import LENSES, Lens, ProgressFactory, Summary, lens_class
+from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions
+from chronoprobe.runner import ITEMS, RUN_LOG, default_out, execute, load_models, open_cache
+
+if TYPE_CHECKING:
+    import pandas
+
+
+class Model(CachedModel):
+    """A loaded model behind the call cache, reusable across runs and gate calls (``chronoprobe.model``)."""
+
+    @property
+    def spec(self) -> str:
+        return self.info.spec
+
+    @property
+    def name(self) -> str:
+        return self.info.name or self.info.spec
+
+    def __repr__(self) -> str:
+        return f"<chronoprobe.Model {self.name} ({self.spec})>"
+
+
+def model(spec: str = DEFAULT_MODEL, *, cache: Path | str | None = None, **options: Any) -> Model:
+    """Load ``spec`` once (any form ``chronoprobe models`` lists; ``NAME=SPEC`` names it).
+
+    ``options`` are backend options: dtype, device, batch_size, chat_template, api_mode, concurrency ...
+    """
+    backend_options = _backend_options(options)
+    if options:
+        raise ConfigError(
+            "model", f"unknown option(s) {', '.join(sorted(options))}; known: {', '.join(BackendOptions.model_fields)}"
+        )
+    [loaded] = load_models([spec], backend_options, open_cache(Path(cache) if cache else None))
+    return Model(loaded.backend, loaded.cache)
+
+
+class Run:
+    """A run folder read into memory: its lens, config, typed summary, typed rows and provenance."""
+
+    def __init__(
+        self,
+        path: Path,
+        lens: str,
+        summary: Summary,
+        rows: list[BaseModel],
+        config: dict[str, Any],
+        provenance: dict[str, Any],
+        layout: str = "run.json",
+    ) -> None:
+        self.path = path
+        self.lens = lens
+        self.summary = summary
+        self.rows = rows
+        self.config = config
+        self.provenance = provenance
+        self.layout = layout
+        """``run.json`` for folders with the shared run log, ``summary.json`` for folders written before it."""
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per item (answer), one column per field."""
+        try:
+            import pandas
+        except ImportError:
+            raise ConfigError("Run.to_pandas", "needs pandas: pip install pandas") from None
+        return pandas.DataFrame([row.model_dump(mode="json") for row in self.rows])
+
+    def __repr__(self) -> str:
+        return f"<chronoprobe.Run {self.lens} {', '.join(self.summary.models)} at {self.path} ({len(self.rows)} rows)>"
+
+
+def lenses() -> list[str]:
+    """The names :func:`run` accepts."""
+    return sorted(LENSES)
+
+
+def _backend_options(options: dict[str, Any]) -> BackendOptions:
+    """Pop the backend options out of ``options`` (what is left belongs to the lens)."""
+    chosen = {k: options.pop(k) for k in list(options) if k in BackendOptions.model_fields}
+    try:
+        return BackendOptions(**chosen)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise ConfigError(".".join(str(p) for p in error["loc"]), error["msg"]) from None
+
+
+def _config(cls: type[Lens[Any]], specs: list[str], options: dict[str, Any]) -> BaseModel:
+    fields = cls.config_type.model_fields
+    if "models" in fields:  # the outdated config records its model specs
+        options.setdefault("models", tuple(specs))
+    unknown = sorted(set(options) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"{cls.name} option(s) {', '.join(unknown)}",
+            f"unknown; known: {', '.join(sorted(set(fields) | set(BackendOptions.model_fields)))}",
+        )
+    try:
+        return cls.config_type(**options)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise ConfigError(".".join(str(p) for p in error["loc"]) or cls.name, error["msg"]) from None
+
+
+def run(
+    lens: str,
+    model: str | Model | Sequence[str | Model] = DEFAULT_MODEL,
+    *,
+    out: Path | str | None = None,
+    cache: Path | str | None = None,
+    progress: ProgressFactory | None = None,
+    **options: Any,
+) -> Run:
+    """Run a lens and return the run (its folder is written like the CLI's, at ``out``).
+
+    ``model``: a spec, a :func:`model` handle, or a list of them (not a mix). ``out``: default
+    ``results/<lens>/<model>-<timestamp>``. ``options``: the lens's config fields (e.g. ``limit``
+    for outdated, ``sample`` and ``strategies`` for recency, ``dataset`` for conflicts) and backend
+    options (dtype, device, batch_size ...).
+    """
+    cls = lens_class(lens)
+    chosen = [model] if isinstance(model, str | Model) else list(model)
+    handles = [m for m in chosen if isinstance(m, Model)]
+    if handles and len(handles) != len(chosen):
+        raise ConfigError("model", "give model specs or chronoprobe.model() handles, not a mix")
+    specs = [m.spec for m in handles] if handles else [str(m) for m in chosen]
+    backend_options = _backend_options(options)
+    instance = cls(_config(cls, specs, options))
+    folder = Path(out) if out is not None else default_out(instance, specs)
+    result = execute(
+        instance,
+        folder,
+        models=handles or specs,
+        options=backend_options,
+        cache=Path(cache) if cache else None,
+        progress=progress,
+    )
+    return Run(result.path, result.lens, result.summary, result.rows, result.config, result.provenance)
+
+
+_KIND_OF_LENS = {"outdated run": "outdated", "recency eval": "recency", "conflicts run": "conflicts"}
+_OLD_ROWS = {"outdated": "responses.jsonl", "recency": ITEMS, "conflicts": ITEMS}
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(str(path), f"cannot read JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise DataError(str(path), "is not a JSON object")
+    return data
+
+
+def _old_lens(folder: Path, summary: dict[str, Any]) -> str:
+    """Which lens wrote a folder from before run.json: its marker, else the layout of its summary.json."""
+    marker = folder / ".chronoprobe-run"
+    if marker.is_file():
+        try:
+            kind = json.loads(marker.read_text(encoding="utf-8")).get("kind")
+        except (OSError, ValueError, AttributeError):
+            kind = None
+        if kind in _KIND_OF_LENS:
+            return _KIND_OF_LENS[kind]
+    if "models" in summary and "overall_key" in summary:
+        return "outdated"
+    if "runs" in summary and "table6" in summary:
+        return "recency"
+    if "classes" in summary and "summary" in summary:
+        return "conflicts"
+    raise DataError(
+        str(folder / "summary.json"), "is not from a lens run (outdated run, recency eval or conflicts run)"
+    )
+
+
+def _rows(path: Path, row_type: type[BaseModel]) -> list[BaseModel]:
+    if not path.is_file():
+        return []
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(row_type.model_validate_json(line))
+        except ValidationError as exc:
+            raise DataError(
+                f"{path} line {number}", f"not a {row_type.__name__} row ({exc.errors()[0]['msg']})"
+            ) from None
+    return rows
+
+
+def load(path: Path | str) -> Run:
+    """Read a run folder back: the shared run log (``run.json``) or an older folder's ``summary.json``."""
+    folder = Path(path)
+    if (folder / RUN_LOG).is_file():
+        log = _read_json(folder / RUN_LOG)
+        cls = lens_class(str(log.get("lens")))
+        summary = Summary.model_validate(log["summary"])
+        rows = _rows(folder / ITEMS, cls.row_type)
+        return Run(folder, cls.name, summary, rows, log.get("config") or {}, log.get("provenance") or {})
+    if not (folder / "summary.json").is_file():
+        raise DataError(str(folder), "not a chronoprobe run folder (no run.json or summary.json)")
+    data = _read_json(folder / "summary.json")
+    cls = lens_class(_old_lens(folder, data))
+    provenance = data.get("provenance") or {}
+    detail = {k: v for k, v in data.items() if k != "provenance"}
+    summary = cls.summary_from_detail(detail)
+    rows = _rows(folder / _OLD_ROWS[cls.name], cls.row_type)
+    return Run(folder, cls.name, summary, rows, {}, provenance, layout="summary.json")

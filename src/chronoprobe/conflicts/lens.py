@@ -1,0 +1,122 @@
+"""The conflicts lens (DynamicQA and MuLan, either methodology) in the shared :class:`~chronoprobe.lens.Lens` shape."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.conflicts import run as conflicts_run
+from chronoprobe.conflicts.prompts import PromptWording
+from chronoprobe.judges import JudgeChoice
+from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary
+
+
+class ConflictsConfig(conflicts_run.RunConfig):
+    """A conflicts run: dataset, methodology, their options and the equivalence judge."""
+
+    out: Path = Field(Path("."), exclude=True)
+    """Unused here: the runner owns the output folder."""
+    judge: str = "embedding"
+    """Equivalence judge of the DynamicQA methodology: embedding[:<model>], nli[:<hf id>], exact."""
+    judge_fallback: bool = False
+    judge_device: str = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_methodology(cls, data: Any) -> Any:
+        """Without a methodology, a dataset goes through its own (as ``conflicts run`` does)."""
+        if isinstance(data, dict) and data.get("methodology") is None and "dataset" in data:
+            return {**data, "methodology": data["dataset"]}
+        return data
+
+
+class ConflictsRow(BaseModel):
+    """One row of a conflicts run; the methodology decides the other fields (see docs/conflicts.md)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    """Spec of the model that answered."""
+
+
+def judge_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class ConflictsLens(Lens[ConflictsRow]):
+    """Does context override the model's memory? Coherent persuasion (DynamicQA) or F1 and updates (MuLan)."""
+
+    name = "conflicts"
+    kind = "conflicts run"
+    row_type = ConflictsRow
+    config_type = ConflictsConfig
+    config: ConflictsConfig
+
+    def __init__(self, config: ConflictsConfig, judge: JudgeChoice | None = None) -> None:
+        super().__init__(config)
+        self.judge = judge
+        self.inputs: list[Any] = []
+        self.classes: tuple[str, ...] = ()
+        self.wording = PromptWording()
+        self._models: list[CachedModel] = []
+
+    def load(self) -> None:
+        self.inputs, self.classes = conflicts_run.load_inputs(self.config)
+        self.wording = PromptWording.from_file(self.config.prompt_file)  # a bad prompt file fails before any model
+        self.loaded = True
+
+    def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
+        if self.config.methodology != "dynamicqa" or self.judge is not None:
+            return
+        from chronoprobe.judges import load_judge
+
+        with (announce or (lambda _: nullcontext()))(f"loading judge {self.config.judge}"):
+            self.judge = load_judge(
+                self.config.judge,
+                cache=cache,
+                device=judge_device(self.config.judge_device),
+                allow_fallback=self.config.judge_fallback,
+            )
+
+    def check(self, model: CachedModel) -> None:
+        conflicts_run.check_models(self.config, [model], self.judge)
+        self._models.append(model)
+
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ConflictsRow]:
+        rows = conflicts_run.run_model(self.config, model, self.judge, self.inputs, self.wording, progress)
+        return [ConflictsRow(**row) for row in rows]
+
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[ConflictsRow]) -> Summary:
+        summary = conflicts_run.summarise(self.config, models, [r.model_dump() for r in rows], self.classes)
+        return self.summary_from_detail({"classes": list(self.classes), "summary": summary})
+
+    @classmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        headline: dict[str, dict[str, float | None]] = {}
+        for spec, per_class in detail["summary"].items():
+            headline[spec] = {}
+            for name, values in per_class.items():
+                for key in ("cp", "accuracy_context", "f1", "update_success"):
+                    if isinstance(values, dict) and isinstance(values.get(key), int | float):
+                        headline[spec][f"{name}/{key}"] = values[key]
+        return Summary(lens=cls.name, models=list(detail["summary"]), headline=headline, detail=detail)
+
+    def recipe(self) -> RunRecipe:
+        decoding, seeds, judge, extra = conflicts_run.recipe(self.config, self._models, self.judge)
+        return RunRecipe(decoding=decoding, seeds=seeds, judge=judge, extra=extra)
+
+    def report(self, folder: Path, rows: Sequence[ConflictsRow], summary: Summary, provenance: dict[str, Any]) -> None:
+        result = {"classes": summary.detail["classes"], "summary": summary.detail["summary"], "provenance": provenance}
+        conflicts_run.write_files(folder, self.config, [r.model_dump(mode="json") for r in rows], result)
+
+    def run_label(self) -> str:
+        return f"-{self.config.dataset}-{self.config.methodology}"

@@ -1,0 +1,78 @@
+"""The lens shape and the name -> lazy import tables for lenses and backends."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+from pydantic import BaseModel
+
+from chronoprobe.errors import ConfigError
+from chronoprobe.lens import LENSES, Lens, Summary, lens_class, lens_config_class
+from chronoprobe.models.registry import BACKENDS, ModelSpec
+
+
+@pytest.mark.parametrize("name", sorted(LENSES))
+def test_every_lens_in_the_table_has_the_shape(name: str) -> None:
+    cls = lens_class(name)
+    assert issubclass(cls, Lens) and cls.name == name
+    assert issubclass(cls.row_type, BaseModel) and issubclass(lens_config_class(name), BaseModel)
+    assert cls.kind in {"outdated run", "recency eval", "conflicts run"}
+    for stage in ("load", "check", "run", "summarise", "recipe", "report", "summary_from_detail"):
+        assert callable(getattr(cls, stage))
+
+
+def test_lenses_are_imported_only_when_asked_for() -> None:
+    code = (
+        "import sys, chronoprobe.lens as l; before = [m for m in l.LENSES.values() if m.split(':')[0] in sys.modules]; "
+        "l.lens_class('recency'); print(before, 'chronoprobe.recency.lens' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[] True"
+
+
+def test_an_unknown_lens_is_a_one_line_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"'editing' is not a lens; known: conflicts, outdated, recency"):
+        lens_class("editing")
+
+
+def test_every_spec_kind_has_a_backend_loader() -> None:
+    kinds = set(ModelSpec.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
+    assert set(BACKENDS) == kinds
+    for path in BACKENDS.values():
+        module, _, function = path.partition(":")
+        assert callable(getattr(importlib.import_module(module), function))
+
+
+def test_the_summary_reads_back_from_each_lens_layout() -> None:
+    outdated = lens_class("outdated").summary_from_detail(
+        {
+            "as_of": None,
+            "overall_key": "all",
+            "models": {
+                "m": {
+                    "per_category": {
+                        "all": {
+                            "soft_constraint_pct": {
+                                "up-to-date": 50.0,
+                                "outdated": 25.0,
+                                "irrelevant": 25.0,
+                                "ambiguous": 0.0,
+                            }
+                        }
+                    }
+                }
+            },
+        }
+    )
+    assert isinstance(outdated, Summary) and outdated.headline["m"]["soft_constraint_pct.up-to-date"] == 50.0
+    conflicts = lens_class("conflicts").summary_from_detail(
+        {"classes": ["static"], "summary": {"m": {"static": {"cp": 0.5, "n": 3}}}}
+    )
+    assert conflicts.headline == {"m": {"static/cp": 0.5}}
+    recency = lens_class("recency").summary_from_detail(
+        {"runs": [{"model": "m", "strategy": "zero-shot", "context_mode": "with", "accuracy": 0.25}]}
+    )
+    assert recency.headline["m"]["zero-shot/with/accuracy"] == 0.25 and recency.models == ["m"]
