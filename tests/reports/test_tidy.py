@@ -121,7 +121,7 @@ def test_a_parent_folder_gives_every_lens(run_folders: dict[str, Path], tmp_path
     assert len(found.warnings) == 1 and "notes" in found.warnings[0]
 
 
-@pytest.mark.parametrize("case", ["missing", "file", "empty", "unknown", "corrupt", "wrong-shape"])
+@pytest.mark.parametrize("case", ["missing", "file", "empty", "unknown", "corrupt", "wrong-shape", "corrupt-log"])
 def test_folders_that_are_not_results_are_one_line_errors(case: str, run_folders: dict[str, Path], tmp_path: Path) -> None:
     target = tmp_path / "target"
     if case == "file":
@@ -135,6 +135,10 @@ def test_folders_that_are_not_results_are_one_line_errors(case: str, run_folders
         shutil.copytree(run_folders["dynamicqa"], target)
         text = '{"classes": ' if case == "corrupt" else '{"classes": ["static"], "summary": {"m": {"static": 3}}}'
         (target / "summary.json").write_text(text)
+        (target / "run.json").unlink()  # else the intact run log is read instead
+    elif case == "corrupt-log":
+        shutil.copytree(run_folders["dynamicqa"], target)
+        (target / "run.json").write_text('{"summary": ')
     with pytest.raises(DataError) as error:
         results_frame([target])
     assert str(target) in str(error.value) and "\n" not in str(error.value)
@@ -188,3 +192,21 @@ def test_terminal_table_and_errors(run_folders: dict[str, Path], tmp_path: Path)
         assert done.returncode == 2, done.stderr
         assert needle in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (run_folders["outdated"] / "table.csv").exists()
+
+
+@pytest.mark.parametrize("lens", ["outdated", "dynamicqa", "mulan", "recency"])
+def test_run_log_alone_gives_the_same_rows_as_summary_json(lens: str, run_folders: dict[str, Path], tmp_path: Path) -> None:
+    source = run_folders[lens]
+    assert (source / "run.json").is_file()
+    only_log = tmp_path / "only-log"
+    only_log.mkdir()
+    shutil.copy(source / "run.json", only_log / "run.json")
+    only_summary = tmp_path / "only-summary"
+    only_summary.mkdir()
+    shutil.copy(source / "summary.json", only_summary / "summary.json")
+
+    def numbers(path: Path) -> list[tuple[object, ...]]:
+        return sorted((r.model, r.cls, r.metric, r.value, r.n, r.ci_low, r.ci_high) for r in _rows(path))
+
+    assert numbers(only_log) == numbers(only_summary)
+    assert numbers(only_log)

@@ -42,6 +42,7 @@ COLUMNS: tuple[str, ...] = ("run", "model", "lens", "dataset", "class", "metric"
 LENSES: tuple[str, ...] = ("outdated", "conflicts", "recency")
 ALL = "all"
 SUMMARY = "summary.json"
+RUN_LOG = "run.json"
 MARKER = ".chronoprobe-run"
 PLOT_SUFFIXES = (".svg", ".png")
 _VERDICT_BLOCKS = {"soft_constraint": "soft_constraint_pct", "average": "average_pct"}
@@ -148,11 +149,28 @@ def _load_summary(path: Path) -> Mapping[str, Any]:
     return data
 
 
-def read_run(path: Path, run: str | None = None) -> RunFolder | None:
-    """The run folder at ``path``; None when it has no summary.json of a known layout."""
-    if not (path / SUMMARY).is_file():
+def _summary_from_run_log(path: Path) -> Mapping[str, Any] | None:
+    """The lens's summary layout from ``run.json`` (its ``summary.detail`` plus the provenance), if present."""
+    log_path = path / RUN_LOG
+    if not log_path.is_file():
         return None
-    summary = _load_summary(path)
+    try:
+        log = json.loads(read_text(log_path, str(log_path)))
+    except json.JSONDecodeError as exc:
+        raise DataError(str(log_path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    detail = log.get("summary", {}).get("detail") if isinstance(log, dict) else None
+    if not isinstance(detail, dict):
+        raise DataError(str(log_path), "has no summary.detail object")
+    return {**detail, "provenance": log.get("provenance") or {}}
+
+
+def read_run(path: Path, run: str | None = None) -> RunFolder | None:
+    """The run folder at ``path`` (its run.json, else its summary.json); None when neither is of a known layout."""
+    summary = _summary_from_run_log(path)
+    if summary is None:
+        if not (path / SUMMARY).is_file():
+            return None
+        summary = _load_summary(path)
     kind = _kind_of(summary)
     if kind is None:
         return None
