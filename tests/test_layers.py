@@ -1,7 +1,7 @@
 """The package layering that docs/architecture.md describes, checked on the source.
 
 Lower layers (models, knowledge, datasets, metrics, judges, reports, ...) must not
-import a lens, the runner or the CLI, not even lazily inside a function: that is
+import a lens, the runner, the Python API or the CLI, not even lazily inside a function: that is
 how cycles such as datasets -> recency -> datasets creep in.
 """
 
@@ -14,7 +14,7 @@ import chronoprobe
 
 PACKAGE = Path(chronoprobe.__file__).parent
 LENSES = {"outdated", "conflicts", "recency"}
-ABOVE_THE_FOUNDATION = LENSES | {"lens", "runner", "cli"}
+ABOVE_THE_FOUNDATION = LENSES | {"lens", "runner", "api", "cli"}
 
 
 def _imports() -> dict[str, set[str]]:

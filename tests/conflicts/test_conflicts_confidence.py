@@ -29,7 +29,7 @@ PROBS = {5: 0.9, 6: 0.6, 7: 0.5}
 
 
 class _Tokenizer:
-    all_special_ids = [1]
+    all_special_ids = (1,)
 
     def decode(self, ids: Sequence[int]) -> str:
         return "".join(VOCAB[i] for i in ids)

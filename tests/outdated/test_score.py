@@ -235,7 +235,7 @@ def test_malformed_input_names_file_and_key_and_writes_nothing(tmp_path: Path) -
     assert not out.exists()
 
     path.write_text("{not json")
-    with pytest.raises(DataError, match="countries_byGDP_answers.json"):
+    with pytest.raises(DataError, match=r"countries_byGDP_answers\.json"):
         score_generations(folder, out, gold="in-memory", gold_answers=GOLD)
 
     path.write_text(json.dumps({"Nowhere": {"President": {"answers": {"generic": "x"}}}}))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from chronoprobe.datasets.recency_taxonomy import RecencyClass, Stationarity
 from chronoprobe.datasets.recencyqa import (
     load_recencyqa,
     parse_items,
@@ -14,7 +15,6 @@ from chronoprobe.datasets.recencyqa import (
     write_recencyqa,
 )
 from chronoprobe.errors import DataError
-from chronoprobe.recency.taxonomy import RecencyClass, Stationarity
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json"
@@ -64,7 +64,7 @@ def test_bad_rows_name_the_file_row_and_field(tmp_path: Path) -> None:
         load_recencyqa(bad)
     broken = tmp_path / "broken.json"
     broken.write_text("[{")
-    with pytest.raises(DataError, match="broken.json line 1"):
+    with pytest.raises(DataError, match=r"broken\.json line 1"):
         load_recencyqa(broken)
     with pytest.raises(DataError, match="no such file"):
         load_recencyqa(tmp_path / "missing.json")

@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.datasets.recency_taxonomy import LABELS
 from chronoprobe.datasets.recencyqa import load_recencyqa
 from chronoprobe.provenance import Provenance
 from chronoprobe.recency.evaluate import EvalConfig, evaluate
 from chronoprobe.recency.gate import recency_gate
 from chronoprobe.recency.outputs import write_eval_outputs
-from chronoprobe.recency.taxonomy import LABELS
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 pytestmark = pytest.mark.slow

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from chronoprobe.datasets.recency_taxonomy import CLASSES, RecencyClass
 from chronoprobe.datasets.recencyqa import load_recencyqa
 from chronoprobe.errors import ConfigError
 from chronoprobe.recency.evaluate import (
@@ -14,7 +15,6 @@ from chronoprobe.recency.evaluate import (
     resolve_templates,
 )
 from chronoprobe.recency.prompts import builtin, load_template, parse_template
-from chronoprobe.recency.taxonomy import CLASSES, RecencyClass
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 PROMPTS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "recencyqa" / "Prompts"
@@ -46,7 +46,7 @@ def test_few_shot_has_one_demo_per_class_and_never_the_question_itself() -> None
     q_id = next(q.q_id for q in pool if q.question == demo_question and q.stationary)
     other = picker.demos(q_id, with_context=False)
     assert demo_question not in [q for q, _, _ in other] and len(other) == 12
-    assert sum(a != b for a, b in zip(demos, other)) == 1
+    assert sum(a != b for a, b in zip(demos, other, strict=True)) == 1
     with_ctx = picker.demos(-1, with_context=True)
     assert all(ctx for _, _, ctx in with_ctx) and len(with_ctx) == 12
 
@@ -87,7 +87,7 @@ def test_original_prompt_files_load_with_their_placeholders() -> None:
 def test_prompt_file_without_question_placeholder_is_a_config_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("USER PROMPT:\n\nLabel this.")
-    with pytest.raises(ConfigError, match="bad.txt"):
+    with pytest.raises(ConfigError, match=r"bad\.txt"):
         load_template(bad)
     with pytest.raises(ConfigError, match="no such file"):
         load_template(tmp_path / "missing.txt")
@@ -96,11 +96,11 @@ def test_prompt_file_without_question_placeholder_is_a_config_error(tmp_path: Pa
 def test_a_labelling_prompt_is_refused_as_an_evaluation_prompt(tmp_path: Path) -> None:
     leaky = tmp_path / "leaky.txt"
     leaky.write_text("USER PROMPT:\n\nQuestion: {question}\nLabel: {label}")
-    with pytest.raises(ConfigError, match="leaky.txt.*label"):
+    with pytest.raises(ConfigError, match=r"leaky\.txt.*label"):
         resolve_templates(EvalConfig(context="without", prompt_files=(leaky,)), "zero-shot")
     needs_context = tmp_path / "ctx.txt"
     needs_context.write_text("USER PROMPT:\n\nQuestion: {question}")
-    with pytest.raises(ConfigError, match="ctx.txt"):
+    with pytest.raises(ConfigError, match=r"ctx\.txt"):
         resolve_templates(EvalConfig(context="with", prompt_files=(needs_context,)), "zero-shot")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from chronoprobe.datasets.recency_taxonomy import RecencyClass as R
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.recency.gate import (
     DEFAULT_SAMPLES,
@@ -17,7 +18,6 @@ from chronoprobe.recency.gate import (
     recency_gate,
     recency_gate_many,
 )
-from chronoprobe.recency.taxonomy import RecencyClass as R
 
 
 def test_fast_changing_answer_means_retrieve() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.datasets.recency_taxonomy import RecencyClass as R
 from chronoprobe.datasets.recencyqa import load_recencyqa, write_recencyqa
 from chronoprobe.errors import DataError
 from chronoprobe.models.base import DecodingParams
@@ -17,7 +18,6 @@ from chronoprobe.recency.label import (
     label_dataset,
     read_questions,
 )
-from chronoprobe.recency.taxonomy import RecencyClass as R
 from chronoprobe.testing import MockBackend, MockPrompt
 
 
@@ -112,11 +112,11 @@ def test_read_questions_formats_and_errors(tmp_path: Path) -> None:
     assert [q.question for q in read_questions(listed)] == ["Who?", "Why?"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "Who?"}\n{"text": "no question"}\n')
-    with pytest.raises(DataError, match="bad.jsonl line 2"):
+    with pytest.raises(DataError, match=r"bad\.jsonl line 2"):
         read_questions(bad)
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"question": "Who?"}\n{oops\n')
-    with pytest.raises(DataError, match="broken.jsonl line 2"):
+    with pytest.raises(DataError, match=r"broken\.jsonl line 2"):
         read_questions(broken)
     dup = tmp_path / "dup.jsonl"
     dup.write_text('{"q_id": 1, "question": "A?"}\n{"q_id": 1, "question": "B?"}\n')

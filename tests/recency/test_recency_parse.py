@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import pytest
 
+from chronoprobe.datasets.recency_taxonomy import RecencyClass as R
+from chronoprobe.datasets.recency_taxonomy import Stationarity
 from chronoprobe.recency.parse import (
     parse_contexts,
     parse_recency_answer,
     parse_stationarity_vote,
 )
-from chronoprobe.recency.taxonomy import RecencyClass as R
-from chronoprobe.recency.taxonomy import Stationarity
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chronoprobe.datasets.recency_taxonomy import Stationarity
 from chronoprobe.recency.stationarity import (
     apply_rules,
     decide,
@@ -13,7 +14,6 @@ from chronoprobe.recency.stationarity import (
     rule_3,
     rule_4,
 )
-from chronoprobe.recency.taxonomy import Stationarity
 
 S, NS = Stationarity.STATIONARY, Stationarity.NON_STATIONARY
 

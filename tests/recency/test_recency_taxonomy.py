@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from chronoprobe.recency.taxonomy import (
+from chronoprobe.datasets.recency_taxonomy import (
     CLASSES,
     LABELS,
     RecencyClass,

@@ -157,11 +157,11 @@ def backend_options(
     concurrency: int = 4,
 ) -> BackendOptions:
     return BackendOptions(
-        dtype=dtype,  # type: ignore[arg-type]
+        dtype=dtype,
         device=device,
         batch_size=batch_size,
         chat_template=chat_template,
-        api_mode=api_mode,  # type: ignore[arg-type]
+        api_mode=api_mode,
         concurrency=concurrency,
     )
 
@@ -170,7 +170,7 @@ def _click_context() -> object | None:
     try:  # recent typer vendors click
         from typer._click.globals import get_current_context
     except ImportError:  # pragma: no cover - depends on the installed typer
-        from click import get_current_context
+        from click import get_current_context  # type: ignore[no-redef]
     return get_current_context(silent=True)
 
 
@@ -248,10 +248,7 @@ class PlainProgress(Progress):
         hours, minutes = divmod(minutes, 60)
         elapsed = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
         done = int(task.completed)
-        if task.total:
-            count = f"{done}/{int(task.total)} ({done / task.total:.0%})"
-        else:
-            count = f"{done} done"
+        count = f"{done}/{int(task.total)} ({done / task.total:.0%})" if task.total else f"{done} done"
         self.console.print(f"{task.description}: {count} {elapsed} elapsed", markup=False, highlight=False, soft_wrap=True)
 
     def stop(self) -> None:

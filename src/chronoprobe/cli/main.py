@@ -20,7 +20,7 @@ from chronoprobe.errors import ChronoprobeError
 try:  # recent typer vendors click; older typer uses click itself
     from typer._click.exceptions import ClickException, UsageError
 except ImportError:  # pragma: no cover - depends on the installed typer
-    from click.exceptions import ClickException, UsageError
+    from click.exceptions import ClickException, UsageError  # type: ignore[assignment]
 
 app = typer.Typer(
     name="chronoprobe",

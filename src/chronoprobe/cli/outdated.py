@@ -26,6 +26,7 @@ from chronoprobe.cli.common import (
     progress_bar,
     progress_ticks,
 )
+from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
 
@@ -125,9 +126,4 @@ def run(
     console.print(f"report: {out / 'report.md'}")
 
 
-try:  # the re-scoring command lives in its own module
-    from chronoprobe.cli.outdated_score import score as _score
-
-    app.command("score")(_score)
-except ImportError:  # pragma: no cover - during development only
-    pass
+app.command("score")(score)  # the re-scoring command lives in its own module

@@ -207,8 +207,8 @@ def gate(
 
     The decision goes to stdout (so `> file` captures it); progress and notices go to stderr.
     """
+    from chronoprobe.datasets.recency_taxonomy import parse_label
     from chronoprobe.recency.gate import read_gate_questions, recency_gate_many
-    from chronoprobe.recency.taxonomy import parse_label
 
     if parse_label(threshold) is None:
         raise ConfigError("--threshold", f"{threshold!r} is not a recency class (e.g. A-Few-Months, A-Year)")

@@ -76,10 +76,13 @@ def _token_view(backend: Any, sample: Sample) -> tuple[list[str], list[float], l
         return None
     tokenizer = getattr(backend, "tokenizer", None)
     token_strings = getattr(backend, "token_strings", None)
-    if sample.token_ids and (token_strings is not None or tokenizer is not None):
-        ids = sample.token_ids[: len(logprobs)]
-        # hf backends decode token by token themselves; for vLLM we ask its tokenizer.
-        texts = list(token_strings(ids)) if token_strings is not None else [tokenizer.decode([t]) for t in ids]
+    ids = sample.token_ids[: len(logprobs)] if sample.token_ids else []
+    texts: list[str] | None = None
+    if ids and token_strings is not None:  # hf backends decode token by token themselves
+        texts = list(token_strings(ids))
+    elif ids and tokenizer is not None:  # for vLLM we ask its tokenizer
+        texts = [tokenizer.decode([t]) for t in ids]
+    if texts is not None:
         specials = set(getattr(tokenizer, "all_special_ids", []) or []) | set(getattr(backend, "eos_ids", []) or [])
         return texts, [math.exp(lp) for lp in logprobs[: len(ids)]], [i in specials for i in ids]
     if sample.tokens is not None and len(sample.tokens) == len(logprobs):

@@ -106,7 +106,7 @@ def build_contexts(
     passages = [g.samples[0].text.strip() for g in generations]
     scores: list[float | None] = [None] * len(facts)
     if entailment is not None:
-        scores = list(entailment([(p, s) for p, (*_, s) in zip(passages, facts)]))
+        scores = list(entailment([(p, s) for p, (*_, s) in zip(passages, facts, strict=True)]))
     # Substitutes: nearest other object of the same relation by embedding cosine.
     objects_by_relation: dict[str, list[str]] = {}
     for q in pool if pool is not None else queries:
@@ -115,7 +115,7 @@ def build_contexts(
             if a.name not in objects_by_relation[q.relation]:
                 objects_by_relation[q.relation].append(a.name)
     all_objects = sorted({o for objs in objects_by_relation.values() for o in objs})
-    vectors = dict(zip(all_objects, embed(all_objects))) if all_objects else {}
+    vectors = dict(zip(all_objects, embed(all_objects), strict=True)) if all_objects else {}
     dropped = {"no_object_mention": 0, "low_entailment": 0, "no_substitute": 0}
     kept: list[ContextRow] = []
     for (q, subject, obj, sentence), passage, score in zip(facts, passages, scores, strict=True):

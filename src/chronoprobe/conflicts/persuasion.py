@@ -145,6 +145,11 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(clean) / len(clean) if clean else None
 
 
+def _percent(flags: Sequence[float]) -> float | None:
+    share = _mean(flags)
+    return None if share is None else 100.0 * share
+
+
 def summarise_persuasion(rows: Sequence[dict[str, Any]], classes: Sequence[str],
                          no_context_accuracy_classes: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     """Per class: Eq. 4 / Eq. 5 accuracy, CP, SE, stubborn/persuaded %, counts.
@@ -174,8 +179,8 @@ def summarise_persuasion(rows: Sequence[dict[str, Any]], classes: Sequence[str],
             "cp_counterfactual": _mean([r["cp"] for r in cf]),
             "se_context": _mean([r["se_context"] for r in mine]),
             "se_no_context": _mean([r["se_no_context"] for r in per_fact.values()]),
-            "stubborn_pct": 100.0 * _mean([float(r["stubborn"]) for r in cf]) if cf else None,
-            "persuaded_pct": 100.0 * _mean([float(r["persuaded"]) for r in cf]) if cf else None,
+            "stubborn_pct": _percent([float(r["stubborn"]) for r in cf]),
+            "persuaded_pct": _percent([float(r["persuaded"]) for r in cf]),
         }
         out[fact_class]["estimates"] = _persuasion_estimates(out[fact_class], mine, cf, true_ctx,
                                                              list(per_fact.values()), report_no_ctx)

@@ -111,7 +111,7 @@ def completion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], 
         f"# {title}", "", FIDELITY_NOTES[fidelity], "", INTERVALS_NOTE, "",
         "## F1 (x100, relations weighted by example counts) and first-token confidence", "",
         table(f1_heads, [[r[0], *(_round(v, i) for i, v in enumerate(r[1:])), *cis]
-                         for r, cis in zip(f1_rows, f1_cis)], digits=2), "",
+                         for r, cis in zip(f1_rows, f1_cis, strict=True)], digits=2), "",
         "F1 leaves out queries with an empty prediction (as the original does); confidence counts them as 0.", "",
         table(["Model", *(f"empty predictions {_label(c)}" for c in classes)], empty_rows), "",
         "## Update success rate (memorised facts)", "",

@@ -7,6 +7,7 @@ in :mod:`chronoprobe.outdated.report`.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -172,9 +173,11 @@ def run_audit(
     for (fact, index), generation in zip(owners, generations, strict=True):
         answers = snapshot.answers[fact.fact_id]
         template = fact.templates[index]
-        judge = {"use_aliases": config.use_aliases, "prompt": template, "subject": fact.subject}
-        now = classify_response(generation.text, answers, **judge)
-        then = classify_response(generation.text, answers, as_of=config.as_of, **judge) if config.as_of else None
+        judge = functools.partial(
+            classify_response, use_aliases=config.use_aliases, prompt=template, subject=fact.subject
+        )
+        now = judge(generation.text, answers)
+        then = judge(generation.text, answers, as_of=config.as_of) if config.as_of else None
         records.append(
             ResponseRecord(
                 model=model.info.spec,

@@ -44,7 +44,7 @@ def whisker_range(years: Sequence[float]) -> tuple[float, float]:
 
 def recency_figure(per_model: Mapping[str, dict[str, Any]]) -> Figure:
     from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
     labels = model_labels(per_model)
     years = [[float(y) for y in summary.get("start_years") or []] for summary in per_model.values()]
@@ -54,7 +54,9 @@ def recency_figure(per_model: Mapping[str, dict[str, Any]]) -> Figure:
     ax.set_ylabel("start year")
     ax.grid(axis="y", alpha=0.3)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.get_major_formatter().set_useOffset(False)
+    formatter = ax.yaxis.get_major_formatter()
+    if isinstance(formatter, ScalarFormatter):  # the default; years must not print as an offset
+        formatter.set_useOffset(False)
     positions = list(range(1, len(labels) + 1))
     filled = [(x, ys) for x, ys in zip(positions, years, strict=True) if ys]
     if filled:

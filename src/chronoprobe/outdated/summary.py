@@ -10,6 +10,7 @@ from chronoprobe.knowledge.types import Statement
 from chronoprobe.metrics.dyknow import (
     VERDICTS,
     Classification,
+    Verdict,
     average_counts,
     facts_to_edit,
     inconsistent_facts,
@@ -22,10 +23,10 @@ ALL = "all"
 
 
 def _group(
-    records: Sequence[ResponseRecord], verdict_of: Callable[[ResponseRecord], str | None], no_gold: int = 0
+    records: Sequence[ResponseRecord], verdict_of: Callable[[ResponseRecord], Verdict | None], no_gold: int = 0
 ) -> dict[str, Any]:
     """Rates over the judged facts only; ``no_gold`` (facts without gold answers) is reported beside them."""
-    by_fact: dict[str, list[str]] = defaultdict(list)
+    by_fact: dict[str, list[Verdict]] = defaultdict(list)
     classified: dict[str, list[Classification]] = defaultdict(list)
     per_prompt: dict[int, Counter[str]] = defaultdict(Counter)
     for record in sorted(records, key=lambda r: (r.fact_id, r.template_index)):
@@ -33,7 +34,7 @@ def _group(
         assert verdict is not None
         by_fact[record.fact_id].append(verdict)
         classified[record.fact_id].append(
-            Classification(verdict=verdict, matched=tuple(Statement(label=label) for label in record.matched))  # type: ignore[arg-type]
+            Classification(verdict=verdict, matched=tuple(Statement(label=label) for label in record.matched))
         )
         per_prompt[record.template_index][verdict] += 1
     soft = soft_constraint(by_fact)

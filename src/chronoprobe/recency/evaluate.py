@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.cache import CachedModel, stable_hash
+from chronoprobe.datasets.recency_taxonomy import CLASSES, RecencyClass
 from chronoprobe.datasets.recencyqa import RecencyItem
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DecodingParams, Prompt
@@ -25,7 +26,6 @@ from chronoprobe.recency.prompts import (
     format_example,
     load_template,
 )
-from chronoprobe.recency.taxonomy import CLASSES, RecencyClass
 
 Strategy = Literal["zero-shot", "few-shot", "cot"]
 ContextMode = Literal["with", "without", "both"]
@@ -51,7 +51,7 @@ class EvalConfig(BaseModel):
 
     @property
     def modes(self) -> tuple[Literal["with", "without"], ...]:
-        return ("without", "with") if self.context == "both" else (self.context,)  # type: ignore[return-value]
+        return ("without", "with") if self.context == "both" else (self.context,)
 
     def decoding(self, strategy: Strategy) -> DecodingParams:
         stop = ("\nQuestion:",) if strategy == "few-shot" else ()

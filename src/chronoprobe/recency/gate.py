@@ -18,12 +18,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics import recency as m
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.recency.parse import parse_recency_answer
 from chronoprobe.recency.prompts import Template, eval_template
-from chronoprobe.recency.taxonomy import RecencyClass, parse_label
 
 DEFAULT_THRESHOLD = RecencyClass.A_YEAR
 DEFAULT_SAMPLES = 5
@@ -71,8 +71,8 @@ def decide_retrieval(labels: list[RecencyClass | None], threshold: RecencyClass,
                             unparseable=unparseable, threshold=threshold,
                             reason=f"could not read a recency class from {_drawn(len(labels), greedy)}; retrieving to be safe")
     distribution = m.label_distribution(parsed)
-    predicted: RecencyClass = m.majority_label(parsed)  # type: ignore[assignment]
-    within = sum(share for label, share in distribution.items() if label <= threshold)  # type: ignore[operator]
+    predicted: RecencyClass = m.majority_label(parsed)
+    within = sum(share for label, share in distribution.items() if label <= threshold)
     retrieve = within >= min_share
     if greedy and len(labels) == 1:
         votes = "one greedy answer"
@@ -88,7 +88,7 @@ def decide_retrieval(labels: list[RecencyClass | None], threshold: RecencyClass,
         reason = (f"predicted {predicted.label} ({votes}); only {within:.0%} of the answers expect a change "
                   f"{horizon} or sooner, so the model's own knowledge should still hold: no retrieval")
     return GateDecision(question=question, predicted_class=predicted, retrieve=retrieve, reason=reason,
-                        distribution={label.label: share for label, share in distribution.items()},  # type: ignore[union-attr]
+                        distribution={label.label: share for label, share in distribution.items()},
                         samples=len(labels), unparseable=unparseable, threshold=threshold,
                         share_within_threshold=within)
 

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.datasets.recency_taxonomy import RecencyClass, Stationarity
 from chronoprobe.datasets.recencyqa import LabelContext, RecencyItem
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
@@ -39,7 +40,6 @@ from chronoprobe.recency.parse import (
 )
 from chronoprobe.recency.prompts import Template, builtin, load_template
 from chronoprobe.recency.stationarity import StationarityDecision, decide
-from chronoprobe.recency.taxonomy import RecencyClass, Stationarity
 
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
 
@@ -206,7 +206,7 @@ def label_dataset(
 
     # Stationarity votes: greedy, one per voter, on the majority label.
     stat_t = config.template("stationarity")
-    vote_prompts = [stat_t.fill(question=q.question, label=m.majority_label(parsed).label)  # type: ignore[union-attr]
+    vote_prompts = [stat_t.fill(question=q.question, label=m.majority_label(parsed).label)
                     for q, parsed in labelled]
     vote_params = DecodingParams(n=1, temperature=0.0, seed=config.seed, max_new_tokens=config.vote_max_new_tokens)
     votes_by_voter = []
@@ -223,7 +223,7 @@ def label_dataset(
         report.preliminary_ties += decision.preliminary_source != "vote"
         if decision.discarded:
             report.discarded_rule4.append({"q_id": q.q_id, "question": q.question,
-                                           "label": m.majority_label(parsed).label, "votes": decision.votes})  # type: ignore[union-attr]
+                                           "label": m.majority_label(parsed).label, "votes": decision.votes})
         else:
             kept.append((q, parsed, decision))
 
@@ -232,7 +232,7 @@ def label_dataset(
     items: list[RecencyItem] = []
     for (q, parsed, decision), chosen in zip(kept, contexts, strict=True):
         labels = sorted(set(parsed))
-        verified = {label.label: c is not None and c[1] for label, c in zip(labels, chosen)}
+        verified = {label.label: c is not None and c[1] for label, c in zip(labels, chosen, strict=True)}
         if any(c is None for c in chosen):
             report.dropped_no_context.append(str(q.q_id))
             continue
@@ -248,20 +248,20 @@ def label_dataset(
                 source=q.source,
                 hop_type=q.hop_type,
                 unique_labels=tuple(labels),
-                label_distribution=distribution,  # type: ignore[arg-type]
-                majority_label=m.majority_label(parsed),  # type: ignore[arg-type]
+                label_distribution=distribution,
+                majority_label=m.majority_label(parsed),
                 confidence=m.confidence(distribution),
                 entropy=m.entropy(distribution),
                 label_contexts=tuple(LabelContext(recency_label=label, context=c[0])  # type: ignore[index]
-                                     for label, c in zip(labels, chosen)),
-                final_stationary_label=decision.final,  # type: ignore[arg-type]
+                                     for label, c in zip(labels, chosen, strict=True)),
+                final_stationary_label=decision.final,
                 extra={
                     "label_samples": [label.label if label is not None else None for label in row_samples],
-                    "stationarity_votes": dict(zip([v.info.spec for v in voters], decision.votes)),
+                    "stationarity_votes": dict(zip([v.info.spec for v in voters], decision.votes, strict=True)),
                     "preliminary_stationarity": decision.preliminary.value,
                     "stationarity_rule": decision.rule,
                     "contexts_verified": verified,
-                    "context_agreement": {label.label: c[2] for label, c in zip(labels, chosen)},  # type: ignore[index]
+                    "context_agreement": {label.label: c[2] for label, c in zip(labels, chosen, strict=True)},  # type: ignore[index]
                 },
             )
         )

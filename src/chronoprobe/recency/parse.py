@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from chronoprobe.recency.taxonomy import (
+from chronoprobe.datasets.recency_taxonomy import (
     ALIASES,
     RecencyClass,
     Stationarity,
@@ -86,7 +86,7 @@ def _drop_list_echoes(text: str, mentions: list[tuple[int, int, RecencyClass]]) 
             for i in range(start, end + 1):
                 keep[i] = False
         start = end + 1
-    return [m for m, k in zip(mentions, keep) if k]
+    return [m for m, k in zip(mentions, keep, strict=True) if k]
 
 
 def parse_recency_answer(text: str, *, last: bool = False) -> ParsedLabel:

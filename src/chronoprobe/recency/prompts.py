@@ -21,10 +21,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from chronoprobe.datasets.recency_taxonomy import CLASSES, LABEL_LIST_TEXT, RecencyClass
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
 from chronoprobe.models.base import Prompt
-from chronoprobe.recency.taxonomy import CLASSES, LABEL_LIST_TEXT, RecencyClass
 
 PLACEHOLDERS = ("question", "context", "label", "labels", "label_definitions", "label_description", "examples")
 _SEPARATOR = re.compile(r"^\s*={10,}\s*$", re.MULTILINE)

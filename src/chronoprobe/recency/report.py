@@ -38,7 +38,7 @@ def confusion_png(path: Path, matrix: list[list[int]], labels: list[str], title:
     data = np.asarray(matrix)
     fig, ax = plt.subplots(figsize=(8.5, 7))
     ax.imshow(data, cmap="Blues")
-    columns = labels + ["unparseable"]
+    columns = [*labels, "unparseable"]
     ax.set_xticks(range(len(columns)), columns, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     ax.set_xlabel("predicted")
@@ -98,7 +98,7 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
     labels = summary["labels"]
     pc_rows = [[run["model"], run["strategy"], run["context_mode"]]
                + [run["per_class_f1"].get(label) for label in labels] for run in summary["runs"]]
-    lines.append(table(["model", "strategy", "context"] + labels, pc_rows, digits=2))
+    lines.append(table(["model", "strategy", "context", *labels], pc_rows, digits=2))
     lines += ["", "## How answers were parsed", ""]
     parse_rows = [[run["model"], run["strategy"], run["context_mode"], run["parsed_by"].get("whole", 0),
                    run["parsed_by"].get("marker", 0), run["parsed_by"].get("free-text", 0),

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from chronoprobe.recency.taxonomy import Stationarity
+from chronoprobe.datasets.recency_taxonomy import Stationarity
 
 S, NS = Stationarity.STATIONARY, Stationarity.NON_STATIONARY
 
@@ -81,8 +81,8 @@ def decide(votes: Sequence[Stationarity | None], distinct_classes: int) -> Stati
     rule, outcome = apply_rules(distinct_classes, preliminary)
     return StationarityDecision(
         preliminary=preliminary,
-        preliminary_source=source,  # type: ignore[arg-type]
+        preliminary_source=source,
         votes=[v.value if v is not None else None for v in votes],
         rule=rule,
-        final=None if outcome == "discard" else outcome,  # type: ignore[arg-type]
+        final=None if outcome == "discard" else outcome,
     )

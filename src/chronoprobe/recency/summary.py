@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
+from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
 from chronoprobe.metrics import recency as m
 from chronoprobe.metrics.uncertainty import wilson_from_flags
-from chronoprobe.recency.taxonomy import RecencyClass, parse_label
 
 
 def _labels(rows: Sequence[dict[str, Any]]) -> tuple[list[int], list[int | None]]:
@@ -27,7 +27,7 @@ def _group(rows: Sequence[dict[str, Any]], *keys: str) -> dict[tuple[Any, ...], 
 
 def overall(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any]:
     gold, pred = _labels(rows)
-    summary = m.classification_summary(gold, pred, tolerance)
+    summary: dict[str, Any] = dict(m.classification_summary(gold, pred, tolerance))
     summary["per_class_f1"] = {RecencyClass(c).label: f for c, f in m.per_class_f1(gold, pred).items()}
     summary["confusion"] = m.confusion_matrix(gold, pred).tolist()
     summary["parsed_by"] = dict(Counter(r["parsed_by"] for r in rows))
@@ -53,7 +53,7 @@ def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 entry[f"n_{mode}"] = len(subset)
                 entry[f"accuracy_{mode}"] = m.accuracy(gold, pred)
                 entry[f"f1_{mode}"] = m.macro_f1(gold, pred)
-                estimates[f"accuracy_{mode}"] = wilson_from_flags([p == g for g, p in zip(gold, pred)]).to_json()
+                estimates[f"accuracy_{mode}"] = wilson_from_flags([p == g for g, p in zip(gold, pred, strict=True)]).to_json()
                 estimates[f"f1_{mode}"] = m.macro_f1_estimate(gold, pred).to_json()
             entry["accuracy_delta_pct"] = m.delta_percent(entry["accuracy_with"], entry["accuracy_without"])
             entry["f1_delta_pct"] = m.delta_percent(entry["f1_with"], entry["f1_without"])
@@ -95,14 +95,14 @@ def transition_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "pairs": len(key_pairs),
                 "rl1_accuracy": m.accuracy(gold1, pred1),
                 "rl2_accuracy": m.accuracy(gold2, pred2),
-                "transition_accuracy": m.transition_accuracy(list(zip(gold1, pred1, gold2, pred2))),
+                "transition_accuracy": m.transition_accuracy(list(zip(gold1, pred1, gold2, pred2, strict=True))),
                 "all_contexts_right": (sum(all(r["correct"] for r in g) for g in questions.values()) / len(questions))
                 if questions else None,
                 "estimates": {
-                    "rl1_accuracy": wilson_from_flags([p == g for g, p in zip(gold1, pred1)]).to_json(),
-                    "rl2_accuracy": wilson_from_flags([p == g for g, p in zip(gold2, pred2)]).to_json(),
+                    "rl1_accuracy": wilson_from_flags([p == g for g, p in zip(gold1, pred1, strict=True)]).to_json(),
+                    "rl2_accuracy": wilson_from_flags([p == g for g, p in zip(gold2, pred2, strict=True)]).to_json(),
                     "transition_accuracy": wilson_from_flags(
-                        [p1 == g1 and p2 == g2 for g1, p1, g2, p2 in zip(gold1, pred1, gold2, pred2)]).to_json(),
+                        [p1 == g1 and p2 == g2 for g1, p1, g2, p2 in zip(gold1, pred1, gold2, pred2, strict=True)]).to_json(),
                     "all_contexts_right": wilson_from_flags(
                         [all(r["correct"] for r in g) for g in questions.values()]).to_json(),
                 },
