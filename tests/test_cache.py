@@ -9,13 +9,19 @@ from chronoprobe.testing import MockBackend, MockPrompt, MockReply
 
 def reversed_echo(prompt: MockPrompt, params: DecodingParams) -> list[MockReply]:
     """The answer is a function of the prompt, seed and sample index."""
-    return [MockReply(f"{prompt[::-1]}#{params.seed}#{i}", distribution=np.full(3, i, dtype=np.float32))
-            for i in range(params.n)]
+    return [
+        MockReply(f"{prompt[::-1]}#{params.seed}#{i}", distribution=np.full(3, i, dtype=np.float32))
+        for i in range(params.n)
+    ]
 
 
 def echo_backend(batch_size: int = 2) -> MockBackend:
-    return MockBackend(reversed_echo, name="echo", batch_size=batch_size,
-                       capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.MEAN_DISTRIBUTION})
+    return MockBackend(
+        reversed_echo,
+        name="echo",
+        batch_size=batch_size,
+        capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.MEAN_DISTRIBUTION},
+    )
 
 
 def test_second_call_is_served_from_cache(tmp_path):

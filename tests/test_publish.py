@@ -107,8 +107,12 @@ def test_kill_at_every_step_leaves_a_whole_report(tmp_path: Path, step: str, use
     out = tmp_path / "results" / "report"
     with staged(out, "test") as staging:
         write(staging, OLD)
-    child = subprocess.run([sys.executable, "-c", CHILD, str(out), step, "1" if use_exchange else "0"],
-                           capture_output=True, text=True, timeout=60)
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(out), step, "1" if use_exchange else "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert child.returncode == 137 and "finished" not in child.stdout, child.stderr
 
     if use_exchange or step not in ("after-move-old",):
@@ -291,8 +295,12 @@ except ConfigError as exc:
 
 def test_concurrent_writers_never_mix_or_crash(tmp_path: Path) -> None:
     out = tmp_path / "report"
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(out), str(k)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for k in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(out), str(k)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for k in range(4)
+    ]
     results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
     for code, stdout, stderr in results:
         assert code in (0, 2), stderr

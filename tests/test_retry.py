@@ -25,12 +25,21 @@ from chronoprobe.testing.openai_server import FaultPlan, OpenAIServer
 
 def echo() -> MockBackend:
     """A deterministic stand-in model served by the loopback OpenAI server: always answers "ok"."""
-    return MockBackend(lambda prompt, params: "ok", name="echo",
-                       capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
+    return MockBackend(
+        lambda prompt, params: "ok",
+        name="echo",
+        capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE},
+    )
 
 
-ITALY = Fact(fact_id="countries_byGDP/Italy/President of Italy", category="countries_byGDP", subject="Italy",
-             subject_qid="Q38", property="P35", templates=("x is",))
+ITALY = Fact(
+    fact_id="countries_byGDP/Italy/President of Italy",
+    category="countries_byGDP",
+    subject="Italy",
+    subject_qid="Q38",
+    property="P35",
+    templates=("x is",),
+)
 
 
 def test_retry_after_seconds_and_http_dates() -> None:
@@ -103,8 +112,13 @@ def test_each_long_wait_is_announced(caplog: pytest.LogCaptureFixture) -> None:
     notices: list[str] = []
     policy = RetryPolicy(max_retries=2, backoff_s=0.01)
     with caplog.at_level(logging.WARNING, logger="chronoprobe.retry"):
-        call_with_retries(Flaky(2, retry_after="30"), policy, where="https://wdqs.example/sparql",
-                          sleep=lambda s: None, notice=notices.append)
+        call_with_retries(
+            Flaky(2, retry_after="30"),
+            policy,
+            where="https://wdqs.example/sparql",
+            sleep=lambda s: None,
+            notice=notices.append,
+        )
         call_with_retries(Flaky(1), policy, where="quiet", sleep=lambda s: None, notice=notices.append)
     expected = [
         "waiting 30 s (Retry-After) before retrying https://wdqs.example/sparql: HTTP 503 (retry 1 of 2)",
@@ -149,9 +163,11 @@ def test_default_backoff_is_silent_and_long_backoff_is_announced() -> None:
     notices: list[str] = []
     # 1, 2 and 4 s: an endpoint that is simply down gives one error line, no notice per retry.
     with pytest.raises(EndpointError):
-        call_with_retries(Flaky(9), RetryPolicy(max_retries=3), where="down", sleep=lambda s: None,
-                          notice=notices.append)
+        call_with_retries(
+            Flaky(9), RetryPolicy(max_retries=3), where="down", sleep=lambda s: None, notice=notices.append
+        )
     assert notices == []
-    call_with_retries(Flaky(1), RetryPolicy(max_retries=1, backoff_s=12), where="slow", sleep=lambda s: None,
-                      notice=notices.append)
+    call_with_retries(
+        Flaky(1), RetryPolicy(max_retries=1, backoff_s=12), where="slow", sleep=lambda s: None, notice=notices.append
+    )
     assert notices == ["waiting 12 s (backoff) before retrying slow: HTTP 503 (retry 1 of 1)"]

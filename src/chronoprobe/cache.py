@@ -119,8 +119,10 @@ class CallCache:
             tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if tables and "calls" not in tables:
                 self._conn.close()
-                raise ConfigError(f"call cache {self.path}", "is an SQLite database but not a chronoprobe call cache; "
-                                  "give another --cache path")
+                raise ConfigError(
+                    f"call cache {self.path}",
+                    "is an SQLite database but not a chronoprobe call cache; give another --cache path",
+                )
             self._conn.executescript(_SCHEMA)
             self._conn.commit()
         except sqlite3.DatabaseError as exc:
@@ -167,9 +169,7 @@ class CallCache:
         with self._lock:
             if namespace is None:
                 return int(self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
-            return int(
-                self._conn.execute("SELECT COUNT(*) FROM calls WHERE namespace = ?", (namespace,)).fetchone()[0]
-            )
+            return int(self._conn.execute("SELECT COUNT(*) FROM calls WHERE namespace = ?", (namespace,)).fetchone()[0])
 
     def close(self) -> None:
         with self._lock:

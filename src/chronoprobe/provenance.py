@@ -71,6 +71,10 @@ def build_provenance(
     if call_cache is not None:
         recorded["call_cache"] = str(call_cache)
     return Provenance(
-        models=[m.info for m in models], decoding=dict(decoding or {}), seeds=list(seeds), snapshot=snapshot, judge=judge,
+        models=[m.info for m in models],
+        decoding=dict(decoding or {}),
+        seeds=list(seeds),
+        snapshot=snapshot,
+        judge=judge,
         extra=recorded,
     )

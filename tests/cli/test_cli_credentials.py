@@ -18,8 +18,11 @@ SECRET = "sk-Zq81TopSecretKey"
 
 def echo() -> MockBackend:
     """A stand-in model for the loopback server: always answers " Paris"."""
-    return MockBackend(lambda prompt, params: " Paris", name="echo",
-                       capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
+    return MockBackend(
+        lambda prompt, params: " Paris",
+        name="echo",
+        capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE},
+    )
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str]:
@@ -59,8 +62,22 @@ def test_key_in_url_is_used_but_never_written_or_printed(tmp_path, monkeypatch, 
     out = tmp_path / "report"
     with OpenAIServer(echo(), model_name="echo", api_key=SECRET) as server:
         spec = f"openai:echo@http://user:{SECRET}@127.0.0.1:{server.port}/v1"
-        code, printed = _run(monkeypatch, capsys, ["outdated", "run", "--model", spec, "--limit", "2",
-                                                   "--out", str(out), "--cache", str(tmp_path / "c.sqlite")])
+        code, printed = _run(
+            monkeypatch,
+            capsys,
+            [
+                "outdated",
+                "run",
+                "--model",
+                spec,
+                "--limit",
+                "2",
+                "--out",
+                str(out),
+                "--cache",
+                str(tmp_path / "c.sqlite"),
+            ],
+        )
         assert code == 0, printed
         assert server.stats.count > 0  # the key from the URL authenticated the requests
     assert (out / "summary.json").is_file() and (out / "responses.jsonl").is_file() and (out / "report.md").is_file()
@@ -75,7 +92,21 @@ def test_key_in_url_stays_out_of_error_messages(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     with OpenAIServer(echo(), model_name="echo", api_key="a-different-key") as server:
         spec = f"openai:echo@http://user:{SECRET}@127.0.0.1:{server.port}/v1"
-        code, printed = _run(monkeypatch, capsys, ["outdated", "run", "--model", spec, "--limit", "1",
-                                                   "--out", str(tmp_path / "r"), "--cache", str(tmp_path / "c.sqlite")])
+        code, printed = _run(
+            monkeypatch,
+            capsys,
+            [
+                "outdated",
+                "run",
+                "--model",
+                spec,
+                "--limit",
+                "1",
+                "--out",
+                str(tmp_path / "r"),
+                "--cache",
+                str(tmp_path / "c.sqlite"),
+            ],
+        )
     assert code == 2, printed
     assert "401" in printed and SECRET not in printed

@@ -31,9 +31,20 @@ def test_missing_datasets_is_a_config_error_naming_the_extra(monkeypatch: pytest
 
 def test_cli_without_datasets_prints_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_DATASETS, "conflicts", "contexts", "--out", str(tmp_path / "c.jsonl"),
-         "--cache", str(tmp_path / "calls.sqlite")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_DATASETS,
+            "conflicts",
+            "contexts",
+            "--out",
+            str(tmp_path / "c.jsonl"),
+            "--cache",
+            str(tmp_path / "calls.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]

@@ -12,8 +12,13 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "chronoprobe.cli.main", *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "COLUMNS": "250"})
+    return subprocess.run(
+        [sys.executable, "-m", "chronoprobe.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "250"},
+    )
 
 
 def test_version() -> None:

@@ -19,8 +19,9 @@ DYKNOW = REPO.parent / "shared" / "data" / "dyknow"
 
 
 def run_cli(*args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "chronoprobe.cli.main", *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "chronoprobe.cli.main", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
@@ -36,20 +37,58 @@ def folder_commands(out: Path, cache: Path) -> dict[str, list[str]]:
     return {
         "outdated run": ["outdated", "run", "--limit", "1", "--out", str(out), "--cache", str(cache)],
         "outdated score": ["outdated", "score", "--generations", str(out.parent / "no-generations"), "--out", str(out)],
-        "recency eval": ["recency", "eval", "--data", str(ASSETS / "recency_sample.json"), "--sample", "1",
-                         "--out", str(out), "--cache", str(cache)],
-        "conflicts run": ["conflicts", "run", "dynamicqa", "--data", str(ASSETS / "dynamicqa_small"), "--limit", "1",
-                          "--judge", "exact", "--out", str(out), "--cache", str(cache)],
+        "recency eval": [
+            "recency",
+            "eval",
+            "--data",
+            str(ASSETS / "recency_sample.json"),
+            "--sample",
+            "1",
+            "--out",
+            str(out),
+            "--cache",
+            str(cache),
+        ],
+        "conflicts run": [
+            "conflicts",
+            "run",
+            "dynamicqa",
+            "--data",
+            str(ASSETS / "dynamicqa_small"),
+            "--limit",
+            "1",
+            "--judge",
+            "exact",
+            "--out",
+            str(out),
+            "--cache",
+            str(cache),
+        ],
     }
 
 
 def file_commands(out: Path, cache: Path) -> dict[str, list[str]]:
     """Commands that write files (or a folder of snapshots) rather than a results folder."""
     return {
-        "recency label": ["recency", "label", str(ASSETS / "recency_questions.jsonl"), "--out", str(out / "d.json"),
-                          "--cache", str(cache)],
-        "conflicts contexts": ["conflicts", "contexts", "--data", str(ASSETS / "mulan_queries.jsonl"),
-                               "--out", str(out / "c.jsonl"), "--cache", str(cache)],
+        "recency label": [
+            "recency",
+            "label",
+            str(ASSETS / "recency_questions.jsonl"),
+            "--out",
+            str(out / "d.json"),
+            "--cache",
+            str(cache),
+        ],
+        "conflicts contexts": [
+            "conflicts",
+            "contexts",
+            "--data",
+            str(ASSETS / "mulan_queries.jsonl"),
+            "--out",
+            str(out / "c.jsonl"),
+            "--cache",
+            str(cache),
+        ],
         "snapshot fetch": ["snapshot", "fetch", "--endpoint", "http://127.0.0.1:9/sparql", "--output-dir", str(out)],
     }
 
@@ -67,8 +106,18 @@ def test_users_folder_is_refused(tmp_path: Path, command: str) -> None:
     assert not (tmp_path / "c.sqlite").exists(), "no model may load before the check"
 
 
-@pytest.mark.parametrize("command", ["outdated run", "outdated score", "recency eval", "conflicts run",
-                                     "recency label", "conflicts contexts", "snapshot fetch"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "outdated run",
+        "outdated score",
+        "recency eval",
+        "conflicts run",
+        "recency label",
+        "conflicts contexts",
+        "snapshot fetch",
+    ],
+)
 def test_file_in_the_way_is_refused_before_any_model_loads(tmp_path: Path, command: str) -> None:
     blocker = tmp_path / "taken"
     blocker.write_text("a file, not a folder")
@@ -124,8 +173,12 @@ def test_rerun_after_a_killed_publish_recovers(tmp_path: Path) -> None:
     old_summary = json.loads((out / "summary.json").read_text())
     assert old_summary["model"] == "gpt2-xl" and (out / MARKER).is_file()
 
-    killed = subprocess.run([sys.executable, "-c", KILLED_SCORE, *args, "--generations", str(results / "OLMo-1B")],
-                            capture_output=True, text=True, timeout=120)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_SCORE, *args, "--generations", str(results / "OLMo-1B")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert killed.returncode == 137, killed.stderr
     assert not out.exists()  # the only moment the fallback leaves no folder at the path
     aside = [p for p in tmp_path.iterdir() if p.name.startswith(".scored.old-")]

@@ -29,13 +29,33 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def catalogue(tmp_path: Path) -> Path:
     rows = [
-        {"fact_id": "countries_byGDP/Italy/President of Italy", "category": "countries_byGDP", "subject": "Italy",
-         "subject_qid": "Q38", "attribute": "President of Italy", "property": "P35",
-         "templates": ["The President of Italy is"]},
-        {"fact_id": "companies_byRevenue/Walmart", "category": "companies_byRevenue", "subject": "Walmart",
-         "subject_qid": "Q483551", "attribute": None, "property": "P169", "templates": ["Walmart's CEO is"]},
-        {"fact_id": "companies_byRevenue/Nowhere Inc", "category": "companies_byRevenue", "subject": "Nowhere Inc",
-         "subject_qid": "Q424242", "attribute": None, "property": "P169", "templates": ["Its CEO is"]},
+        {
+            "fact_id": "countries_byGDP/Italy/President of Italy",
+            "category": "countries_byGDP",
+            "subject": "Italy",
+            "subject_qid": "Q38",
+            "attribute": "President of Italy",
+            "property": "P35",
+            "templates": ["The President of Italy is"],
+        },
+        {
+            "fact_id": "companies_byRevenue/Walmart",
+            "category": "companies_byRevenue",
+            "subject": "Walmart",
+            "subject_qid": "Q483551",
+            "attribute": None,
+            "property": "P169",
+            "templates": ["Walmart's CEO is"],
+        },
+        {
+            "fact_id": "companies_byRevenue/Nowhere Inc",
+            "category": "companies_byRevenue",
+            "subject": "Nowhere Inc",
+            "subject_qid": "Q424242",
+            "attribute": None,
+            "property": "P169",
+            "templates": ["Its CEO is"],
+        },
     ]
     path = tmp_path / "catalogue.json"
     path.write_text(json.dumps({"name": "t", "facts": rows}))
@@ -44,8 +64,9 @@ def catalogue(tmp_path: Path) -> Path:
 
 def test_fetch_list_show_diff(tmp_path: Path, home: Path) -> None:
     with StubWDQS() as wdqs:
-        result = runner.invoke(app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path)),
-                                     "--name", "local"])
+        result = runner.invoke(
+            app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path)), "--name", "local"]
+        )
     assert result.exit_code == 0, result.output
     assert wdqs.count == 3
     saved = home / "snapshots" / "local.json"
@@ -72,8 +93,20 @@ def test_fetch_list_show_diff(tmp_path: Path, home: Path) -> None:
 
 def test_limit(tmp_path: Path) -> None:
     with StubWDQS() as wdqs:
-        result = runner.invoke(app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path)),
-                                     "--limit", "1", "--output-dir", str(tmp_path / "out")])
+        result = runner.invoke(
+            app,
+            [
+                "fetch",
+                "--endpoint",
+                wdqs.url,
+                "--catalogue",
+                str(catalogue(tmp_path)),
+                "--limit",
+                "1",
+                "--output-dir",
+                str(tmp_path / "out"),
+            ],
+        )
     assert result.exit_code == 0, result.output
     assert wdqs.count == 1
     assert len(list((tmp_path / "out").glob("wikidata-*.json"))) == 1
@@ -91,8 +124,9 @@ def test_errors_are_one_red_line_and_exit_2(tmp_path: Path) -> None:
 
 def test_fetch_failure_writes_nothing(tmp_path: Path, home: Path) -> None:
     with StubWDQS(always=Fault(status=200, body=b"<html/>")) as wdqs:
-        result = runner.invoke(app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path)),
-                                     "--name", "broken"])
+        result = runner.invoke(
+            app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path)), "--name", "broken"]
+        )
     assert result.exit_code != 0
     assert "non-JSON" in str(result.exception)
     assert not (home / "snapshots" / "broken.json").exists()
@@ -116,8 +150,9 @@ def test_fetch_never_overwrites_a_snapshot_without_replace(tmp_path: Path, home:
 def test_empty_answer_is_an_error_and_saves_nothing(tmp_path: Path, home: Path) -> None:
     empty = b'{"head": {"vars": []}, "results": {"bindings": []}}'
     with StubWDQS(always=Fault(status=200, body=empty)) as wdqs:
-        result = runner.invoke(app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path)),
-                                     "--name", "hollow"])
+        result = runner.invoke(
+            app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path)), "--name", "hollow"]
+        )
     assert result.exit_code != 0
     assert str(result.exception).startswith(f"WDQS {wdqs.url}: only 0 of 3 facts asked have a dated statement")
     assert not (home / "snapshots" / "hollow.json").exists()
@@ -128,7 +163,9 @@ def test_retry_after_wait_is_shown(tmp_path: Path) -> None:
         wdqs.faults = [Fault(status=429, headers={"Retry-After": "1"})]
         result = runner.invoke(app, ["fetch", "--endpoint", wdqs.url, "--catalogue", str(catalogue(tmp_path))])
     assert result.exit_code == 0, result.output
-    assert f"notice: waiting 1 s (Retry-After) before retrying WDQS {wdqs.url}: HTTP 429 (retry 1 of 3)" in result.output
+    assert (
+        f"notice: waiting 1 s (Retry-After) before retrying WDQS {wdqs.url}: HTTP 429 (retry 1 of 3)" in result.output
+    )
 
 
 def test_show_shipped_fact_has_no_empty_qid_column() -> None:

@@ -141,7 +141,10 @@ CASES: list[tuple[str, list[Arg], str]] = [
 @pytest.mark.parametrize(
     ("command", "args", "expected"),
     CASES,
-    ids=[f"{c.split()[0]}-{c.split()[1]}-{a[0] if isinstance(a[0], str) else a[0].__name__}-{i}" for i, (c, a, _) in enumerate(CASES)],
+    ids=[
+        f"{c.split()[0]}-{c.split()[1]}-{a[0] if isinstance(a[0], str) else a[0].__name__}-{i}"
+        for i, (c, a, _) in enumerate(CASES)
+    ],
 )
 def test_invalid_value_is_one_line_exit_2(tmp_path, monkeypatch, capsys, command, args, expected):
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
@@ -155,7 +158,10 @@ def test_invalid_value_is_one_line_exit_2(tmp_path, monkeypatch, capsys, command
             argv.append(arg.replace("{tmp}", str(tmp_path)))
         else:
             argv.append(arg(tmp_path, f"input{i}.json"))
-    if command.startswith(("outdated run", "conflicts", "recency eval", "recency label {tmp}", "recency gate")) and "--cache" not in argv:
+    if (
+        command.startswith(("outdated run", "conflicts", "recency eval", "recency label {tmp}", "recency gate"))
+        and "--cache" not in argv
+    ):
         argv += ["--cache", str(tmp_path / "calls.sqlite")]
     if command.startswith(("outdated run", "recency eval")):
         argv += ["--out", str(tmp_path / "report")]
@@ -296,7 +302,7 @@ def _screen(stream: str) -> list[str]:
                 lines[row] = ""
         else:
             line = lines[row].ljust(col)
-            lines[row] = line[:col] + token + line[col + len(token):]
+            lines[row] = line[:col] + token + line[col + len(token) :]
             col += len(token)
     return [line for line in lines if line.strip()]
 
@@ -315,8 +321,23 @@ def test_failed_live_query_leaves_only_the_error_on_a_terminal(tmp_path, monkeyp
     monkeypatch.setattr("chronoprobe.cli.main.err_console", terminal)
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     with StubWDQS(always=Fault(status=400, body=b"bad query")) as wdqs:
-        code, _ = invoke(monkeypatch, capsys, ["outdated", "run", "--live", "--endpoint", wdqs.url, "--limit", "2",
-                                               "--out", str(tmp_path / "r"), "--cache", str(tmp_path / "c.sqlite")])
+        code, _ = invoke(
+            monkeypatch,
+            capsys,
+            [
+                "outdated",
+                "run",
+                "--live",
+                "--endpoint",
+                wdqs.url,
+                "--limit",
+                "2",
+                "--out",
+                str(tmp_path / "r"),
+                "--cache",
+                str(tmp_path / "c.sqlite"),
+            ],
+        )
     shown = _screen(screen.getvalue())
     assert code == 2
     assert len(shown) == 1 and shown[0].startswith("error: ") and wdqs.url in shown[0], shown
@@ -337,9 +358,25 @@ def test_uncached_hub_model_fails_fast_when_the_hub_is_out_of_reach(tmp_path, of
         env["HF_ENDPOINT"] = "http://127.0.0.1:9"  # nothing listens there: the hub is unreachable
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "chronoprobe.cli.main", "outdated", "run", "--model", "hf:nonexistent-org/nonexistent-model",
-         "--limit", "1", "--out", str(tmp_path / "r"), "--cache", str(tmp_path / "c.sqlite")],
-        capture_output=True, text=True, timeout=120, env=env,
+        [
+            sys.executable,
+            "-m",
+            "chronoprobe.cli.main",
+            "outdated",
+            "run",
+            "--model",
+            "hf:nonexistent-org/nonexistent-model",
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "r"),
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     elapsed = time.monotonic() - started
     lines = [line for line in result.stderr.splitlines() if line.strip()]

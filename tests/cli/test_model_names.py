@@ -14,9 +14,24 @@ import pytest
 def test_named_model_in_an_outdated_run(tmp_path: Path) -> None:
     out = tmp_path / "report"
     done = subprocess.run(
-        [sys.executable, "-m", "chronoprobe.cli.main", "outdated", "run", "--limit", "1", "--model", "tiny=smollm2",
-         "--out", str(out), "--cache", str(tmp_path / "calls.sqlite")],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "chronoprobe.cli.main",
+            "outdated",
+            "run",
+            "--limit",
+            "1",
+            "--model",
+            "tiny=smollm2",
+            "--out",
+            str(out),
+            "--cache",
+            str(tmp_path / "calls.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))

@@ -48,13 +48,32 @@ def test_progress_lines_reach_a_log_file(tmp_path: Path) -> None:
     log = tmp_path / "stderr.log"
     with log.open("w", encoding="utf-8") as stderr:
         done = subprocess.run(
-            [sys.executable, "-m", "chronoprobe.cli.main", "recency", "gate", "--questions", str(questions),
-             "--samples", "1", "--batch-size", "1", "--cache", str(tmp_path / "calls.sqlite")],
-            stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "chronoprobe.cli.main",
+                "recency",
+                "gate",
+                "--questions",
+                str(questions),
+                "--samples",
+                "1",
+                "--batch-size",
+                "1",
+                "--cache",
+                str(tmp_path / "calls.sqlite"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            timeout=300,
             env={**os.environ, PROGRESS_EVERY_ENV: "0"},
         )
     assert done.returncode == 0, log.read_text(encoding="utf-8")
     lines = log.read_text(encoding="utf-8").splitlines()
     assert [line.split(" (")[0] for line in lines if line.startswith("recency gate:")] == [
-        "recency gate: 1/3", "recency gate: 2/3", "recency gate: 3/3"]
+        "recency gate: 1/3",
+        "recency gate: 2/3",
+        "recency gate: 3/3",
+    ]
     assert len(done.stdout.splitlines()) == 3

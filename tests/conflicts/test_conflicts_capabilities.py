@@ -36,8 +36,9 @@ BASE = frozenset({Capability.GENERATE, Capability.SAMPLE_N, Capability.TOKEN_LOG
 
 
 def _model(capabilities: frozenset[Capability], tmp_path: Path) -> CachedModel:
-    return CachedModel(MockBackend(paris_or_lyon, name="scripted", capabilities=capabilities),
-                       CallCache(tmp_path / "c.sqlite"))
+    return CachedModel(
+        MockBackend(paris_or_lyon, name="scripted", capabilities=capabilities), CallCache(tmp_path / "c.sqlite")
+    )
 
 
 def test_refuses_without_distributions_and_names_the_flag(tmp_path: Path):
@@ -52,8 +53,13 @@ def test_refuses_without_distributions_and_names_the_flag(tmp_path: Path):
 
 def test_pipeline_cp_by_hand_and_recorded_source(tmp_path: Path):
     model = _model(BASE | {Capability.MEAN_DISTRIBUTION}, tmp_path)
-    config = RunConfig(dataset="dynamicqa", methodology="dynamicqa", data=ASSETS / "dynamicqa_small", out=tmp_path / "o",
-                       persuasion=pers.PersuasionConfig(n_samples=3))
+    config = RunConfig(
+        dataset="dynamicqa",
+        methodology="dynamicqa",
+        data=ASSETS / "dynamicqa_small",
+        out=tmp_path / "o",
+        persuasion=pers.PersuasionConfig(n_samples=3),
+    )
     result = run(config, [model], JudgeChoice(ExactJudge(), "exact"))
     rows = {r["item_id"]: r for r in map(json.loads, (tmp_path / "o" / "items.jsonl").read_text().splitlines())}
     cf = rows["dynamicqa/static/1/cf"]

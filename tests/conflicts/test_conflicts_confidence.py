@@ -57,9 +57,10 @@ class ScriptedBackend(Backend):
         ids = [5, 6, 7]
         lps = [math.log(PROBS[i]) for i in ids]
         return [
-            Generation(rendered_prompt=self.render(p), samples=[
-                Sample(text="The Eiffel Tower", token_ids=ids, token_logprobs=lps, first_token_prob=PROBS[5])
-            ])
+            Generation(
+                rendered_prompt=self.render(p),
+                samples=[Sample(text="The Eiffel Tower", token_ids=ids, token_logprobs=lps, first_token_prob=PROBS[5])],
+            )
             for p in prompts
         ]
 

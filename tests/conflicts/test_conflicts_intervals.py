@@ -14,16 +14,28 @@ from chronoprobe.metrics.uncertainty import bootstrap_mean, wilson
 
 
 def _dq_row(fact: str, counterfactual: bool, cp: float, correct: bool, persuaded: bool) -> dict:  # type: ignore[type-arg]
-    return {"fact_class": "static", "fact_id": fact, "counterfactual": counterfactual, "cp": cp,
-            "correct_context": correct, "correct_no_context": fact != "c", "correct_no_context_original": 0.5,
-            "se_context": cp / 2, "se_no_context": 0.1, "stubborn": (not persuaded) if counterfactual else None,
-            "persuaded": persuaded if counterfactual else None}
+    return {
+        "fact_class": "static",
+        "fact_id": fact,
+        "counterfactual": counterfactual,
+        "cp": cp,
+        "correct_context": correct,
+        "correct_no_context": fact != "c",
+        "correct_no_context_original": 0.5,
+        "se_context": cp / 2,
+        "se_no_context": 0.1,
+        "stubborn": (not persuaded) if counterfactual else None,
+        "persuaded": persuaded if counterfactual else None,
+    }
 
 
 ROWS = [
-    _dq_row("a", False, 0.1, True, False), _dq_row("a", True, 1.0, True, True),
-    _dq_row("b", False, 0.3, True, False), _dq_row("b", True, 2.0, False, False),
-    _dq_row("c", False, 0.2, False, False), _dq_row("c", True, float("nan"), True, True),
+    _dq_row("a", False, 0.1, True, False),
+    _dq_row("a", True, 1.0, True, True),
+    _dq_row("b", False, 0.3, True, False),
+    _dq_row("b", True, 2.0, False, False),
+    _dq_row("c", False, 0.2, False, False),
+    _dq_row("c", True, float("nan"), True, True),
 ]
 
 
@@ -63,15 +75,29 @@ def test_persuasion_report_adds_interval_columns_and_keeps_the_paper_columns() -
 
 
 def _completion_row(i: int, f1: float, prediction: str, confidence: float | None) -> dict:  # type: ignore[type-arg]
-    return {"fact_id": f"f{i}", "query_id": f"f{i}/0", "fact_class": "c", "relation": "P1" if i % 2 else "P2",
-            "template_index": 0, "prediction": prediction, "f1": f1, "confidence": confidence}
+    return {
+        "fact_id": f"f{i}",
+        "query_id": f"f{i}/0",
+        "fact_class": "c",
+        "relation": "P1" if i % 2 else "P2",
+        "template_index": 0,
+        "prediction": prediction,
+        "f1": f1,
+        "confidence": confidence,
+    }
 
 
 def test_completion_estimates_by_hand() -> None:
-    rows = [_completion_row(0, 1.0, "Paris", 0.9), _completion_row(1, 0.0, "Rome", 0.2),
-            _completion_row(2, 0.5, "New York", None), _completion_row(3, 0.0, "", 0.0)]
-    updates = [{"fact_class": "c", "prediction": "Berlin is", "new_object": "Berlin"},
-               {"fact_class": "c", "prediction": "Madrid", "new_object": "Lyon"}]
+    rows = [
+        _completion_row(0, 1.0, "Paris", 0.9),
+        _completion_row(1, 0.0, "Rome", 0.2),
+        _completion_row(2, 0.5, "New York", None),
+        _completion_row(3, 0.0, "", 0.0),
+    ]
+    updates = [
+        {"fact_class": "c", "prediction": "Berlin is", "new_object": "Berlin"},
+        {"fact_class": "c", "prediction": "Madrid", "new_object": "Lyon"},
+    ]
     stats = summarise_completion(rows, updates, ["c"])["c"]
     est = stats["estimates"]
     assert est["f1"]["n"] == 3 and est["f1"]["value"] == stats["f1"]  # the empty prediction is left out

@@ -37,7 +37,11 @@ def cached(smollm2, tmp_path: Path) -> CachedModel:  # type: ignore[no-untyped-d
 @pytest.mark.slow
 def test_dynamicqa_methodology_end_to_end(cached: CachedModel, tmp_path: Path):
     config = RunConfig(
-        dataset="dynamicqa", methodology="dynamicqa", data=ASSETS / "dynamicqa_small", limit=1, out=tmp_path / "out",
+        dataset="dynamicqa",
+        methodology="dynamicqa",
+        data=ASSETS / "dynamicqa_small",
+        limit=1,
+        out=tmp_path / "out",
         persuasion=pers.PersuasionConfig(n_samples=3, max_new_tokens=8),
     )
     result = run(config, [cached], JudgeChoice(ExactJudge(), "exact"))
@@ -54,11 +58,15 @@ def test_dynamicqa_methodology_end_to_end(cached: CachedModel, tmp_path: Path):
     fact = load_dynamicqa(ASSETS / "dynamicqa_small")[0]
     item = expand(fact)[1]
     calls_before = cached.calls_made
-    gen_ctx, gen_base = cached.generate([qa_prompt(wording, item.question, item.context), qa_prompt(wording, fact.question)], params)
+    gen_ctx, gen_base = cached.generate(
+        [qa_prompt(wording, item.question, item.context), qa_prompt(wording, fact.question)], params
+    )
     assert cached.calls_made == calls_before  # served from the cache
     cp = m.coherent_persuasion_from_samples(
-        [s.mean_distribution for s in gen_ctx.samples], cf["clusters_context"],
-        [s.mean_distribution for s in gen_base.samples], cf["clusters_no_context"],
+        [s.mean_distribution for s in gen_ctx.samples],
+        cf["clusters_context"],
+        [s.mean_distribution for s in gen_base.samples],
+        cf["clusters_no_context"],
     )
     assert cf["cp"] == pytest.approx(cp)
     assert cf["se_context"] == pytest.approx(
@@ -112,19 +120,33 @@ def test_cross_dataset_runs(cached: CachedModel, tmp_path: Path, shared_data: Pa
     assert [f.fact_class for f in facts] == ["immutable-1", "immutable-N", "mutable"]
     out = tmp_path / "mulan-dq"
     result = run(
-        RunConfig(dataset="mulan", methodology="dynamicqa", data=ASSETS / "mulan_contexts.jsonl", limit=1, out=out,
-                  persuasion=pers.PersuasionConfig(n_samples=2, max_new_tokens=6)),
-        [cached], JudgeChoice(ExactJudge(), "exact"),
+        RunConfig(
+            dataset="mulan",
+            methodology="dynamicqa",
+            data=ASSETS / "mulan_contexts.jsonl",
+            limit=1,
+            out=out,
+            persuasion=pers.PersuasionConfig(n_samples=2, max_new_tokens=6),
+        ),
+        [cached],
+        JudgeChoice(ExactJudge(), "exact"),
     )
     assert result["classes"] == ["immutable-1", "immutable-N", "mutable"]
     assert result["summary"]["smollm2"]["immutable-1"]["facts"] == 1
     # DynamicQA through MuLan's lens: static and temporal only, five statements per fact.
     out2 = tmp_path / "dq-mulan"
     result2 = run(
-        RunConfig(dataset="dynamicqa", methodology="mulan", data=ASSETS / "dynamicqa_small", limit=2, out=out2,
-                  templates=shared_data / "temporal_conflicts" / "dynamicqa_converted_templates.csv",
-                  completion=comp.CompletionConfig(max_new_tokens=6)),
-        [cached], None,
+        RunConfig(
+            dataset="dynamicqa",
+            methodology="mulan",
+            data=ASSETS / "dynamicqa_small",
+            limit=2,
+            out=out2,
+            templates=shared_data / "temporal_conflicts" / "dynamicqa_converted_templates.csv",
+            completion=comp.CompletionConfig(max_new_tokens=6),
+        ),
+        [cached],
+        None,
     )
     assert result2["classes"] == ["static", "temporal"]
     rows = [json.loads(line) for line in (out2 / "items.jsonl").read_text().splitlines()]
@@ -139,41 +161,79 @@ def test_contexts_pipeline_filters_masks_and_swaps(cached: CachedModel, shared_d
     from chronoprobe.judges.embedding import Embedder
 
     embedder = Embedder()
+
     # A real entailment function standing in for an NLI model: fully entailed iff the passage
     # contains the fact sentence's object.
     def entail(pairs):  # type: ignore[no-untyped-def]
         return [1.0 if s.rstrip(".").split()[-1].lower() in p.lower() else 0.0 for p, s in pairs]
 
-    rows, dropped = build_contexts(queries, templates, {}, cached, entail, embedder.embed,
-                                   ContextsConfig(max_new_tokens=40), PromptWording())
+    rows, dropped = build_contexts(
+        queries, templates, {}, cached, entail, embedder.embed, ContextsConfig(max_new_tokens=40), PromptWording()
+    )
     assert len(rows) + sum(dropped.values()) == 4
     for row in rows:
         assert "[ENTITY]" in row.context and row.obj.lower() not in row.context.lower()
         assert row.replace_name != row.obj and mm.shares_no_word(row.replace_name, row.obj)
         assert row.entailment == 1.0
-    subsampled = build_contexts(queries, templates, {}, cached, entail, embedder.embed,
-                                ContextsConfig(max_new_tokens=40, per_class=1), PromptWording())[0]
+    subsampled = build_contexts(
+        queries,
+        templates,
+        {},
+        cached,
+        entail,
+        embedder.embed,
+        ContextsConfig(max_new_tokens=40, per_class=1),
+        PromptWording(),
+    )[0]
     assert len(subsampled) <= 1
 
 
 def test_cli_errors_are_one_line(tmp_path: Path):
     proc = subprocess.run(
-        [sys.executable, "-m", "chronoprobe.cli.main", "conflicts", "run", "dynamicqa", "--data", str(tmp_path / "none"),
-         "--judge", "exact", "--cache", str(tmp_path / "c.sqlite")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "chronoprobe.cli.main",
+            "conflicts",
+            "run",
+            "dynamicqa",
+            "--data",
+            str(tmp_path / "none"),
+            "--judge",
+            "exact",
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "not a folder" in proc.stderr
     proc = subprocess.run(
         [sys.executable, "-m", "chronoprobe.cli.main", "conflicts", "run", "wikidata"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2 and "not dynamicqa or mulan" in proc.stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "chronoprobe.cli.main", "conflicts", "run", "mulan", "--fidelity", "paper",
-         "--out", str(tmp_path / "o")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "chronoprobe.cli.main",
+            "conflicts",
+            "run",
+            "mulan",
+            "--fidelity",
+            "paper",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2 and "--fidelity" in proc.stderr and "not corrected or original" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

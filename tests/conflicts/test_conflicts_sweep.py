@@ -12,7 +12,9 @@ def _persuasion(acc: dict[str, float | None], cp: dict[str, float]) -> dict[str,
 
 
 def _provenance(*models: tuple[str, str | None, bool]) -> dict[str, object]:
-    return {"models": [{"spec": s, "chat_template": chat, "extra": {"parameters": p} if p else {}} for s, p, chat in models]}
+    return {
+        "models": [{"spec": s, "chat_template": chat, "extra": {"parameters": p} if p else {}} for s, p, chat in models]
+    }
 
 
 def _rows(text: str) -> list[list[str]]:
@@ -21,10 +23,12 @@ def _rows(text: str) -> list[list[str]]:
 
 def test_persuasion_sweep_orders_by_size_and_gives_the_gap() -> None:
     summary = {
-        "gemma3-270m": _persuasion({"static": 0.5, "temporal": 0.0, "disputed": None},
-                                   {"static": 0.25, "temporal": 0.75, "disputed": 0.5}),
-        "smollm2": _persuasion({"static": 1.0, "temporal": 0.5, "disputed": None},
-                               {"static": 0.5, "temporal": 0.25, "disputed": 0.0}),
+        "gemma3-270m": _persuasion(
+            {"static": 0.5, "temporal": 0.0, "disputed": None}, {"static": 0.25, "temporal": 0.75, "disputed": 0.5}
+        ),
+        "smollm2": _persuasion(
+            {"static": 1.0, "temporal": 0.5, "disputed": None}, {"static": 0.5, "temporal": 0.25, "disputed": 0.0}
+        ),
     }
     provenance = _provenance(("smollm2", "134515008", True), ("gemma3-270m", "268098176", False))
     text = model_sweep_markdown(summary, CLASSES, provenance, "dynamicqa")
@@ -42,8 +46,9 @@ def test_persuasion_sweep_orders_by_size_and_gives_the_gap() -> None:
 
 def test_completion_sweep_uses_f1_and_update_success() -> None:
     classes = ("immutable-1", "immutable-N", "mutable")
-    per_class = {c: {"f1": 40.0, "confidence": 0.3, "update_success": u}
-                 for c, u in zip(classes, (0.5, 0.25, 0.75), strict=True)}
+    per_class = {
+        c: {"f1": 40.0, "confidence": 0.3, "update_success": u} for c, u in zip(classes, (0.5, 0.25, 0.75), strict=True)
+    }
     text = model_sweep_markdown({"a": per_class, "b": per_class}, classes, _provenance(("a", None, True)), "mulan")
     header, *rows = _rows(text)
     assert "Mutable update" in header and "update Mutable − Imm-1" in header

@@ -29,7 +29,10 @@ def test_prompts_render_for_chat_and_base():
     assert p.answer_prefix == "France's capital city is" and p.text == ""
     assert p.messages is not None and "as few words as possible" in p.messages[-1].content
     update = completion_prompt(wording, "X is", preamble="Imagine that X is Y. Then, ")
-    assert update.text == "Imagine that X is Y. Then, " and "Imagine that X is Y. Then, X is" in update.messages[-1].content
+    assert (
+        update.text == "Imagine that X is Y. Then, "
+        and "Imagine that X is Y. Then, X is" in update.messages[-1].content
+    )
     qa = qa_prompt(wording, "Q?", "Some context.")
     assert "Context: Some context." in qa.messages[-1].content and qa.text.endswith("Answer:")
 
@@ -57,8 +60,19 @@ def test_context_file_round_trip_and_errors(tmp_path: Path):
 
 
 def _row(i: int, cls: str) -> ContextRow:
-    return ContextRow(id=f"f{i}", fact_class=cls, relation="P1", subject="s", question="q", obj="o", replace_name="r",
-                      context="[ENTITY]", possible_answers=[], fact_sentence="s", entailment=None)
+    return ContextRow(
+        id=f"f{i}",
+        fact_class=cls,
+        relation="P1",
+        subject="s",
+        question="q",
+        obj="o",
+        replace_name="r",
+        context="[ENTITY]",
+        possible_answers=[],
+        fact_sentence="s",
+        entailment=None,
+    )
 
 
 def test_subsample_is_seeded_and_per_class():
@@ -70,10 +84,19 @@ def test_subsample_is_seeded_and_per_class():
 
 
 def _cp_row(fact: str, counterfactual: bool, cp: float) -> dict:  # type: ignore[type-arg]
-    return {"fact_class": "static", "fact_id": fact, "counterfactual": counterfactual, "cp": cp,
-            "correct_context": True, "correct_no_context": True, "correct_no_context_original": 1.0,
-            "se_context": 0.0, "se_no_context": 0.0, "stubborn": False if counterfactual else None,
-            "persuaded": True if counterfactual else None}
+    return {
+        "fact_class": "static",
+        "fact_id": fact,
+        "counterfactual": counterfactual,
+        "cp": cp,
+        "correct_context": True,
+        "correct_no_context": True,
+        "correct_no_context_original": 1.0,
+        "se_context": 0.0,
+        "se_no_context": 0.0,
+        "stubborn": False if counterfactual else None,
+        "persuaded": True if counterfactual else None,
+    }
 
 
 def test_class_cp_is_the_mean_over_all_items_with_the_split_beside_it():
@@ -93,8 +116,20 @@ def test_class_cp_is_the_mean_over_all_items_with_the_split_beside_it():
 def test_completion_report_names_its_fidelity():
     from chronoprobe.conflicts.report import completion_markdown
 
-    summary = {"m": {"c": {"f1": 50.0, "confidence": 0.45, "f1_per_relation": {"P1": 50.0}, "memorised": 1,
-                           "updates": 1, "update_success": 1.0, "queries": 4, "empty_predictions": 1}}}
+    summary = {
+        "m": {
+            "c": {
+                "f1": 50.0,
+                "confidence": 0.45,
+                "f1_per_relation": {"P1": 50.0},
+                "memorised": 1,
+                "updates": 1,
+                "update_success": 1.0,
+                "queries": 4,
+                "empty_predictions": 1,
+            }
+        }
+    }
     assert "Scoring: original" in completion_markdown(summary, ["c"], "t", "original")
     report = completion_markdown(summary, ["c"], "t")
     assert "Scoring: corrected" in report and "| m | 1 of 4 |" in report

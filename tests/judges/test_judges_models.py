@@ -26,8 +26,13 @@ def tiny_nli(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tokenizer = BertTokenizer(str(folder / "vocab.txt"))
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-        max_position_embeddings=64, num_labels=3,
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        num_labels=3,
         id2label={0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"},
         label2id={"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2},
     )
@@ -95,7 +100,11 @@ def test_embedding_judge_threshold_and_cache(tmp_path: Path):
     choice = load_judge("embedding", cache=cache)
     judge = choice.judge
     assert choice.record == "embedding:minilm"
-    assert judge.equivalent([("Paris", "paris"), ("Paris", "London"), ("Stanley Kubrick", "Kubrick")]) == [True, False, True]
+    assert judge.equivalent([("Paris", "paris"), ("Paris", "London"), ("Stanley Kubrick", "Kubrick")]) == [
+        True,
+        False,
+        True,
+    ]
     assert cache.count() == 5  # one cached embedding per distinct text
     with pytest.raises(ConfigError):
         load_judge("bogus")

@@ -21,10 +21,20 @@ def test_shipped_catalogue() -> None:
     assert len(facts) == 130
     assert len({f.fact_id for f in facts}) == 130
     assert Counter(f.category for f in facts) == {
-        "countries_byGDP": 78, "athletes_byPayment": 28, "companies_byRevenue": 18, "organizations": 6,
+        "countries_byGDP": 78,
+        "athletes_byPayment": 28,
+        "companies_byRevenue": 18,
+        "organizations": 6,
     }
     assert Counter(f.property for f in facts) == {
-        "P35": 46, "P6": 32, "P54": 28, "P169": 18, "P3975": 2, "P488": 2, "P1037": 1, "P159": 1,
+        "P35": 46,
+        "P6": 32,
+        "P54": 28,
+        "P169": 18,
+        "P3975": 2,
+        "P488": 2,
+        "P1037": 1,
+        "P159": 1,
     }
     assert all(f.subject_qid and len(f.templates) == 3 for f in facts)
     by_id = {f.fact_id: f for f in facts}
@@ -59,8 +69,13 @@ def write(tmp_path: Path, rows: list[Any]) -> Path:
 
 def good_row(**changes: Any) -> dict[str, Any]:
     row = {
-        "fact_id": "companies_byRevenue/Walmart", "category": "companies_byRevenue", "subject": "Walmart",
-        "subject_qid": "Q483551", "attribute": None, "property": "P169", "templates": ["The CEO of Walmart is"],
+        "fact_id": "companies_byRevenue/Walmart",
+        "category": "companies_byRevenue",
+        "subject": "Walmart",
+        "subject_qid": "Q483551",
+        "attribute": None,
+        "property": "P169",
+        "templates": ["The CEO of Walmart is"],
     }
     row.update(changes)
     return row

@@ -17,7 +17,9 @@ GRC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dyknow" 
 
 
 def test_parse_answer_full() -> None:
-    s = parse_answer("Portugal national association football team |S: +2003-00-00T00:00:00Z |P: +2021-06-27T00:00:00Z", "w")
+    s = parse_answer(
+        "Portugal national association football team |S: +2003-00-00T00:00:00Z |P: +2021-06-27T00:00:00Z", "w"
+    )
     assert s.label == "Portugal national association football team"
     assert s.start == WikidataDate(year=2003)
     assert s.start.earliest() == dt.date(2003, 1, 1)
@@ -58,8 +60,12 @@ def write(tmp_path: Path, data: Any) -> Path:
     return path
 
 
-QUESTIONS = {"generic": "The CEO of Acme is", "contextualized": "Acme's CEO is", "rephrased_1": "Acme is run by",
-             "rephrased_2": "The boss of Acme is"}
+QUESTIONS = {
+    "generic": "The CEO of Acme is",
+    "contextualized": "Acme's CEO is",
+    "rephrased_1": "Acme is run by",
+    "rephrased_2": "The boss of Acme is",
+}
 
 
 def test_small_file(tmp_path: Path) -> None:
@@ -79,18 +85,30 @@ def test_small_file(tmp_path: Path) -> None:
     ("data", "message"),
     [
         ({"planets": {}}, "planets: unknown category"),
-        ({"companies_byRevenue": {"Acme": {"questions": QUESTIONS, "answers": ["Ann |S: 2020"]}}},
-         "companies_byRevenue/Acme answer 0: bad date '2020'"),
-        ({"companies_byRevenue": {"Acme": {"questions": QUESTIONS, "answers": "Ann"}}},
-         "companies_byRevenue/Acme: 'answers' must be a list"),
-        ({"companies_byRevenue": {"Acme": {"questions": {"generic": "x"}, "answers": []}}},
-         "companies_byRevenue/Acme: no paraphrase questions"),
-        ({"companies_byRevenue": {"Acme": {"questions": {**QUESTIONS, "odd": "x"}, "answers": []}}},
-         "companies_byRevenue/Acme: unknown question keys"),
-        ({"countries_byGDP": {"Utopia": {"Mayor": {"questions": QUESTIONS, "answers": []}}}},
-         "countries_byGDP/Utopia/Mayor: cannot tell head of state"),
-        ({"organizations": {"UN": {"janitor": {"questions": QUESTIONS, "answers": []}}}},
-         "organizations/UN/janitor: no Wikidata property known"),
+        (
+            {"companies_byRevenue": {"Acme": {"questions": QUESTIONS, "answers": ["Ann |S: 2020"]}}},
+            "companies_byRevenue/Acme answer 0: bad date '2020'",
+        ),
+        (
+            {"companies_byRevenue": {"Acme": {"questions": QUESTIONS, "answers": "Ann"}}},
+            "companies_byRevenue/Acme: 'answers' must be a list",
+        ),
+        (
+            {"companies_byRevenue": {"Acme": {"questions": {"generic": "x"}, "answers": []}}},
+            "companies_byRevenue/Acme: no paraphrase questions",
+        ),
+        (
+            {"companies_byRevenue": {"Acme": {"questions": {**QUESTIONS, "odd": "x"}, "answers": []}}},
+            "companies_byRevenue/Acme: unknown question keys",
+        ),
+        (
+            {"countries_byGDP": {"Utopia": {"Mayor": {"questions": QUESTIONS, "answers": []}}}},
+            "countries_byGDP/Utopia/Mayor: cannot tell head of state",
+        ),
+        (
+            {"organizations": {"UN": {"janitor": {"questions": QUESTIONS, "answers": []}}}},
+            "organizations/UN/janitor: no Wikidata property known",
+        ),
         ({"organizations": {"UN": []}}, "organizations/UN: expected questions/answers or attributes"),
     ],
 )

@@ -41,8 +41,14 @@ def snap(name: str, answers: dict[str, list[Statement]]) -> Snapshot:
     )
 
 
-MATTARELLA = Statement(label="Sergio Mattarella", qid="Q3956186", aliases=("Mattarella",), start=d("2015-02-03"),
-                       rank="preferred", statement_id="Q38-a")
+MATTARELLA = Statement(
+    label="Sergio Mattarella",
+    qid="Q3956186",
+    aliases=("Mattarella",),
+    start=d("2015-02-03"),
+    rank="preferred",
+    statement_id="Q38-a",
+)
 NAPOLITANO = Statement(label="Giorgio Napolitano", qid="Q19939", start=d("2006-05-15"), end=d("2015-01-14"))
 
 
@@ -182,8 +188,10 @@ def test_existing_snapshot_is_never_overwritten_silently(home: Path) -> None:
     assert load_snapshot("wikidata-2024-01-01") == empty
 
 
-@pytest.mark.parametrize(("name", "problem"), [("x" * 300, "300 characters long"), ("a\tb", "control characters"),
-                                               ("../up", "plain file name")])
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [("x" * 300, "300 characters long"), ("a\tb", "control characters"), ("../up", "plain file name")],
+)
 def test_bad_snapshot_names_are_data_errors(name: str, problem: str) -> None:
     with pytest.raises(DataError, match=problem):
         save_snapshot(snap(name, {"a/b": [MATTARELLA]}))

@@ -63,7 +63,12 @@ def test_head_of_state_statements(store: pyoxigraph.Store) -> None:
 def test_team_statements_keep_precision_and_point_in_time(store: pyoxigraph.Store) -> None:
     statements = by_id(run(store, "Q11571", "P54"))
     assert set(statements) == {
-        "Q11571-mu1", "Q11571-mu2", "Q11571-juve", "Q11571-nassr", "Q11571-portugal", "Q11571-youth",
+        "Q11571-mu1",
+        "Q11571-mu2",
+        "Q11571-juve",
+        "Q11571-nassr",
+        "Q11571-portugal",
+        "Q11571-youth",
     }
     assert statements["Q11571-mu1"].start == WikidataDate(year=2003)  # year precision (9)
     assert statements["Q11571-mu1"].end == WikidataDate(year=2009)
@@ -100,8 +105,14 @@ def test_invalid_pid_rejected(pid: str) -> None:
 
 @pytest.mark.parametrize(
     "payload",
-    [None, [], {"head": {}}, {"results": {"bindings": {}}}, {"results": {"bindings": [{"statement": 3}]}},
-     {"results": {"bindings": [{"statement": {"type": "uri", "value": "x"}}]}}],
+    [
+        None,
+        [],
+        {"head": {}},
+        {"results": {"bindings": {}}},
+        {"results": {"bindings": [{"statement": 3}]}},
+        {"results": {"bindings": [{"statement": {"type": "uri", "value": "x"}}]}},
+    ],
 )
 def test_garbage_results_raise_endpoint_error(payload: object) -> None:
     with pytest.raises(EndpointError, match=r"^https://example\.org/sparql: "):

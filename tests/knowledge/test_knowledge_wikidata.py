@@ -16,8 +16,14 @@ from chronoprobe.knowledge.wikidata import USER_AGENT, WikidataClient, query_has
 
 
 def fact(fact_id: str, qid: str, prop: str, category: str = "countries_byGDP") -> Fact:
-    return Fact(fact_id=fact_id, category=category, subject=fact_id, subject_qid=qid, property=prop,  # type: ignore[arg-type]
-                templates=("x is",))
+    return Fact(
+        fact_id=fact_id,
+        category=category,
+        subject=fact_id,
+        subject_qid=qid,
+        property=prop,  # type: ignore[arg-type]
+        templates=("x is",),
+    )
 
 
 FACTS = [
@@ -72,10 +78,12 @@ def test_unknown_item_is_kept_empty_and_flagged() -> None:
 
 
 def test_invalid_ids_rejected_before_any_request() -> None:
-    bad_qid = Fact.model_construct(fact_id="f/bad", category="organizations", subject="x", subject_qid="Q0",
-                                   property="P35", templates=("x",))
-    bad_pid = Fact.model_construct(fact_id="f/badp", category="organizations", subject="x", subject_qid="Q38",
-                                   property="P35 }", templates=("x",))
+    bad_qid = Fact.model_construct(
+        fact_id="f/bad", category="organizations", subject="x", subject_qid="Q0", property="P35", templates=("x",)
+    )
+    bad_pid = Fact.model_construct(
+        fact_id="f/badp", category="organizations", subject="x", subject_qid="Q38", property="P35 }", templates=("x",)
+    )
     no_qid = fact("f/none", "Q38", "P35").model_copy(update={"subject_qid": None})
     with StubWDQS() as wdqs, client(wdqs.url) as wd:
         with pytest.raises(DataError, match="fact f/bad: subject 'Q0'"):
@@ -167,7 +175,10 @@ def test_slow_response_times_out_then_recovers() -> None:
 
 
 def test_slow_forever_is_bounded() -> None:
-    with StubWDQS(always=Fault(delay_s=0.5, evaluate=True)) as wdqs, client(wdqs.url, timeout_s=0.15, max_retries=1) as wd:
+    with (
+        StubWDQS(always=Fault(delay_s=0.5, evaluate=True)) as wdqs,
+        client(wdqs.url, timeout_s=0.15, max_retries=1) as wd,
+    ):
         started = time.monotonic()
         with pytest.raises(EndpointError, match=r"timed out \(gave up after 2 attempts\)"):
             wd.fetch(FACTS[:1])

@@ -31,9 +31,7 @@ def test_correct_is_strictly_above_threshold():
 
 
 def test_accuracy_eq4_counts_both_items_of_each_fact():
-    acc = m.accuracy_with_context(
-        ["Paris", "London"], ["Paris", "Paris"], ["Lyon", "Paris"], ["Lyon", "Lyon"]
-    )
+    acc = m.accuracy_with_context(["Paris", "London"], ["Paris", "Paris"], ["Lyon", "Paris"], ["Lyon", "Lyon"])
     assert acc == pytest.approx(2 / 4)
 
 

@@ -39,8 +39,10 @@ def test_weighted_type_mean():
 
 
 def test_first_token_confidence_skips_specials_whitespace_and_one_article():
-    assert mm.first_token_confidence(["<s>", " the", " Eiff", "el"], [0.9, 0.8, 0.6, 0.5],
-                                     [True, False, False, False]) == 0.6
+    assert (
+        mm.first_token_confidence(["<s>", " the", " Eiff", "el"], [0.9, 0.8, 0.6, 0.5], [True, False, False, False])
+        == 0.6
+    )
     assert mm.first_token_confidence(["An", " apple"], [0.3, 0.7]) == 0.7
     assert mm.first_token_confidence([" Paris", "."], [0.4, 0.9]) == 0.4
     assert mm.first_token_confidence([" ", "Paris"], [0.2, 0.8]) == 0.8
@@ -63,9 +65,14 @@ def test_memorised_requires_exact_f1_and_confidence():
 
 def test_select_memorised_balances_classes_and_spreads_relations():
     scores = [
-        _score("a1", "A", "r1"), _score("a2", "A", "r1"), _score("a3", "A", "r1"), _score("a4", "A", "r2"),
+        _score("a1", "A", "r1"),
+        _score("a2", "A", "r1"),
+        _score("a3", "A", "r1"),
+        _score("a4", "A", "r2"),
         _score("a5", "A", "r2", f1=0.5),
-        _score("b1", "B", "r3"), _score("b2", "B", "r3"), _score("b3", "B", "r3", conf=0.1),
+        _score("b1", "B", "r3"),
+        _score("b2", "B", "r3"),
+        _score("b3", "B", "r3", conf=0.1),
     ]
     chosen = mm.select_memorised(scores, seed=3)
     by_class = {c: [s for s in chosen if s.fact_class == c] for c in ("A", "B")}
@@ -87,8 +94,13 @@ def test_update_success_and_new_object():
     assert not mm.update_succeeded("Lyonnais", "Lyon")
     assert not mm.update_succeeded("", "Lyon")
     assert not mm.update_succeeded("in Lyon", "Lyon")
-    assert mm.update_success_rate(["Lyon", "Paris", "New York City"], ["Lyon", "Lyon", "New York"]) == pytest.approx(2 / 3)
+    assert mm.update_success_rate(["Lyon", "Paris", "New York City"], ["Lyon", "Lyon", "New York"]) == pytest.approx(
+        2 / 3
+    )
     picked = {mm.pick_new_object("Paris", ["Paris Saint", "Lyon", "Nice"], random.Random(s)) for s in range(20)}
     assert picked == {"Lyon", "Nice"}
     assert mm.pick_new_object("Paris", ["Paris"], random.Random(0)) is None
-    assert mm.update_prompt("X was born in Lyon.", "X was born in") == "Imagine that X was born in Lyon. Then, X was born in"
+    assert (
+        mm.update_prompt("X was born in Lyon.", "X was born in")
+        == "Imagine that X was born in Lyon. Then, X was born in"
+    )

@@ -86,8 +86,12 @@ def test_original_hf_path_is_case_sensitive_and_vllm_path_is_not():
 
 def test_original_drops_specials_and_a_final_period_and_indexes_tokens():
     # BOS dropped; "the" first word -> the second remaining token.
-    assert mm.first_token_confidence_original(["<s>", " the", " Eiff", "el"], [0.1, 0.8, 0.6, 0.5],
-                                              [True, False, False, False]) == 0.6
+    assert (
+        mm.first_token_confidence_original(
+            ["<s>", " the", " Eiff", "el"], [0.1, 0.8, 0.6, 0.5], [True, False, False, False]
+        )
+        == 0.6
+    )
     # A final "." is dropped: " the" "." -> only an article -> 0.
     assert mm.first_token_confidence_original([" the", "."], [0.8, 0.9]) == 0.0
     # A leading newline is a token of its own in the original (index 0), unlike ours.
@@ -104,7 +108,9 @@ def test_original_update_success_is_raw_case_sensitive_startswith():
     assert not mm.update_succeeded("lyon", "Lyon", fidelity="original")
     assert mm.update_succeeded("lyon", "Lyon")
     assert not mm.update_succeeded("the Lyon", "Lyon", fidelity="original")
-    assert mm.update_success_rate(["Lyonnais", "lyon", "Lyon"], ["Lyon"] * 3, fidelity="original") == pytest.approx(2 / 3)
+    assert mm.update_success_rate(["Lyonnais", "lyon", "Lyon"], ["Lyon"] * 3, fidelity="original") == pytest.approx(
+        2 / 3
+    )
     assert mm.update_success_rate(["Lyonnais", "lyon", "Lyon"], ["Lyon"] * 3) == pytest.approx(2 / 3)
 
 

@@ -47,8 +47,11 @@ def echo(prompt: MockPrompt, params: DecodingParams) -> list[str]:
 
 
 def echo_backend() -> MockBackend:
-    return MockBackend(echo, name="echo", capabilities={
-        Capability.GENERATE, Capability.SAMPLE_N, Capability.TOKEN_LOGPROBS, Capability.CHAT_TEMPLATE})
+    return MockBackend(
+        echo,
+        name="echo",
+        capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.TOKEN_LOGPROBS, Capability.CHAT_TEMPLATE},
+    )
 
 
 def _client(url: str, **overrides: object) -> OpenAIBackend:

@@ -68,5 +68,7 @@ def test_openai_spec_builds_without_network() -> None:
 
 
 def test_bad_openai_options_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match=r"^model spec 'openai:m@http://127.0.0.1:9/v1': invalid openai option concurrency"):
+    with pytest.raises(
+        ConfigError, match=r"^model spec 'openai:m@http://127.0.0.1:9/v1': invalid openai option concurrency"
+    ):
         load_backend("openai:m@http://127.0.0.1:9/v1", BackendOptions(concurrency=0))

@@ -19,8 +19,9 @@ BUSY = "import time\nend = time.monotonic() + 6\nwhile time.monotonic() < end:\n
 def _env_after_import(**env: str) -> str:
     clean = {k: v for k, v in os.environ.items() if k not in {"OMP_WAIT_POLICY", threads.ENV}}
     code = "import os, chronoprobe; print(os.environ.get('OMP_WAIT_POLICY'))"
-    return subprocess.run([sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True,
-                          timeout=60, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True, timeout=60, check=True
+    ).stdout.strip()
 
 
 def test_openmp_waits_passively_unless_told_otherwise() -> None:

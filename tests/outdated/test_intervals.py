@@ -24,9 +24,19 @@ VERDICTS = {
 def _records() -> list[ResponseRecord]:
     return [
         ResponseRecord(
-            model="m", fact_id=fact, category="leaders", subject=fact, attribute=None, template_index=i,
-            template="t", rendered_prompt="t", response="r", verdict=verdict, verdict_as_of=verdict,  # type: ignore[arg-type]
-            matched=["X"] if verdict != "irrelevant" else [], matched_start_years=[],
+            model="m",
+            fact_id=fact,
+            category="leaders",
+            subject=fact,
+            attribute=None,
+            template_index=i,
+            template="t",
+            rendered_prompt="t",
+            response="r",
+            verdict=verdict,
+            verdict_as_of=verdict,  # type: ignore[arg-type]
+            matched=["X"] if verdict != "irrelevant" else [],
+            matched_start_years=[],
         )
         for fact, verdicts in VERDICTS.items()
         for i, verdict in enumerate(verdicts)

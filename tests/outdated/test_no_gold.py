@@ -34,15 +34,24 @@ EMPTY_RESULT = b'{"head": {"vars": []}, "results": {"bindings": []}}'
 
 def mattarella() -> MockBackend:
     """A stand-in model that always answers "Sergio Mattarella"."""
-    return MockBackend(lambda prompt, params: "Sergio Mattarella", name="fixed",
-                       capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE})
+    return MockBackend(
+        lambda prompt, params: "Sergio Mattarella",
+        name="fixed",
+        capabilities={Capability.GENERATE, Capability.SAMPLE_N, Capability.CHAT_TEMPLATE},
+    )
 
 
 def row(fact_id: str, qid: str, prop: str, category: str = "countries_byGDP") -> dict[str, object]:
     _, subject, *attribute = fact_id.split("/")
-    return {"fact_id": fact_id, "category": category, "subject": subject, "subject_qid": qid,
-            "attribute": attribute[0] if attribute else None, "property": prop,
-            "templates": ["The answer is", "It is", "Now it is"]}
+    return {
+        "fact_id": fact_id,
+        "category": category,
+        "subject": subject,
+        "subject_qid": qid,
+        "attribute": attribute[0] if attribute else None,
+        "property": prop,
+        "templates": ["The answer is", "It is", "Now it is"],
+    }
 
 
 ITALY = row("countries_byGDP/Italy/President of Italy", "Q38", "P35")
@@ -106,8 +115,13 @@ def test_a_second_live_run_the_same_day_saves_under_a_new_name(tmp_path: Path, h
 
 def test_a_stored_snapshot_that_is_mostly_empty_is_refused(tmp_path: Path) -> None:
     facts = catalogue(tmp_path, ITALY, WALMART)
-    empty = Snapshot(name="hollow", retrieved=dt.date(2024, 1, 1), endpoint="x", query_hash="-",
-                     answers={f["fact_id"]: FactAnswers(fact_id=f["fact_id"], statements=()) for f in (ITALY, WALMART)})
+    empty = Snapshot(
+        name="hollow",
+        retrieved=dt.date(2024, 1, 1),
+        endpoint="x",
+        query_hash="-",
+        answers={f["fact_id"]: FactAnswers(fact_id=f["fact_id"], statements=()) for f in (ITALY, WALMART)},
+    )
     save_snapshot(empty)
     with pytest.raises(DataError, match="snapshot hollow: only 0 of 2 facts asked have a dated statement"):
         load_gold(AuditConfig(snapshot="hollow", facts_file=facts))
@@ -118,10 +132,23 @@ def test_live_run_reports_facts_without_gold_outside_every_rate(
 ) -> None:
     out = tmp_path / "report"
     with StubWDQS() as wdqs:
-        result = runner.invoke(app, [
-            "run", "--live", "--endpoint", wdqs.url, "--facts", str(catalogue(tmp_path, ITALY, MELONI, WALMART, NOWHERE)),
-            "--model", f"openai:fixed@{model_server.url}", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
-        ])
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                "--live",
+                "--endpoint",
+                wdqs.url,
+                "--facts",
+                str(catalogue(tmp_path, ITALY, MELONI, WALMART, NOWHERE)),
+                "--model",
+                f"openai:fixed@{model_server.url}",
+                "--out",
+                str(out),
+                "--cache",
+                str(tmp_path / "c.sqlite"),
+            ],
+        )
     assert result.exit_code == 0, result.output
     assert model_server.stats.count == 9  # three paraphrases of the three facts with gold; none for Nowhere Inc
     summary = json.loads((out / "summary.json").read_text())

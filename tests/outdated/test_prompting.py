@@ -19,9 +19,18 @@ from chronoprobe.provenance import Provenance
 
 def _record(model: str) -> ResponseRecord:
     return ResponseRecord(
-        model=model, fact_id="f1", category="leaders", subject="X", attribute=None, template_index=0,
-        template="The leader of X is", rendered_prompt="The leader of X is", response=" Y", verdict="irrelevant",
-        matched=[], matched_start_years=[],
+        model=model,
+        fact_id="f1",
+        category="leaders",
+        subject="X",
+        attribute=None,
+        template_index=0,
+        template="The leader of X is",
+        rendered_prompt="The leader of X is",
+        response=" Y",
+        verdict="irrelevant",
+        matched=[],
+        matched_start_years=[],
     )
 
 
@@ -39,10 +48,23 @@ def test_base_prompt_is_the_bare_sentence() -> None:
 
 def test_report_says_which_prompting_each_model_got() -> None:
     infos = [
-        BackendInfo(spec="smollm2", backend="hf", model_id="s", revision="r", chat_template=True, is_chat_model=True,
-                    extra={"licence": "Apache-2.0"}),
-        BackendInfo(spec="gemma3-270m", backend="hf", model_id="g", revision="r", chat_template=False,
-                    extra={"licence": "Gemma Terms of Use"}),
+        BackendInfo(
+            spec="smollm2",
+            backend="hf",
+            model_id="s",
+            revision="r",
+            chat_template=True,
+            is_chat_model=True,
+            extra={"licence": "Apache-2.0"},
+        ),
+        BackendInfo(
+            spec="gemma3-270m",
+            backend="hf",
+            model_id="g",
+            revision="r",
+            chat_template=False,
+            extra={"licence": "Gemma Terms of Use"},
+        ),
     ]
     provenance = Provenance(models=infos).model_dump(mode="json")
     per_model = {i.spec: summarize_model([_record(i.spec)], with_as_of=False) for i in infos}
@@ -64,8 +86,20 @@ def _gemma_ready() -> bool:
 @pytest.mark.skipif(not _gemma_ready(), reason="Gemma 3 270M packages not installed (./setup.sh installs them)")
 def test_real_gemma_audit_sends_the_bare_sentence(tmp_path: Path) -> None:
     out = tmp_path / "report"
-    args = ["outdated", "run", "--model", "gemma3-270m", "--limit", "2", "--max-new-tokens", "8",
-            "--out", str(out), "--cache", str(tmp_path / "calls.sqlite")]
+    args = [
+        "outdated",
+        "run",
+        "--model",
+        "gemma3-270m",
+        "--limit",
+        "2",
+        "--max-new-tokens",
+        "8",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "calls.sqlite"),
+    ]
     subprocess.run([sys.executable, "-m", "chronoprobe.cli.main", *args], check=True, timeout=900)
     records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
     assert len(records) == 6  # 2 facts x 3 paraphrases

@@ -92,10 +92,17 @@ def test_stratified_sample_is_seeded_and_keeps_the_mix() -> None:
 
 
 def _row(q_id: int, label: str, stationary: bool) -> dict:
-    return {"q_id": q_id, "question": f"q{q_id}?", "unique_labels": [label], "label_distribution": {label: 1.0},
-            "majority_label": label, "confidence": 1.0, "entropy": 0.0,
-            "label_contexts": [{"recency_label": label, "context": "c"}],
-            "final_stationary_label": "Stationary" if stationary else "Non-Stationary"}
+    return {
+        "q_id": q_id,
+        "question": f"q{q_id}?",
+        "unique_labels": [label],
+        "label_distribution": {label: 1.0},
+        "majority_label": label,
+        "confidence": 1.0,
+        "entropy": 0.0,
+        "label_contexts": [{"recency_label": label, "context": "c"}],
+        "final_stationary_label": "Stationary" if stationary else "Non-Stationary",
+    }
 
 
 def test_stratified_sample_by_hand() -> None:

@@ -47,7 +47,9 @@ def test_eval_on_twelve_questions_writes_every_table_and_is_cached(model: Cached
     summary = json.loads(paths["summary"].read_text())
     modes = {run["context_mode"]: run for run in summary["runs"]}
     assert set(modes) == {"with", "without"} and modes["without"]["n"] == 12
-    assert modes["without"]["unparseable"] == sum(r["prediction"] is None for r in rows if r["context_mode"] == "without")
+    assert modes["without"]["unparseable"] == sum(
+        r["prediction"] is None for r in rows if r["context_mode"] == "without"
+    )
     assert {e["stationarity"] for e in summary["table6"]} == {"Stationary", "Non-Stationary"}
     assert summary["table7"] and summary["table7"][0]["pairs"] >= 1
     assert (tmp_path / "out" / "confusion_zero-shot_without.png").stat().st_size > 1000
@@ -73,16 +75,40 @@ def test_cli_label_then_eval_then_gate(tmp_path: Path, cache_path: Path) -> None
     runner = CliRunner()
     cache = str(cache_path)
     dataset = tmp_path / "labelled.json"
-    result = runner.invoke(app, ["label", str(ASSETS / "recency_questions.jsonl"), "--out", str(dataset),
-                                 "--samples", "3", "--verify-samples", "2", "--candidates", "1", "--context-rounds", "1",
-                                 "--no-retries", "--label-max-new-tokens", "12", "--vote-max-new-tokens", "6",
-                                 "--context-max-new-tokens", "24", "--cache", cache])
+    result = runner.invoke(
+        app,
+        [
+            "label",
+            str(ASSETS / "recency_questions.jsonl"),
+            "--out",
+            str(dataset),
+            "--samples",
+            "3",
+            "--verify-samples",
+            "2",
+            "--candidates",
+            "1",
+            "--context-rounds",
+            "1",
+            "--no-retries",
+            "--label-max-new-tokens",
+            "12",
+            "--vote-max-new-tokens",
+            "6",
+            "--context-max-new-tokens",
+            "24",
+            "--cache",
+            cache,
+        ],
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "labelled.report.json").read_text())
     counts = report["report"]
     assert counts["questions"] == 3 and report["provenance"]["models"][0]["spec"] == "smollm2"
-    assert counts["kept"] + len(counts["discarded_rule4"]) + len(counts["unlabelled"]) + len(
-        counts["dropped_no_context"]) == 3
+    assert (
+        counts["kept"] + len(counts["discarded_rule4"]) + len(counts["unlabelled"]) + len(counts["dropped_no_context"])
+        == 3
+    )
     assert sum(counts["rule_counts"].values()) == 3 - len(counts["unlabelled"])
     items = load_recencyqa(dataset)
     assert len(items) == counts["kept"]
@@ -97,22 +123,26 @@ def test_cli_label_then_eval_then_gate(tmp_path: Path, cache_path: Path) -> None
         assert item.extra["stationarity_rule"] in (1, 2, 3)
     if not items:
         pytest.skip("the tiny model labelled nothing usable this time")
-    result = runner.invoke(app, ["eval", "--data", str(dataset), "--out", str(tmp_path / "eval"),
-                                 "--max-new-tokens", "6", "--cache", cache])
+    result = runner.invoke(
+        app,
+        ["eval", "--data", str(dataset), "--out", str(tmp_path / "eval"), "--max-new-tokens", "6", "--cache", cache],
+    )
     assert result.exit_code == 0, result.output
     rows = (tmp_path / "eval" / "items.jsonl").read_text().splitlines()
     assert len(rows) == len(items) + sum(len(i.label_contexts) for i in items)
     assert "Table 6" in (tmp_path / "eval" / "report.md").read_text()
     result = runner.invoke(app, ["gate", "Who wrote Hamlet?", "--samples", "2", "--json", "--cache", cache])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout[result.stdout.index("{"):])["threshold"] == "A-Year"
+    assert json.loads(result.stdout[result.stdout.index("{") :])["threshold"] == "A-Year"
 
 
 def test_cli_bad_input_is_one_red_line_and_exit_2(tmp_path: Path) -> None:
     exe = [sys.executable, "-m", "chronoprobe.cli.main", "recency"]
-    for args in (["eval", "--data", str(tmp_path / "missing.json")],
-                 ["eval", "--strategy", "few-shoot"],
-                 ["gate", "Who?", "--threshold", "soonish"]):
+    for args in (
+        ["eval", "--data", str(tmp_path / "missing.json")],
+        ["eval", "--strategy", "few-shoot"],
+        ["gate", "Who?", "--threshold", "soonish"],
+    ):
         done = subprocess.run(exe + args, capture_output=True, text=True, timeout=120)
         assert done.returncode == 2, done.stderr
         assert "Traceback" not in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr

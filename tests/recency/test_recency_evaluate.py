@@ -63,7 +63,11 @@ def test_our_prompts_fill_every_placeholder() -> None:
             text = prompt.text or ""
             assert item.question in text and "A-Few-Months" in text
             assert "{" not in text.replace('{"', "")  # no placeholder left
-            assert (item.context in text) if item.context else "Context:" not in text.split("Question: " + item.question)[1]
+            assert (
+                (item.context in text)
+                if item.context
+                else "Context:" not in text.split("Question: " + item.question)[1]
+            )
     for name in ("label", "label_with_context", "stationarity", "context_generation"):
         assert "{question}" in builtin(name).user
 
@@ -74,8 +78,13 @@ def test_original_prompt_files_load_with_their_placeholders() -> None:
     zero = load_template(PROMPTS / "evaluation_zero_shot_withcontext.txt")
     assert zero.takes_context and zero.system and zero.system.startswith("You are an analyst")
     assert zero.user.startswith("Based on the question") and '"RecencyLabel"' in zero.user
-    config = EvalConfig(strategies=("few-shot",), prompt_files=(
-        PROMPTS / "evaluation_few_shot_without_context.txt", PROMPTS / "evaluation_few_shot_with_context.txt"))
+    config = EvalConfig(
+        strategies=("few-shot",),
+        prompt_files=(
+            PROMPTS / "evaluation_few_shot_without_context.txt",
+            PROMPTS / "evaluation_few_shot_with_context.txt",
+        ),
+    )
     templates = resolve_templates(config, "few-shot")
     questions = load_recencyqa(ASSETS / "recency_sample.json")
     item = build_items(questions, "without")[0]

@@ -106,8 +106,12 @@ def test_question_files_text_and_jsonl(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "chronoprobe.cli.main", "recency", "gate", *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "chronoprobe.cli.main", "recency", "gate", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize(
@@ -134,8 +138,9 @@ def test_cli_decisions_go_to_stdout_one_per_question(tmp_path: Path) -> None:
     assert single.stdout.startswith(("RETRIEVE", "NO RETRIEVAL")) and "why:" in single.stdout
     assert "RETRIEV" not in single.stderr and "greedy" not in single.stdout
     questions = tmp_path / "questions.txt"
-    questions.write_text("Who wrote Hamlet?\nWhat is the current price of bitcoin?\nWho is the UK prime minister?\n",
-                         encoding="utf-8")
+    questions.write_text(
+        "Who wrote Hamlet?\nWhat is the current price of bitcoin?\nWho is the UK prime minister?\n", encoding="utf-8"
+    )
     many = _cli("--questions", str(questions), "--samples", "2", "--json", "--cache", cache)
     assert many.returncode == 0, many.stderr
     records = [json.loads(line) for line in many.stdout.splitlines() if line.strip()]

@@ -12,10 +12,20 @@ from chronoprobe.recency.summary import summarise
 
 
 def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, index: int | None = None) -> dict:  # type: ignore[type-arg]
-    return {"model": "m", "strategy": "zero-shot", "context_mode": mode, "q_id": q_id,
-            "item_id": f"{q_id}:{mode}:{index}", "context_index": index,
-            "stationarity": "Stationary" if stationary else "Non-Stationary", "gold": gold, "prediction": pred,
-            "correct": gold == pred, "parsed_by": "whole" if pred else "none", "finish_reason": "stop"}
+    return {
+        "model": "m",
+        "strategy": "zero-shot",
+        "context_mode": mode,
+        "q_id": q_id,
+        "item_id": f"{q_id}:{mode}:{index}",
+        "context_index": index,
+        "stationarity": "Stationary" if stationary else "Non-Stationary",
+        "gold": gold,
+        "prediction": pred,
+        "correct": gold == pred,
+        "parsed_by": "whole" if pred else "none",
+        "finish_reason": "stop",
+    }
 
 
 ROWS = [
@@ -45,7 +55,9 @@ def test_every_rate_has_an_estimate_equal_to_it() -> None:
         for key in ("accuracy_with", "accuracy_without", "f1_with", "f1_without"):
             assert entry["estimates"][key]["value"] == entry[key]
     t7 = summary["table7"][0]
-    assert t7["estimates"]["transition_accuracy"] == wilson(1, 2).to_json() and t7["pairs"] == 2  # q3 (0,1) right, q4 (0,1) not
+    assert (
+        t7["estimates"]["transition_accuracy"] == wilson(1, 2).to_json() and t7["pairs"] == 2
+    )  # q3 (0,1) right, q4 (0,1) not
     assert t7["estimates"]["all_contexts_right"]["n"] == t7["questions"] == 2
     json.dumps(summary, allow_nan=False)
     assert summarise(ROWS) == summary  # seeded bootstrap: identical reruns

@@ -33,8 +33,15 @@ class Scripted:
             return '{"stationary": "NO"}' if "Q3" in text else '{"stationary": "YES"}'
         if "Write one short sentence" in text:
             if "Q2" in text and "Never" in text:  # round 1 (seed 0) fails verification, round 2 passes
-                return "Context: the archive is sealed for good." if params.seed == 0 else "Context: long after the founders retired, historians ask."
-            return ["Context: during the storm warning, people ask.", "Context: as the evening storm warning is issued over the city, commuters ask."][i % 2]
+                return (
+                    "Context: the archive is sealed for good."
+                    if params.seed == 0
+                    else "Context: long after the founders retired, historians ask."
+                )
+            return [
+                "Context: during the storm warning, people ask.",
+                "Context: as the evening storm warning is issued over the city, commuters ask.",
+            ][i % 2]
         if "\nContext: " in text:  # verification relabelling
             if "archive is sealed" in text:
                 return '{"label": "Never"}' if i else '{"label": "A-Day"}'  # one disagreement: not verified
@@ -106,7 +113,10 @@ def test_unverified_context_is_kept_flagged_or_dropped_on_request(scripted: Cach
 def test_read_questions_formats_and_errors(tmp_path: Path) -> None:
     jsonl = tmp_path / "q.jsonl"
     jsonl.write_text('{"question": "Who?"}\n\n{"q_id": "x", "question": "When?", "source": "mine"}\n')
-    assert [(q.q_id, q.question, q.source) for q in read_questions(jsonl)] == [(1, "Who?", "user"), ("x", "When?", "mine")]
+    assert [(q.q_id, q.question, q.source) for q in read_questions(jsonl)] == [
+        (1, "Who?", "user"),
+        ("x", "When?", "mine"),
+    ]
     listed = tmp_path / "q.json"
     listed.write_text(json.dumps(["Who?", {"question": "Why?"}]))
     assert [q.question for q in read_questions(listed)] == ["Who?", "Why?"]

@@ -95,9 +95,25 @@ def test_two_models_are_told_apart_in_every_report_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "two"
-    argv = ["chronoprobe", "recency", "eval", "--data", str(SAMPLE), "--model", "mock:recency-e2e",
-            "--model", "mock:constant=Never", "--strategy", "zero-shot", "--context", "without",
-            "--out", str(out), "--cache", str(tmp_path / "c.sqlite")]
+    argv = [
+        "chronoprobe",
+        "recency",
+        "eval",
+        "--data",
+        str(SAMPLE),
+        "--model",
+        "mock:recency-e2e",
+        "--model",
+        "mock:constant=Never",
+        "--strategy",
+        "zero-shot",
+        "--context",
+        "without",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+    ]
     monkeypatch.setattr(sys, "argv", argv)
     try:
         main()

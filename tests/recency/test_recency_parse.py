@@ -19,7 +19,12 @@ from chronoprobe.recency.parse import (
         ('{"RecencyLabel": "A-Day", "Justification": "weather changes daily"}', False, R.A_DAY, "marker"),
         # the original CoT format: a JSON list with a trailing comma (invalid JSON)
         ('[{"RecencyLabel": "Never", "Reasoning" : "a date of birth, fixed",}]', True, R.NEVER, "marker"),
-        ("Step 1: prices move within a day or a few days.\nFinal label: **A-Few-Weeks**", True, R.A_FEW_WEEKS, "marker"),
+        (
+            "Step 1: prices move within a day or a few days.\nFinal label: **A-Few-Weeks**",
+            True,
+            R.A_FEW_WEEKS,
+            "marker",
+        ),
         ("The answer will probably change within a few weeks.", False, R.A_FEW_WEEKS, "free-text"),
         # CoT without a marker: the last mention wins
         ("It is not hourly. Elections come every few years, so a few years.", True, R.A_FEW_YEARS, "free-text"),
@@ -63,7 +68,10 @@ def test_a_choice_after_an_echoed_list_is_found() -> None:
 
 
 def test_stationarity_votes() -> None:
-    assert parse_stationarity_vote('[{"Stationary": "NO", "Justification": "one-off storm"}]') is Stationarity.NON_STATIONARY
+    assert (
+        parse_stationarity_vote('[{"Stationary": "NO", "Justification": "one-off storm"}]')
+        is Stationarity.NON_STATIONARY
+    )
     assert parse_stationarity_vote('{"stationary": "YES"}') is Stationarity.STATIONARY
     assert parse_stationarity_vote("YES. The cycle is yearly.") is Stationarity.STATIONARY
     assert parse_stationarity_vote("The question is non-stationary.") is Stationarity.NON_STATIONARY
@@ -72,7 +80,10 @@ def test_stationarity_votes() -> None:
 
 def test_contexts_from_json_list_or_free_text() -> None:
     original = '[{"Context": "As the storm nears the city, travellers ask."}, {"Context": "During the final match, fans ask."}]'
-    assert parse_contexts(original) == ["As the storm nears the city, travellers ask.", "During the final match, fans ask."]
+    assert parse_contexts(original) == [
+        "As the storm nears the city, travellers ask.",
+        "During the final match, fans ask.",
+    ]
     assert parse_contexts("Context: During the opening week of the festival, visitors wonder.\n\nExtra text") == [
         "During the opening week of the festival, visitors wonder."
     ]

@@ -12,10 +12,20 @@ from chronoprobe.recency.summary import summarise, transition_pairs
 
 
 def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, index: int | None = None) -> dict:
-    return {"model": "m", "strategy": "zero-shot", "context_mode": mode, "q_id": q_id,
-            "item_id": f"{q_id}:{mode}:{index}", "context_index": index,
-            "stationarity": "Stationary" if stationary else "Non-Stationary", "gold": gold, "prediction": pred,
-            "correct": gold == pred, "parsed_by": "whole" if pred else "none", "finish_reason": "stop"}
+    return {
+        "model": "m",
+        "strategy": "zero-shot",
+        "context_mode": mode,
+        "q_id": q_id,
+        "item_id": f"{q_id}:{mode}:{index}",
+        "context_index": index,
+        "stationarity": "Stationary" if stationary else "Non-Stationary",
+        "gold": gold,
+        "prediction": pred,
+        "correct": gold == pred,
+        "parsed_by": "whole" if pred else "none",
+        "finish_reason": "stop",
+    }
 
 
 ROWS = [
@@ -53,7 +63,11 @@ def test_table7_by_hand() -> None:
     pairs = transition_pairs(ROWS)
     # q3: (0,1); q4: (0,1), (0,2), (1,2)
     assert [(a["q_id"], a["context_index"], b["context_index"]) for a, b in pairs] == [
-        (3, 0, 1), (4, 0, 1), (4, 0, 2), (4, 1, 2)]
+        (3, 0, 1),
+        (4, 0, 1),
+        (4, 0, 2),
+        (4, 1, 2),
+    ]
     t7 = summarise(ROWS)["table7"][0]
     assert t7["pairs"] == 4 and t7["questions"] == 2
     # RL1 rows: q3c0 ok, q4c0 ok, q4c0 ok, q4c1 wrong -> 3/4; RL2 rows: q3c1 ok, q4c1 wrong, q4c2 ok, q4c2 ok -> 3/4

@@ -13,8 +13,18 @@ from chronoprobe.datasets.recency_taxonomy import (
 
 def test_twelve_classes_in_paper_order() -> None:
     assert LABELS == (
-        "An-Hour", "A-Few-Hours", "A-Day", "A-Few-Days", "A-Week", "A-Few-Weeks",
-        "A-Month", "A-Few-Months", "A-Year", "A-Few-Years", "Many-Years", "Never",
+        "An-Hour",
+        "A-Few-Hours",
+        "A-Day",
+        "A-Few-Days",
+        "A-Week",
+        "A-Few-Weeks",
+        "A-Month",
+        "A-Few-Months",
+        "A-Year",
+        "A-Few-Years",
+        "Many-Years",
+        "Never",
     )
     assert [c.index for c in CLASSES] == list(range(12))
     assert RecencyClass.A_DAY < RecencyClass.A_WEEK < RecencyClass.NEVER
@@ -32,7 +42,7 @@ def test_twelve_classes_in_paper_order() -> None:
         ("an hour", RecencyClass.AN_HOUR),
         ("An-Hour", RecencyClass.AN_HOUR),
         ("hour", RecencyClass.AN_HOUR),
-        ("\"Many-Years\"", RecencyClass.MANY_YEARS),
+        ('"Many-Years"', RecencyClass.MANY_YEARS),
         ("many years", RecencyClass.MANY_YEARS),
         ("NEVER", RecencyClass.NEVER),
         ("within a year", RecencyClass.A_YEAR),

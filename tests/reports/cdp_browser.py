@@ -41,7 +41,9 @@ class PageLog:
     log_entries: list[dict[str, Any]] = field(default_factory=list)
 
     def errors(self) -> list[str]:
-        found = [f"console.{c.get('type')}: {c.get('args')}" for c in self.console if c.get("type") in ("error", "assert")]
+        found = [
+            f"console.{c.get('type')}: {c.get('args')}" for c in self.console if c.get("type") in ("error", "assert")
+        ]
         found += [f"exception: {e.get('exceptionDetails', e)}" for e in self.exceptions]
         found += [f"log {e.get('source')}: {e.get('text')}" for e in self.log_entries if e.get("level") == "error"]
         return found
@@ -180,8 +182,10 @@ class Browser:
         params: dict[str, Any] = {"format": "png"}
         if full_page:
             size = self.send("Page.getLayoutMetrics")["cssContentSize"]
-            params |= {"captureBeyondViewport": True,
-                       "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}}
+            params |= {
+                "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
+            }
         data = self.send("Page.captureScreenshot", **params)["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))

@@ -55,8 +55,12 @@ def write_generations(folder: Path) -> Path:
         "rephrased_1": "Italy's president is",
         "rephrased_2": "Italy is headed by",
     }
-    answers = {"generic": "Sergio Mattarella", "contextualized": "Sergio Mattarella",
-               "rephrased_1": "Giorgio Napolitano", "rephrased_2": "Sergio Mattarella"}
+    answers = {
+        "generic": "Sergio Mattarella",
+        "contextualized": "Sergio Mattarella",
+        "rephrased_1": "Giorgio Napolitano",
+        "rephrased_2": "Sergio Mattarella",
+    }
     data = {"Italy": {"President of Italy": _leaf(prompts, answers)}}
     (folder / "countries_byGDP_answers.json").write_text(json.dumps(data), encoding="utf-8")
     return folder
@@ -73,19 +77,84 @@ def run_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("CHRONOPROBE_HOME", str(base / "home"))
-            _cli("outdated", "run", "--model", "dated=mock:card-dated", "--model", "paris=mock:constant=Paris",
-                 "--limit", "4", "--cache", cache, "--out", str(root / "outdated"))
-            _cli("outdated", "score", "--generations", str(write_generations(base / "gen" / "other-model")),
-                 "--out", str(root / "score"))
-            _cli("conflicts", "run", "dynamicqa", "--data", str(ASSETS / "dynamicqa_small"), "--limit", "3",
-                 "--samples", "2", "--judge", "exact", "--model", "echo=mock:echo",
-                 "--model", "paris=mock:constant=Paris", "--cache", cache, "--out", str(root / "conflicts" / "dynamicqa"))
-            _cli("conflicts", "run", "mulan", "--data", str(ASSETS / "mulan_queries.jsonl"),
-                 "--aliases", str(ASSETS / "mulan_aliases.jsonl"), "--limit", "3", "--judge", "exact",
-                 "--model", "echo=mock:echo", "--cache", cache, "--out", str(root / "conflicts" / "mulan"))
-            _cli("recency", "eval", "--data", str(ASSETS / "recency_sample.json"), "--sample", "12",
-                 "--model", "echo=mock:echo", "--model", "paris=mock:constant=Paris", "--cache", cache,
-                 "--out", str(root / "recency"))
+            _cli(
+                "outdated",
+                "run",
+                "--model",
+                "dated=mock:card-dated",
+                "--model",
+                "paris=mock:constant=Paris",
+                "--limit",
+                "4",
+                "--cache",
+                cache,
+                "--out",
+                str(root / "outdated"),
+            )
+            _cli(
+                "outdated",
+                "score",
+                "--generations",
+                str(write_generations(base / "gen" / "other-model")),
+                "--out",
+                str(root / "score"),
+            )
+            _cli(
+                "conflicts",
+                "run",
+                "dynamicqa",
+                "--data",
+                str(ASSETS / "dynamicqa_small"),
+                "--limit",
+                "3",
+                "--samples",
+                "2",
+                "--judge",
+                "exact",
+                "--model",
+                "echo=mock:echo",
+                "--model",
+                "paris=mock:constant=Paris",
+                "--cache",
+                cache,
+                "--out",
+                str(root / "conflicts" / "dynamicqa"),
+            )
+            _cli(
+                "conflicts",
+                "run",
+                "mulan",
+                "--data",
+                str(ASSETS / "mulan_queries.jsonl"),
+                "--aliases",
+                str(ASSETS / "mulan_aliases.jsonl"),
+                "--limit",
+                "3",
+                "--judge",
+                "exact",
+                "--model",
+                "echo=mock:echo",
+                "--cache",
+                cache,
+                "--out",
+                str(root / "conflicts" / "mulan"),
+            )
+            _cli(
+                "recency",
+                "eval",
+                "--data",
+                str(ASSETS / "recency_sample.json"),
+                "--sample",
+                "12",
+                "--model",
+                "echo=mock:echo",
+                "--model",
+                "paris=mock:constant=Paris",
+                "--cache",
+                cache,
+                "--out",
+                str(root / "recency"),
+            )
     finally:
         unregister_mock("card-dated")
     yield {

@@ -7,7 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCORE_BLOCKS = {"soft_constraint_pct": "soft_constraint", "average_pct": "average", "inconsistency_pct": "inconsistency"}
+SCORE_BLOCKS = {
+    "soft_constraint_pct": "soft_constraint",
+    "average_pct": "average",
+    "inconsistency_pct": "inconsistency",
+}
 
 
 def _name_to_spec(summary: dict[str, Any], model: str) -> str:
@@ -39,16 +43,18 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
     spec = _name_to_spec(summary, model)  # recency
     if len(parts) == 3:
         strategy, context, name = parts
-        entry = next(r for r in summary["runs"]
-                     if (r["model"], r["strategy"], r["context_mode"]) == (spec, strategy, context))
+        entry = next(
+            r for r in summary["runs"] if (r["model"], r["strategy"], r["context_mode"]) == (spec, strategy, context)
+        )
         if name == "f1":
             return entry["per_class_f1"][cls], None
         group = entry if cls == "all" else entry[cls]
         return group["estimates"][name]["value"], group["estimates"][name]["n"]
     strategy, name = parts
     if name.endswith("_delta_pct"):
-        entry = next(r for r in summary["table6"]
-                     if (r["model"], r["strategy"], r["stationarity"]) == (spec, strategy, cls))
+        entry = next(
+            r for r in summary["table6"] if (r["model"], r["strategy"], r["stationarity"]) == (spec, strategy, cls)
+        )
         return entry[name], None
     entry = next(r for r in summary["table7"] if (r["model"], r["strategy"]) == (spec, strategy))
     return entry["estimates"][name]["value"], entry["estimates"][name]["n"]

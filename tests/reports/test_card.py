@@ -44,8 +44,13 @@ def _parse(path: Path) -> _Page:
 
 
 def _card(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "chronoprobe.cli.main", "card", *args],
-                          check=False, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "chronoprobe.cli.main", "card", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_card_numbers_equal_the_summaries_and_nothing_is_fetched(run_folders: dict[str, Path], tmp_path: Path) -> None:
@@ -82,7 +87,7 @@ def test_any_subset_of_lenses(run_folders: dict[str, Path], tmp_path: Path) -> N
 
 
 def test_text_from_the_folders_is_escaped(run_folders: dict[str, Path], tmp_path: Path) -> None:
-    odd = tmp_path / "<script>alert(1)</script> & \"q\""
+    odd = tmp_path / '<script>alert(1)</script> & "q"'
     shutil.copytree(run_folders["mulan"], odd)
     out = tmp_path / "card.html"
     done = _card(str(odd), "--out", str(out))
@@ -119,8 +124,9 @@ def test_headline_cells_show_value_interval_and_n(run_folders: dict[str, Path], 
     out = tmp_path / "card.html"
     assert _card(str(run_folders["outdated"]), "--out", str(out)).returncode == 0
     html = out.read_text(encoding="utf-8")
-    cell = re.search(r'<td class="num" [^>]*data-model="dated" data-metric="soft_constraint_pct\.up-to-date"[^>]*>(.*?)</td>',
-                     html)
+    cell = re.search(
+        r'<td class="num" [^>]*data-model="dated" data-metric="soft_constraint_pct\.up-to-date"[^>]*>(.*?)</td>', html
+    )
     assert cell is not None
     text = re.sub(r"<[^>]+>", " ", cell.group(1))
     assert " ".join(text.split()) == "25.0% [4.6, 69.9] n=4"

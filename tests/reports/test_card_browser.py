@@ -22,7 +22,9 @@ from summary_values import expected
 BROWSER = find_browser()
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium; .ci/run does)")
 
-CELLS_JS = "JSON.stringify([...document.querySelectorAll('td[data-metric]')].map(e => ({...e.dataset, text: e.textContent})))"
+CELLS_JS = (
+    "JSON.stringify([...document.querySelectorAll('td[data-metric]')].map(e => ({...e.dataset, text: e.textContent})))"
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +32,10 @@ def card(run_folders: dict[str, Path], tmp_path_factory: pytest.TempPathFactory)
     out = tmp_path_factory.mktemp("card") / "card.html"
     done = subprocess.run(
         [sys.executable, "-m", "chronoprobe.cli.main", "card", str(run_folders["root"]), "--out", str(out)],
-        check=False, capture_output=True, text=True, timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     return out
@@ -65,8 +70,11 @@ def test_card_in_headless_chromium(card: Path, run_folders: dict[str, Path], tmp
         assert (None if cell["n"] == "" else int(cell["n"])) == n, cell
         if n is not None:
             assert f"n={n}" in cell["text"], cell
-    headline = next(c for c in cells if c["model"] == "dated" and c["metric"] == "soft_constraint_pct.up-to-date"
-                    and c["class"] == "all")
+    headline = next(
+        c
+        for c in cells
+        if c["model"] == "dated" and c["metric"] == "soft_constraint_pct.up-to-date" and c["class"] == "all"
+    )
     assert headline["text"].startswith("25.0%") and "[4.6, 69.9]" in headline["text"]
 
     # Nothing left the file; nothing went wrong in the page.
@@ -87,8 +95,10 @@ def test_a_card_that_reaches_out_is_caught(tmp_path: Path) -> None:
     pytest.importorskip("websocket", reason="websocket-client is in the test extra")
     assert BROWSER is not None
     page = tmp_path / "bad.html"
-    page.write_text('<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body>'
-                    '<img src="http://example.invalid/x.png"><p>x</p></body></html>')
+    page.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body>'
+        '<img src="http://example.invalid/x.png"><p>x</p></body></html>'
+    )
     url = page.resolve().as_uri()
     with Browser(BROWSER, tmp_path / "profile") as browser:
         browser.open(url)

@@ -39,7 +39,9 @@ def _pick(rows: list[Row], model: str, cls: str, metric: str) -> Row:
 def test_outdated_run_rows_hand_checked(run_folders: dict[str, Path]) -> None:
     rows = _rows(run_folders["outdated"])
     assert {r.model for r in rows} == {"dated", "paris"}  # display names, not specs
-    assert {(r.lens, r.dataset, r.run) for r in rows} == {("outdated", "dyknow-2023-12-18", str(run_folders["outdated"]))}
+    assert {(r.lens, r.dataset, r.run) for r in rows} == {
+        ("outdated", "dyknow-2023-12-18", str(run_folders["outdated"]))
+    }
     # The four facts: Italy's president (up to date), Italy's head of government (the president's
     # name: irrelevant), the US president (Trump: outdated), China's (Paris: irrelevant).
     expected = {"up-to-date": 25.0, "outdated": 25.0, "irrelevant": 50.0, "ambiguous": 0.0}
@@ -105,7 +107,12 @@ def test_recency_rows_carry_strategy_and_context(run_folders: dict[str, Path]) -
 def test_a_parent_folder_gives_every_lens(run_folders: dict[str, Path], tmp_path: Path) -> None:
     found = find_runs([run_folders["root"]])
     assert sorted(r.kind for r in found.runs) == [
-        "conflicts run", "conflicts run", "outdated run", "outdated score", "recency eval"]
+        "conflicts run",
+        "conflicts run",
+        "outdated run",
+        "outdated score",
+        "recency eval",
+    ]
     assert found.warnings == []
     # Naming a run folder twice (directly and through its parent) reads it once.
     again = find_runs([run_folders["outdated"], run_folders["root"]])
@@ -122,7 +129,9 @@ def test_a_parent_folder_gives_every_lens(run_folders: dict[str, Path], tmp_path
 
 
 @pytest.mark.parametrize("case", ["missing", "file", "empty", "unknown", "corrupt", "wrong-shape", "corrupt-log"])
-def test_folders_that_are_not_results_are_one_line_errors(case: str, run_folders: dict[str, Path], tmp_path: Path) -> None:
+def test_folders_that_are_not_results_are_one_line_errors(
+    case: str, run_folders: dict[str, Path], tmp_path: Path
+) -> None:
     target = tmp_path / "target"
     if case == "file":
         target.write_text("x")
@@ -149,8 +158,14 @@ def test_folders_that_are_not_results_are_one_line_errors(case: str, run_folders
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "250"}  # the terminal table gets a wide terminal
-    return subprocess.run([sys.executable, "-m", "chronoprobe.cli.main", "results", *args],
-                          check=False, capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "chronoprobe.cli.main", "results", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def _same(read: pd.DataFrame, frame: pd.DataFrame) -> None:
@@ -195,7 +210,9 @@ def test_terminal_table_and_errors(run_folders: dict[str, Path], tmp_path: Path)
 
 
 @pytest.mark.parametrize("lens", ["outdated", "dynamicqa", "mulan", "recency"])
-def test_run_log_alone_gives_the_same_rows_as_summary_json(lens: str, run_folders: dict[str, Path], tmp_path: Path) -> None:
+def test_run_log_alone_gives_the_same_rows_as_summary_json(
+    lens: str, run_folders: dict[str, Path], tmp_path: Path
+) -> None:
     source = run_folders[lens]
     assert (source / "run.json").is_file()
     only_log = tmp_path / "only-log"

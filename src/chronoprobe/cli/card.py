@@ -12,8 +12,12 @@ _err = Console(stderr=True)
 
 
 def card(
-    dirs: Annotated[list[Path], typer.Argument(help="Result folders, or folders holding them (searched two levels down).")],
-    out: Annotated[Path, typer.Option(help="The HTML file to write (an earlier card there is replaced).")] = Path("card.html"),
+    dirs: Annotated[
+        list[Path], typer.Argument(help="Result folders, or folders holding them (searched two levels down).")
+    ],
+    out: Annotated[Path, typer.Option(help="The HTML file to write (an earlier card there is replaced).")] = Path(
+        "card.html"
+    ),
     title: Annotated[str, typer.Option(help="Page title.")] = "chronoprobe report card",
 ) -> None:
     """Write one offline HTML page: per lens the headline numbers with intervals, models side by side, plots, provenance."""

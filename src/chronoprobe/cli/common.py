@@ -125,26 +125,38 @@ def check_endpoint(value: str) -> str:
 
 ModelOpt = Annotated[
     list[str] | None,
-    typer.Option("--model", "-m", help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>[@rev], gguf:<file>, vllm:<id>[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
-         "NAME=SPEC gives it a short name for plots (e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct). See `chronoprobe models`."),
+    typer.Option(
+        "--model",
+        "-m",
+        help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>[@rev], gguf:<file>, vllm:<id>[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
+        "NAME=SPEC gives it a short name for plots (e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct). See `chronoprobe models`.",
+    ),
 ]
-DTypeOpt = Annotated[str, typer.Option(help="Weights dtype: auto, float32, bfloat16, float16.", callback=_one_of(DTYPES))]
+DTypeOpt = Annotated[
+    str, typer.Option(help="Weights dtype: auto, float32, bfloat16, float16.", callback=_one_of(DTYPES))
+]
 DeviceOpt = Annotated[str, typer.Option(help="Device: auto, cpu, cuda, cuda:1, mps.", callback=check_device)]
 BatchOpt = Annotated[int, typer.Option(min=1, help="Prompts per forward pass (hf) or requests per wave (openai).")]
 ChatTemplateOpt = Annotated[
     bool | None,
-    typer.Option("--chat-template/--no-chat-template", help="Apply the model's chat template (default: if it has one)."),
+    typer.Option(
+        "--chat-template/--no-chat-template", help="Apply the model's chat template (default: if it has one)."
+    ),
 ]
 CacheOpt = Annotated[
     Path | None, typer.Option(help="SQLite call cache (default: in the user cache directory).", callback=check_cache)
 ]
-ApiModeOpt = Annotated[str, typer.Option(help="openai backend: 'chat' or 'completions' endpoint.", callback=_one_of(API_MODES))]
+ApiModeOpt = Annotated[
+    str, typer.Option(help="openai backend: 'chat' or 'completions' endpoint.", callback=_one_of(API_MODES))
+]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="openai backend: requests in flight at once.")]
 TemperatureOpt = Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")]
 SeedOpt = Annotated[int, typer.Option(min=0, help="Sampling seed.")]
 SnapshotOpt = Annotated[
     str | None,
-    typer.Option(help="Snapshot name or file to judge against (default: shipped 2023-12-18).", callback=check_snapshot_ref),
+    typer.Option(
+        help="Snapshot name or file to judge against (default: shipped 2023-12-18).", callback=check_snapshot_ref
+    ),
 ]
 
 
@@ -223,9 +235,18 @@ class PlainProgress(Progress):
         self._shown: dict[TaskID, float] = {}  # completed count in each task's last line
         self._finished: set[TaskID] = set()
 
-    def add_task(self, description: str, start: bool = True, total: float | None = 100.0, completed: int = 0,
-                 visible: bool = True, **fields: Any) -> TaskID:
-        task_id = super().add_task(description, start=start, total=total, completed=completed, visible=visible, **fields)
+    def add_task(
+        self,
+        description: str,
+        start: bool = True,
+        total: float | None = 100.0,
+        completed: int = 0,
+        visible: bool = True,
+        **fields: Any,
+    ) -> TaskID:
+        task_id = super().add_task(
+            description, start=start, total=total, completed=completed, visible=visible, **fields
+        )
         self._last_line[task_id] = time.monotonic()
         return task_id
 
@@ -249,7 +270,9 @@ class PlainProgress(Progress):
         elapsed = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
         done = int(task.completed)
         count = f"{done}/{int(task.total)} ({done / task.total:.0%})" if task.total else f"{done} done"
-        self.console.print(f"{task.description}: {count} {elapsed} elapsed", markup=False, highlight=False, soft_wrap=True)
+        self.console.print(
+            f"{task.description}: {count} {elapsed} elapsed", markup=False, highlight=False, soft_wrap=True
+        )
 
     def stop(self) -> None:
         for task_id in list(self._tasks):  # the end: every task that moved since its last line gets a final one

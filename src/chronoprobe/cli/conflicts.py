@@ -32,9 +32,16 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-DataOpt = Annotated[Path | None, typer.Option(help="Local data: DynamicQA folder of CSVs, MuLan queries JSONL, or a contexts JSONL.")]
-JudgeOpt = Annotated[str, typer.Option(help="Equivalence judge: embedding[:<model>] (offline default), nli[:<hf id>], exact.")]
-JudgeFallbackOpt = Annotated[bool, typer.Option("--judge-fallback", help="If the NLI judge cannot be loaded, use the embedding judge (recorded).")]
+DataOpt = Annotated[
+    Path | None, typer.Option(help="Local data: DynamicQA folder of CSVs, MuLan queries JSONL, or a contexts JSONL.")
+]
+JudgeOpt = Annotated[
+    str, typer.Option(help="Equivalence judge: embedding[:<model>] (offline default), nli[:<hf id>], exact.")
+]
+JudgeFallbackOpt = Annotated[
+    bool,
+    typer.Option("--judge-fallback", help="If the NLI judge cannot be loaded, use the embedding judge (recorded)."),
+]
 
 
 def _judge_device(device: str) -> str:
@@ -46,20 +53,47 @@ def _judge_device(device: str) -> str:
 @app.command("run")
 def run(
     dataset: Annotated[str, typer.Argument(help="dynamicqa or mulan.")],
-    methodology: Annotated[str | None, typer.Option(help="dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own.")] = None,
+    methodology: Annotated[
+        str | None,
+        typer.Option(help="dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own."),
+    ] = None,
     model: ModelOpt = None,
     limit: Annotated[int | None, typer.Option(min=1, help="At most N facts, spread evenly over classes.")] = None,
     data: DataOpt = None,
-    aliases: Annotated[Path | None, typer.Option(help="MuLan aliases (JSON map QID -> aliases, or fm_aliases JSONL).")] = None,
-    templates: Annotated[Path | None, typer.Option(help="MuLan clean.json templates, or DynamicQA's converted templates CSV.")] = None,
+    aliases: Annotated[
+        Path | None, typer.Option(help="MuLan aliases (JSON map QID -> aliases, or fm_aliases JSONL).")
+    ] = None,
+    templates: Annotated[
+        Path | None, typer.Option(help="MuLan clean.json templates, or DynamicQA's converted templates CSV.")
+    ] = None,
     judge: JudgeOpt = "embedding",
     judge_fallback: JudgeFallbackOpt = False,
     samples: Annotated[int, typer.Option(min=1, help="Samples per input (DynamicQA methodology).")] = 10,
-    min_confidence: Annotated[float, typer.Option(min=0.0, max=1.0, help="MuLan methodology: first-token confidence a memorised fact needs.")] = 0.5,
-    fidelity: Annotated[str, typer.Option(help="MuLan methodology scoring: corrected (our fixes) or original (F1 truncation, first-token confidence and update success exactly as the original code; docs/conflicts.md).")] = "corrected",
-    topk_approximation: Annotated[bool, typer.Option("--topk-approximation", help="Accept a backend's top-k approximation of the distributions CP needs.")] = False,
-    prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Output folder (default: a new results/conflicts/<model>-<dataset>-<methodology>-<timestamp>).")] = None,
+    min_confidence: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="MuLan methodology: first-token confidence a memorised fact needs.")
+    ] = 0.5,
+    fidelity: Annotated[
+        str,
+        typer.Option(
+            help="MuLan methodology scoring: corrected (our fixes) or original (F1 truncation, first-token confidence and update success exactly as the original code; docs/conflicts.md)."
+        ),
+    ] = "corrected",
+    topk_approximation: Annotated[
+        bool,
+        typer.Option(
+            "--topk-approximation", help="Accept a backend's top-k approximation of the distributions CP needs."
+        ),
+    ] = False,
+    prompt_file: Annotated[
+        Path | None,
+        typer.Option(help="JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Output folder (default: a new results/conflicts/<model>-<dataset>-<methodology>-<timestamp>)."
+        ),
+    ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -82,18 +116,33 @@ def run(
     if fidelity not in {"corrected", "original"}:
         raise ConfigError("--fidelity", f"{fidelity!r} is not corrected or original")
     config = ConflictsConfig(
-        dataset=dataset, methodology=method, data=data, aliases=aliases, templates=templates, limit=limit,
+        dataset=dataset,
+        methodology=method,
+        data=data,
+        aliases=aliases,
+        templates=templates,
+        limit=limit,
         persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation),
         completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence),
-        prompt_file=prompt_file, judge=judge, judge_fallback=judge_fallback, judge_device=device,
+        prompt_file=prompt_file,
+        judge=judge,
+        judge_fallback=judge_fallback,
+        judge_device=device,
     )
     lens = ConflictsLens(config)
     out = out or default_out(lens, model)
     claim_output_dir(out)  # checked and locked before any model loads
     lens.load()  # bad data and prompt files fail before any model loads
     started = time.perf_counter()
-    result = execute(lens, out, models=model, options=backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency),
-                     cache=cache, progress_display=progress_ticks, announce=console.status)
+    result = execute(
+        lens,
+        out,
+        models=model,
+        options=backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency),
+        cache=cache,
+        progress_display=progress_ticks,
+        announce=console.status,
+    )
     if lens.judge is not None and lens.judge.fallback_reason:
         console.print(f"[yellow]judge fallback[/]: {lens.judge.record}", highlight=False)
     console.print(f"wrote {out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")
@@ -122,18 +171,30 @@ def _headline(values: dict, method: str) -> str:  # type: ignore[type-arg]
 @app.command("contexts")
 def contexts(
     model: ModelOpt = None,
-    data: Annotated[Path | None, typer.Option(help="MuLan queries JSONL (default: the hub id coastalcph/fm_queries).")] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="MuLan queries JSONL (default: the hub id coastalcph/fm_queries).")
+    ] = None,
     aliases: Annotated[Path | None, typer.Option(help="MuLan aliases (JSON map or fm_aliases JSONL).")] = None,
     templates: Annotated[Path | None, typer.Option(help="MuLan clean.json templates.")] = None,
-    nli: Annotated[str, typer.Option(help="NLI model (hub id or folder) for the entailment filter.")] = "microsoft/deberta-large-mnli",
-    no_nli_filter: Annotated[bool, typer.Option("--no-nli-filter", help="Keep every passage that mentions the object (recorded).")] = False,
-    min_entailment: Annotated[float, typer.Option(min=0.0, max=1.0, help="Keep passages whose entailment probability is at least this.")] = 0.95,
+    nli: Annotated[
+        str, typer.Option(help="NLI model (hub id or folder) for the entailment filter.")
+    ] = "microsoft/deberta-large-mnli",
+    no_nli_filter: Annotated[
+        bool, typer.Option("--no-nli-filter", help="Keep every passage that mentions the object (recorded).")
+    ] = False,
+    min_entailment: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Keep passages whose entailment probability is at least this.")
+    ] = 0.95,
     per_class: Annotated[int, typer.Option(min=1, help="Facts sampled per class.")] = 2500,
     seed: Annotated[int, typer.Option(min=0, help="Seed for the per-class sample.")] = 0,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Passage length limit in tokens.")] = 120,
     limit: Annotated[int | None, typer.Option(min=1, help="At most N facts in, spread over classes.")] = None,
-    prompt_file: Annotated[Path | None, typer.Option(help="JSON file replacing our prompt wording (key passage).")] = None,
-    out: Annotated[Path, typer.Option(help="Output JSONL (a provenance JSON is written next to it).")] = Path("results/conflicts/mulan_contexts.jsonl"),
+    prompt_file: Annotated[
+        Path | None, typer.Option(help="JSON file replacing our prompt wording (key passage).")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Output JSONL (a provenance JSON is written next to it).")] = Path(
+        "results/conflicts/mulan_contexts.jsonl"
+    ),
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -155,8 +216,12 @@ def contexts(
     check_output_file(out, "--out")  # before any model loads
     wording = PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
     store = open_cache(cache)
-    config = ContextsConfig(min_entailment=None if no_nli_filter else min_entailment, per_class=per_class, seed=seed,
-                            max_new_tokens=max_new_tokens)
+    config = ContextsConfig(
+        min_entailment=None if no_nli_filter else min_entailment,
+        per_class=per_class,
+        seed=seed,
+        max_new_tokens=max_new_tokens,
+    )
     all_queries = ml.load_queries(data or ml.QUERIES_HUB_ID)
     queries = ml.take_balanced_facts(all_queries, limit)
     templates_map = ml.load_templates(templates or shared_path("mulan/templates/clean.json", "--templates"))
@@ -172,20 +237,33 @@ def contexts(
         entail = nli_model.entailment
         nli_record = f"nli:{nli_model.model_id}@{nli_model.revision} entailment >= {min_entailment}"
     embedder = Embedder(cache=store, device=judge_device)
-    generators = load_models(model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), store)
+    generators = load_models(
+        model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), store
+    )
     if len(generators) != 1:
         raise ConfigError("--model", "contexts takes exactly one generator model")
     generator = generators[0]
     with progress_bar() as bar:
         task = bar.add_task("passages", total=len({q.fact_id for q in queries}))
         rows, dropped = build_contexts(
-            queries, templates_map, alias_map, generator, entail, embedder.embed, config,
-            wording, lambda n: bar.advance(task, n), pool=all_queries,
+            queries,
+            templates_map,
+            alias_map,
+            generator,
+            entail,
+            embedder.embed,
+            config,
+            wording,
+            lambda n: bar.advance(task, n),
+            pool=all_queries,
         )
-    provenance = build_provenance([generator], decoding={"max_new_tokens": config.max_new_tokens, "temperature": 0.0},
-                                  seeds=[seed], judge=nli_record,
-                                  extra={"embedding": embedder.model_id, "dropped": dropped, "kept": len(rows),
-                                         "per_class": per_class}).model_dump(mode="json")
+    provenance = build_provenance(
+        [generator],
+        decoding={"max_new_tokens": config.max_new_tokens, "temperature": 0.0},
+        seeds=[seed],
+        judge=nli_record,
+        extra={"embedding": embedder.model_id, "dropped": dropped, "kept": len(rows), "per_class": per_class},
+    ).model_dump(mode="json")
     write_jsonl_atomic(out, [r.model_dump(mode="json") for r in rows])
     write_json_atomic(out.with_suffix(".provenance.json"), provenance)
     console.print(f"wrote {len(rows)} contexts to {out} (dropped: {dropped})", highlight=False)

@@ -83,8 +83,9 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_print_version,
-                                 is_eager=True),
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+    ),
 ) -> None:
     """Audit how language models handle time-sensitive knowledge."""
 
@@ -102,8 +103,11 @@ def list_models() -> None:
     for spec, description in KNOWN_SPECS:
         table.add_row(spec, description)
     Console().print(table)
-    Console().print("Any spec can be given a short display name for plots and tables: NAME=SPEC, "
-                    "e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct.", highlight=False)
+    Console().print(
+        "Any spec can be given a short display name for plots and tables: NAME=SPEC, "
+        "e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct.",
+        highlight=False,
+    )
 
 
 @app.command("prepare")

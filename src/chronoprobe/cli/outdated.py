@@ -30,7 +30,9 @@ from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
 
-app = typer.Typer(help="Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata.", no_args_is_help=True)
+app = typer.Typer(
+    help="Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata.", no_args_is_help=True
+)
 
 
 def _parse_date(value: str | None) -> dt.date | None:
@@ -52,13 +54,33 @@ def _read_instruction(path: Path) -> str:
 @app.command("run")
 def run(
     model: ModelOpt = None,
-    out: Annotated[Path | None, typer.Option(help="Report folder (replaced if it holds an earlier report; default: a new results/outdated/<model>-<timestamp>).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Report folder (replaced if it holds an earlier report; default: a new results/outdated/<model>-<timestamp>)."
+        ),
+    ] = None,
     snapshot: SnapshotOpt = None,
-    live: Annotated[bool, typer.Option("--live", help="Query the Wikidata Query Service now (and save the answers as a snapshot).")] = False,
-    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint for --live.", callback=check_endpoint)] = "https://query.wikidata.org/sparql",
-    facts: Annotated[Path | None, typer.Option(help="Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers).")] = None,
-    as_of: Annotated[str | None, typer.Option(help="Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release.", callback=check_as_of)] = None,
-    aliases: Annotated[bool, typer.Option("--aliases/--no-aliases", help="Also match Wikidata aliases (off reproduces the paper).")] = False,
+    live: Annotated[
+        bool, typer.Option("--live", help="Query the Wikidata Query Service now (and save the answers as a snapshot).")
+    ] = False,
+    endpoint: Annotated[
+        str, typer.Option(help="SPARQL endpoint for --live.", callback=check_endpoint)
+    ] = "https://query.wikidata.org/sparql",
+    facts: Annotated[
+        Path | None,
+        typer.Option(help="Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers)."),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            help="Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release.",
+            callback=check_as_of,
+        ),
+    ] = None,
+    aliases: Annotated[
+        bool, typer.Option("--aliases/--no-aliases", help="Also match Wikidata aliases (off reproduces the paper).")
+    ] = False,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N facts.")] = None,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens to generate per answer.")] = 20,
     instruction_file: Annotated[
@@ -104,10 +126,19 @@ def run(
     assert lens.gold is not None
     facts_list, no_gold = lens.facts, lens.no_gold
     if no_gold:
-        console.print(f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate")
+        console.print(
+            f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate"
+        )
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
-    result = execute(lens, out, models=list(config.models), options=options, cache=cache,
-                     progress_display=progress_ticks, announce=console.status)
+    result = execute(
+        lens,
+        out,
+        models=list(config.models),
+        options=options,
+        cache=cache,
+        progress_display=progress_ticks,
+        announce=console.status,
+    )
     per_model = result.summary.detail["models"]
     calls = result.provenance["extra"]["model_calls_made"]
     from chronoprobe.metrics.uncertainty import as_estimate

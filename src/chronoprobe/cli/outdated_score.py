@@ -35,7 +35,9 @@ def score(
     ] = False,
     as_of: Annotated[
         str | None,
-        typer.Option(help="Judge against what was current on this date (YYYY-MM-DD) instead of now.", callback=check_as_of),
+        typer.Option(
+            help="Judge against what was current on this date (YYYY-MM-DD) instead of now.", callback=check_as_of
+        ),
     ] = None,
 ) -> None:
     """Judge existing generations: up-to-date / outdated / irrelevant / ambiguous per answer."""

@@ -39,20 +39,38 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+
 @app.command("eval")
 def eval_(
     model: ModelOpt = None,
-    strategy: Annotated[list[str] | None, typer.Option(help="zero-shot, few-shot or cot (repeatable; 'all' for the three).")] = None,
+    strategy: Annotated[
+        list[str] | None, typer.Option(help="zero-shot, few-shot or cot (repeatable; 'all' for the three).")
+    ] = None,
     context: Annotated[str, typer.Option(help="with, without or both (both gives the Table 6 Δ%).")] = "both",
-    sample: Annotated[int | None, typer.Option(min=1, help="Stratified sample of N questions (stationarity × majority label).")] = None,
+    sample: Annotated[
+        int | None, typer.Option(min=1, help="Stratified sample of N questions (stationarity × majority label).")
+    ] = None,
     sample_seed: Annotated[int, typer.Option(min=0, help="Seed of the stratified sample.")] = 0,
-    data: Annotated[str | None, typer.Option(help="RecencyQA JSON file, or hf:<owner>/<repo> for the hub (default: found locally).")] = None,
+    data: Annotated[
+        str | None, typer.Option(help="RecencyQA JSON file, or hf:<owner>/<repo> for the hub (default: found locally).")
+    ] = None,
     temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature (paper: 0.5; 0 = greedy).")] = 0.5,
     seed: Annotated[int, typer.Option(min=0, help="Decoding seed (also picks few-shot demonstrations).")] = 0,
-    max_new_tokens: Annotated[int | None, typer.Option(min=1, help="Tokens per answer (default: 16 zero-shot, 12 few-shot, 160 CoT).")] = None,
-    prompt_file: Annotated[list[Path] | None, typer.Option(help="Prompt file replacing ours (repeatable); one with {context} is the with-context prompt. The original RecencyQA files work.")] = None,
-    answer_prefix: Annotated[str, typer.Option(help="Force the answer to start with this text, e.g. 'Label:' (helps tiny models).")] = "",
-    out: Annotated[Path | None, typer.Option(help="Result folder (default: a new results/recency/<model>-<timestamp>).")] = None,
+    max_new_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Tokens per answer (default: 16 zero-shot, 12 few-shot, 160 CoT).")
+    ] = None,
+    prompt_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Prompt file replacing ours (repeatable); one with {context} is the with-context prompt. The original RecencyQA files work."
+        ),
+    ] = None,
+    answer_prefix: Annotated[
+        str, typer.Option(help="Force the answer to start with this text, e.g. 'Label:' (helps tiny models).")
+    ] = "",
+    out: Annotated[
+        Path | None, typer.Option(help="Result folder (default: a new results/recency/<model>-<timestamp>).")
+    ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -74,16 +92,32 @@ def eval_(
             raise ConfigError("--strategy", f"{name!r} is not one of zero-shot, few-shot, cot, all")
     if context not in {"with", "without", "both"}:
         raise ConfigError("--context", f"{context!r} is not one of with, without, both")
-    config = RecencyRunConfig(strategies=tuple(dict.fromkeys(strategies)), context=context, temperature=temperature,
-                              seed=seed, max_new_tokens=max_new_tokens, prompt_files=tuple(prompt_file or ()),
-                              answer_prefix=answer_prefix, data=data, sample=sample, sample_seed=sample_seed)
+    config = RecencyRunConfig(
+        strategies=tuple(dict.fromkeys(strategies)),
+        context=context,
+        temperature=temperature,
+        seed=seed,
+        max_new_tokens=max_new_tokens,
+        prompt_files=tuple(prompt_file or ()),
+        answer_prefix=answer_prefix,
+        data=data,
+        sample=sample,
+        sample_seed=sample_seed,
+    )
     lens = RecencyLens(config)
     lens.load()  # bad prompt files and data fail before any model loads
     out = out or default_out(lens, model)
     claim_output_dir(out)  # checked and locked before any model loads
     started = time.perf_counter()
-    result = execute(lens, out, models=model, options=backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency),
-                     cache=cache, progress_display=progress_ticks, announce=console.status)
+    result = execute(
+        lens,
+        out,
+        models=model,
+        options=backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency),
+        cache=cache,
+        progress_display=progress_ticks,
+        announce=console.status,
+    )
     from chronoprobe.metrics.uncertainty import cell
 
     for run in result.summary.detail["runs"]:
@@ -99,25 +133,52 @@ def eval_(
 
 @app.command("label")
 def label(
-    questions: Annotated[Path, typer.Argument(help="JSONL file, one {\"question\": ...} per line (q_id, source, hop_type optional).")],
-    out: Annotated[Path, typer.Option(help="Dataset to write, in RecencyQA JSON format.")] = Path("recency_dataset.json"),
-    labeller: Annotated[str, typer.Option(help="Model spec that samples labels and writes and verifies contexts.")] = "smollm2",
-    voter: Annotated[list[str] | None, typer.Option(help="Stationarity voter model spec (repeatable, up to 3; default: the labeller).")] = None,
+    questions: Annotated[
+        Path, typer.Argument(help='JSONL file, one {"question": ...} per line (q_id, source, hop_type optional).')
+    ],
+    out: Annotated[Path, typer.Option(help="Dataset to write, in RecencyQA JSON format.")] = Path(
+        "recency_dataset.json"
+    ),
+    labeller: Annotated[
+        str, typer.Option(help="Model spec that samples labels and writes and verifies contexts.")
+    ] = "smollm2",
+    voter: Annotated[
+        list[str] | None,
+        typer.Option(help="Stationarity voter model spec (repeatable, up to 3; default: the labeller)."),
+    ] = None,
     samples: Annotated[int, typer.Option(min=1, help="Label samples per question (paper: 13).")] = 13,
     temperature: Annotated[float, typer.Option(min=0.0, help="Labelling temperature (paper: 0.7, top_p 0.9).")] = 0.7,
     candidates: Annotated[int, typer.Option(min=1, help="Context candidates per (question, label) and round.")] = 3,
-    verify_samples: Annotated[int, typer.Option(min=1, help="Relabellings that must all agree to verify a context (paper: 13).")] = 13,
-    context_rounds: Annotated[int, typer.Option(min=1, help="Context generation rounds per (question, label) before giving up.")] = 3,
-    require_verified: Annotated[bool, typer.Option("--require-verified", help="Drop questions with an unverified label context (paper behaviour).")] = False,
-    retries: Annotated[bool, typer.Option("--retries/--no-retries", help="Redraw unparseable label samples at temperature 0.3, then 0.")] = True,
+    verify_samples: Annotated[
+        int, typer.Option(min=1, help="Relabellings that must all agree to verify a context (paper: 13).")
+    ] = 13,
+    context_rounds: Annotated[
+        int, typer.Option(min=1, help="Context generation rounds per (question, label) before giving up.")
+    ] = 3,
+    require_verified: Annotated[
+        bool,
+        typer.Option("--require-verified", help="Drop questions with an unverified label context (paper behaviour)."),
+    ] = False,
+    retries: Annotated[
+        bool,
+        typer.Option("--retries/--no-retries", help="Redraw unparseable label samples at temperature 0.3, then 0."),
+    ] = True,
     label_max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per label sample.")] = 32,
     vote_max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per stationarity vote.")] = 32,
     context_max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per generated context.")] = 60,
     seed: Annotated[int, typer.Option(min=0, help="Sampling seed.")] = 0,
-    label_prompt: Annotated[Path | None, typer.Option(help="Labelling prompt file (e.g. the original recency_labeling_prompt.txt).")] = None,
-    verify_prompt: Annotated[Path | None, typer.Option(help="Relabelling-with-context prompt file ({question}, {context}).")] = None,
-    stationarity_prompt: Annotated[Path | None, typer.Option(help="Stationarity prompt file ({question}, {label}).")] = None,
-    context_prompt: Annotated[Path | None, typer.Option(help="Context generation prompt file ({question}, {label}).")] = None,
+    label_prompt: Annotated[
+        Path | None, typer.Option(help="Labelling prompt file (e.g. the original recency_labeling_prompt.txt).")
+    ] = None,
+    verify_prompt: Annotated[
+        Path | None, typer.Option(help="Relabelling-with-context prompt file ({question}, {context}).")
+    ] = None,
+    stationarity_prompt: Annotated[
+        Path | None, typer.Option(help="Stationarity prompt file ({question}, {label}).")
+    ] = None,
+    context_prompt: Annotated[
+        Path | None, typer.Option(help="Context generation prompt file ({question}, {label}).")
+    ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -132,13 +193,23 @@ def label(
     from chronoprobe.provenance import build_provenance
     from chronoprobe.recency.label import LabelConfig, label_dataset, read_questions
 
-    config = LabelConfig(samples=samples, temperature=temperature, candidates=candidates, verify_samples=verify_samples,
-                         max_context_rounds=context_rounds, require_verified=require_verified, seed=seed,
-                         retry_temperatures=(0.3, 0.0) if retries else (),
-                         label_max_new_tokens=label_max_new_tokens, vote_max_new_tokens=vote_max_new_tokens,
-                         context_max_new_tokens=context_max_new_tokens, label_prompt=label_prompt,
-                         verify_prompt=verify_prompt, stationarity_prompt=stationarity_prompt,
-                         context_prompt=context_prompt)
+    config = LabelConfig(
+        samples=samples,
+        temperature=temperature,
+        candidates=candidates,
+        verify_samples=verify_samples,
+        max_context_rounds=context_rounds,
+        require_verified=require_verified,
+        seed=seed,
+        retry_temperatures=(0.3, 0.0) if retries else (),
+        label_max_new_tokens=label_max_new_tokens,
+        vote_max_new_tokens=vote_max_new_tokens,
+        context_max_new_tokens=context_max_new_tokens,
+        label_prompt=label_prompt,
+        verify_prompt=verify_prompt,
+        stationarity_prompt=stationarity_prompt,
+        context_prompt=context_prompt,
+    )
     for kind in ("label", "label_with_context", "stationarity", "context_generation"):
         config.template(kind)  # bad prompt files fail before any model loads
     voters_specs = list(voter or [])
@@ -160,14 +231,19 @@ def label(
         list(loaded.values()),
         decoding=config.model_dump(mode="json"),
         seeds=[seed],
-        extra={"questions_file": str(questions), "labeller": loaded[labeller].info.spec, "voters": [v.info.spec for v in voters]},
+        extra={
+            "questions_file": str(questions),
+            "labeller": loaded[labeller].info.spec,
+            "voters": [v.info.spec for v in voters],
+        },
         started=started,
         call_cache=call_cache.path,
     )
     report_path = out.with_name(out.stem + ".report.json")
     write_recencyqa(out, items)
-    write_json_atomic(report_path, {"report": report.model_dump(mode="json"),
-                                    "provenance": provenance.model_dump(mode="json")})
+    write_json_atomic(
+        report_path, {"report": report.model_dump(mode="json"), "provenance": provenance.model_dump(mode="json")}
+    )
     console.print(
         f"{report.questions} questions: {report.kept} kept ({report.stationary} stationary, "
         f"{report.non_stationary} non-stationary), {len(report.discarded_rule4)} discarded by rule 4, "
@@ -186,15 +262,34 @@ def label(
 @app.command("gate")
 def gate(
     question: Annotated[str | None, typer.Argument(help="The question to route (or use --questions FILE).")] = None,
-    questions: Annotated[Path | None, typer.Option("--questions", help="Text file, one question per line, or JSONL with a \"question\" field: gate them all with one model load.")] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option(
+            "--questions",
+            help='Text file, one question per line, or JSONL with a "question" field: gate them all with one model load.',
+        ),
+    ] = None,
     model: ModelOpt = None,
-    threshold: Annotated[str, typer.Option(help="Retrieve when the answer may change within this class or sooner.")] = "A-Year",
-    samples: Annotated[int, typer.Option(min=1, help="Label samples per question (1 = one greedy answer; more gives a distribution).")] = DEFAULT_GATE_SAMPLES,
-    temperature: Annotated[float, typer.Option(min=0.0, help="Temperature when samples > 1.")] = DEFAULT_GATE_TEMPERATURE,
-    min_share: Annotated[float, typer.Option(callback=check_share, help="Retrieve when at least this share of samples is within the threshold.")] = 0.5,
+    threshold: Annotated[
+        str, typer.Option(help="Retrieve when the answer may change within this class or sooner.")
+    ] = "A-Year",
+    samples: Annotated[
+        int, typer.Option(min=1, help="Label samples per question (1 = one greedy answer; more gives a distribution).")
+    ] = DEFAULT_GATE_SAMPLES,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Temperature when samples > 1.")
+    ] = DEFAULT_GATE_TEMPERATURE,
+    min_share: Annotated[
+        float,
+        typer.Option(
+            callback=check_share, help="Retrieve when at least this share of samples is within the threshold."
+        ),
+    ] = 0.5,
     context: Annotated[str | None, typer.Option(help="Situation in which the question is asked.")] = None,
     seed: Annotated[int, typer.Option(min=0, help="Sampling seed.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON (one compact record per line with --questions).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the decision as JSON (one compact record per line with --questions).")
+    ] = False,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = 16,
@@ -213,8 +308,12 @@ def gate(
     if parse_label(threshold) is None:
         raise ConfigError("--threshold", f"{threshold!r} is not a recency class (e.g. A-Few-Months, A-Year)")
     if (question is None) == (questions is None):
-        raise ConfigError("QUESTION / --questions", "give either one question or --questions FILE, not both"
-                          if question is not None else "give a question or --questions FILE")
+        raise ConfigError(
+            "QUESTION / --questions",
+            "give either one question or --questions FILE, not both"
+            if question is not None
+            else "give a question or --questions FILE",
+        )
     if samples < 1:
         raise ConfigError("--samples", f"needs at least one sample, got {samples}")
     if not 0 < min_share <= 1:
@@ -226,7 +325,9 @@ def gate(
     if specs and len(specs) > 1:
         raise ConfigError("--model", "the gate uses one model")
     call_cache = open_cache(cache)
-    cached = load_models(specs, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), call_cache)[0]
+    cached = load_models(
+        specs, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), call_cache
+    )[0]
     gate_options = {"context": context, "temperature": temperature, "min_share": min_share, "seed": seed}
     if len(asked) == 1:  # one question: no progress bar, so stderr stays empty
         decisions = recency_gate_many(asked, cached, threshold, samples, **gate_options)  # type: ignore[arg-type]
@@ -244,9 +345,13 @@ def gate(
         if questions is not None:  # plain tab-separated lines, easy to cut/grep
             typer.echo("\t".join(["RETRIEVE" if decision.retrieve else "NO RETRIEVAL", predicted, decision.question]))
             continue
-        out.print(f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(cached.info.spec)})")
+        out.print(
+            f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(cached.info.spec)})"
+        )
         out.print(f"why: {escape(decision.reason)}")
         if decision.distribution:
             shown = ", ".join(f"{k} {v:.0%}" for k, v in sorted(decision.distribution.items(), key=lambda kv: -kv[1]))
-            out.print(f"distribution over {decision.samples - decision.unparseable} parsed samples: {shown}"
-                      + (f"; {decision.unparseable} unparseable" if decision.unparseable else ""))
+            out.print(
+                f"distribution over {decision.samples - decision.unparseable} parsed samples: {shown}"
+                + (f"; {decision.unparseable} unparseable" if decision.unparseable else "")
+            )

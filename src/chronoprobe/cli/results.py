@@ -38,7 +38,9 @@ def pick_format(fmt: str | None, out: Path | None) -> Format:
         return "table"
     if out.suffix.lower() in _SUFFIXES:
         return _SUFFIXES[out.suffix.lower()]
-    raise ConfigError("--out", f"cannot tell the format from {out.name!r}; end it in .csv, .json or .parquet, or give --format")
+    raise ConfigError(
+        "--out", f"cannot tell the format from {out.name!r}; end it in .csv, .json or .parquet, or give --format"
+    )
 
 
 def check_out_file(out: Path) -> None:
@@ -87,9 +89,12 @@ def print_table(frame: pd.DataFrame, console: Console) -> None:
 
 
 def results(
-    dirs: Annotated[list[Path], typer.Argument(help="Result folders, or folders holding them (searched two levels down).")],
+    dirs: Annotated[
+        list[Path], typer.Argument(help="Result folders, or folders holding them (searched two levels down).")
+    ],
     fmt: Annotated[
-        str | None, typer.Option("--format", help="csv, json or parquet (default: from --out's suffix; a table without --out).")
+        str | None,
+        typer.Option("--format", help="csv, json or parquet (default: from --out's suffix; a table without --out)."),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Write the table to this file instead of the terminal.")] = None,
 ) -> None:

@@ -56,13 +56,23 @@ def list_command() -> None:
 
 @app.command("fetch")
 def fetch_command(
-    endpoint: Annotated[str, typer.Option(help="SPARQL endpoint (WDQS or a compatible mirror).", callback=check_endpoint)] = WDQS_ENDPOINT,
-    catalogue: Annotated[Path | None, typer.Option(help="Fact catalogue JSON (default: the shipped DyKnow one).")] = None,
+    endpoint: Annotated[
+        str, typer.Option(help="SPARQL endpoint (WDQS or a compatible mirror).", callback=check_endpoint)
+    ] = WDQS_ENDPOINT,
+    catalogue: Annotated[
+        Path | None, typer.Option(help="Fact catalogue JSON (default: the shipped DyKnow one).")
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Fetch only the first N facts.")] = None,
-    name: Annotated[str | None, typer.Option(help="Snapshot name (default: wikidata-<today>).", callback=check_snapshot_name)] = None,
+    name: Annotated[
+        str | None, typer.Option(help="Snapshot name (default: wikidata-<today>).", callback=check_snapshot_name)
+    ] = None,
     timeout: Annotated[float, typer.Option(min=1.0, help="Seconds per request.")] = 30.0,
-    output_dir: Annotated[Path | None, typer.Option(help="Where to save (default: the user snapshot directory).")] = None,
-    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing snapshot of the same name.")] = False,
+    output_dir: Annotated[
+        Path | None, typer.Option(help="Where to save (default: the user snapshot directory).")
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Overwrite an existing snapshot of the same name.")
+    ] = False,
 ) -> None:
     """Query Wikidata now for every fact of the catalogue and save a new snapshot.
 
@@ -100,8 +110,13 @@ def diff_command(
     for column in ("fact", "was", "now", "+stmts", "-stmts"):
         table.add_column(column)
     for fact in diff.changed_current:
-        table.add_row(fact.fact_id, "; ".join(fact.old_current) or "-", "; ".join(fact.new_current) or "-",
-                      str(len(fact.added)), str(len(fact.removed)))
+        table.add_row(
+            fact.fact_id,
+            "; ".join(fact.old_current) or "-",
+            "; ".join(fact.new_current) or "-",
+            str(len(fact.added)),
+            str(len(fact.removed)),
+        )
     out.print(table)
     if statements:
         for fact in diff.facts:
@@ -119,7 +134,8 @@ def diff_command(
 @app.command("show")
 def show_command(
     name: Annotated[
-        str | None, typer.Argument(help="Snapshot name or file (default: the shipped one).", callback=check_snapshot_ref)
+        str | None,
+        typer.Argument(help="Snapshot name or file (default: the shipped one).", callback=check_snapshot_ref),
     ] = None,
     fact: Annotated[str | None, typer.Option(help="Show every statement of this fact id.")] = None,
 ) -> None:
@@ -136,7 +152,13 @@ def show_command(
         with_qids = any(item.qid for item in ordered)
         with_aliases = any(item.aliases for item in ordered)
         table = Table(title=f"{fact} ({snapshot.name}, retrieved {snapshot.retrieved})")
-        columns = ["answer", *(["QID"] if with_qids else []), "valid", "current", *(["aliases"] if with_aliases else [])]
+        columns = [
+            "answer",
+            *(["QID"] if with_qids else []),
+            "valid",
+            "current",
+            *(["aliases"] if with_aliases else []),
+        ]
         for column in columns:
             table.add_column(column)
         for item in ordered:
@@ -144,7 +166,9 @@ def show_command(
             table.add_row(*row, *([", ".join(item.aliases)] if with_aliases else []))
         out.print(table)
         if not with_qids:
-            out.print(f"{snapshot.name} has labels only (no QIDs or aliases); source: {snapshot.source}", highlight=False)
+            out.print(
+                f"{snapshot.name} has labels only (no QIDs or aliases); source: {snapshot.source}", highlight=False
+            )
         return
     table = Table(title=f"{snapshot.name} (retrieved {snapshot.retrieved} from {snapshot.endpoint})")
     table.caption = f"source: {snapshot.source}"

@@ -54,8 +54,9 @@ class CompletionConfig(BaseModel):
     per_class: int | None = None
 
     def decoding(self) -> DecodingParams:
-        return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, token_logprobs=True,
-                              first_token_prob=True)
+        return DecodingParams(
+            max_new_tokens=self.max_new_tokens, temperature=0.0, token_logprobs=True, first_token_prob=True
+        )
 
 
 _SENTENCE_END = re.compile(r"\.(\s|$)")
@@ -160,8 +161,13 @@ def memorised_counts(rows: Sequence[dict[str, Any]], config: CompletionConfig) -
     """Memorised facts per class before balancing (best template per relation)."""
     counts: dict[str, int] = {}
     for r in _best_rows(rows).values():
-        score = mm.FactScore(fact_id=r["fact_id"], fact_class=r["fact_class"], relation=r["relation"], f1=r["f1"],
-                             confidence=r["confidence"])
+        score = mm.FactScore(
+            fact_id=r["fact_id"],
+            fact_class=r["fact_class"],
+            relation=r["relation"],
+            f1=r["f1"],
+            confidence=r["confidence"],
+        )
         counts[r["fact_class"]] = counts.get(r["fact_class"], 0) + int(mm.is_memorised(score, config.min_confidence))
     return counts
 
@@ -174,12 +180,18 @@ def select_for_update(rows: Sequence[dict[str, Any]], config: CompletionConfig) 
     best = mm.best_template_per_relation(per_template)
     best_rows = {r["fact_id"]: r for r in rows if best.get(r["relation"]) == r["template_index"]}
     scores = [
-        mm.FactScore(fact_id=r["fact_id"], fact_class=r["fact_class"], relation=r["relation"], f1=r["f1"],
-                     confidence=r["confidence"])
+        mm.FactScore(
+            fact_id=r["fact_id"],
+            fact_class=r["fact_class"],
+            relation=r["relation"],
+            f1=r["f1"],
+            confidence=r["confidence"],
+        )
         for r in best_rows.values()
     ]
-    chosen = mm.select_memorised(scores, seed=config.seed, min_confidence=config.min_confidence,
-                                 per_class=config.per_class)
+    chosen = mm.select_memorised(
+        scores, seed=config.seed, min_confidence=config.min_confidence, per_class=config.per_class
+    )
     return [best_rows[s.fact_id] for s in chosen]
 
 
@@ -234,8 +246,12 @@ def run_updates(
     return out
 
 
-def summarise_completion(rows: Sequence[dict[str, Any]], updates: Sequence[dict[str, Any]],
-                         classes: Sequence[str], config: CompletionConfig | None = None) -> dict[str, dict[str, Any]]:
+def summarise_completion(
+    rows: Sequence[dict[str, Any]],
+    updates: Sequence[dict[str, Any]],
+    classes: Sequence[str],
+    config: CompletionConfig | None = None,
+) -> dict[str, dict[str, Any]]:
     """Per class: F1 x100 and confidence (relations weighted by example counts), update success rate.
 
     As in the original, F1 means leave out queries with an empty prediction (counted in
@@ -266,15 +282,19 @@ def summarise_completion(rows: Sequence[dict[str, Any]], updates: Sequence[dict[
             "f1_per_relation": {r: v[0] for r, v in per_rel_f1.items()},
             "memorised": memorised.get(fact_class, 0),
             "updates": len(ups),
-            "update_success": mm.update_success_rate([u["prediction"] for u in ups], [u["new_object"] for u in ups],
-                                                     fidelity=config.fidelity) if ups else None,
+            "update_success": mm.update_success_rate(
+                [u["prediction"] for u in ups], [u["new_object"] for u in ups], fidelity=config.fidelity
+            )
+            if ups
+            else None,
         }
         out[fact_class]["estimates"] = _completion_estimates(out[fact_class], mine, ups, config)
     return out
 
 
-def _completion_estimates(stats: dict[str, Any], mine: Sequence[dict[str, Any]], ups: Sequence[dict[str, Any]],
-                          config: CompletionConfig) -> dict[str, dict[str, Any]]:
+def _completion_estimates(
+    stats: dict[str, Any], mine: Sequence[dict[str, Any]], ups: Sequence[dict[str, Any]], config: CompletionConfig
+) -> dict[str, dict[str, Any]]:
     """n and a 95% interval for F1, confidence (seeded bootstrap over queries) and update success (Wilson).
 
     Weighting relations by their example counts makes F1 and confidence plain means over the
@@ -290,8 +310,9 @@ def _completion_estimates(stats: dict[str, Any], mine: Sequence[dict[str, Any]],
     }
 
 
-def mulan_completion_queries(queries: Sequence[Any], templates: Mapping[str, Sequence[str]],
-                             aliases: Mapping[str, Sequence[str]]) -> list[CompletionQuery]:
+def mulan_completion_queries(
+    queries: Sequence[Any], templates: Mapping[str, Sequence[str]], aliases: Mapping[str, Sequence[str]]
+) -> list[CompletionQuery]:
     """MuLan queries -> completion queries (subject recovered from the query text)."""
     from chronoprobe.datasets.mulan import subject_of
     from chronoprobe.errors import DataError
@@ -307,9 +328,14 @@ def mulan_completion_queries(queries: Sequence[Any], templates: Mapping[str, Seq
         alias_list = [a for ans in q.answers if ans.qid for a in aliases.get(ans.qid, [])]
         out.append(
             CompletionQuery(
-                query_id=q.query_id, fact_id=q.fact_id, fact_class=q.fact_class, relation=q.relation,
+                query_id=q.query_id,
+                fact_id=q.fact_id,
+                fact_class=q.fact_class,
+                relation=q.relation,
                 template_index=q.template_index if q.template_index < len(rel_templates) else 0,
-                subject=subject, templates=tuple(rel_templates), golds=tuple(a.name for a in q.answers),
+                subject=subject,
+                templates=tuple(rel_templates),
+                golds=tuple(a.name for a in q.answers),
                 aliases=tuple(alias_list),
             )
         )
@@ -329,9 +355,15 @@ def dynamicqa_completion_queries(facts: Sequence[Any], matcher: Any) -> list[Com
         for index in range(len(template.statements)):
             out.append(
                 CompletionQuery(
-                    query_id=f"{fact.fact_id}/{index}", fact_id=fact.fact_id, fact_class=fact.fact_class,
-                    relation=template.relation, template_index=index, subject=subject,
-                    templates=template.statements, golds=(fact.answer,), aliases=tuple(fact.possible_answers),
+                    query_id=f"{fact.fact_id}/{index}",
+                    fact_id=fact.fact_id,
+                    fact_class=fact.fact_class,
+                    relation=template.relation,
+                    template_index=index,
+                    subject=subject,
+                    templates=template.statements,
+                    golds=(fact.answer,),
+                    aliases=tuple(fact.possible_answers),
                 )
             )
     return out

@@ -127,8 +127,11 @@ def build_contexts(
             dropped["low_entailment"] += 1
             continue
         golds = {a.name for a in q.answers}
-        candidates = [o for o in objects_by_relation.get(q.relation, []) if o not in golds and shares_no_word(o, obj)
-                      and shares_no_word(o, subject)]
+        candidates = [
+            o
+            for o in objects_by_relation.get(q.relation, [])
+            if o not in golds and shares_no_word(o, obj) and shares_no_word(o, subject)
+        ]
         if not candidates:
             dropped["no_substitute"] += 1
             continue
@@ -137,9 +140,17 @@ def build_contexts(
         possible = list(dict.fromkeys([*golds, *(al for a in q.answers if a.qid for al in aliases.get(a.qid, []))]))
         kept.append(
             ContextRow(
-                id=q.fact_id, fact_class=q.fact_class, relation=q.relation, subject=subject,
-                question=mulan_question(q.relation, subject), obj=obj, replace_name=substitute, context=masked,
-                possible_answers=possible, fact_sentence=sentence, entailment=score,
+                id=q.fact_id,
+                fact_class=q.fact_class,
+                relation=q.relation,
+                subject=subject,
+                question=mulan_question(q.relation, subject),
+                obj=obj,
+                replace_name=substitute,
+                context=masked,
+                possible_answers=possible,
+                fact_sentence=sentence,
+                entailment=score,
             )
         )
     return subsample(kept, config.per_class, config.seed), dropped
@@ -174,9 +185,18 @@ def load_context_file(path: Path) -> list[ContextFact]:
             raise DataError(where, f"context has no {PLACEHOLDER} placeholder")
         facts.append(
             ContextFact(
-                fact_id=f"mulan/{row.id}", dataset="mulan", fact_class=row.fact_class, subject=row.subject,
-                relation=row.relation, question=row.question, answer=row.obj, substitute=row.replace_name,
-                context=row.context, placeholder=True, possible_answers=tuple(row.possible_answers), source=where,
+                fact_id=f"mulan/{row.id}",
+                dataset="mulan",
+                fact_class=row.fact_class,
+                subject=row.subject,
+                relation=row.relation,
+                question=row.question,
+                answer=row.obj,
+                substitute=row.replace_name,
+                context=row.context,
+                placeholder=True,
+                possible_answers=tuple(row.possible_answers),
+                source=where,
             )
         )
     return facts

@@ -40,8 +40,13 @@ class PersuasionConfig(BaseModel):
 
     def decoding(self) -> DecodingParams:
         return DecodingParams(
-            n=self.n_samples, temperature=self.temperature, top_p=self.top_p, max_new_tokens=self.max_new_tokens,
-            seed=self.seed, token_logprobs=True, mean_distribution=True,
+            n=self.n_samples,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_new_tokens=self.max_new_tokens,
+            seed=self.seed,
+            token_logprobs=True,
+            mean_distribution=True,
         )
 
 
@@ -55,7 +60,11 @@ def check_capabilities(model: CachedModel, config: PersuasionConfig) -> str:
     if config.topk_approximation and Capability.TOPK_LOGPROBS in backend.capabilities:
         require(backend, params.model_copy(update={"mean_distribution": False}), purpose="semantic entropy")
         return "approximation: backend-supplied top-k distribution (renormalised over the returned tokens)"
-    hint = "" if config.topk_approximation else "; pass --topk-approximation to accept a top-k approximation where the backend offers one"
+    hint = (
+        ""
+        if config.topk_approximation
+        else "; pass --topk-approximation to accept a top-k approximation where the backend offers one"
+    )
     raise CapabilityError(
         f"model {backend.info.spec}",
         f"Coherent Persuasion needs each sample's mean next-token distribution, which the {backend.info.backend} backend does not provide{hint}",
@@ -132,7 +141,10 @@ def run_persuasion(
                     "se_no_context": m.semantic_entropy(_logliks(base), base_ids),
                     "correct_context": m.is_correct(y_ctx, item.inserted, t),
                     "correct_no_context": m.is_correct(y_noctx, item.true_answer, t),
-                    "correct_no_context_original": (m.is_correct(y_noctx, item.true_answer, t) + m.is_correct(y_noctx, item.substitute, t)) / 2,
+                    "correct_no_context_original": (
+                        m.is_correct(y_noctx, item.true_answer, t) + m.is_correct(y_noctx, item.substitute, t)
+                    )
+                    / 2,
                     "persuaded": m.is_persuaded(y_ctx, item.substitute, t) if item.counterfactual else None,
                     "stubborn": m.is_stubborn(y_ctx, y_noctx, item.substitute, t) if item.counterfactual else None,
                 }
@@ -150,8 +162,9 @@ def _percent(flags: Sequence[float]) -> float | None:
     return None if share is None else 100.0 * share
 
 
-def summarise_persuasion(rows: Sequence[dict[str, Any]], classes: Sequence[str],
-                         no_context_accuracy_classes: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+def summarise_persuasion(
+    rows: Sequence[dict[str, Any]], classes: Sequence[str], no_context_accuracy_classes: Sequence[str] | None = None
+) -> dict[str, dict[str, Any]]:
     """Per class: Eq. 4 / Eq. 5 accuracy, CP, SE, stubborn/persuaded %, counts.
 
     CP is the mean over all with-context items of the class, true-context and
@@ -172,8 +185,12 @@ def summarise_persuasion(rows: Sequence[dict[str, Any]], classes: Sequence[str],
             "items": len(mine),
             # Eq. 4: mean over both items of every fact = 1/(2N) sum (hit_true + hit_cf).
             "accuracy_context": _mean([float(r["correct_context"]) for r in mine]),
-            "accuracy_no_context": _mean([float(r["correct_no_context"]) for r in per_fact.values()]) if report_no_ctx else None,
-            "accuracy_no_context_original": _mean([float(r["correct_no_context_original"]) for r in per_fact.values()]) if report_no_ctx else None,
+            "accuracy_no_context": _mean([float(r["correct_no_context"]) for r in per_fact.values()])
+            if report_no_ctx
+            else None,
+            "accuracy_no_context_original": _mean([float(r["correct_no_context_original"]) for r in per_fact.values()])
+            if report_no_ctx
+            else None,
             "cp": _mean([r["cp"] for r in mine]),
             "cp_true_context": _mean([r["cp"] for r in true_ctx]),
             "cp_counterfactual": _mean([r["cp"] for r in cf]),
@@ -182,8 +199,9 @@ def summarise_persuasion(rows: Sequence[dict[str, Any]], classes: Sequence[str],
             "stubborn_pct": _percent([float(r["stubborn"]) for r in cf]),
             "persuaded_pct": _percent([float(r["persuaded"]) for r in cf]),
         }
-        out[fact_class]["estimates"] = _persuasion_estimates(out[fact_class], mine, cf, true_ctx,
-                                                             list(per_fact.values()), report_no_ctx)
+        out[fact_class]["estimates"] = _persuasion_estimates(
+            out[fact_class], mine, cf, true_ctx, list(per_fact.values()), report_no_ctx
+        )
     return out
 
 
@@ -191,9 +209,14 @@ def _clean(values: Sequence[float | None]) -> list[float]:
     return [v for v in values if v is not None and not math.isnan(v)]
 
 
-def _persuasion_estimates(stats: dict[str, Any], mine: Sequence[dict[str, Any]], cf: Sequence[dict[str, Any]],
-                          true_ctx: Sequence[dict[str, Any]], per_fact: Sequence[dict[str, Any]],
-                          report_no_ctx: bool) -> dict[str, dict[str, Any] | None]:
+def _persuasion_estimates(
+    stats: dict[str, Any],
+    mine: Sequence[dict[str, Any]],
+    cf: Sequence[dict[str, Any]],
+    true_ctx: Sequence[dict[str, Any]],
+    per_fact: Sequence[dict[str, Any]],
+    report_no_ctx: bool,
+) -> dict[str, dict[str, Any] | None]:
     """n and a 95% interval for every number of the class, keyed like it: Wilson for the
     accuracies and stubborn/persuaded shares, a seeded bootstrap over items for the means."""
 
@@ -208,10 +231,14 @@ def _persuasion_estimates(stats: dict[str, Any], mine: Sequence[dict[str, Any]],
 
     return {
         "accuracy_context": shown("accuracy_context", share(mine, "correct_context")),
-        "accuracy_no_context": shown("accuracy_no_context", share(per_fact, "correct_no_context")) if report_no_ctx else None,
+        "accuracy_no_context": shown("accuracy_no_context", share(per_fact, "correct_no_context"))
+        if report_no_ctx
+        else None,
         "accuracy_no_context_original": mean(
             "accuracy_no_context_original", [float(r["correct_no_context_original"]) for r in per_fact]
-        ) if report_no_ctx else None,
+        )
+        if report_no_ctx
+        else None,
         "cp": mean("cp", [r["cp"] for r in mine]),
         "cp_true_context": mean("cp_true_context", [r["cp"] for r in true_ctx]),
         "cp_counterfactual": mean("cp_counterfactual", [r["cp"] for r in cf]),

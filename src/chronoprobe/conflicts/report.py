@@ -11,8 +11,12 @@ from chronoprobe.metrics.uncertainty import ci_cell
 from chronoprobe.reports.markdown import provenance_section, table
 
 CLASS_LABELS = {
-    "static": "Static", "temporal": "Temporal", "disputed": "Disputed",
-    "immutable-1": "Imm-1", "immutable-N": "Imm-N", "mutable": "Mutable",
+    "static": "Static",
+    "temporal": "Temporal",
+    "disputed": "Disputed",
+    "immutable-1": "Imm-1",
+    "immutable-N": "Imm-N",
+    "mutable": "Mutable",
 }
 
 
@@ -20,44 +24,92 @@ def _label(fact_class: str) -> str:
     return CLASS_LABELS.get(fact_class, fact_class)
 
 
-def persuasion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str],
-                        title: str) -> str:
+def persuasion_markdown(
+    summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str], title: str
+) -> str:
     """Accuracy (Tables 2/8), CP (3/9), SE (4), stubborn/persuaded (5/10) for every model."""
     heads = ["Model", *(_label(c) for c in classes), *(f"{_label(c)} {CI}" for c in classes)]
     acc_rows, cp_rows, se_rows, sp_rows = [], [], [], []
     cp_keys = ("cp", "cp_true_context", "cp_counterfactual")
     cp_names = ("all", "true ctx", "counterfactual")
-    cp_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in cp_names),
-                *(f"{_label(c)} {k} {CI}" for c in classes for k in cp_names)]
+    cp_heads = [
+        "Model",
+        *(f"{_label(c)} {k}" for c in classes for k in cp_names),
+        *(f"{_label(c)} {k} {CI}" for c in classes for k in cp_names),
+    ]
     for spec, per_class in summary.items():
-        acc_rows.append([spec, *(per_class[c]["accuracy_no_context"] for c in classes),
-                         *_cis(per_class, classes, ["accuracy_no_context"])])
-        acc_rows.append([f"{spec} w/context", *(per_class[c]["accuracy_context"] for c in classes),
-                         *_cis(per_class, classes, ["accuracy_context"])])
-        cp_rows.append([spec, *(per_class[c].get(k) for c in classes for k in cp_keys),
-                        *_cis(per_class, classes, cp_keys)])
-        se_rows.append([spec, *(per_class[c]["se_no_context"] for c in classes),
-                        *_cis(per_class, classes, ["se_no_context"])])
-        se_rows.append([f"{spec} w/context", *(per_class[c]["se_context"] for c in classes),
-                        *_cis(per_class, classes, ["se_context"])])
-        sp_rows.append([spec, *(_pct(per_class[c]["stubborn_pct"]) for c in classes),
-                        *(_pct(per_class[c]["persuaded_pct"]) for c in classes),
-                        *_cis(per_class, classes, ["stubborn_pct"], 1), *_cis(per_class, classes, ["persuaded_pct"], 1)])
+        acc_rows.append(
+            [
+                spec,
+                *(per_class[c]["accuracy_no_context"] for c in classes),
+                *_cis(per_class, classes, ["accuracy_no_context"]),
+            ]
+        )
+        acc_rows.append(
+            [
+                f"{spec} w/context",
+                *(per_class[c]["accuracy_context"] for c in classes),
+                *_cis(per_class, classes, ["accuracy_context"]),
+            ]
+        )
+        cp_rows.append(
+            [spec, *(per_class[c].get(k) for c in classes for k in cp_keys), *_cis(per_class, classes, cp_keys)]
+        )
+        se_rows.append(
+            [spec, *(per_class[c]["se_no_context"] for c in classes), *_cis(per_class, classes, ["se_no_context"])]
+        )
+        se_rows.append(
+            [
+                f"{spec} w/context",
+                *(per_class[c]["se_context"] for c in classes),
+                *_cis(per_class, classes, ["se_context"]),
+            ]
+        )
+        sp_rows.append(
+            [
+                spec,
+                *(_pct(per_class[c]["stubborn_pct"]) for c in classes),
+                *(_pct(per_class[c]["persuaded_pct"]) for c in classes),
+                *_cis(per_class, classes, ["stubborn_pct"], 1),
+                *_cis(per_class, classes, ["persuaded_pct"], 1),
+            ]
+        )
     counts = ", ".join(f"{_label(c)} {next(iter(summary.values()))[c]['facts']}" for c in classes) if summary else ""
     parts = [
-        f"# {title}", "",
-        f"Facts per class: {counts}. Each fact gives a true-context and a counterfactual item.", "",
-        INTERVALS_NOTE, "",
-        "## Accuracy (Eq. 5 without context, Eq. 4 with context)", "", table(heads, acc_rows, digits=3), "",
-        "## Coherent Persuasion", "",
-        "\"all\" is the paper's figure: the mean over every with-context item of the class, true-context "
-        "and counterfactual alike; the means per context type are beside it.", "",
-        table(cp_heads, cp_rows, digits=3), "",
-        "## Semantic entropy", "", table(heads, se_rows, digits=3), "",
-        "## Stubborn and persuaded instances (counterfactual contexts)", "",
-        table(["Model", *(f"% stubborn {_label(c)}" for c in classes), *(f"% persuaded {_label(c)}" for c in classes),
-               *(f"% stubborn {_label(c)} {CI}" for c in classes), *(f"% persuaded {_label(c)} {CI}" for c in classes)],
-              sp_rows), "",
+        f"# {title}",
+        "",
+        f"Facts per class: {counts}. Each fact gives a true-context and a counterfactual item.",
+        "",
+        INTERVALS_NOTE,
+        "",
+        "## Accuracy (Eq. 5 without context, Eq. 4 with context)",
+        "",
+        table(heads, acc_rows, digits=3),
+        "",
+        "## Coherent Persuasion",
+        "",
+        '"all" is the paper\'s figure: the mean over every with-context item of the class, true-context '
+        "and counterfactual alike; the means per context type are beside it.",
+        "",
+        table(cp_heads, cp_rows, digits=3),
+        "",
+        "## Semantic entropy",
+        "",
+        table(heads, se_rows, digits=3),
+        "",
+        "## Stubborn and persuaded instances (counterfactual contexts)",
+        "",
+        table(
+            [
+                "Model",
+                *(f"% stubborn {_label(c)}" for c in classes),
+                *(f"% persuaded {_label(c)}" for c in classes),
+                *(f"% stubborn {_label(c)} {CI}" for c in classes),
+                *(f"% persuaded {_label(c)} {CI}" for c in classes),
+            ],
+            sp_rows,
+        ),
+        "",
     ]
     return "\n".join(parts)
 
@@ -73,53 +125,96 @@ INTERVALS_NOTE = (
 )
 
 
-def _cis(per_class: Mapping[str, Mapping[str, Any]], classes: Sequence[str], keys: Sequence[str],
-         digits: int = 3) -> list[str]:
+def _cis(
+    per_class: Mapping[str, Mapping[str, Any]], classes: Sequence[str], keys: Sequence[str], digits: int = 3
+) -> list[str]:
     """``[lo, hi] (n=N)`` for each class and key, ``–`` where the summary has no estimate."""
     return [ci_cell((per_class[c].get("estimates") or {}).get(k), digits) for c in classes for k in keys]
 
 
 FIDELITY_NOTES = {
     "corrected": "Scoring: corrected (our fixes to the original code, listed in docs/conflicts.md; "
-                 "`--fidelity original` reproduces the original's numbers).",
+    "`--fidelity original` reproduces the original's numbers).",
     "original": "Scoring: original (F1, first-token confidence and update success exactly as the original "
-                "code computes them; see docs/conflicts.md).",
+    "code computes them; see docs/conflicts.md).",
 }
 
 
-def completion_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str],
-                        title: str, fidelity: str = "corrected") -> str:
+def completion_markdown(
+    summary: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    classes: Sequence[str],
+    title: str,
+    fidelity: str = "corrected",
+) -> str:
     """F1 and confidence (Tables 6/11), update success (Tables 7/9), F1 per relation."""
     f1_rows, up_rows, empty_rows = [], [], []
     f1_cis: list[list[str]] = []
     for spec, per_class in summary.items():
-        empty_rows.append([spec, *(f'{per_class[c].get("empty_predictions", 0)} of {per_class[c]["queries"]}'
-                                   for c in classes)])
+        empty_rows.append(
+            [spec, *(f"{per_class[c].get('empty_predictions', 0)} of {per_class[c]['queries']}" for c in classes)]
+        )
         f1_rows.append([spec, *(v for c in classes for v in (per_class[c]["f1"], per_class[c]["confidence"]))])
         f1_cis.append([*_cis(per_class, classes, ["f1"], 2), *_cis(per_class, classes, ["confidence"])])
-        up_rows.append([spec, *(per_class[c]["update_success"] for c in classes),
-                        *(f'{per_class[c]["updates"]} of {per_class[c].get("memorised", "?")}' for c in classes),
-                        *_cis(per_class, classes, ["update_success"])])
-    f1_heads = ["Model", *(f"{_label(c)} {k}" for c in classes for k in ("F1", "Conf")),
-                *(f"{_label(c)} {k} {CI}" for k in ("F1", "Conf") for c in classes)]
+        up_rows.append(
+            [
+                spec,
+                *(per_class[c]["update_success"] for c in classes),
+                *(f"{per_class[c]['updates']} of {per_class[c].get('memorised', '?')}" for c in classes),
+                *_cis(per_class, classes, ["update_success"]),
+            ]
+        )
+    f1_heads = [
+        "Model",
+        *(f"{_label(c)} {k}" for c in classes for k in ("F1", "Conf")),
+        *(f"{_label(c)} {k} {CI}" for k in ("F1", "Conf") for c in classes),
+    ]
     rel_rows = []
     for spec, per_class in summary.items():
         for c in classes:
             for relation, value in sorted(per_class[c]["f1_per_relation"].items()):
                 rel_rows.append([spec, _label(c), relation, value])
     parts = [
-        f"# {title}", "", FIDELITY_NOTES[fidelity], "", INTERVALS_NOTE, "",
-        "## F1 (x100, relations weighted by example counts) and first-token confidence", "",
-        table(f1_heads, [[r[0], *(_round(v, i) for i, v in enumerate(r[1:])), *cis]
-                         for r, cis in zip(f1_rows, f1_cis, strict=True)], digits=2), "",
-        "F1 leaves out queries with an empty prediction (as the original does); confidence counts them as 0.", "",
-        table(["Model", *(f"empty predictions {_label(c)}" for c in classes)], empty_rows), "",
-        "## Update success rate (memorised facts)", "",
-        table(["Model", *(_label(c) for c in classes), *(f"updates/memorised {_label(c)}" for c in classes),
-               *(f"{_label(c)} {CI}" for c in classes)], up_rows, digits=3), "",
+        f"# {title}",
+        "",
+        FIDELITY_NOTES[fidelity],
+        "",
+        INTERVALS_NOTE,
+        "",
+        "## F1 (x100, relations weighted by example counts) and first-token confidence",
+        "",
+        table(
+            f1_heads,
+            [
+                [r[0], *(_round(v, i) for i, v in enumerate(r[1:])), *cis]
+                for r, cis in zip(f1_rows, f1_cis, strict=True)
+            ],
+            digits=2,
+        ),
+        "",
+        "F1 leaves out queries with an empty prediction (as the original does); confidence counts them as 0.",
+        "",
+        table(["Model", *(f"empty predictions {_label(c)}" for c in classes)], empty_rows),
+        "",
+        "## Update success rate (memorised facts)",
+        "",
+        table(
+            [
+                "Model",
+                *(_label(c) for c in classes),
+                *(f"updates/memorised {_label(c)}" for c in classes),
+                *(f"{_label(c)} {CI}" for c in classes),
+            ],
+            up_rows,
+            digits=3,
+        ),
+        "",
         "Memorised: F1 = 1 and first-token confidence >= the threshold, best template per relation; classes are "
-        "balanced to the smallest memorised count, so one class with none means no updates.", "",
-        "## F1 per relation", "", table(["Model", "Class", "Relation", "F1"], rel_rows, digits=2), "",
+        "balanced to the smallest memorised count, so one class with none means no updates.",
+        "",
+        "## F1 per relation",
+        "",
+        table(["Model", "Class", "Relation", "F1"], rel_rows, digits=2),
+        "",
     ]
     return "\n".join(parts)
 
@@ -175,8 +270,12 @@ def _parameters(count: str | None) -> tuple[float, str]:
     return value, f"{value / 1e9:.1f}B" if value >= 1e9 else f"{value / 1e6:.0f}M"
 
 
-def model_sweep_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str],
-                         provenance: Mapping[str, Any], methodology: str) -> str:
+def model_sweep_markdown(
+    summary: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    classes: Sequence[str],
+    provenance: Mapping[str, Any],
+    methodology: str,
+) -> str:
     """One row per model, smallest first: the study's model-size sweep (empty for a single model).
 
     The last column is the gap the study tracks across sizes: temporal (or mutable) minus
@@ -189,26 +288,40 @@ def model_sweep_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]],
     changing = next((c for c in ("temporal", "mutable") if c in classes), None)
     stable = next((c for c in ("static", "immutable-1") if c in classes), None)
     gap_label = dict(per_class)[gap_key]
-    headers = ["Model", "Parameters", "Chat template",
-               *(f"{_label(c)} {label}" for c in classes for _, label in per_class)]
+    headers = [
+        "Model",
+        "Parameters",
+        "Chat template",
+        *(f"{_label(c)} {label}" for c in classes for _, label in per_class),
+    ]
     if changing and stable:
         headers.append(f"{gap_label} {_label(changing)} − {_label(stable)}")
     rows = []
     for order, (spec, stats) in enumerate(summary.items()):
         info = infos.get(spec, {})
         size, size_text = _parameters((info.get("extra") or {}).get("parameters"))
-        row: list[Any] = [spec, size_text, "yes" if info.get("chat_template") else "no",
-                          *(_fixed(stats[c].get(key)) for c in classes for key, _ in per_class)]
+        row: list[Any] = [
+            spec,
+            size_text,
+            "yes" if info.get("chat_template") else "no",
+            *(_fixed(stats[c].get(key)) for c in classes for key, _ in per_class),
+        ]
         if changing and stable:
             high, low = stats[changing].get(gap_key), stats[stable].get(gap_key)
             row.append(_fixed(None if high is None or low is None else high - low))
         rows.append(((size, order), row))
     rows.sort(key=lambda pair: pair[0])
-    return "\n".join([
-        "", "## Model sweep", "",
-        "The study's size sweep: one row per model, smallest first (parameters as loaded; – where unknown).", "",
-        table(headers, [row for _, row in rows]), "",
-    ])
+    return "\n".join(
+        [
+            "",
+            "## Model sweep",
+            "",
+            "The study's size sweep: one row per model, smallest first (parameters as loaded; – where unknown).",
+            "",
+            table(headers, [row for _, row in rows]),
+            "",
+        ]
+    )
 
 
 def _fixed(value: Any) -> str:

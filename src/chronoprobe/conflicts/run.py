@@ -55,7 +55,10 @@ def load_persuasion_facts(config: RunConfig) -> tuple[list[dq.ContextFact], tupl
         facts = dq.load_dynamicqa(config.data or dynamicqa_default())
         return dq.take_balanced(facts, config.limit), DQ_CLASSES
     if config.data is None:
-        raise ConfigError("--data", "MuLan through DynamicQA's methodology needs a contexts file from `chronoprobe conflicts contexts`")
+        raise ConfigError(
+            "--data",
+            "MuLan through DynamicQA's methodology needs a contexts file from `chronoprobe conflicts contexts`",
+        )
     from chronoprobe.conflicts.contexts import load_context_file
 
     facts = load_context_file(config.data)
@@ -103,8 +106,9 @@ def run(
         rows.extend(run_model(config, model, judge, facts_or_queries, wording, progress_factory))
     summary = summarise(config, models, rows, classes)
     decoding, seeds, judge_record, extra = recipe(config, models, judge)
-    provenance = build_provenance(models, decoding=decoding, seeds=seeds, judge=judge_record,
-                                  extra=extra).model_dump(mode="json")
+    provenance = build_provenance(models, decoding=decoding, seeds=seeds, judge=judge_record, extra=extra).model_dump(
+        mode="json"
+    )
     result = {"classes": list(classes), "summary": summary, "provenance": provenance}
     with publish.staged(config.out, "conflicts run") as out:
         write_files(out, config, rows, result)
@@ -140,15 +144,17 @@ def run_model(
     return [*({"kind": "completion", **r} for r in completion_rows), *({"kind": "update", **u} for u in updates)]
 
 
-def summarise(config: RunConfig, models: Sequence[CachedModel], rows: Sequence[dict[str, Any]],
-              classes: Sequence[str]) -> dict[str, Any]:
+def summarise(
+    config: RunConfig, models: Sequence[CachedModel], rows: Sequence[dict[str, Any]], classes: Sequence[str]
+) -> dict[str, Any]:
     """Per model spec, per class: the methodology's metrics."""
     summary: dict[str, Any] = {}
     for model in models:
         spec = model.info.spec
         if config.methodology == "dynamicqa":
             summary[spec] = pers.summarise_persuasion(
-                [r for r in rows if r["model"] == spec], classes,
+                [r for r in rows if r["model"] == spec],
+                classes,
                 no_context_accuracy_classes=[c for c in classes if c != "disputed"],
             )
         else:
@@ -163,11 +169,16 @@ def _without_kind(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k != "kind"}
 
 
-def recipe(config: RunConfig, models: Sequence[CachedModel],
-           judge: JudgeChoice | None) -> tuple[dict[str, Any], list[int], str | None, dict[str, Any]]:
+def recipe(
+    config: RunConfig, models: Sequence[CachedModel], judge: JudgeChoice | None
+) -> tuple[dict[str, Any], list[int], str | None, dict[str, Any]]:
     """Decoding, seeds, judge record and extra provenance of a run."""
-    extra: dict[str, Any] = {"dataset": config.dataset, "methodology": config.methodology,
-                             "data": str(config.data) if config.data else "default", "limit": config.limit}
+    extra: dict[str, Any] = {
+        "dataset": config.dataset,
+        "methodology": config.methodology,
+        "data": str(config.data) if config.data else "default",
+        "limit": config.limit,
+    }
     if config.methodology == "dynamicqa":
         assert judge is not None
         extra["distribution"] = check_models(config, models, judge)

@@ -88,15 +88,31 @@ class ContextItem(BaseModel):
 def expand(fact: ContextFact) -> list[ContextItem]:
     """The two items of a fact: true context first, counterfactual second."""
     common = dict(
-        fact_id=fact.fact_id, dataset=fact.dataset, fact_class=fact.fact_class, subject=fact.subject,
-        relation=fact.relation, question=fact.question, true_answer=fact.answer, substitute=fact.substitute,
+        fact_id=fact.fact_id,
+        dataset=fact.dataset,
+        fact_class=fact.fact_class,
+        subject=fact.subject,
+        relation=fact.relation,
+        question=fact.question,
+        true_answer=fact.answer,
+        substitute=fact.substitute,
         possible_answers=fact.possible_answers,
     )
     return [
-        ContextItem(item_id=f"{fact.fact_id}/true", context=fact.filled(fact.answer), inserted=fact.answer,
-                    counterfactual=False, **common),
-        ContextItem(item_id=f"{fact.fact_id}/cf", context=fact.filled(fact.substitute), inserted=fact.substitute,
-                    counterfactual=True, **common),
+        ContextItem(
+            item_id=f"{fact.fact_id}/true",
+            context=fact.filled(fact.answer),
+            inserted=fact.answer,
+            counterfactual=False,
+            **common,
+        ),
+        ContextItem(
+            item_id=f"{fact.fact_id}/cf",
+            context=fact.filled(fact.substitute),
+            inserted=fact.substitute,
+            counterfactual=True,
+            **common,
+        ),
     ]
 
 
@@ -164,7 +180,9 @@ def _hub_files(hub_id: str) -> dict[str, Path]:
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:
-        raise ConfigError(f"dataset {hub_id}", "loading from the hub needs huggingface_hub; pass --data <folder> instead") from None
+        raise ConfigError(
+            f"dataset {hub_id}", "loading from the hub needs huggingface_hub; pass --data <folder> instead"
+        ) from None
     paths: dict[str, Path] = {}
     for fact_class, (_, hub_file) in FILES.items():
         try:
@@ -175,7 +193,9 @@ def _hub_files(hub_id: str) -> dict[str, Path]:
     return paths
 
 
-def load_dynamicqa(source: str | Path, classes: Sequence[str] = ("static", "temporal", "disputed")) -> list[ContextFact]:
+def load_dynamicqa(
+    source: str | Path, classes: Sequence[str] = ("static", "temporal", "disputed")
+) -> list[ContextFact]:
     """Facts of the given classes, from a local folder or the hub id ``copenlu/dynamicqa``."""
     unknown = [c for c in classes if c not in FILES]
     if unknown:
@@ -186,7 +206,9 @@ def load_dynamicqa(source: str | Path, classes: Sequence[str] = ("static", "temp
     elif str(source) == HUB_ID:
         paths = _hub_files(HUB_ID)
     else:
-        raise DataError(str(source), f"not a folder with {', '.join(f for f, _ in FILES.values())} (nor the hub id {HUB_ID})")
+        raise DataError(
+            str(source), f"not a folder with {', '.join(f for f, _ in FILES.values())} (nor the hub id {HUB_ID})"
+        )
     facts: list[ContextFact] = []
     for fact_class in classes:
         facts.extend(read_csv(paths[fact_class], fact_class))

@@ -41,8 +41,14 @@ RELATION_CLASS: dict[str, str] = {
     **{r: "mutable" for r in MUTABLE},
 }
 MULAN_CLASSES = ("immutable-1", "immutable-N", "mutable")
-_TYPE_NAMES = {"immutable": "immutable-1", "immutable_1": "immutable-1", "immutable-1": "immutable-1",
-               "immutable_n": "immutable-N", "immutable-n": "immutable-N", "mutable": "mutable"}
+_TYPE_NAMES = {
+    "immutable": "immutable-1",
+    "immutable_1": "immutable-1",
+    "immutable-1": "immutable-1",
+    "immutable_n": "immutable-N",
+    "immutable-n": "immutable-N",
+    "mutable": "mutable",
+}
 _ID_RE = re.compile(r"^(Q\d+)_(P\d+)_(\d+)$")
 
 
@@ -137,8 +143,15 @@ def parse_query(row: Any, where: str) -> MulanQuery:
         else:
             raise DataError(where, "each answer must be a string or an object with a 'name'")
     return MulanQuery(
-        query_id=str(row["id"]), fact_id=f"{subject_qid}_{relation}", subject_qid=subject_qid, relation=relation,
-        template_index=int(template), fact_class=fact_class, query=query, answers=tuple(answers), source=where,
+        query_id=str(row["id"]),
+        fact_id=f"{subject_qid}_{relation}",
+        subject_qid=subject_qid,
+        relation=relation,
+        template_index=int(template),
+        fact_class=fact_class,
+        query=query,
+        answers=tuple(answers),
+        source=where,
     )
 
 
@@ -156,8 +169,11 @@ def _hub_rows(hub_id: str) -> Iterable[dict[str, Any]]:
     try:
         import datasets
     except ImportError:
-        raise ConfigError(f"dataset {hub_id}", "loading from the hub needs the optional `datasets` package "
-                          "(pip install 'chronoprobe[hub]') and network; or pass a local file in the same format") from None
+        raise ConfigError(
+            f"dataset {hub_id}",
+            "loading from the hub needs the optional `datasets` package "
+            "(pip install 'chronoprobe[hub]') and network; or pass a local file in the same format",
+        ) from None
     try:
         return list(datasets.load_dataset(hub_id)["train"])
     except Exception as exc:  # network and hub errors come in many types
@@ -168,7 +184,9 @@ def _hub_rows(hub_id: str) -> Iterable[dict[str, Any]]:
 def load_aliases(source: str | Path) -> dict[str, list[str]]:
     """QID -> aliases, from a JSON map, a JSONL of {"id", "aliases"} rows, or the hub id."""
     if str(source) == ALIASES_HUB_ID:
-        rows: list[tuple[str, Any]] = [(f"{ALIASES_HUB_ID} row {i}", r) for i, r in enumerate(_hub_rows(ALIASES_HUB_ID), 1)]
+        rows: list[tuple[str, Any]] = [
+            (f"{ALIASES_HUB_ID} row {i}", r) for i, r in enumerate(_hub_rows(ALIASES_HUB_ID), 1)
+        ]
     else:
         path = Path(source).expanduser()
         if not path.is_file():
@@ -189,7 +207,7 @@ def load_aliases(source: str | Path) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     for where, row in rows:
         if not isinstance(row, dict) or "id" not in row or not isinstance(row.get("aliases"), list):
-            raise DataError(where, "expected {\"id\": <QID>, \"aliases\": [...]}")
+            raise DataError(where, 'expected {"id": <QID>, "aliases": [...]}')
         result[str(row["id"])] = [str(a) for a in row["aliases"]]
     return result
 
@@ -206,7 +224,7 @@ def load_templates(path: Path) -> dict[str, list[str]]:
     for relation, entry in data.items():
         values = entry.get("templates") if isinstance(entry, dict) else None
         if not isinstance(values, list) or not values:
-            raise DataError(f"{path} relation {relation}", "expected {\"templates\": [...]}")
+            raise DataError(f"{path} relation {relation}", 'expected {"templates": [...]}')
         for t in values:
             if "[X]" not in t or "[Y]" not in t:
                 raise DataError(f"{path} relation {relation}", f"template {t!r} lacks [X] or [Y]")

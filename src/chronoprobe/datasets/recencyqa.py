@@ -94,7 +94,9 @@ class RecencyItem(BaseModel):
             "majority_label": self.majority_label.label,
             "confidence": self.confidence,
             "entropy": self.entropy,
-            "label_contexts": [{"recency_label": c.recency_label.label, "context": c.context} for c in self.label_contexts],
+            "label_contexts": [
+                {"recency_label": c.recency_label.label, "context": c.context} for c in self.label_contexts
+            ],
             "final_stationary_label": self.final_stationary_label.value,
         }
         row.update(self.extra)
@@ -167,8 +169,11 @@ def _download_from_hub(spec: str) -> Path:
         return Path(hf_hub_download(repo_id=repo_id, filename=filename, repo_type="dataset"))
     except Exception as exc:  # offline, missing repo, auth: all one line for the user
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DataError(spec, f"could not fetch {filename} from the hub dataset {repo_id} ({first[:160]}); "
-                              "download RecencyQA.json and pass its path instead") from None
+        raise DataError(
+            spec,
+            f"could not fetch {filename} from the hub dataset {repo_id} ({first[:160]}); "
+            "download RecencyQA.json and pass its path instead",
+        ) from None
 
 
 def write_recencyqa(path: Path, items: Sequence[RecencyItem]) -> None:

@@ -26,8 +26,14 @@ class JudgeChoice:
         return self.judge.name
 
 
-def load_judge(spec: str, *, cache: CallCache | None = None, device: str = "cpu", allow_fallback: bool = False,
-               embedding_threshold: float | None = None) -> JudgeChoice:
+def load_judge(
+    spec: str,
+    *,
+    cache: CallCache | None = None,
+    device: str = "cpu",
+    allow_fallback: bool = False,
+    embedding_threshold: float | None = None,
+) -> JudgeChoice:
     kind, _, target = spec.strip().partition(":")
     if kind == "exact" and not target:
         from chronoprobe.judges.exact import ExactJudge

@@ -23,8 +23,9 @@ DEFAULT_THRESHOLD = 0.85
 class Embedder:
     """Mean-pooled, L2-normalised sentence embeddings from a transformers encoder."""
 
-    def __init__(self, model: str | None = None, *, cache: CallCache | None = None, device: str = "cpu",
-                 batch_size: int = 64) -> None:
+    def __init__(
+        self, model: str | None = None, *, cache: CallCache | None = None, device: str = "cpu", batch_size: int = 64
+    ) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -67,7 +68,9 @@ class Embedder:
             for t, v in zip(chunk, vectors, strict=True):
                 found[t] = v
             if self.cache is not None:
-                self.cache.put_many(f"embedding:{self.model_id}", [(self._key(t), {}, v) for t, v in zip(chunk, vectors, strict=True)])
+                self.cache.put_many(
+                    f"embedding:{self.model_id}", [(self._key(t), {}, v) for t, v in zip(chunk, vectors, strict=True)]
+                )
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[t] for t in texts])
@@ -86,8 +89,14 @@ class Embedder:
 
 
 class EmbeddingJudge(Judge):
-    def __init__(self, model: str | None = None, *, threshold: float = DEFAULT_THRESHOLD,
-                 cache: CallCache | None = None, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        cache: CallCache | None = None,
+        device: str = "cpu",
+    ) -> None:
         self.embedder = Embedder(model, cache=cache, device=device)
         self.threshold = threshold
         self.name = f"embedding:{model or 'minilm'}"

@@ -22,8 +22,16 @@ DEFAULT_NLI = "microsoft/deberta-large-mnli"
 class NLIModel:
     """Label probabilities for (premise, hypothesis) pairs, batched and cached."""
 
-    def __init__(self, model: str = DEFAULT_NLI, *, revision: str = "main", cache: CallCache | None = None,
-                 device: str = "cpu", batch_size: int = 32, trust_remote_code: bool = False) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_NLI,
+        *,
+        revision: str = "main",
+        cache: CallCache | None = None,
+        device: str = "cpu",
+        batch_size: int = 32,
+        trust_remote_code: bool = False,
+    ) -> None:
         from pathlib import Path
 
         if not Path(model).is_dir():
@@ -35,10 +43,16 @@ class NLIModel:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision, trust_remote_code=trust_remote_code)
-            self.model = AutoModelForSequenceClassification.from_pretrained(
+            self.tokenizer = AutoTokenizer.from_pretrained(
                 model, revision=revision, trust_remote_code=trust_remote_code
-            ).to(device).eval()
+            )
+            self.model = (
+                AutoModelForSequenceClassification.from_pretrained(
+                    model, revision=revision, trust_remote_code=trust_remote_code
+                )
+                .to(device)
+                .eval()
+            )
         except Exception as exc:  # hub/network/format errors come in many types
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ConfigError(f"NLI model {model!r}", f"could not load it offline or from the hub: {first}") from None
@@ -56,7 +70,9 @@ class NLIModel:
         self.forward_calls = 0
 
     def _key(self, premise: str, hypothesis: str) -> str:
-        return stable_hash({"nli": self.model_id, "revision": self.revision, "premise": premise, "hypothesis": hypothesis})
+        return stable_hash(
+            {"nli": self.model_id, "revision": self.revision, "premise": premise, "hypothesis": hypothesis}
+        )
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Softmax label probabilities, shape (len(pairs), n_labels)."""
@@ -88,7 +104,11 @@ class NLIModel:
         self.forward_calls += 1
         with torch.inference_mode():
             batch = self.tokenizer(
-                [a for a, _ in pairs], [b for _, b in pairs], padding=True, truncation=True, max_length=512,
+                [a for a, _ in pairs],
+                [b for _, b in pairs],
+                padding=True,
+                truncation=True,
+                max_length=512,
                 return_tensors="pt",
             )
             batch = {k: v.to(self.device) for k, v in batch.items()}
@@ -120,5 +140,9 @@ class NLIJudge(Judge):
         return [both[i] and both[n + i] for i in range(n)]
 
     def describe(self) -> dict[str, object]:
-        return {"name": self.name, "model": self.nli.model_id, "revision": self.nli.revision,
-                "rule": "argmax=entailment both ways"}
+        return {
+            "name": self.name,
+            "model": self.nli.model_id,
+            "revision": self.nli.revision,
+            "rule": "argmax=entailment both ways",
+        }

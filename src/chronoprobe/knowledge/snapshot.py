@@ -33,7 +33,9 @@ def _valid_name(name: str) -> str:
     if not name or any(ch in name for ch in "/\\") or name.startswith("."):
         raise DataError(f"snapshot name {name!r}", "must be a plain file name (no slashes, not hidden)")
     if len(name) > MAX_NAME_LENGTH:
-        raise DataError(f"snapshot name {name[:40]!r}...", f"is {len(name)} characters long (at most {MAX_NAME_LENGTH})")
+        raise DataError(
+            f"snapshot name {name[:40]!r}...", f"is {len(name)} characters long (at most {MAX_NAME_LENGTH})"
+        )
     if not name.isprintable():
         raise DataError(f"snapshot name {name!r}", "must not contain control characters")
     return name

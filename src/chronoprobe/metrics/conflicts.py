@@ -104,9 +104,7 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
     return float(np.sum(p[keep] * (np.log(p[keep]) - np.log(q[keep]))))
 
 
-def coherent_persuasion(
-    context_clusters: Sequence[np.ndarray], no_context_clusters: Sequence[np.ndarray]
-) -> float:
+def coherent_persuasion(context_clusters: Sequence[np.ndarray], no_context_clusters: Sequence[np.ndarray]) -> float:
     """CP = 1/(U*R) sum_{a in context clusters} sum_{b in no-context clusters} KL(P_a || P_b).
 
     Arguments are the cluster distributions (see :func:`cluster_distribution`).
@@ -191,9 +189,7 @@ def is_persuaded(with_context: str, substitute: str, threshold: float = ROUGE_TH
     return rouge_l(clean_answer(with_context), substitute) > threshold
 
 
-def is_stubborn(
-    with_context: str, without_context: str, substitute: str, threshold: float = ROUGE_THRESHOLD
-) -> bool:
+def is_stubborn(with_context: str, without_context: str, substitute: str, threshold: float = ROUGE_THRESHOLD) -> bool:
     """R(clean(y_c), clean(y)) > t and not persuaded."""
     same = rouge_l(clean_answer(with_context), clean_answer(without_context)) > threshold
     return same and not is_persuaded(with_context, substitute, threshold)
@@ -212,5 +208,7 @@ def stubborn_persuaded_percent(
     if n == 0:
         return math.nan, math.nan
     persuaded = sum(is_persuaded(c, s, threshold) for c, s in zip(with_context, substitutes, strict=True))
-    stubborn = sum(is_stubborn(c, o, s, threshold) for c, o, s in zip(with_context, without_context, substitutes, strict=True))
+    stubborn = sum(
+        is_stubborn(c, o, s, threshold) for c, o, s in zip(with_context, without_context, substitutes, strict=True)
+    )
     return 100.0 * stubborn / n, 100.0 * persuaded / n

@@ -245,9 +245,7 @@ def shares_no_word(a: str, b: str) -> bool:
     return not (set(normalize_answer(a).split()) & set(normalize_answer(b).split()))
 
 
-def pick_new_object(
-    model_answer: str, candidates: Sequence[str], rng: random.Random
-) -> str | None:
+def pick_new_object(model_answer: str, candidates: Sequence[str], rng: random.Random) -> str | None:
     """A random candidate (another subject's answer, same relation) sharing no word with the model's answer."""
     pool = sorted({c for c in candidates if c.strip() and shares_no_word(c, model_answer)})
     return rng.choice(pool) if pool else None
@@ -272,7 +270,9 @@ def update_success_rate(
         raise ValueError("one new object per answer is needed")
     if not answers:
         return math.nan
-    return sum(update_succeeded(a, o, fidelity=fidelity) for a, o in zip(answers, new_objects, strict=True)) / len(answers)
+    return sum(update_succeeded(a, o, fidelity=fidelity) for a, o in zip(answers, new_objects, strict=True)) / len(
+        answers
+    )
 
 
 def update_prompt(altered_fact: str, query: str) -> str:

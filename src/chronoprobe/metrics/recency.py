@@ -105,11 +105,14 @@ def transition_accuracy(pairs: Sequence[tuple[int, Pred, int, Pred]]) -> float |
     """Share of (gold1, pred1, gold2, pred2) pairs with both predictions exactly right (Table 7)."""
     if not pairs:
         return None
-    return sum(p1 is not None and int(p1) == int(g1) and p2 is not None and int(p2) == int(g2)
-               for g1, p1, g2, p2 in pairs) / len(pairs)
+    return sum(
+        p1 is not None and int(p1) == int(g1) and p2 is not None and int(p2) == int(g2) for g1, p1, g2, p2 in pairs
+    ) / len(pairs)
 
 
-def classification_summary(gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1) -> dict[str, float | int | None]:
+def classification_summary(
+    gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1
+) -> dict[str, float | int | None]:
     """Every headline metric for one set of predictions."""
     return {
         "n": len(gold),
@@ -176,18 +179,33 @@ def _macro_f1_of_resamples(codes: np.ndarray, idx: np.ndarray, n_classes: int) -
     return macro
 
 
-def macro_f1_estimate(gold: Sequence[int], pred: Sequence[Pred], *, n_classes: int = N_CLASSES,
-                      resamples: int = RESAMPLES, seed: int = SEED) -> Estimate:
+def macro_f1_estimate(
+    gold: Sequence[int],
+    pred: Sequence[Pred],
+    *,
+    n_classes: int = N_CLASSES,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
     """:func:`macro_f1` with a percentile-bootstrap 95% interval: the items are resampled and
     the macro F1 recomputed on each resample (vectorised over resamples)."""
     _check(gold, pred)
-    codes = np.array([int(g) * (n_classes + 1) + (n_classes if p is None else int(p)) for g, p in zip(gold, pred, strict=True)],
-                     dtype=np.int64)
-    return bootstrap(len(codes), lambda idx: _macro_f1_of_resamples(codes, idx, n_classes), macro_f1(gold, pred),
-                     resamples=resamples, seed=seed)
+    codes = np.array(
+        [int(g) * (n_classes + 1) + (n_classes if p is None else int(p)) for g, p in zip(gold, pred, strict=True)],
+        dtype=np.int64,
+    )
+    return bootstrap(
+        len(codes),
+        lambda idx: _macro_f1_of_resamples(codes, idx, n_classes),
+        macro_f1(gold, pred),
+        resamples=resamples,
+        seed=seed,
+    )
 
 
-def classification_estimates(gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1) -> dict[str, dict[str, Any]]:
+def classification_estimates(
+    gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1
+) -> dict[str, dict[str, Any]]:
     """n and a 95% interval for each rate of :func:`classification_summary`, keyed like it:
     Wilson for accuracy, tolerant accuracy and the unparseable rate; a seeded bootstrap over
     items for macro F1 and tolerant F1."""

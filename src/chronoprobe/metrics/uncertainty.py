@@ -126,7 +126,9 @@ def bootstrap(
     if resamples < 1:
         raise ValueError(f"need at least one resample, got {resamples}")
     if n == 0 or point is None or not math.isfinite(point):
-        return Estimate(value=None if n == 0 else point, n=n, ci_low=None, ci_high=None, method="bootstrap", level=level)
+        return Estimate(
+            value=None if n == 0 else point, n=n, ci_low=None, ci_high=None, method="bootstrap", level=level
+        )
     if n == 1:
         return Estimate(value=point, n=1, ci_low=None, ci_high=None, method="bootstrap", level=level)
     rng = np.random.default_rng(seed)

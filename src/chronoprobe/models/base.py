@@ -70,11 +70,10 @@ class Prompt(BaseModel):
         return self
 
     @classmethod
-    def chat(cls, user: str, *, system: str | None = None, fallback_text: str | None = None,
-             answer_prefix: str = "") -> Prompt:
-        messages = ((Message(role="system", content=system),) if system else ()) + (
-            Message(role="user", content=user),
-        )
+    def chat(
+        cls, user: str, *, system: str | None = None, fallback_text: str | None = None, answer_prefix: str = ""
+    ) -> Prompt:
+        messages = ((Message(role="system", content=system),) if system else ()) + (Message(role="user", content=user),)
         return cls(messages=messages, text=fallback_text, answer_prefix=answer_prefix)
 
 

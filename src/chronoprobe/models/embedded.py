@@ -160,7 +160,9 @@ def _convert(gguf_path: Path, target: Path) -> None:
         tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
         model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32)
     except Exception as exc:  # transformers raises many types for unreadable files
-        raise ConfigError(f"GGUF file {gguf_path}", f"transformers could not load it ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(
+            f"GGUF file {gguf_path}", f"transformers could not load it ({type(exc).__name__}: {exc})"
+        ) from None
     # The dequantised weights are plain float tensors; drop the GGUF marker so they serialise.
     model.hf_quantizer = None  # type: ignore[assignment]  # undeclared in transformers: typed by Module.__getattr__
     if hasattr(model.config, "quantization_config"):

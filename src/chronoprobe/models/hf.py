@@ -187,8 +187,7 @@ class HFBackend(Backend):
         per_row = self._decode(self._token_ids(rendered), params)
         n = params.n
         return [
-            Generation(rendered_prompt=rendered[i], samples=per_row[i * n : (i + 1) * n])
-            for i in range(len(prompts))
+            Generation(rendered_prompt=rendered[i], samples=per_row[i * n : (i + 1) * n]) for i in range(len(prompts))
         ]
 
     def _left_pad(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -96,7 +96,11 @@ def preallocate(cache: Any, *, repeats: int, extra_tokens: int) -> bool:
     (sliding windows, linear attention); the caller then repeats it the ordinary way.
     """
     layers = getattr(cache, "layers", None)
-    if DynamicLayer is object or not layers or any(type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers):
+    if (
+        DynamicLayer is object
+        or not layers
+        or any(type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers)
+    ):
         return False
     for index, layer in enumerate(layers):
         capacity = layer.keys.shape[2] + extra_tokens

@@ -56,8 +56,10 @@ KNOWN_SPECS: list[tuple[str, str]] = [
     ("gguf:<path to .gguf>", "a local GGUF file, dequantised once into a safetensors cache"),
     ("vllm:<hub id or folder>\\[@revision]", "vLLM on a GPU (optional extra: pip install 'chronoprobe\\[vllm]')"),
     ("openai:<model>@<base url>", "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1"),
-    ("mock:echo, mock:constant=<text>, mock:<name>",
-     "no model: a deterministic stand-in for smoke runs and tests (names from chronoprobe.testing.register_mock)"),
+    (
+        "mock:echo, mock:constant=<text>, mock:<name>",
+        "no model: a deterministic stand-in for smoke runs and tests (names from chronoprobe.testing.register_mock)",
+    ),
 ]
 
 
@@ -108,7 +110,10 @@ def parse_model_spec(raw: str) -> ModelSpec:
         return ModelSpec(raw=raw, kind="gemma3-270m", target="gemma3-270m")
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
-        raise ConfigError(where, "unknown model spec; expected smollm2, gemma3-270m, hf:<id>, gguf:<file> or openai:<name>@<url> (see `chronoprobe models`)")
+        raise ConfigError(
+            where,
+            "unknown model spec; expected smollm2, gemma3-270m, hf:<id>, gguf:<file> or openai:<name>@<url> (see `chronoprobe models`)",
+        )
     if kind == "hf":
         target, _, revision = rest.partition("@")
         return ModelSpec(raw=raw, kind="hf", target=target, revision=revision or "main")
@@ -124,7 +129,10 @@ def parse_model_spec(raw: str) -> ModelSpec:
         return ModelSpec(raw=raw, kind="openai", target=name, base_url=url.rstrip("/"))
     if kind == "mock":
         return ModelSpec(raw=raw, kind="mock", target=rest, revision="mock")
-    raise ConfigError(where, f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, mock, smollm2, gemma3-270m (see `chronoprobe models`)")
+    raise ConfigError(
+        where,
+        f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, mock, smollm2, gemma3-270m (see `chronoprobe models`)",
+    )
 
 
 BACKENDS: dict[str, str] = {
@@ -183,7 +191,9 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
         revision_label=f"gguf-sha256:{digest[:16]}",
     )
     backend = HFBackend(config)
-    backend.info.model_id = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
+    backend.info.model_id = (
+        "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
+    )
     backend.info.extra["parameters"] = str(sum(p.numel() for p in backend.model.parameters()))
     if spec.kind == "smollm2":
         backend.info.extra["licence"] = "Apache-2.0"

@@ -29,8 +29,9 @@ def pick_tokens(logits: torch.Tensor, params: DecodingParams, generator: torch.G
     return _nucleus(scores, params.top_p, generator)
 
 
-def _sample_sorted(sorted_scores: torch.Tensor, log_norm: torch.Tensor, top_p: float,
-                   generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def _sample_sorted(
+    sorted_scores: torch.Tensor, log_norm: torch.Tensor, top_p: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Sample positions in descending-sorted scores; also return whether each row's nucleus fit."""
     probs = (sorted_scores - log_norm).exp()
     cumulative = probs.cumsum(dim=-1)

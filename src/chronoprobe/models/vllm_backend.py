@@ -72,7 +72,9 @@ class VLLMBackend(Backend):
         self.has_chat_template = bool(getattr(self.tokenizer, "chat_template", None))
         self.use_chat_template = self.has_chat_template if config.chat_template is None else config.chat_template
         if self.use_chat_template and not self.has_chat_template:
-            raise ConfigError(f"model spec {config.spec or config.model!r}", "--chat-template on, but the tokenizer has none")
+            raise ConfigError(
+                f"model spec {config.spec or config.model!r}", "--chat-template on, but the tokenizer has none"
+            )
         self._info = BackendInfo(
             spec=config.spec or f"vllm:{config.model}",
             backend="vllm",

@@ -77,7 +77,9 @@ def is_grc_file(path: Path) -> bool:
     return isinstance(data, dict) and "facts" not in data and all(isinstance(v, dict) for v in data.values())
 
 
-def load_gold(config: AuditConfig, *, fetch_progress: Callable[[int], None] | None = None) -> tuple[list[Fact], Snapshot]:
+def load_gold(
+    config: AuditConfig, *, fetch_progress: Callable[[int], None] | None = None
+) -> tuple[list[Fact], Snapshot]:
     """Facts to ask and the snapshot to judge them against, per the config."""
     grc_answers: dict[str, FactAnswers] | None = None
     if config.facts_file is not None and is_grc_file(config.facts_file):

@@ -71,18 +71,47 @@ def recency_figure(per_model: Mapping[str, dict[str, Any]]) -> Figure:
             below = [y for y in ys if y < bottom]
             above = [y for y in ys if y > top]
             if below:
-                ax.annotate(f"{len(below)} below, earliest {int(min(below))}", xy=(x, bottom), xytext=(0, 3),
-                            textcoords="offset points", ha="center", va="bottom", fontsize=7, color="#b03a2e")
+                ax.annotate(
+                    f"{len(below)} below, earliest {int(min(below))}",
+                    xy=(x, bottom),
+                    xytext=(0, 3),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=7,
+                    color="#b03a2e",
+                )
             if above:
-                ax.annotate(f"{len(above)} above, latest {int(max(above))}", xy=(x, top), xytext=(0, -3),
-                            textcoords="offset points", ha="center", va="top", fontsize=7, color="#b03a2e")
+                ax.annotate(
+                    f"{len(above)} above, latest {int(max(above))}",
+                    xy=(x, top),
+                    xytext=(0, -3),
+                    textcoords="offset points",
+                    ha="center",
+                    va="top",
+                    fontsize=7,
+                    color="#b03a2e",
+                )
     for x, ys in zip(positions, years, strict=True):
         if not ys:
-            ax.text(x, 0.5, "no matched\nanswers", transform=ax.get_xaxis_transform(), ha="center", va="center",
-                    fontsize=8, color="#777777")
+            ax.text(
+                x,
+                0.5,
+                "no matched\nanswers",
+                transform=ax.get_xaxis_transform(),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="#777777",
+            )
     ax.set_xlim(0.4, len(labels) + 0.6)
-    ax.set_xticks(positions, labels, rotation=0 if len(labels) <= 3 else 20,
-                  ha="center" if len(labels) <= 3 else "right", fontsize=8)
+    ax.set_xticks(
+        positions,
+        labels,
+        rotation=0 if len(labels) <= 3 else 20,
+        ha="center" if len(labels) <= 3 else "right",
+        fontsize=8,
+    )
     return fig
 
 
@@ -108,11 +137,13 @@ def verdicts_figure(per_model: Mapping[str, dict[str, Any]], per_row: int = 3) -
         ax.set_ylim(0, 100)
         if len(summaries) > 1:
             ax.set_title(name, fontsize=9)
-    for ax in axes[len(summaries):]:
+    for ax in axes[len(summaries) :]:
         ax.set_visible(False)
     for ax in axes[::cols]:
         ax.set_ylabel("% of facts (soft constraint)")
-    fig.suptitle("Verdicts per category" + ("" if len(summaries) > 1 else f": {names[0]}" if names else ""), fontsize=10)
+    fig.suptitle(
+        "Verdicts per category" + ("" if len(summaries) > 1 else f": {names[0]}" if names else ""), fontsize=10
+    )
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 0.9), frameon=False)
     fig.tight_layout()

@@ -50,7 +50,11 @@ _INTERVALS_NOTE = (
 def _prompting_lines(provenance: dict[str, Any]) -> list[str]:
     """Which prompt form each model got (chat template + instruction, or the bare sentence) and its licence."""
     rows = [
-        [m["spec"], prompting_label(chat_template=bool(m.get("chat_template"))), (m.get("extra") or {}).get("licence", "–")]
+        [
+            m["spec"],
+            prompting_label(chat_template=bool(m.get("chat_template"))),
+            (m.get("extra") or {}).get("licence", "–"),
+        ]
         for m in provenance.get("models", [])
     ]
     return ["## Prompting", "", table(["model", "prompting", "licence"], rows), ""] if rows else []
@@ -78,15 +82,23 @@ def render_markdown(per_model: Mapping[str, dict[str, Any]], provenance: dict[st
         "",
         "n is the number of judged answers; a fact's answers are not independent, so these intervals are optimistic.",
         "",
-        table(["model", "category", "facts", "answers", *VERDICTS], _verdict_rows(per_model, "average_pct", answers=True)),
+        table(
+            ["model", "category", "facts", "answers", *VERDICTS], _verdict_rows(per_model, "average_pct", answers=True)
+        ),
         "",
         "## Inconsistency across paraphrases",
         "",
         table(
             ["model", "category", "facts", "inconsistent", "%", "95% CI"],
             [
-                [m, c, s["facts"], s["inconsistent"], s["inconsistency_pct"],
-                 ci_cell((s.get("estimates") or {}).get("inconsistency_pct"), 1)]
+                [
+                    m,
+                    c,
+                    s["facts"],
+                    s["inconsistent"],
+                    s["inconsistency_pct"],
+                    ci_cell((s.get("estimates") or {}).get("inconsistency_pct"), 1),
+                ]
                 for m, summary in per_model.items()
                 for c, s in summary["per_category"].items()
             ],

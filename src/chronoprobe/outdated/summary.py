@@ -65,9 +65,7 @@ def _estimates(
     return {
         "soft_constraint_pct": {v: e.to_json() for v, e in est.soft_constraint.items()},
         # The same value as ``average_pct`` to the last digit (it is computed as 100 * share).
-        "average_pct": {
-            v: e.reported_as(average_pct[v]).to_json() for v, e in est.average.items()
-        },
+        "average_pct": {v: e.reported_as(average_pct[v]).to_json() for v, e in est.average.items()},
         "inconsistency_pct": est.inconsistency.to_json(),
     }
 

@@ -81,14 +81,32 @@ def build_items(questions: Sequence[RecencyItem], mode: Literal["with", "without
     items: list[EvalItem] = []
     for q in questions:
         if mode == "without":
-            items.append(EvalItem(item_id=f"{q.q_id}:without", q_id=q.q_id, question=q.question, context=None,
-                                  context_index=None, n_contexts=len(q.label_contexts), gold=q.majority_label,
-                                  stationary=q.stationary))
+            items.append(
+                EvalItem(
+                    item_id=f"{q.q_id}:without",
+                    q_id=q.q_id,
+                    question=q.question,
+                    context=None,
+                    context_index=None,
+                    n_contexts=len(q.label_contexts),
+                    gold=q.majority_label,
+                    stationary=q.stationary,
+                )
+            )
             continue
         for index, ctx in enumerate(q.label_contexts):
-            items.append(EvalItem(item_id=f"{q.q_id}:with:{index}", q_id=q.q_id, question=q.question,
-                                  context=ctx.context, context_index=index, n_contexts=len(q.label_contexts),
-                                  gold=ctx.recency_label, stationary=q.stationary))
+            items.append(
+                EvalItem(
+                    item_id=f"{q.q_id}:with:{index}",
+                    q_id=q.q_id,
+                    question=q.question,
+                    context=ctx.context,
+                    context_index=index,
+                    n_contexts=len(q.label_contexts),
+                    gold=ctx.recency_label,
+                    stationary=q.stationary,
+                )
+            )
     return items
 
 
@@ -143,21 +161,30 @@ def resolve_templates(config: EvalConfig, strategy: Strategy) -> dict[str, Templ
         template = load_template(path)
         mode = "with" if template.takes_context else "without"
         if mode not in config.modes:
-            raise ConfigError(f"prompt file {path}", f"is a {mode}-context prompt ({'has' if mode == 'with' else 'no'} "
-                              f"{{context}} placeholder), but this run has --context {config.context}")
+            raise ConfigError(
+                f"prompt file {path}",
+                f"is a {mode}-context prompt ({'has' if mode == 'with' else 'no'} "
+                f"{{context}} placeholder), but this run has --context {config.context}",
+            )
         templates[mode] = template
     for mode in config.modes:
         if "label" in templates[mode].placeholders:
-            raise ConfigError(f"prompt file {templates[mode].name}", "has a {label} placeholder: that is a labelling "
-                              "or context-generation prompt, not an evaluation prompt (it would reveal the answer)")
+            raise ConfigError(
+                f"prompt file {templates[mode].name}",
+                "has a {label} placeholder: that is a labelling "
+                "or context-generation prompt, not an evaluation prompt (it would reveal the answer)",
+            )
         if (mode == "with") != templates[mode].takes_context:
-            raise ConfigError(f"prompt file {templates[mode].name}", f"the {mode}-context prompt needs"
-                              f"{'' if mode == 'with' else ' no'} {{context}} placeholder")
+            raise ConfigError(
+                f"prompt file {templates[mode].name}",
+                f"the {mode}-context prompt needs{'' if mode == 'with' else ' no'} {{context}} placeholder",
+            )
     return templates
 
 
-def build_prompt(template: Template, item: EvalItem, strategy: Strategy, picker: FewShotPicker | None,
-                 answer_prefix: str = "") -> Prompt:
+def build_prompt(
+    template: Template, item: EvalItem, strategy: Strategy, picker: FewShotPicker | None, answer_prefix: str = ""
+) -> Prompt:
     values = {"question": item.question}
     if item.context is not None:
         values["context"] = item.context
@@ -180,7 +207,9 @@ def evaluate(
 
     ``progress(description, total)`` returns a callback that is told how many prompts finished.
     """
-    picker = FewShotPicker(pool if pool is not None else questions, config.seed) if "few-shot" in config.strategies else None
+    picker = (
+        FewShotPicker(pool if pool is not None else questions, config.seed) if "few-shot" in config.strategies else None
+    )
     rows: list[dict[str, Any]] = []
     for strategy in config.strategies:
         templates = resolve_templates(config, strategy)

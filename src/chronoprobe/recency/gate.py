@@ -56,8 +56,14 @@ class GateDecision(BaseModel):
         return value.label if value is not None else None
 
 
-def decide_retrieval(labels: list[RecencyClass | None], threshold: RecencyClass, min_share: float = 0.5,
-                     question: str = "", *, greedy: bool | None = None) -> GateDecision:
+def decide_retrieval(
+    labels: list[RecencyClass | None],
+    threshold: RecencyClass,
+    min_share: float = 0.5,
+    question: str = "",
+    *,
+    greedy: bool | None = None,
+) -> GateDecision:
     """Pure decision from sampled labels (None = unparseable).
 
     ``greedy`` says whether the labels came from one greedy answer (default: when there is exactly one label);
@@ -67,9 +73,15 @@ def decide_retrieval(labels: list[RecencyClass | None], threshold: RecencyClass,
     unparseable = len(labels) - len(parsed)
     greedy = len(labels) == 1 if greedy is None else greedy
     if not parsed:
-        return GateDecision(question=question, predicted_class=None, retrieve=True, samples=len(labels),
-                            unparseable=unparseable, threshold=threshold,
-                            reason=f"could not read a recency class from {_drawn(len(labels), greedy)}; retrieving to be safe")
+        return GateDecision(
+            question=question,
+            predicted_class=None,
+            retrieve=True,
+            samples=len(labels),
+            unparseable=unparseable,
+            threshold=threshold,
+            reason=f"could not read a recency class from {_drawn(len(labels), greedy)}; retrieving to be safe",
+        )
     distribution = m.label_distribution(parsed)
     predicted: RecencyClass = m.majority_label(parsed)
     within = sum(share for label, share in distribution.items() if label <= threshold)
@@ -82,15 +94,26 @@ def decide_retrieval(labels: list[RecencyClass | None], threshold: RecencyClass,
             votes += f" that parsed; {unparseable} of {len(labels)} unparseable"
     horizon = f"within {threshold.label}"
     if retrieve:
-        reason = (f"predicted {predicted.label} ({votes}); {within:.0%} of the answers expect the answer to change "
-                  f"{horizon} or sooner, so the model's stored answer is likely stale: retrieve")
+        reason = (
+            f"predicted {predicted.label} ({votes}); {within:.0%} of the answers expect the answer to change "
+            f"{horizon} or sooner, so the model's stored answer is likely stale: retrieve"
+        )
     else:
-        reason = (f"predicted {predicted.label} ({votes}); only {within:.0%} of the answers expect a change "
-                  f"{horizon} or sooner, so the model's own knowledge should still hold: no retrieval")
-    return GateDecision(question=question, predicted_class=predicted, retrieve=retrieve, reason=reason,
-                        distribution={label.label: share for label, share in distribution.items()},
-                        samples=len(labels), unparseable=unparseable, threshold=threshold,
-                        share_within_threshold=within)
+        reason = (
+            f"predicted {predicted.label} ({votes}); only {within:.0%} of the answers expect a change "
+            f"{horizon} or sooner, so the model's own knowledge should still hold: no retrieval"
+        )
+    return GateDecision(
+        question=question,
+        predicted_class=predicted,
+        retrieve=retrieve,
+        reason=reason,
+        distribution={label.label: share for label, share in distribution.items()},
+        samples=len(labels),
+        unparseable=unparseable,
+        threshold=threshold,
+        share_within_threshold=within,
+    )
 
 
 def _drawn(n: int, greedy: bool) -> str:
@@ -142,8 +165,9 @@ def recency_gate_many(
             values["context"] = context
         prompts.append(template.fill(**values))
     greedy = samples == 1
-    params = DecodingParams(n=samples, temperature=0.0 if greedy else temperature, seed=seed,
-                            max_new_tokens=max_new_tokens)
+    params = DecodingParams(
+        n=samples, temperature=0.0 if greedy else temperature, seed=seed, max_new_tokens=max_new_tokens
+    )
     generations = model.generate(prompts, params, progress=progress)
     decisions = []
     for question, generation in zip(cleaned, generations, strict=True):
@@ -166,8 +190,18 @@ def recency_gate(
     template: Template | None = None,
 ) -> GateDecision:
     """Classify ``question`` and decide whether to retrieve before answering it."""
-    return recency_gate_many([question], model, threshold, samples, context=context, temperature=temperature,
-                             min_share=min_share, seed=seed, max_new_tokens=max_new_tokens, template=template)[0]
+    return recency_gate_many(
+        [question],
+        model,
+        threshold,
+        samples,
+        context=context,
+        temperature=temperature,
+        min_share=min_share,
+        seed=seed,
+        max_new_tokens=max_new_tokens,
+        template=template,
+    )[0]
 
 
 def read_gate_questions(path: Path) -> list[str]:

@@ -69,8 +69,12 @@ class LabelConfig(BaseModel):
     context_prompt: Path | None = None
 
     def template(self, kind: str) -> Template:
-        override = {"label": self.label_prompt, "label_with_context": self.verify_prompt,
-                    "stationarity": self.stationarity_prompt, "context_generation": self.context_prompt}[kind]
+        override = {
+            "label": self.label_prompt,
+            "label_with_context": self.verify_prompt,
+            "stationarity": self.stationarity_prompt,
+            "context_generation": self.context_prompt,
+        }[kind]
         return load_template(override) if override else builtin(kind)
 
 
@@ -108,8 +112,12 @@ def read_questions(path: Path) -> list[QuestionIn]:
             row = {"question": row}
         if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not row["question"].strip():
             raise DataError(where, 'expected an object with a non-empty "question" string')
-        q = QuestionIn(q_id=row.get("q_id", position), question=row["question"].strip(),
-                       source=str(row.get("source", "user")), hop_type=str(row.get("hop_type", "unknown")))
+        q = QuestionIn(
+            q_id=row.get("q_id", position),
+            question=row["question"].strip(),
+            source=str(row.get("source", "user")),
+            hop_type=str(row.get("hop_type", "unknown")),
+        )
         if str(q.q_id) in seen:
             raise DataError(where, f"duplicate q_id {q.q_id!r}")
         seen.add(str(q.q_id))
@@ -120,13 +128,24 @@ def read_questions(path: Path) -> list[QuestionIn]:
 
 
 def _params(config: LabelConfig, *, n: int, temperature: float, seed: int, max_new_tokens: int) -> DecodingParams:
-    return DecodingParams(n=n, temperature=temperature, top_p=config.top_p if temperature > 0 else 1.0,
-                          seed=seed, max_new_tokens=max_new_tokens)
+    return DecodingParams(
+        n=n,
+        temperature=temperature,
+        top_p=config.top_p if temperature > 0 else 1.0,
+        seed=seed,
+        max_new_tokens=max_new_tokens,
+    )
 
 
 def sample_labels(
-    prompts: Sequence[Prompt], model: CachedModel, config: LabelConfig, *, n: int, seed: int,
-    progress: ProgressFactory | None = None, what: str = "labelling",
+    prompts: Sequence[Prompt],
+    model: CachedModel,
+    config: LabelConfig,
+    *,
+    n: int,
+    seed: int,
+    progress: ProgressFactory | None = None,
+    what: str = "labelling",
 ) -> tuple[list[list[RecencyClass | None]], int, int]:
     """``n`` parsed labels per prompt (None = unparseable after all retries), the number of samples
     unparseable in the first pass, and the number of redraws."""
@@ -143,9 +162,18 @@ def sample_labels(
             if missing:
                 by_count[missing].append(i)
         for count, indices in sorted(by_count.items()):
-            retry = _params(config, n=count, temperature=temperature, seed=seed + 1000 * round_number,
-                            max_new_tokens=config.label_max_new_tokens)
-            callback = progress(f"{what}: {count} redraw(s) at temperature {temperature:g}", len(indices)) if progress else None
+            retry = _params(
+                config,
+                n=count,
+                temperature=temperature,
+                seed=seed + 1000 * round_number,
+                max_new_tokens=config.label_max_new_tokens,
+            )
+            callback = (
+                progress(f"{what}: {count} redraw(s) at temperature {temperature:g}", len(indices))
+                if progress
+                else None
+            )
             fresh = model.generate([prompts[i] for i in indices], retry, progress=callback)
             redraws += count * len(indices)
             for i, generation in zip(indices, fresh, strict=True):
@@ -206,8 +234,7 @@ def label_dataset(
 
     # Stationarity votes: greedy, one per voter, on the majority label.
     stat_t = config.template("stationarity")
-    vote_prompts = [stat_t.fill(question=q.question, label=m.majority_label(parsed).label)
-                    for q, parsed in labelled]
+    vote_prompts = [stat_t.fill(question=q.question, label=m.majority_label(parsed).label) for q, parsed in labelled]
     vote_params = DecodingParams(n=1, temperature=0.0, seed=config.seed, max_new_tokens=config.vote_max_new_tokens)
     votes_by_voter = []
     for voter in voters:
@@ -222,12 +249,20 @@ def label_dataset(
         report.rule_counts[str(decision.rule)] = report.rule_counts.get(str(decision.rule), 0) + 1
         report.preliminary_ties += decision.preliminary_source != "vote"
         if decision.discarded:
-            report.discarded_rule4.append({"q_id": q.q_id, "question": q.question,
-                                           "label": m.majority_label(parsed).label, "votes": decision.votes})
+            report.discarded_rule4.append(
+                {
+                    "q_id": q.q_id,
+                    "question": q.question,
+                    "label": m.majority_label(parsed).label,
+                    "votes": decision.votes,
+                }
+            )
         else:
             kept.append((q, parsed, decision))
 
-    contexts = generate_contexts([(q, sorted(set(parsed))) for q, parsed, _ in kept], labeller, config, report, progress)
+    contexts = generate_contexts(
+        [(q, sorted(set(parsed))) for q, parsed, _ in kept], labeller, config, report, progress
+    )
 
     items: list[RecencyItem] = []
     for (q, parsed, decision), chosen in zip(kept, contexts, strict=True):
@@ -252,8 +287,10 @@ def label_dataset(
                 majority_label=m.majority_label(parsed),
                 confidence=m.confidence(distribution),
                 entropy=m.entropy(distribution),
-                label_contexts=tuple(LabelContext(recency_label=label, context=c[0])  # type: ignore[index]
-                                     for label, c in zip(labels, chosen, strict=True)),
+                label_contexts=tuple(
+                    LabelContext(recency_label=label, context=c[0])  # type: ignore[index]
+                    for label, c in zip(labels, chosen, strict=True)
+                ),
                 final_stationary_label=decision.final,
                 extra={
                     "label_samples": [label.label if label is not None else None for label in row_samples],
@@ -298,10 +335,21 @@ def generate_contexts(
         if not pending:
             break
         report.context_rounds_used = round_number + 1
-        gen_prompts = [gen_t.fill(question=targets[flat[t][0]][0].question, label=flat[t][1].label,
-                                  label_description=flat[t][1].description) for t in pending]
-        gen_params = DecodingParams(n=config.candidates, temperature=config.context_temperature, top_p=config.top_p,
-                                    seed=config.seed + round_number, max_new_tokens=config.context_max_new_tokens)
+        gen_prompts = [
+            gen_t.fill(
+                question=targets[flat[t][0]][0].question,
+                label=flat[t][1].label,
+                label_description=flat[t][1].description,
+            )
+            for t in pending
+        ]
+        gen_params = DecodingParams(
+            n=config.candidates,
+            temperature=config.context_temperature,
+            top_p=config.top_p,
+            seed=config.seed + round_number,
+            max_new_tokens=config.context_max_new_tokens,
+        )
         callback = progress(f"contexts, round {round_number + 1}", len(gen_prompts)) if progress else None
         generations = model.generate(gen_prompts, gen_params, progress=callback)
         fresh: list[tuple[int, str]] = []
@@ -315,8 +363,15 @@ def generate_contexts(
         report.candidates_generated += len(fresh)
         if fresh:
             verify_prompts = [verify_t.fill(question=targets[flat[t][0]][0].question, context=c) for t, c in fresh]
-            relabels, _, _ = sample_labels(verify_prompts, model, config, n=config.verify_samples, seed=config.seed,
-                                        progress=progress, what=f"verifying contexts, round {round_number + 1}")
+            relabels, _, _ = sample_labels(
+                verify_prompts,
+                model,
+                config,
+                n=config.verify_samples,
+                seed=config.seed,
+                progress=progress,
+                what=f"verifying contexts, round {round_number + 1}",
+            )
             for (t, context), row in zip(fresh, relabels, strict=True):
                 agree = sum(label == flat[t][1] for label in row)
                 pool[t][context] = agree

@@ -18,7 +18,9 @@ from chronoprobe.recency.report import confusion_png, render, slug
 from chronoprobe.recency.summary import summarise
 
 
-def write_eval_outputs(out: Path, rows: Sequence[dict[str, Any]], provenance: Provenance, tolerance: int = 1) -> dict[str, Path]:
+def write_eval_outputs(
+    out: Path, rows: Sequence[dict[str, Any]], provenance: Provenance, tolerance: int = 1
+) -> dict[str, Path]:
     summary = summarise(rows, tolerance)
     with publish.staged(out, "recency eval") as staging:
         write_eval_files(staging, rows, summary, provenance.model_dump(mode="json"))
@@ -28,8 +30,9 @@ def write_eval_outputs(out: Path, rows: Sequence[dict[str, Any]], provenance: Pr
 NAMES = {"items": "items.jsonl", "summary": "summary.json", "report": "report.md"}
 
 
-def write_eval_files(folder: Path, rows: Sequence[dict[str, Any]], summary: dict[str, Any],
-                     provenance: dict[str, Any]) -> None:
+def write_eval_files(
+    folder: Path, rows: Sequence[dict[str, Any]], summary: dict[str, Any], provenance: dict[str, Any]
+) -> None:
     """Write the files of :func:`write_eval_outputs` into ``folder``; ``summary`` gains plot names and provenance."""
     summary["provenance"] = provenance
     plots: dict[str, str] = {}

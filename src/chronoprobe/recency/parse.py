@@ -146,7 +146,7 @@ def parse_contexts(text: str) -> list[str]:
     decoder = json.JSONDecoder()
     for match in re.finditer(r"[\[{]", text):
         try:
-            value, _ = decoder.raw_decode(text[match.start():])
+            value, _ = decoder.raw_decode(text[match.start() :])
         except json.JSONDecodeError:
             continue
         for entry in value if isinstance(value, list) else [value]:

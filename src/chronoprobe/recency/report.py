@@ -47,8 +47,15 @@ def confusion_png(path: Path, matrix: list[list[int]], labels: list[str], title:
     peak = data.max() if data.size else 0
     for (row, col), value in np.ndenumerate(data):
         if value:
-            ax.text(col, row, str(value), ha="center", va="center", fontsize=7,
-                    color="white" if value > peak / 2 else "black")
+            ax.text(
+                col,
+                row,
+                str(value),
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if value > peak / 2 else "black",
+            )
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
@@ -71,40 +78,133 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
     ]
     rows = []
     for run in summary["runs"]:
-        rows.append([run["model"], run["strategy"], run["context_mode"], run["n"], _v(run, "accuracy"),
-                     _v(run, "tolerant_accuracy"), _v(run, "macro_f1"), _v(run, "tolerant_f1"), run["unparseable"],
-                     _v(run, "unparseable_rate"), run["truncated"]])
-    lines.append(table(["model", "strategy", "context", "n", "accuracy", "tolerant acc.", "macro F1",
-                        "tolerant F1", "unparseable", "unparseable rate", "hit max tokens"], rows, digits=3))
+        rows.append(
+            [
+                run["model"],
+                run["strategy"],
+                run["context_mode"],
+                run["n"],
+                _v(run, "accuracy"),
+                _v(run, "tolerant_accuracy"),
+                _v(run, "macro_f1"),
+                _v(run, "tolerant_f1"),
+                run["unparseable"],
+                _v(run, "unparseable_rate"),
+                run["truncated"],
+            ]
+        )
+    lines.append(
+        table(
+            [
+                "model",
+                "strategy",
+                "context",
+                "n",
+                "accuracy",
+                "tolerant acc.",
+                "macro F1",
+                "tolerant F1",
+                "unparseable",
+                "unparseable rate",
+                "hit max tokens",
+            ],
+            rows,
+            digits=3,
+        )
+    )
     lines += ["", "## Context effect by stationarity (Table 6 style)", ""]
     t6 = []
     for e in summary["table6"]:
-        t6.append([e["model"], e["strategy"], e["stationarity"], f"{e['n_with']}/{e['n_without']}",
-                   _v(e, "accuracy_with"), _v(e, "accuracy_without"), _pct(e["accuracy_delta_pct"]),
-                   _v(e, "f1_with"), _v(e, "f1_without"), _pct(e["f1_delta_pct"])])
-    lines.append(table(["model", "strategy", "questions", "n w/ C / w/o C", "acc. w/ C", "acc. w/o C", "Δ%",
-                        "F1 w/ C", "F1 w/o C", "Δ%"], t6, digits=3))
+        t6.append(
+            [
+                e["model"],
+                e["strategy"],
+                e["stationarity"],
+                f"{e['n_with']}/{e['n_without']}",
+                _v(e, "accuracy_with"),
+                _v(e, "accuracy_without"),
+                _pct(e["accuracy_delta_pct"]),
+                _v(e, "f1_with"),
+                _v(e, "f1_without"),
+                _pct(e["f1_delta_pct"]),
+            ]
+        )
+    lines.append(
+        table(
+            [
+                "model",
+                "strategy",
+                "questions",
+                "n w/ C / w/o C",
+                "acc. w/ C",
+                "acc. w/o C",
+                "Δ%",
+                "F1 w/ C",
+                "F1 w/o C",
+                "Δ%",
+            ],
+            t6,
+            digits=3,
+        )
+    )
     if not any(e["n_with"] and e["n_without"] for e in summary["table6"]):
         lines += ["", "_Δ% needs both context modes (`--context both`)._"]
     lines += ["", "## Recency transition on non-stationary questions (Table 7 style)", ""]
-    t7 = [[e["model"], e["strategy"], e["questions"], e["pairs"], _v(e, "rl1_accuracy"), _v(e, "rl2_accuracy"),
-           _v(e, "transition_accuracy"), _v(e, "all_contexts_right")] for e in summary["table7"]]
+    t7 = [
+        [
+            e["model"],
+            e["strategy"],
+            e["questions"],
+            e["pairs"],
+            _v(e, "rl1_accuracy"),
+            _v(e, "rl2_accuracy"),
+            _v(e, "transition_accuracy"),
+            _v(e, "all_contexts_right"),
+        ]
+        for e in summary["table7"]
+    ]
     if t7:
-        lines.append(table(["model", "strategy", "questions", "pairs", "RL1 acc.", "RL2 acc.", "transition acc.",
-                            "all contexts right"], t7, digits=3))
+        lines.append(
+            table(
+                [
+                    "model",
+                    "strategy",
+                    "questions",
+                    "pairs",
+                    "RL1 acc.",
+                    "RL2 acc.",
+                    "transition acc.",
+                    "all contexts right",
+                ],
+                t7,
+                digits=3,
+            )
+        )
     else:
         lines.append("_No with-context answers on non-stationary questions in this run._")
     lines += ["", "## Per-class F1", ""]
     labels = summary["labels"]
-    pc_rows = [[run["model"], run["strategy"], run["context_mode"]]
-               + [run["per_class_f1"].get(label) for label in labels] for run in summary["runs"]]
+    pc_rows = [
+        [run["model"], run["strategy"], run["context_mode"]] + [run["per_class_f1"].get(label) for label in labels]
+        for run in summary["runs"]
+    ]
     lines.append(table(["model", "strategy", "context", *labels], pc_rows, digits=2))
     lines += ["", "## How answers were parsed", ""]
-    parse_rows = [[run["model"], run["strategy"], run["context_mode"], run["parsed_by"].get("whole", 0),
-                   run["parsed_by"].get("marker", 0), run["parsed_by"].get("free-text", 0),
-                   run["parsed_by"].get("none", 0)] for run in summary["runs"]]
-    lines.append(table(["model", "strategy", "context", "whole answer", "marker", "free text", "unparseable"],
-                       parse_rows))
+    parse_rows = [
+        [
+            run["model"],
+            run["strategy"],
+            run["context_mode"],
+            run["parsed_by"].get("whole", 0),
+            run["parsed_by"].get("marker", 0),
+            run["parsed_by"].get("free-text", 0),
+            run["parsed_by"].get("none", 0),
+        ]
+        for run in summary["runs"]
+    ]
+    lines.append(
+        table(["model", "strategy", "context", "whole answer", "marker", "free text", "unparseable"], parse_rows)
+    )
     if plots:
         lines += ["", "## Confusion matrices", ""]
         for title, name in plots.items():

@@ -37,7 +37,10 @@ def overall(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any
 
 
 def _with_estimates(gold: list[int], pred: list[int | None], tolerance: int) -> dict[str, Any]:
-    return {**m.classification_summary(gold, pred, tolerance), "estimates": m.classification_estimates(gold, pred, tolerance)}
+    return {
+        **m.classification_summary(gold, pred, tolerance),
+        "estimates": m.classification_estimates(gold, pred, tolerance),
+    }
 
 
 def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -53,7 +56,9 @@ def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 entry[f"n_{mode}"] = len(subset)
                 entry[f"accuracy_{mode}"] = m.accuracy(gold, pred)
                 entry[f"f1_{mode}"] = m.macro_f1(gold, pred)
-                estimates[f"accuracy_{mode}"] = wilson_from_flags([p == g for g, p in zip(gold, pred, strict=True)]).to_json()
+                estimates[f"accuracy_{mode}"] = wilson_from_flags(
+                    [p == g for g, p in zip(gold, pred, strict=True)]
+                ).to_json()
                 estimates[f"f1_{mode}"] = m.macro_f1_estimate(gold, pred).to_json()
             entry["accuracy_delta_pct"] = m.delta_percent(entry["accuracy_with"], entry["accuracy_without"])
             entry["f1_delta_pct"] = m.delta_percent(entry["f1_with"], entry["f1_without"])
@@ -97,14 +102,17 @@ def transition_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "rl2_accuracy": m.accuracy(gold2, pred2),
                 "transition_accuracy": m.transition_accuracy(list(zip(gold1, pred1, gold2, pred2, strict=True))),
                 "all_contexts_right": (sum(all(r["correct"] for r in g) for g in questions.values()) / len(questions))
-                if questions else None,
+                if questions
+                else None,
                 "estimates": {
                     "rl1_accuracy": wilson_from_flags([p == g for g, p in zip(gold1, pred1, strict=True)]).to_json(),
                     "rl2_accuracy": wilson_from_flags([p == g for g, p in zip(gold2, pred2, strict=True)]).to_json(),
                     "transition_accuracy": wilson_from_flags(
-                        [p1 == g1 and p2 == g2 for g1, p1, g2, p2 in zip(gold1, pred1, gold2, pred2, strict=True)]).to_json(),
+                        [p1 == g1 and p2 == g2 for g1, p1, g2, p2 in zip(gold1, pred1, gold2, pred2, strict=True)]
+                    ).to_json(),
                     "all_contexts_right": wilson_from_flags(
-                        [all(r["correct"] for r in g) for g in questions.values()]).to_json(),
+                        [all(r["correct"] for r in g) for g in questions.values()]
+                    ).to_json(),
                 },
             }
         )

@@ -33,7 +33,10 @@ GENERATOR_MARK = '<meta name="generator" content="chronoprobe '
 
 LENS_TITLES = {
     "outdated": ("Is the model outdated?", "DyKnow: answers judged against Wikidata, per fact over three paraphrases."),
-    "conflicts": ("Does context override its memory?", "DynamicQA and MuLan: persuasion by context, per class of fact."),
+    "conflicts": (
+        "Does context override its memory?",
+        "DynamicQA and MuLan: persuasion by context, per class of fact.",
+    ),
     "recency": ("Does it know how fresh an answer must be?", "RecencyQA: the update interval a question needs."),
 }
 VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
@@ -54,7 +57,15 @@ METRIC_LABELS = {
     "macro_f1": "macro F1",
     "unparseable_rate": "unparseable",
 }
-_HEADLINE_CONFLICTS = ("cp", "accuracy_no_context", "accuracy_context", "persuaded_pct", "f1", "confidence", "update_success")
+_HEADLINE_CONFLICTS = (
+    "cp",
+    "accuracy_no_context",
+    "accuracy_context",
+    "persuaded_pct",
+    "f1",
+    "confidence",
+    "update_success",
+)
 _HEADLINE_RECENCY = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate")
 _UNIT_RATES = {"accuracy", "f1", "rate", "confidence"}
 """Words that mark a rate on a 0-1 scale (``accuracy_no_context``, ``macro_f1``, ``unparseable_rate``)."""
@@ -202,8 +213,14 @@ def _headline_keys(lens: str, rows: Sequence[Row]) -> list[tuple[str, str]]:
     return [(c, m) for c, m in present if c == ALL and m.rsplit(".", 1)[-1] in _HEADLINE_RECENCY]
 
 
-def _table(keys: Sequence[tuple[str, str]], columns: Sequence[Column], rows: Sequence[Row], caption: str,
-           show_class: bool, show_metric: bool = True) -> str:
+def _table(
+    keys: Sequence[tuple[str, str]],
+    columns: Sequence[Column],
+    rows: Sequence[Row],
+    caption: str,
+    show_class: bool,
+    show_metric: bool = True,
+) -> str:
     index = {(r.run, r.model, r.cls, r.metric): r for r in rows}
     several = len({c.run.run for c in columns}) > 1
     head = "".join(_column_head(c, several) for c in columns)
@@ -223,8 +240,8 @@ def _table(keys: Sequence[tuple[str, str]], columns: Sequence[Column], rows: Seq
         body.append(f"<tr{group}>{cls_cell}{label}{cells}</tr>")
     return (
         f'<table class="numbers"><caption>{escape(caption)}</caption>'
-        f'<thead><tr>{lead}{head}</tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table>'
+        f"<thead><tr>{lead}{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
@@ -235,20 +252,21 @@ def _category_table(columns: Sequence[Column], rows: Sequence[Row]) -> str:
     if len(classes) < 2:
         return ""
     keys = [(c, metric) for c in classes]
-    return _table(keys, columns, rows, "Up-to-date share per category (soft constraint)", show_class=True,
-                  show_metric=False)
+    return _table(
+        keys, columns, rows, "Up-to-date share per category (soft constraint)", show_class=True, show_metric=False
+    )
 
 
 def _all_numbers(rows: Sequence[Row]) -> str:
     body = "".join(
-        f'<tr><td>{escape(r.run)}</td><td>{escape(r.model)}</td><td>{escape(r.cls)}</td>'
+        f"<tr><td>{escape(r.run)}</td><td>{escape(r.model)}</td><td>{escape(r.cls)}</td>"
         f'<td class="mono">{escape(r.metric)}</td>{_number_cell(r)}</tr>'
         for r in rows
     )
     return (
         f'<details class="all"><summary>All {len(rows)} numbers of this dataset</summary>'
         '<table class="numbers flat"><thead><tr><th>run</th><th>model</th><th>class</th><th>metric</th>'
-        f'<th>value [95% CI] n</th></tr></thead><tbody>{body}</tbody></table></details>'
+        f"<th>value [95% CI] n</th></tr></thead><tbody>{body}</tbody></table></details>"
     )
 
 
@@ -277,35 +295,46 @@ def _dl(items: Iterable[tuple[str, Any]]) -> str:
             continue
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         parts.append(f"<dt>{escape(key)}</dt><dd>{escape(text)}</dd>")
-    return f'<dl>{"".join(parts)}</dl>'
+    return f"<dl>{''.join(parts)}</dl>"
 
 
 def _provenance(run: RunFolder) -> str:
     p = run.provenance
     packages = p.get("packages") or {}
     models = "".join(
-        "<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
-            m.name, m.spec, m.provenance.get("backend", ""), m.provenance.get("revision", ""),
-            m.provenance.get("dtype") or "", m.provenance.get("chat_template", ""),
-        )) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td>{escape(str(v))}</td>"
+            for v in (
+                m.name,
+                m.spec,
+                m.provenance.get("backend", ""),
+                m.provenance.get("revision", ""),
+                m.provenance.get("dtype") or "",
+                m.provenance.get("chat_template", ""),
+            )
+        )
+        + "</tr>"
         for m in run.models
     )
     model_table = (
         '<table class="prov"><thead><tr><th>name</th><th>spec</th><th>backend</th><th>revision</th>'
         f"<th>dtype</th><th>chat template</th></tr></thead><tbody>{models}</tbody></table>"
     )
-    facts = _dl([
-        ("folder", str(run.path)),
-        ("written by", run.kind),
-        ("command", p.get("command")),
-        ("created", p.get("created")),
-        ("packages", ", ".join(f"{k} {v}" for k, v in packages.items())),
-        ("snapshot", p.get("snapshot")),
-        ("judge", p.get("judge")),
-        ("decoding", p.get("decoding")),
-        ("seeds", p.get("seeds")),
-        ("settings", p.get("extra")),
-    ])
+    facts = _dl(
+        [
+            ("folder", str(run.path)),
+            ("written by", run.kind),
+            ("command", p.get("command")),
+            ("created", p.get("created")),
+            ("packages", ", ".join(f"{k} {v}" for k, v in packages.items())),
+            ("snapshot", p.get("snapshot")),
+            ("judge", p.get("judge")),
+            ("decoding", p.get("decoding")),
+            ("seeds", p.get("seeds")),
+            ("settings", p.get("extra")),
+        ]
+    )
     raw = escape(json.dumps(p, indent=2, ensure_ascii=False, default=str))
     return (
         f'<details class="prov"><summary>Provenance: {escape(run.run)}</summary>{model_table}{facts}'
@@ -319,8 +348,10 @@ def _slug(text: str) -> str:
 
 def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, list[Row]]) -> str:
     title, about = LENS_TITLES[lens]
-    parts = [f'<section class="lens" id="{lens}"><h2>{escape(title)} <span class="tag">{lens}</span></h2>',
-             f'<p class="about">{escape(about)}</p>']
+    parts = [
+        f'<section class="lens" id="{lens}"><h2>{escape(title)} <span class="tag">{lens}</span></h2>',
+        f'<p class="about">{escape(about)}</p>',
+    ]
     datasets = list(dict.fromkeys(r.dataset for r in runs))
     for dataset in datasets:
         group = [r for r in runs if r.dataset == dataset]
@@ -344,7 +375,7 @@ def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, li
 
 def _overview(runs: Sequence[RunFolder]) -> str:
     body = "".join(
-        f"<tr><td><a href=\"#{r.lens}\">{escape(r.lens)}</a></td><td>{escape(r.run)}</td>"
+        f'<tr><td><a href="#{r.lens}">{escape(r.lens)}</a></td><td>{escape(r.run)}</td>'
         f"<td>{escape(r.dataset)}</td><td>{escape(', '.join(m.name for m in r.models))}</td>"
         f"<td>{escape(str(r.provenance.get('created') or ''))}</td></tr>"
         for r in sorted(runs, key=lambda r: LENSES.index(r.lens))
@@ -355,8 +386,9 @@ def _overview(runs: Sequence[RunFolder]) -> str:
     )
 
 
-def render_card(runs: Sequence[RunFolder], title: str = "chronoprobe report card",
-                now: dt.datetime | None = None) -> str:
+def render_card(
+    runs: Sequence[RunFolder], title: str = "chronoprobe report card", now: dt.datetime | None = None
+) -> str:
     """The card's HTML for ``runs`` (any mix of lenses), sections in lens order."""
     if not runs:
         raise ConfigError("card", "no result folders to show")
@@ -377,7 +409,7 @@ def render_card(runs: Sequence[RunFolder], title: str = "chronoprobe report card
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
-        f'<header><h1>{escape(title)}</h1><nav>{nav}</nav>'
+        f"<header><h1>{escape(title)}</h1><nav>{nav}</nav>"
         f'<p class="meta">Generated {escape(stamp)} by chronoprobe {escape(__version__)} from {len(runs)} '
         f"result folder{'s' if len(runs) != 1 else ''}. Each number reads <b>value</b> [95% interval] n: "
         "Wilson intervals for rates, a seeded bootstrap over items for means.</p>"

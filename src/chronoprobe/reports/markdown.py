@@ -35,7 +35,9 @@ def provenance_section(provenance: dict[str, Any]) -> str:
         )
     if provenance.get("snapshot"):
         snap = provenance["snapshot"]
-        lines.append(f"- knowledge snapshot: {snap.get('name')} retrieved {snap.get('retrieved')} from {snap.get('endpoint')}")
+        lines.append(
+            f"- knowledge snapshot: {snap.get('name')} retrieved {snap.get('retrieved')} from {snap.get('endpoint')}"
+        )
     if provenance.get("judge"):
         lines.append(f"- judge: {provenance['judge']}")
     if provenance.get("seeds"):

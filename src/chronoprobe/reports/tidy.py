@@ -157,7 +157,9 @@ def _summary_from_run_log(path: Path) -> Mapping[str, Any] | None:
     try:
         log = json.loads(read_text(log_path, str(log_path)))
     except json.JSONDecodeError as exc:
-        raise DataError(str(log_path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise DataError(
+            str(log_path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
     detail = log.get("summary", {}).get("detail") if isinstance(log, dict) else None
     if not isinstance(detail, dict):
         raise DataError(str(log_path), "has no summary.detail object")
