@@ -168,6 +168,9 @@ def test_invalid_value_is_one_line_exit_2(tmp_path, monkeypatch, capsys, command
     if command.startswith("conflicts run") and "--data" not in argv:
         data = "dynamicqa_small" if "dynamicqa" in command else "mulan_queries.jsonl"
         argv += ["--data", str(Path(__file__).parents[1] / "assets" / data)]
+    if command.startswith("conflicts run mulan") and "--templates" not in argv:
+        argv += ["--templates", str(Path(__file__).parents[1] / "assets" / "mulan_templates.json")]
+        argv += ["--aliases", str(Path(__file__).parents[1] / "assets" / "mulan_aliases.jsonl")]
     if command.startswith("recency eval") and "--data" not in argv:
         argv += ["--data", str(Path(__file__).parents[1] / "assets" / "recency_sample.json")]
 
