@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
@@ -30,6 +30,10 @@ from chronoprobe.cache import CachedModel, CallCache, check_cache_file
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.models.registry import BackendOptions
 from chronoprobe.paths import default_call_cache
+
+if TYPE_CHECKING:
+    from chronoprobe.lens import Lens
+    from chronoprobe.runner import RunResult
 
 console = Console(stderr=True)
 
@@ -327,6 +331,23 @@ def progress_ticks() -> Iterator[Callable[[str, int], Callable[[int], None]]]:
     """A progress bar as the runner's progress factory (``chronoprobe.runner.execute(progress_display=...)``)."""
     with progress_bar() as bar:
         yield task_progress(bar)
+
+
+def run_in_terminal(
+    lens: Lens[Any], out: Path, models: list[str] | None, options: BackendOptions, cache: Path | None
+) -> RunResult:
+    """Run ``lens`` through the runner with the CLI's progress bars and model-loading status."""
+    from chronoprobe.runner import execute
+
+    return execute(
+        lens,
+        out,
+        models=models,
+        options=options,
+        cache=cache,
+        progress_display=progress_ticks,
+        announce=console.status,
+    )
 
 
 class _NoticeHandler(logging.Handler):

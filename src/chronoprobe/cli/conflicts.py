@@ -23,7 +23,7 @@ from chronoprobe.cli.common import (
     load_models,
     open_cache,
     progress_bar,
-    progress_ticks,
+    run_in_terminal,
 )
 from chronoprobe.errors import ConfigError
 
@@ -106,7 +106,7 @@ def run(
     from chronoprobe.conflicts.completion import CompletionConfig
     from chronoprobe.conflicts.lens import ConflictsConfig, ConflictsLens
     from chronoprobe.conflicts.persuasion import PersuasionConfig
-    from chronoprobe.runner import default_out, execute
+    from chronoprobe.runner import default_out
 
     if dataset not in {"dynamicqa", "mulan"}:
         raise ConfigError("dataset", f"{dataset!r} is not dynamicqa or mulan")
@@ -134,14 +134,8 @@ def run(
     claim_output_dir(out)  # checked and locked before any model loads
     lens.load()  # bad data and prompt files fail before any model loads
     started = time.perf_counter()
-    result = execute(
-        lens,
-        out,
-        models=model,
-        options=backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency),
-        cache=cache,
-        progress_display=progress_ticks,
-        announce=console.status,
+    result = run_in_terminal(
+        lens, out, model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), cache
     )
     if lens.judge is not None and lens.judge.fallback_reason:
         console.print(f"[yellow]judge fallback[/]: {lens.judge.record}", highlight=False)

@@ -24,7 +24,7 @@ from chronoprobe.cli.common import (
     claim_output_dir,
     console,
     progress_bar,
-    progress_ticks,
+    run_in_terminal,
 )
 from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
@@ -98,7 +98,7 @@ def run(
     """Ask every fact's three paraphrases, judge each answer, and write a report folder."""
     from chronoprobe.outdated.audit import AuditConfig
     from chronoprobe.outdated.lens import OutdatedLens
-    from chronoprobe.runner import default_out, execute
+    from chronoprobe.runner import default_out
 
     config = AuditConfig(
         models=tuple(model or ("smollm2",)),
@@ -130,15 +130,7 @@ def run(
             f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate"
         )
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
-    result = execute(
-        lens,
-        out,
-        models=list(config.models),
-        options=options,
-        cache=cache,
-        progress_display=progress_ticks,
-        announce=console.status,
-    )
+    result = run_in_terminal(lens, out, list(config.models), options, cache)
     per_model = result.summary.detail["models"]
     calls = result.provenance["extra"]["model_calls_made"]
     from chronoprobe.metrics.uncertainty import as_estimate

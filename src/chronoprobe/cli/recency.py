@@ -26,7 +26,7 @@ from chronoprobe.cli.common import (
     load_models,
     open_cache,
     progress_bar,
-    progress_ticks,
+    run_in_terminal,
     task_progress,
 )
 from chronoprobe.errors import ConfigError
@@ -82,7 +82,7 @@ def eval_(
     """Classify each question's recency class, with and without its context; write metrics, tables and plots."""
     from chronoprobe.recency.evaluate import STRATEGIES
     from chronoprobe.recency.lens import RecencyLens, RecencyRunConfig
-    from chronoprobe.runner import default_out, execute
+    from chronoprobe.runner import default_out
 
     strategies = list(strategy or ["zero-shot"])
     if "all" in strategies:
@@ -109,14 +109,8 @@ def eval_(
     out = out or default_out(lens, model)
     claim_output_dir(out)  # checked and locked before any model loads
     started = time.perf_counter()
-    result = execute(
-        lens,
-        out,
-        models=model,
-        options=backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency),
-        cache=cache,
-        progress_display=progress_ticks,
-        announce=console.status,
+    result = run_in_terminal(
+        lens, out, model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), cache
     )
     from chronoprobe.metrics.uncertainty import cell
 
