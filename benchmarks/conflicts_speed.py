@@ -38,15 +38,24 @@ Samples = tuple[list[str], list[np.ndarray], list[float]]  # texts, distribution
 
 def original_generate(backend, rendered: str, config: PersuasionConfig) -> Samples:  # type: ignore[no-untyped-def]
     tokenizer, model = backend.tokenizer, backend.model
-    encoded = tokenizer(rendered, return_tensors="pt", add_special_tokens=not backend.use_chat_template).to(backend.device)
+    encoded = tokenizer(rendered, return_tensors="pt", add_special_tokens=not backend.use_chat_template).to(
+        backend.device
+    )
     torch.manual_seed(config.seed)
     with torch.inference_mode():
         out = model.generate(
-            **encoded, do_sample=True, temperature=config.temperature, top_p=config.top_p, top_k=0,
-            max_new_tokens=config.max_new_tokens, num_return_sequences=config.n_samples,
-            output_logits=True, return_dict_in_generate=True, pad_token_id=tokenizer.pad_token_id,
+            **encoded,
+            do_sample=True,
+            temperature=config.temperature,
+            top_p=config.top_p,
+            top_k=0,
+            max_new_tokens=config.max_new_tokens,
+            num_return_sequences=config.n_samples,
+            output_logits=True,
+            return_dict_in_generate=True,
+            pad_token_id=tokenizer.pad_token_id,
         )
-    generated = out.sequences[:, encoded["input_ids"].shape[1]:].cpu()
+    generated = out.sequences[:, encoded["input_ids"].shape[1] :].cpu()
     logits = torch.stack(out.logits, dim=1).float().cpu()  # (n, steps, vocab): every position kept
     eos = set(backend.eos_ids)
     texts, dists, logliks = [], [], []
@@ -62,7 +71,9 @@ def original_generate(backend, rendered: str, config: PersuasionConfig) -> Sampl
     return texts, dists, logliks
 
 
-def metrics_for_fact(base: Samples, contexts: list[Samples], base_ids: list[int], ctx_ids: list[list[int]]) -> list[float]:
+def metrics_for_fact(
+    base: Samples, contexts: list[Samples], base_ids: list[int], ctx_ids: list[list[int]]
+) -> list[float]:
     values = [m.semantic_entropy(base[2], base_ids)]
     for sample, ids in zip(contexts, ctx_ids):
         values.append(m.coherent_persuasion_from_samples(sample[1], ids, base[1], base_ids))
@@ -89,8 +100,11 @@ def batched_side(facts_samples: list[tuple[Samples, list[Samples]]], judge: Judg
 
 
 def same(a: list[list[float]], b: list[list[float]]) -> bool:
-    return all(math.isclose(x, y, rel_tol=0, abs_tol=0) or (math.isnan(x) and math.isnan(y))
-               for xs, ys in zip(a, b) for x, y in zip(xs, ys))
+    return all(
+        math.isclose(x, y, rel_tol=0, abs_tol=0) or (math.isnan(x) and math.isnan(y))
+        for xs, ys in zip(a, b)
+        for x, y in zip(xs, ys)
+    )
 
 
 def main() -> None:
@@ -106,8 +120,10 @@ def main() -> None:
     wording = PromptWording()
     facts = take_balanced(load_dynamicqa(args.data or dynamicqa_default(), classes=("static", "temporal")), args.facts)
     backend = load_backend(args.model, BackendOptions(batch_size=args.batch_size))
-    prompts_per_fact = [[qa_prompt(wording, f.question)] + [qa_prompt(wording, it.question, it.context) for it in expand(f)]
-                        for f in facts]
+    prompts_per_fact = [
+        [qa_prompt(wording, f.question)] + [qa_prompt(wording, it.question, it.context) for it in expand(f)]
+        for f in facts
+    ]
     n_inputs = sum(len(p) for p in prompts_per_fact)
 
     # Original pattern: per-input generate, CPU distributions, per-pair judge calls (uncached embedder).
@@ -131,8 +147,14 @@ def main() -> None:
         our_samples = []
         for prompts in prompts_per_fact:
             gens = [next(it) for _ in prompts]
-            packed = [([s.text.strip() for s in g.samples], [s.mean_distribution for s in g.samples],
-                       [m.length_normalised_loglik(s.token_logprobs or [0.0]) for s in g.samples]) for g in gens]
+            packed = [
+                (
+                    [s.text.strip() for s in g.samples],
+                    [s.mean_distribution for s in g.samples],
+                    [m.length_normalised_loglik(s.token_logprobs or [0.0]) for s in g.samples],
+                )
+                for g in gens
+            ]
             our_samples.append((packed[0], packed[1:]))
         our_values = batched_side(our_samples, judge)
         ours_s = time.perf_counter() - start
@@ -141,7 +163,9 @@ def main() -> None:
     cross_ours = pairwise_side(our_samples, EmbeddingJudge())
     cross_original = batched_side(original_samples, EmbeddingJudge())
     identical = same(our_values, cross_ours) and same(original_values, cross_original)
-    print(f"model {args.model}, {len(facts)} facts, {n_inputs} inputs x {args.samples} samples, torch threads {torch.get_num_threads()}")
+    print(
+        f"model {args.model}, {len(facts)} facts, {n_inputs} inputs x {args.samples} samples, torch threads {torch.get_num_threads()}"
+    )
     print(f"original pattern: {original_s:.1f} s  ({n_inputs / original_s:.3f} inputs/s)")
     print(f"our pipeline:     {ours_s:.1f} s  ({n_inputs / ours_s:.3f} inputs/s)")
     print(f"speed-up: {original_s / ours_s:.2f}x items/s")

@@ -27,8 +27,10 @@ from chronoprobe.models.registry import BackendOptions, load_backend
 from chronoprobe.recency.prompts import builtin
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "tests" / "assets" / "recency_questions.jsonl"
-CONTEXT = ("As of March 2024 the figure is published in the company's quarterly filing, which is revised "
-           "every three months and was last updated two weeks ago.")
+CONTEXT = (
+    "As of March 2024 the figure is published in the company's quarterly filing, which is revised "
+    "every three months and was last updated two weeks ago."
+)
 
 
 def full_sort_pick(logits: torch.Tensor, params: DecodingParams, generator: torch.Generator) -> torch.Tensor:
@@ -93,8 +95,10 @@ def main() -> None:
             runs[name] = timed(backend, prompts, params)
 
     rows = args.prompts * args.samples
-    print(f"{args.prompts} prompts × {args.samples} samples = {rows} rows, {args.tokens} new tokens, "
-          f"{torch.get_num_threads()} threads, model {backend.info.model_id}")
+    print(
+        f"{args.prompts} prompts × {args.samples} samples = {rows} rows, {args.tokens} new tokens, "
+        f"{torch.get_num_threads()} threads, model {backend.info.model_id}"
+    )
     baseline = next(iter(runs.values()))[0]
     for name, (wall, system, _) in runs.items():
         print(f"  {name:40s} {wall:7.1f} s  ({baseline / wall:4.2f}× the previous loop; kernel CPU {system:5.1f} s)")

@@ -51,8 +51,12 @@ def worker(args: argparse.Namespace) -> None:
     tokenizer, model = backend.tokenizer, backend.model
     backend.generate(prompts[:2], params)  # warm-up, so neither path pays one-time costs inside the timing
 
-    result: dict[str, object] = {"prompts": len(prompts), "model": backend.info.model_id, "device": backend.info.device,
-                                 "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(libgomp default)")}
+    result: dict[str, object] = {
+        "prompts": len(prompts),
+        "model": backend.info.model_id,
+        "device": backend.info.device,
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(libgomp default)"),
+    }
     baseline: list[str] = []
     if not args.skip_baseline:
         start = time.perf_counter()
@@ -60,11 +64,13 @@ def worker(args: argparse.Namespace) -> None:
             for prompt in prompts:
                 if backend.cpu_threads is not None:  # the same thread policy as ours, for a fair comparison
                     backend.cpu_threads.adjust()
-                encoded = tokenizer(backend.render(prompt), return_tensors="pt",
-                                    add_special_tokens=not backend.use_chat_template)
-                out = model.generate(**encoded, max_new_tokens=args.max_new_tokens, do_sample=False,
-                                     pad_token_id=tokenizer.pad_token_id)
-                baseline.append(tokenizer.decode(out[0, encoded["input_ids"].shape[1]:], skip_special_tokens=True))
+                encoded = tokenizer(
+                    backend.render(prompt), return_tensors="pt", add_special_tokens=not backend.use_chat_template
+                )
+                out = model.generate(
+                    **encoded, max_new_tokens=args.max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+                )
+                baseline.append(tokenizer.decode(out[0, encoded["input_ids"].shape[1] :], skip_special_tokens=True))
         result["baseline_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -85,9 +91,19 @@ def worker(args: argparse.Namespace) -> None:
 def run_worker(args: argparse.Namespace, setting: str, skip_baseline: bool) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     env["CHRONOPROBE_CPU_THREADS"] = setting
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--facts", str(args.facts),
-               "--batch-size", str(args.batch_size), "--model", args.model,
-               "--max-new-tokens", str(args.max_new_tokens)] + (["--skip-baseline"] if skip_baseline else [])
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        "--facts",
+        str(args.facts),
+        "--batch-size",
+        str(args.batch_size),
+        "--model",
+        args.model,
+        "--max-new-tokens",
+        str(args.max_new_tokens),
+    ] + (["--skip-baseline"] if skip_baseline else [])
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.load_timeout)
     if done.returncode != 0:
         raise SystemExit(f"worker ({setting}) failed:\n{done.stderr[-2000:]}")
@@ -114,11 +130,15 @@ def report(phase: str, results: dict[str, dict[str, object]], load: int) -> None
     print(f"{phase} ({os.getloadavg()[0]:.1f} load average now{extra}):")
     for setting, result in results.items():
         ours = float(result["ours_s"])  # type: ignore[arg-type]
-        line = f"  {setting:5s} threads: ours {n / ours:6.2f} prompts/s ({ours:6.1f} s, threads {result['ours_threads']})"
+        line = (
+            f"  {setting:5s} threads: ours {n / ours:6.2f} prompts/s ({ours:6.1f} s, threads {result['ours_threads']})"
+        )
         if "baseline_s" in result:
             baseline = float(result["baseline_s"])  # type: ignore[arg-type]
-            line += (f"  baseline {n / baseline:6.2f} prompts/s ({baseline:6.1f} s)  speed-up {baseline / ours:5.2f}x"
-                     f"  identical {result['identical']}/{n}")
+            line += (
+                f"  baseline {n / baseline:6.2f} prompts/s ({baseline:6.1f} s)  speed-up {baseline / ours:5.2f}x"
+                f"  identical {result['identical']}/{n}"
+            )
         print(line)
 
 
@@ -130,7 +150,9 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=20)
     parser.add_argument("--phases", default="idle,loaded", help="comma-separated: idle, loaded")
     parser.add_argument("--settings", default="torch,auto", help="comma-separated CHRONOPROBE_CPU_THREADS values")
-    parser.add_argument("--load", type=int, default=None, help="busy-loop processes in the loaded phase (default: cores)")
+    parser.add_argument(
+        "--load", type=int, default=None, help="busy-loop processes in the loaded phase (default: cores)"
+    )
     parser.add_argument("--load-timeout", type=float, default=900.0, help="seconds after which load and workers stop")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--skip-baseline", action="store_true", help="time only the batched path")
@@ -142,8 +164,10 @@ def main() -> None:
 
     args.load = args.load if args.load is not None else usable_cores()
     args.settings = [s.strip() for s in args.settings.split(",") if s.strip()]
-    print(f"{args.model}, first {args.facts} facts x 3 paraphrases, greedy, {args.max_new_tokens} new tokens, "
-          f"batch size {args.batch_size}, {usable_cores()} usable cores")
+    print(
+        f"{args.model}, first {args.facts} facts x 3 paraphrases, greedy, {args.max_new_tokens} new tokens, "
+        f"batch size {args.batch_size}, {usable_cores()} usable cores"
+    )
     for phase in [p.strip() for p in args.phases.split(",") if p.strip()]:
         if phase not in {"idle", "loaded"}:
             raise SystemExit(f"unknown phase {phase!r}; use idle and/or loaded")

@@ -178,13 +178,16 @@ class CallCache:
 
 def model_identity(info: BackendInfo) -> dict[str, Any]:
     """The part of a backend's description that changes its outputs."""
-    return {
+    identity: dict[str, Any] = {
         "backend": info.backend,
         "model_id": info.model_id,
         "revision": info.revision,
         "dtype": info.dtype,
         "chat_template": info.chat_template,
     }
+    if info.edit is not None:  # absent for unedited models, so their keys are unchanged
+        identity["edit"] = info.edit
+    return identity
 
 
 def sample_key(info: BackendInfo, rendered_prompt: str, params: DecodingParams, index: int) -> str:

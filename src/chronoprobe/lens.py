@@ -127,6 +127,7 @@ LENSES: dict[str, str] = {
     "outdated": "chronoprobe.outdated.lens:OutdatedLens",
     "recency": "chronoprobe.recency.lens:RecencyLens",
     "conflicts": "chronoprobe.conflicts.lens:ConflictsLens",
+    "editing": "chronoprobe.editing.lens:EditingLens",
 }
 """Lens name -> ``module:attribute``, imported only when the lens is used."""
 

@@ -139,6 +139,8 @@ def test_mock_specs_echo_constant_and_registered_names():
         "target": "constant=Paris",
         "revision": "mock",
         "base_url": None,
+        "adapter": None,
+        "adapter_revision": "main",
     }
     echo = load_backend("mock:echo")
     [generation] = echo.generate([Prompt.chat("Line one\nSay it back: hello there\n")], DecodingParams())

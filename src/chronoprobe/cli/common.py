@@ -39,6 +39,8 @@ console = Console(stderr=True)
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 API_MODES = ("chat", "completions")
+QUANTIZE = ("8bit", "4bit")
+DEVICE_MAPS = ("auto",)
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
 
 
@@ -49,6 +51,18 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[str], str]:
         return value
 
     return check
+
+
+def _none_or_one_of(choices: tuple[str, ...]) -> Callable[[str | None], str | None]:
+    check = _one_of(choices)
+    return lambda value: None if value is None else check(value)
+
+
+def check_batch_size(value: str) -> str:
+    """A whole number of at least 1, or ``auto``."""
+    if value != "auto" and not (value.isdigit() and int(value) >= 1):
+        raise typer.BadParameter(f"{value!r} is not a batch size (use a whole number of at least 1, or auto)")
+    return value
 
 
 def check_device(value: str) -> str:
@@ -140,7 +154,28 @@ DTypeOpt = Annotated[
     str, typer.Option(help="Weights dtype: auto, float32, bfloat16, float16.", callback=_one_of(DTYPES))
 ]
 DeviceOpt = Annotated[str, typer.Option(help="Device: auto, cpu, cuda, cuda:1, mps.", callback=check_device)]
-BatchOpt = Annotated[int, typer.Option(min=1, help="Prompts per forward pass (hf) or requests per wave (openai).")]
+BatchOpt = Annotated[
+    str,
+    typer.Option(
+        help="Prompts per forward pass (hf) or requests per wave (openai); 'auto' (hf): the largest batch that fits.",
+        callback=check_batch_size,
+    ),
+]
+DeviceMapOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--device-map",
+        help="hf: 'auto' spreads the weights over every GPU and RAM (accelerate); for models too big for one device.",
+        callback=_none_or_one_of(DEVICE_MAPS),
+    ),
+]
+QuantizeOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="hf: load the weights in 8bit or 4bit with bitsandbytes (CUDA GPU; pip install 'chronoprobe[quant]').",
+        callback=_none_or_one_of(QUANTIZE),
+    ),
+]
 ChatTemplateOpt = Annotated[
     bool | None,
     typer.Option(
@@ -167,15 +202,20 @@ SnapshotOpt = Annotated[
 def backend_options(
     dtype: str = "auto",
     device: str = "auto",
-    batch_size: int = 16,
+    batch_size: int | str = 16,
     chat_template: bool | None = None,
     api_mode: str = "chat",
     concurrency: int = 4,
+    device_map: str | None = None,
+    quantize: str | None = None,
 ) -> BackendOptions:
+    """The backend options from already validated CLI values (``batch_size`` may be the text ``auto``)."""
     return BackendOptions(
         dtype=dtype,
         device=device,
-        batch_size=batch_size,
+        device_map=device_map,
+        quantize=quantize,
+        batch_size="auto" if batch_size == "auto" else int(batch_size),
         chat_template=chat_template,
         api_mode=api_mode,
         concurrency=concurrency,

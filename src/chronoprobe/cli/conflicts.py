@@ -14,9 +14,11 @@ from chronoprobe.cli.common import (
     CacheOpt,
     ChatTemplateOpt,
     ConcurrencyOpt,
+    DeviceMapOpt,
     DeviceOpt,
     DTypeOpt,
     ModelOpt,
+    QuantizeOpt,
     backend_options,
     claim_output_dir,
     console,
@@ -96,7 +98,9 @@ def run(
     ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
-    batch_size: BatchOpt = 16,
+    batch_size: BatchOpt = "16",
+    device_map: DeviceMapOpt = None,
+    quantize: QuantizeOpt = None,
     chat_template: ChatTemplateOpt = None,
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
@@ -135,7 +139,11 @@ def run(
     lens.load()  # bad data and prompt files fail before any model loads
     started = time.perf_counter()
     result = run_in_terminal(
-        lens, out, model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), cache
+        lens,
+        out,
+        model,
+        backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
+        cache,
     )
     if lens.judge is not None and lens.judge.fallback_reason:
         console.print(f"[yellow]judge fallback[/]: {lens.judge.record}", highlight=False)
@@ -191,7 +199,9 @@ def contexts(
     ),
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
-    batch_size: BatchOpt = 16,
+    batch_size: BatchOpt = "16",
+    device_map: DeviceMapOpt = None,
+    quantize: QuantizeOpt = None,
     chat_template: ChatTemplateOpt = None,
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
@@ -232,7 +242,9 @@ def contexts(
         nli_record = f"nli:{nli_model.model_id}@{nli_model.revision} entailment >= {min_entailment}"
     embedder = Embedder(cache=store, device=judge_device)
     generators = load_models(
-        model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), store
+        model,
+        backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
+        store,
     )
     if len(generators) != 1:
         raise ConfigError("--model", "contexts takes exactly one generator model")

@@ -37,6 +37,7 @@ _SUBAPPS = [
     ("chronoprobe.cli.snapshot", "app", "snapshot"),
     ("chronoprobe.cli.conflicts", "app", "conflicts"),
     ("chronoprobe.cli.recency", "app", "recency"),
+    ("chronoprobe.cli.editing", "app", "editing"),
 ]
 # (module, function, command name): single commands across lenses, registered the same way.
 _COMMANDS = [

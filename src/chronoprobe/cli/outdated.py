@@ -14,9 +14,11 @@ from chronoprobe.cli.common import (
     CacheOpt,
     ChatTemplateOpt,
     ConcurrencyOpt,
+    DeviceMapOpt,
     DeviceOpt,
     DTypeOpt,
     ModelOpt,
+    QuantizeOpt,
     SnapshotOpt,
     backend_options,
     check_as_of,
@@ -89,7 +91,9 @@ def run(
     ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
-    batch_size: BatchOpt = 16,
+    batch_size: BatchOpt = "16",
+    device_map: DeviceMapOpt = None,
+    quantize: QuantizeOpt = None,
     chat_template: ChatTemplateOpt = None,
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
@@ -129,7 +133,7 @@ def run(
         console.print(
             f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate"
         )
-    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
+    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize)
     result = run_in_terminal(lens, out, list(config.models), options, cache)
     per_model = result.summary.detail["models"]
     calls = result.provenance["extra"]["model_calls_made"]

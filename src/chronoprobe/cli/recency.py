@@ -16,9 +16,11 @@ from chronoprobe.cli.common import (
     CacheOpt,
     ChatTemplateOpt,
     ConcurrencyOpt,
+    DeviceMapOpt,
     DeviceOpt,
     DTypeOpt,
     ModelOpt,
+    QuantizeOpt,
     backend_options,
     check_share,
     claim_output_dir,
@@ -73,7 +75,9 @@ def eval_(
     ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
-    batch_size: BatchOpt = 16,
+    batch_size: BatchOpt = "16",
+    device_map: DeviceMapOpt = None,
+    quantize: QuantizeOpt = None,
     chat_template: ChatTemplateOpt = None,
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
@@ -110,7 +114,11 @@ def eval_(
     claim_output_dir(out)  # checked and locked before any model loads
     started = time.perf_counter()
     result = run_in_terminal(
-        lens, out, model, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), cache
+        lens,
+        out,
+        model,
+        backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
+        cache,
     )
     from chronoprobe.metrics.uncertainty import cell
 
@@ -175,7 +183,9 @@ def label(
     ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
-    batch_size: BatchOpt = 16,
+    batch_size: BatchOpt = "16",
+    device_map: DeviceMapOpt = None,
+    quantize: QuantizeOpt = None,
     chat_template: ChatTemplateOpt = None,
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
@@ -215,7 +225,7 @@ def label(
     check_output_file(out, "--out")  # before any model loads
     started = time.perf_counter()
     call_cache = open_cache(cache)
-    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
+    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize)
     specs = list(dict.fromkeys([labeller, *voters_specs]))
     loaded = dict(zip(specs, load_models(specs, options, call_cache), strict=True))
     voters = [loaded[v] for v in voters_specs] or [loaded[labeller]]
@@ -286,7 +296,9 @@ def gate(
     ] = False,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
-    batch_size: BatchOpt = 16,
+    batch_size: BatchOpt = "16",
+    device_map: DeviceMapOpt = None,
+    quantize: QuantizeOpt = None,
     chat_template: ChatTemplateOpt = None,
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
@@ -320,7 +332,9 @@ def gate(
         raise ConfigError("--model", "the gate uses one model")
     call_cache = open_cache(cache)
     cached = load_models(
-        specs, backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency), call_cache
+        specs,
+        backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
+        call_cache,
     )[0]
     gate_options = {"context": context, "temperature": temperature, "min_share": min_share, "seed": seed}
     if len(asked) == 1:  # one question: no progress bar, so stderr stays empty

@@ -160,6 +160,8 @@ class BackendInfo(BaseModel):
     extra: dict[str, str] = Field(default_factory=dict)
     name: str | None = None
     """Short display name for plots and tables (``--model NAME=SPEC``, else derived from the spec); not in cache keys."""
+    edit: str | None = None
+    """Set while the weights are edited: a hash of the method, its hyperparameters and the edits (in cache keys)."""
 
 
 class Backend(abc.ABC):

@@ -30,10 +30,23 @@ from chronoprobe.models.base import (
     render_with_tokenizer,
 )
 from chronoprobe.models.kv_buffer import preallocate
+from chronoprobe.models.loading import (
+    PROBE_NEW_TOKENS,
+    DeviceMap,
+    DType,
+    Quantize,
+    available_ram,
+    chunks,
+    forward_of,
+    largest_fitting,
+    load_model,
+    rows_that_fit,
+)
 from chronoprobe.models.sampling import pick_tokens
 from chronoprobe.threads import AdaptiveThreads
 
-DType = Literal["auto", "float32", "bfloat16", "float16"]
+NOMINAL_NEW_TOKENS = 32
+"""Tokens a --batch-size auto estimate allows for while planning, before the request's own limit is known."""
 
 
 class HFConfig(BaseModel):
@@ -45,7 +58,14 @@ class HFConfig(BaseModel):
     gguf_file: str | None = None
     dtype: DType = "auto"
     device: str = "auto"
-    batch_size: int = 16
+    device_map: DeviceMap | None = None
+    """``auto``: accelerate spreads the weights over the GPUs (and RAM); the backend then never calls ``.to()``."""
+    quantize: Quantize | None = None
+    """bitsandbytes 8-/4-bit weights (CUDA only)."""
+    adapter: str | None = None
+    """A PEFT adapter (local folder or hub id) applied on top of ``model``."""
+    adapter_revision: str = "main"
+    batch_size: int | Literal["auto"] = 16
     chat_template: bool | None = None
     """Apply the tokenizer's chat template: None means 'if the tokenizer has one'."""
     trust_remote_code: bool = False
@@ -54,17 +74,8 @@ class HFConfig(BaseModel):
     """Overrides the recorded revision (e.g. the GGUF file's hash for converted models)."""
 
 
-def _resolve_device(device: str) -> str:
-    if device != "auto":
-        return device
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def _resolve_dtype(dtype: DType, device: str) -> torch.dtype:
-    if dtype == "auto":
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
-
+AUTO_PROBE_ROWS = 64
+"""The longest prompts of a request that --batch-size auto probes with."""
 
 _MIN_SHARED_PREFIX = 8
 """Shorter shared prefixes are not worth a separate forward pass."""
@@ -100,21 +111,15 @@ class HFBackend(Backend):
     )
 
     def __init__(self, config: HFConfig) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
         self.config = config
-        self.device = _resolve_device(config.device)
-        self.torch_dtype = _resolve_dtype(config.dtype, self.device)
-        load_kwargs: dict[str, Any] = {
-            "revision": config.revision,
-            "trust_remote_code": config.trust_remote_code,
-        }
-        if config.gguf_file:
-            load_kwargs["gguf_file"] = config.gguf_file
-        self.tokenizer = AutoTokenizer.from_pretrained(config.model, **load_kwargs)
-        self.model = AutoModelForCausalLM.from_pretrained(config.model, dtype=self.torch_dtype, **load_kwargs)
-        self.model.to(self.device)  # type: ignore[arg-type]  # transformers' wrapper of Module.to is mistyped
+        loaded = load_model(config)  # placement, dtype, quantisation, adapter; refuses what cannot work first
+        self.device = loaded.device
+        self.torch_dtype = loaded.torch_dtype
+        self.tokenizer = loaded.tokenizer
+        self.model = loaded.model
         self.model.eval()
+        self._auto_batch: tuple[int, int] | None = None
+        """(longest prompt it was found for, size) under --batch-size auto."""
         # on CPU, give torch only the cores other processes leave free (see chronoprobe.threads)
         self.cpu_threads = AdaptiveThreads() if torch.device(self.device).type == "cpu" else None
         self.tokenizer.padding_side = "left"
@@ -125,7 +130,7 @@ class HFBackend(Backend):
         if self.use_chat_template and not self.has_chat_template:
             raise ConfigError(f"model {config.spec or config.model}", "--chat-template on, but the tokenizer has none")
         self.eos_ids = self._eos_ids()
-        forward_params = inspect.signature(self.model.forward).parameters
+        forward_params = inspect.signature(forward_of(self.model)).parameters
         # transformers >= 5.2x renamed the KV-cache argument.
         self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
         # Only the last position's logits are needed; skipping the rest saves the
@@ -134,14 +139,19 @@ class HFBackend(Backend):
         self._info = BackendInfo(
             spec=config.spec or f"hf:{config.model}",
             backend="hf",
-            model_id=config.model if not config.gguf_file else f"{config.model}/{config.gguf_file}",
+            model_id=loaded.model_id,
             revision=config.revision_label or self._resolved_revision(),
-            dtype=str(self.torch_dtype).removeprefix("torch."),
+            dtype=loaded.dtype,
             device=self.device,
-            batch_size=config.batch_size,
+            batch_size=config.batch_size if config.batch_size != "auto" else None,
             chat_template=self.use_chat_template,
             is_chat_model=self.has_chat_template,
+            extra=loaded.extra,
         )
+        if loaded.adapter_revision is not None:  # the adapter's files are part of what produced an output
+            self._info.revision = f"{self._info.revision}+{loaded.adapter_revision}"
+        if config.batch_size == "auto":
+            self._info.extra["batch_size"] = "auto"
 
     def _resolved_revision(self) -> str:
         commit = getattr(self.model.config, "_commit_hash", None)
@@ -175,16 +185,73 @@ class HFBackend(Backend):
         return [list(ids) for ids in encoded["input_ids"]]
 
     def plan_batches(self, rendered_prompts: Sequence[str]) -> list[list[int]]:
-        lengths = [len(ids) for ids in self._token_ids(rendered_prompts)]
+        token_ids = self._token_ids(rendered_prompts)
+        lengths = [len(ids) for ids in token_ids]
         order = sorted(range(len(rendered_prompts)), key=lambda i: (-lengths[i], i))
         size = self.config.batch_size
+        if size == "auto":
+            size = self._auto_size([token_ids[i] for i in order[:AUTO_PROBE_ROWS]]) if order else 1
         return [order[i : i + size] for i in range(0, len(order), size)]
+
+    def _auto_size(self, longest_first: Sequence[Sequence[int]]) -> int:
+        """--batch-size auto: the largest batch that fits for prompts as long as this request's longest.
+
+        Found again only when a request brings longer prompts; recorded as the batch size.
+        """
+        longest = len(longest_first[0])
+        if self._auto_batch is not None and longest <= self._auto_batch[0]:
+            return self._auto_batch[1]
+        if torch.device(self.device).type == "cuda":
+            probe = DecodingParams(max_new_tokens=PROBE_NEW_TOKENS)
+
+            def trial(size: int) -> None:
+                self._decode([longest_first[i % len(longest_first)] for i in range(size)], probe)
+
+            size = largest_fitting(trial)
+        else:
+            size = rows_that_fit(
+                self.model.config,
+                sequence=longest + NOMINAL_NEW_TOKENS,
+                dtype_bytes=self.torch_dtype.itemsize,
+                available=available_ram(),
+            )
+        self._auto_batch = (longest, size)
+        self._info.batch_size = size
+        return size
+
+    def _decode_fitting(self, token_ids: Sequence[Sequence[int]], params: DecodingParams) -> list[Sample]:
+        """Under --batch-size auto, a planned batch whose n samples or token limit would not fit runs in parts."""
+        if self.config.batch_size != "auto":
+            return self._decode(token_ids, params)
+        if torch.device(self.device).type != "cuda":
+            rows = rows_that_fit(
+                self.model.config,
+                sequence=max(len(r) for r in token_ids) + params.max_new_tokens,
+                dtype_bytes=self.torch_dtype.itemsize,
+                available=available_ram(),
+            )
+            parts = chunks(range(len(token_ids)), max(1, rows // params.n))
+            return [s for part in parts for s in self._decode([token_ids[i] for i in part], params)]
+        try:
+            return self._decode(token_ids, params)
+        except torch.cuda.OutOfMemoryError:
+            pass  # retried below, once this frame's references to the failed attempt are gone
+        torch.cuda.empty_cache()
+        if len(token_ids) == 1:
+            raise ConfigError(
+                f"model {self._info.spec}", "--batch-size auto: not even one prompt fits next to the weights"
+            )
+        half = (len(token_ids) + 1) // 2
+        self._auto_batch = ((self._auto_batch or (0, 0))[0], half)  # later requests plan with the smaller size
+        self._info.batch_size = half
+        parts = chunks(range(len(token_ids)), half)
+        return [s for part in parts for s in self._decode_fitting([token_ids[i] for i in part], params)]
 
     def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
         if self.cpu_threads is not None:
             self.cpu_threads.adjust()
         rendered = [self.render(p) for p in prompts]
-        per_row = self._decode(self._token_ids(rendered), params)
+        per_row = self._decode_fitting(self._token_ids(rendered), params)
         n = params.n
         return [
             Generation(rendered_prompt=rendered[i], samples=per_row[i * n : (i + 1) * n]) for i in range(len(prompts))

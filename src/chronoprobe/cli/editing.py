@@ -1,0 +1,354 @@
+"""``chronoprobe editing``: can the outdated facts be fixed? (DyKnow's editing and RAG experiments)
+
+``dataset`` builds (or reads) DyKnow's ``editing_dataset.json``; ``score`` re-scores generations
+in DyKnow's editing result layout. Kept free of torch imports so both start instantly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from chronoprobe.cli.common import (
+    ApiModeOpt,
+    BatchOpt,
+    CacheOpt,
+    ChatTemplateOpt,
+    ConcurrencyOpt,
+    DeviceOpt,
+    DTypeOpt,
+    ModelOpt,
+    backend_options,
+    claim_output_dir,
+    console,
+    run_in_terminal,
+)
+from chronoprobe.errors import ConfigError
+
+app = typer.Typer(
+    help="Can it be fixed? Build DyKnow's editing dataset from an audit and score edited models.",
+    no_args_is_help=True,
+)
+
+SELECT_CHOICES = ("outdated", "not-up-to-date")
+LABEL_CHOICES = ("ours", "original")
+DEFAULT_DATASET = Path("editing_dataset.json")
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    return check
+
+
+def build_record_path(out: Path) -> Path:
+    """The file beside a dataset we wrote: its checksum, notes, skipped facts and source run."""
+    return out.with_name(out.stem + ".build.json")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _check_ours(out: Path) -> None:
+    """Refuse to replace a file this command did not write (its build record must match it)."""
+    from chronoprobe.publish import check_output_file
+
+    check_output_file(out, "--out")
+    if not out.exists():
+        return
+    record = build_record_path(out)
+    try:
+        recorded = json.loads(record.read_text(encoding="utf-8")).get("sha256")
+        ours = recorded == _digest(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError, AttributeError):
+        ours = False
+    if not ours:
+        raise ConfigError(
+            f"--out {out}",
+            "exists and was not written by `chronoprobe editing dataset` (or was changed since); refusing to overwrite it",
+        )
+
+
+def _print_counts(records: list[object], source: str) -> None:
+    from chronoprobe.editing.dataset import group_counts
+
+    counts = group_counts(records)  # type: ignore[arg-type]
+    shown = ", ".join(f"{group} {n}" for group, n in counts.items())
+    console.print(f"{len(records)} facts to edit ({shown}) from {source}", highlight=False)
+
+
+@app.command("dataset")
+def dataset(
+    from_run: Annotated[
+        Path | None, typer.Option("--from", help="An `outdated run` folder (run.json + items.jsonl) to build from.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="The model of the run to build for (needed when it has several).")
+    ] = None,
+    select: Annotated[
+        str,
+        typer.Option(
+            help="outdated: DyKnow's facts (only outdated/irrelevant answers, one outdated at least); "
+            "not-up-to-date: every fact with no up-to-date answer.",
+            callback=_choice(SELECT_CHOICES),
+        ),
+    ] = "outdated",
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write the dataset (default editing_dataset.json; with --from).")
+    ] = None,
+    read: Annotated[
+        Path | None, typer.Option("--dataset", help="Read an editing_dataset.json (DyKnow's or ours) and summarise it.")
+    ] = None,
+) -> None:
+    """Build DyKnow's editing_dataset.json from an outdated audit, or summarise one (--dataset)."""
+    from chronoprobe.editing.dataset import build_from_run, dataset_text, read_dataset, write_dataset
+
+    if (from_run is None) == (read is None):
+        raise ConfigError("--from/--dataset", "give one of them: a run folder to build from, or a dataset to read")
+    if read is not None:
+        if out is not None or model is not None:
+            raise ConfigError("--out/--model", "only with --from")
+        records = read_dataset(read)
+        _print_counts(list(records), str(read))
+        return
+    assert from_run is not None
+    target = out or DEFAULT_DATASET
+    _check_ours(target)  # before the run is read
+    built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]
+    for note in built.notes:
+        console.print(f"[yellow]note[/]: {note}", highlight=False)
+    for fact, why in built.skipped.items():
+        console.print(f"[yellow]skipped[/] {fact}: {why}", highlight=False)
+    if not built.records:
+        raise ConfigError(
+            f"--from {from_run}",
+            f"no facts to edit for {built.model} with --select {select}"
+            + (" (try --select not-up-to-date)" if select == "outdated" else ""),
+        )
+    from chronoprobe.io import write_json_atomic
+
+    write_dataset(target, built.records)
+    write_json_atomic(
+        build_record_path(target),
+        {
+            "sha256": _digest(dataset_text(built.records)),
+            "run": built.run,
+            "model": built.model,
+            "select": built.select,
+            "notes": built.notes,
+            "skipped": built.skipped,
+        },
+    )
+    _print_counts(list(built.records), f"{from_run} ({built.model}, --select {select})")
+    console.print(f"dataset: {target}  build record: {build_record_path(target)}", highlight=False)
+
+
+@app.command("score")
+def score(
+    generations: Annotated[
+        Path,
+        typer.Option(
+            help="DyKnow's root (models_editing/results and RAG/) or its results folder: "
+            "<METHOD>/<single_edits|batch_editing>/<model>/<category>_answers.json."
+        ),
+    ],
+    dataset: Annotated[
+        Path, typer.Option(help="The editing_dataset.json the answers were made for, or a folder with one per model.")
+    ],
+    out: Annotated[Path, typer.Option(help="Folder for scores.json and report.md.")],
+    labels: Annotated[
+        str,
+        typer.Option(
+            help="ours: re-classify every answer; original: DyKnow's labels from <category>_analysis.json.",
+            callback=_choice(LABEL_CHOICES),
+        ),
+    ] = "ours",
+    model: Annotated[
+        list[str] | None, typer.Option("--model", help="Only this model folder (repeatable; default: all).")
+    ] = None,
+) -> None:
+    """Efficacy, paraphrase success, their harmonic mean (Table 3) and the soft constraint (Table 7)."""
+    from chronoprobe.editing.score import score_editing
+    from chronoprobe.metrics.editing import ALL
+
+    claim_output_dir(out)
+    summary = score_editing(generations, dataset, out, labels=labels, models=model)  # type: ignore[arg-type]
+    for name, methods in summary.models.items():
+        for method, scores in methods.items():
+            everything = scores.groups[ALL]
+            console.print(
+                f"[bold]{name}[/] {method} ({everything.facts} facts): HM {everything.harmonic_mean.format_pct()}  "
+                f"E {everything.efficacy.format_pct()}  P {everything.paraphrase.format_pct()}  "
+                f"soft {everything.soft_constraint.format_pct()}",
+                highlight=False,
+            )
+            if scores.missing:
+                console.print(f"  [yellow]{len(scores.missing)} fact(s) without every answer, left out[/]")
+    for folder, why in summary.unlabelled.items():
+        console.print(f"[yellow]not scored[/] {folder}: {why}", highlight=False)
+    console.print(f"scores.json and report.md in {out}")
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _fractions(values: list[str] | None) -> tuple[float, ...]:
+    fractions = []
+    for part in _split(values):
+        try:
+            fraction = float(part)
+        except ValueError:
+            raise ConfigError("--scaling", f"{part!r} is not a number (give fractions like 0.25,0.5,0.75,1)") from None
+        if not 0.0 < fraction <= 1.0:
+            raise ConfigError("--scaling", f"{part} is not in (0, 1]")
+        fractions.append(fraction)
+    return tuple(fractions)
+
+
+MODE_CHOICES = ("single", "batch")
+
+
+@app.command("run")
+def run(
+    model: ModelOpt = None,
+    from_run: Annotated[
+        Path | None, typer.Option("--from", help="An `outdated run` folder: edit the facts this model got wrong.")
+    ] = None,
+    dataset: Annotated[Path | None, typer.Option(help="Or an editing_dataset.json (DyKnow's or ours) to edit.")] = None,
+    method: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--method",
+            help="Comma-separated (or repeated): rome, memit, serac, ike, ike-null, rag-gold, rag-retrieved, "
+            "rag-noisy (default: all).",
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            help="single (one edit after another) or batch (all at once); default per method as DyKnow ran it "
+            "(ROME single, MEMIT and SERAC batch).",
+            callback=lambda v: None if v is None else _choice(MODE_CHOICES)(v),
+        ),
+    ] = None,
+    scaling: Annotated[
+        list[str] | None,
+        typer.Option(help="Also edit these fractions of the facts together, e.g. 0.25,0.5,0.75,1 (Figure 3)."),
+    ] = None,
+    select: Annotated[
+        str,
+        typer.Option(
+            help="With --from: outdated (DyKnow's rule), not-up-to-date, or auto (outdated facts; all facts that "
+            "are not up-to-date when fewer than 10 are outdated).",
+            callback=_choice(("auto", *SELECT_CHOICES)),
+        ),
+    ] = "auto",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N facts of the dataset.")] = None,
+    locality: Annotated[
+        bool, typer.Option("--locality/--no-locality", help="Re-run the whole audit on each edited model.")
+    ] = True,
+    fluency: Annotated[
+        bool, typer.Option("--fluency/--no-fluency", help="Generate 100 tokens per edit prompt for n-gram entropy.")
+    ] = True,
+    hparams: Annotated[
+        Path | None, typer.Option(help="YAML/JSON overriding ROME/MEMIT hyperparameters (EasyEdit's key names).")
+    ] = None,
+    stats_corpus: Annotated[
+        Path | None,
+        typer.Option(
+            help="Text corpus for MEMIT's statistics: .txt (one document per line) or .jsonl ({'text': ...})."
+        ),
+    ] = None,
+    stats_documents: Annotated[
+        int | None, typer.Option(min=1, help="Use at most N documents of the statistics corpus.")
+    ] = None,
+    save_edited: Annotated[
+        Path | None, typer.Option(help="Write each weight-edited model here; otherwise edited weights stay in memory.")
+    ] = None,
+    prompts: Annotated[
+        Path | None, typer.Option(help="JSON file with the IKE / RAG / SERAC prompt templates to use instead of ours.")
+    ] = None,
+    serac_threshold: Annotated[
+        float | None, typer.Option(min=0.0, max=1.0, help="SERAC scope threshold (cosine similarity, default 0.77).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for ROME/MEMIT's context templates.")] = 0,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens to generate per answer.")] = 20,
+    out: Annotated[
+        Path | None, typer.Option(help="Report folder (default: a new results/editing/<model>-<timestamp>).")
+    ] = None,
+    dtype: DTypeOpt = "auto",
+    device: DeviceOpt = "auto",
+    batch_size: BatchOpt = "16",
+    chat_template: ChatTemplateOpt = None,
+    api_mode: ApiModeOpt = "chat",
+    concurrency: ConcurrencyOpt = 4,
+    cache: CacheOpt = None,
+) -> None:
+    """Edit each fact the model got wrong (or give it the fact in context), re-ask, judge, and report."""
+    from chronoprobe.editing.config import EditingConfig
+    from chronoprobe.editing.lens import EditingLens, validate_methods
+    from chronoprobe.runner import default_out
+
+    if (from_run is None) == (dataset is None):
+        raise ConfigError("--from/--dataset", "give the facts to edit: an outdated run folder or a dataset file")
+    methods = validate_methods(_split(method)) if method else None
+    config = EditingConfig(
+        models=tuple(model or ("smollm2",)),
+        from_run=from_run,
+        dataset=dataset,
+        select=select,
+        limit=limit,
+        mode=mode,
+        scaling=_fractions(scaling),
+        locality=locality,
+        fluency=fluency,
+        hparams=hparams,
+        stats_corpus=stats_corpus,
+        stats_documents=stats_documents,
+        save_edited=save_edited,
+        prompts_file=prompts,
+        serac_threshold=serac_threshold,
+        seed=seed,
+        max_new_tokens=max_new_tokens,
+        **({"methods": methods} if methods else {}),
+    )
+    lens = EditingLens(config)
+    out = out or default_out(lens, list(config.models))
+    claim_output_dir(out)
+    if save_edited is not None:
+        from chronoprobe.publish import check_output_folder
+
+        check_output_folder(save_edited, "--save-edited")
+    lens.load()
+    for spec, chosen in lens.sets.items():
+        for note in chosen.notes:
+            console.print(f"[yellow]note[/] ({spec}): {note}", highlight=False)
+        _print_counts(list(chosen.records), f"{chosen.source} for {spec}")
+    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
+    result = run_in_terminal(lens, out, list(config.models), options, cache)
+    from chronoprobe.metrics.uncertainty import as_estimate
+
+    for spec, summary in result.summary.detail["models"].items():
+        for entry in summary["results"]:
+            if entry["fraction"] != 1.0:
+                continue
+            overall = entry["scores"]["All"]
+            hm = as_estimate(overall["harmonic_mean"])
+            soft = as_estimate(overall["soft_constraint"])
+            assert hm is not None and soft is not None
+            console.print(
+                f"[bold]{spec}[/] {entry['column'] if entry['method'] != 'unedited' else 'unedited'} "
+                f"({entry['facts']} facts): HM {hm.format_pct()}  soft constraint {soft.format_pct()}",
+                highlight=False,
+            )
+    console.print(f"report: {out / 'report.md'}")

@@ -1,0 +1,113 @@
+"""What an editing run is: which facts, which methods, how they are applied and measured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from chronoprobe.models.base import DecodingParams
+from chronoprobe.models.registry import DEFAULT_MODEL
+from chronoprobe.outdated.prompts import CHAT_INSTRUCTION
+
+Method = Literal["rome", "memit", "serac", "ike", "ike-null", "rag-gold", "rag-retrieved", "rag-noisy"]
+METHODS: tuple[Method, ...] = ("rome", "memit", "serac", "ike", "ike-null", "rag-gold", "rag-retrieved", "rag-noisy")
+WEIGHT_METHODS: frozenset[str] = frozenset({"rome", "memit"})
+"""Methods that change the model's weights: only a local transformers model can run them."""
+PROMPT_METHODS: tuple[str, ...] = tuple(m for m in METHODS if m not in WEIGHT_METHODS)
+
+Mode = Literal["single", "batch"]
+DEFAULT_MODE: dict[str, Mode] = {"rome": "single", "memit": "batch", "serac": "batch"}
+"""How DyKnow's Table 3 applied each method: ROME one edit after another, MEMIT and SERAC all at once."""
+
+COLUMN: dict[str, str] = {
+    "rome": "ROME",
+    "memit": "MEMIT",
+    "serac": "SERAC*",
+    "ike-null": "IKE",
+    "ike": "IKE (fact given)",
+    "rag-retrieved": "RAG retrieved",
+    "rag-gold": "RAG gold",
+    "rag-noisy": "RAG noisy",
+}
+"""Table column per method. "IKE" is what DyKnow's Table 3 reports (the realistic-null run); SERAC* is our stand-in."""
+
+Selection = Literal["auto", "outdated", "not-up-to-date"]
+
+
+class EditingConfig(BaseModel):
+    """Everything that determines an editing run's results."""
+
+    model_config = ConfigDict(frozen=True)
+
+    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    from_run: Path | None = None
+    """An ``outdated run`` folder: the facts this model got wrong are edited."""
+    dataset: Path | None = None
+    """Or a DyKnow ``editing_dataset.json`` (ours or theirs)."""
+    select: Selection = "auto"
+    """With ``from_run``: ``outdated`` (DyKnow's rule), ``not-up-to-date``, or ``auto``: outdated facts, and all
+    facts that are not up-to-date when fewer than ``min_facts`` are outdated."""
+    min_facts: int = Field(10, ge=1)
+    limit: int | None = Field(None, ge=1)
+    """Only the first N facts of the dataset."""
+    methods: tuple[Method, ...] = METHODS
+    mode: Mode | None = None
+    """``single`` (one edit at a time) or ``batch`` (all at once); default per method as DyKnow ran it."""
+    scaling: tuple[float, ...] = ()
+    """Also edit these fractions of the (seed-42 shuffled) facts, for the scaling curve (DyKnow Figure 3)."""
+    locality: bool = True
+    """Re-run the whole audit on each edited model and count verdicts that changed on facts not edited."""
+    fluency: bool = True
+    fluency_tokens: int = Field(100, ge=1)
+    hparams: Path | None = None
+    """A YAML/JSON file overriding ROME/MEMIT hyperparameters (EasyEdit's key names)."""
+    stats_corpus: Path | None = None
+    """Text corpus for MEMIT's second-moment statistics (default: the shipped Wikipedia paragraphs)."""
+    stats_documents: int | None = Field(None, ge=1)
+    save_edited: Path | None = None
+    """Write each weight-edited model here (safetensors); otherwise edited weights never leave the process."""
+    prompts_file: Path | None = None
+    """JSON file with the IKE / RAG / SERAC prompt templates to use instead of ours."""
+    serac_threshold: float | None = Field(None, gt=0.0, le=1.0)
+    seed: int = 0
+    max_new_tokens: int = Field(20, ge=1)
+    instruction: str = CHAT_INSTRUCTION
+    facts_file: Path | None = None
+    """Catalogue for the locality audit when editing from a dataset file (default: the shipped one)."""
+    snapshot: str | None = None
+
+    @field_validator("scaling")
+    @classmethod
+    def _fractions(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        for fraction in value:
+            if not 0.0 < fraction <= 1.0:
+                raise ValueError(f"scaling fraction {fraction} is not in (0, 1]")
+        return tuple(sorted(set(value)))
+
+    @field_validator("methods")
+    @classmethod
+    def _some_methods(cls, value: tuple[Method, ...]) -> tuple[Method, ...]:
+        if not value:
+            raise ValueError("no methods given")
+        return tuple(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _one_source(self) -> EditingConfig:
+        if (self.from_run is None) == (self.dataset is None):
+            raise ValueError(
+                "give the facts to edit: from_run (an outdated run folder) or dataset (a file), one of them"
+            )
+        if "{sentence}" not in self.instruction:
+            raise ValueError("instruction must contain {sentence}")
+        return self
+
+    def mode_of(self, method: str) -> Mode:
+        return self.mode or DEFAULT_MODE.get(method, "single")
+
+    def decoding(self) -> DecodingParams:
+        return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, seed=self.seed)
+
+    def fluency_decoding(self) -> DecodingParams:
+        return DecodingParams(max_new_tokens=self.fluency_tokens, temperature=0.0, seed=self.seed)

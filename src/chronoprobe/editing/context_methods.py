@@ -1,0 +1,98 @@
+"""The methods that edit prompts, not weights (SERAC, IKE, RAG): the questions each one asks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from chronoprobe.editing.records import EditRecord
+
+if TYPE_CHECKING:
+    from chronoprobe.editing.run import Asked, ModelEditor
+
+
+@dataclass
+class Built:
+    asked: list[Asked]
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def build(editor: ModelEditor, method: str, subset: list[EditRecord]) -> Built:
+    if method == "serac":
+        return _serac(editor, subset)
+    if method in ("ike", "ike-null"):
+        return _ike(editor, method, subset)
+    return _rag(editor, method, subset)
+
+
+def _serac(editor: ModelEditor, subset: list[EditRecord]) -> Built:
+    from chronoprobe.editing.run import Asked
+    from chronoprobe.editing.serac import Serac, SeracConfig
+
+    tools = editor.tools
+    serac = Serac(
+        subset,
+        SeracConfig(threshold=editor.config.serac_threshold),
+        embedder=tools.embedder,
+        prompts=tools.prompts,
+        instruction=editor.config.instruction,
+    )
+    plain = editor.scored(subset) + editor.fluency(subset)
+    if editor.config.locality and len(subset) == len(editor.records):
+        plain += editor.locality(subset)
+    routed = serac.build([a.question for a in plain])
+    asked = [
+        Asked(
+            a.record_or_fact,
+            a.role,
+            a.kind,
+            a.question,
+            built.prompt,
+            routed=built.route.hit,
+            similarity=round(built.route.similarity, 4),
+            template_index=a.template_index,
+        )
+        for a, built in zip(plain, routed, strict=True)
+    ]
+    return Built(asked=asked, settings=serac.describe(), notes=[serac.config.label])
+
+
+def _ike(editor: ModelEditor, method: str, subset: list[EditRecord]) -> Built:
+    from chronoprobe.editing.ike import IkeBuilder
+    from chronoprobe.editing.run import Asked
+
+    builder = IkeBuilder(method, subset, embedder=editor.tools.embedder, prompts=editor.tools.prompts)  # type: ignore[arg-type]
+    asked: list[Asked] = []
+    own = 0
+    for a in editor.scored(subset) + editor.fluency(subset):
+        assert isinstance(a.record_or_fact, EditRecord)
+        built = builder.build(a.record_or_fact, a.question)
+        own += built.own_demos > 0
+        asked.append(Asked(a.record_or_fact, a.role, a.kind, a.question, built.prompt))
+    notes = []
+    if method == "ike-null":
+        notes.append(
+            f"{own} of {len(asked)} prompts hold a demonstration of the asked fact with its new target "
+            "(the pool is built from every edited fact, as in DyKnow's Table 3 run)"
+        )
+    return Built(asked=asked, settings=builder.describe(), notes=notes)
+
+
+def _rag(editor: ModelEditor, method: str, subset: list[EditRecord]) -> Built:
+    from chronoprobe.editing.rag import RagBuilder
+    from chronoprobe.editing.run import Asked
+
+    builder = RagBuilder(method, subset, prompts=editor.tools.prompts, retriever=editor.tools.retriever)  # type: ignore[arg-type]
+    asked: list[Asked] = []
+    skipped: dict[str, str] = {}
+    for a in editor.scored(subset) + editor.fluency(subset):
+        assert isinstance(a.record_or_fact, EditRecord)
+        built = builder.build(a.record_or_fact, a.question)
+        if built is None:
+            skipped[a.record_or_fact.fact_id] = "no gold passage"
+            continue
+        asked.append(Asked(a.record_or_fact, a.role, a.kind, a.question, built.prompt))
+    notes = [f"{len(skipped)} fact(s) without a gold passage: not asked, outside the rates"] if skipped else []
+    return Built(asked=asked, skipped=skipped, settings=builder.describe(), notes=notes)

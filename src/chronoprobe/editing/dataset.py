@@ -1,0 +1,348 @@
+"""The editing dataset: DyKnow's ``editing_dataset.json`` read, written, and built from an outdated audit.
+
+A file is a JSON list of :class:`~chronoprobe.editing.records.EditRecord` objects. We write it
+exactly as DyKnow did (the same nine fields, 4-space indent, ASCII escapes), so a file we build
+can be handed to EasyEdit-based code and theirs read back unchanged.
+
+:func:`build_from_run` turns an ``outdated run`` folder into a dataset for one model: the facts it
+answered with an outdated value (DyKnow's selection), each with an edit prompt, a subject and the
+single current value as the target.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from chronoprobe.editing.records import GROUPS, EditRecord, Group
+from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.io import read_text, write_text_atomic
+from chronoprobe.knowledge.grc import fact_id as make_fact_id
+from chronoprobe.knowledge.types import Fact, Statement
+from chronoprobe.metrics.dyknow import Verdict
+
+DYKNOW_FIELDS = ("prompt", "target", "subject", "domain", "element", "attribute", "prompt_type", "questions", "answers")
+"""The fields of one record in DyKnow's file, in their order."""
+
+DOMAIN_ORDER = ("companies_byRevenue", "organizations", "countries_byGDP", "athletes_byPayment")
+"""The order of facts in DyKnow's files (and so the order sequential edits are applied in)."""
+
+TEMPLATE_KINDS: dict[str, tuple[str, str, str]] = {
+    "countries_byGDP": ("contextualized", "rephrased_1", "rephrased_2"),
+    "athletes_byPayment": ("contextualized", "rephrased_1", "rephrased_2"),
+    "companies_byRevenue": ("rephrased_1", "rephrased_2", "rephrased_3"),
+    "organizations": ("rephrased_1", "rephrased_2", "rephrased_3"),
+}
+"""DyKnow's question kind of a fact's ``templates[i]`` (also how a run over ``grc_generated.json`` reads)."""
+
+EDIT_PROMPT_KIND = {
+    "countries_byGDP": "rephrased_2",
+    "athletes_byPayment": "rephrased_1",
+    "companies_byRevenue": "rephrased_2",
+    "organizations": "rephrased_3",
+}
+"""The question kind DyKnow used as the edit prompt, per domain (the other two are the paraphrases)."""
+
+Selection = Literal["outdated", "not-up-to-date"]
+SELECTIONS: tuple[Selection, ...] = ("outdated", "not-up-to-date")
+
+
+# --- reading and writing ------------------------------------------------------------------------
+
+
+def _row_id(row: Any) -> str:
+    if not isinstance(row, dict):
+        return "?"
+    parts = [row.get("domain"), row.get("element"), row.get("attribute")]
+    if not isinstance(parts[0], str) or not isinstance(parts[1], str):
+        return "?"
+    return make_fact_id(parts[0], parts[1], parts[2] if isinstance(parts[2], str) else None)
+
+
+def _validation_problem(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    field = ".".join(str(p) for p in error["loc"])
+    if error["type"] == "missing":
+        return f"missing field {field!r}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "literal_error" and field == "domain":
+        return f"unknown domain {error.get('input')!r} (expected one of {', '.join(DOMAIN_ORDER)})"
+    return f"{field}: {message}" if field else message
+
+
+def read_dataset(path: Path | str) -> list[EditRecord]:
+    """Every record of a DyKnow ``editing_dataset.json``; a bad row is a one-line DataError naming it."""
+    path = Path(path)
+    text = read_text(path)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise DataError(str(path), f"not valid JSON ({exc})") from None
+    if not isinstance(data, list):
+        raise DataError(str(path), "expected a JSON list of facts to edit (DyKnow's editing_dataset.json)")
+    if not data:
+        raise DataError(str(path), "no facts to edit (the list is empty)")
+    records: list[EditRecord] = []
+    seen: set[str] = set()
+    for index, row in enumerate(data):
+        where = f"{path} row {index} ({_row_id(row)})"
+        if not isinstance(row, dict):
+            raise DataError(where, f"expected an object, got {type(row).__name__}")
+        try:
+            record = EditRecord.model_validate(row)
+            record.gold()  # every answer string must parse
+        except ValidationError as exc:
+            raise DataError(where, _validation_problem(exc)) from None
+        except DataError as exc:
+            raise DataError(where, exc.problem) from None
+        if record.fact_id in seen:
+            raise DataError(where, "the same fact appears twice")
+        seen.add(record.fact_id)
+        records.append(record)
+    return records
+
+
+def record_json(record: EditRecord) -> dict[str, Any]:
+    """One record with exactly DyKnow's fields, in DyKnow's order."""
+    return {name: getattr(record, name) for name in DYKNOW_FIELDS}
+
+
+def dataset_text(records: Sequence[EditRecord]) -> str:
+    """The file's text as DyKnow's ``json.dump(..., indent=4)`` writes it (byte-identical for their files)."""
+    return json.dumps([record_json(r) for r in records], indent=4)
+
+
+def write_dataset(path: Path | str, records: Sequence[EditRecord]) -> None:
+    """Write ``records`` atomically in DyKnow's format; an empty list is refused (EasyEdit cannot use it)."""
+    if not records:
+        raise DataError(str(path), "no facts to edit; nothing written")
+    write_text_atomic(Path(path), dataset_text(records))
+
+
+def group_counts(records: Iterable[EditRecord]) -> dict[Group, int]:
+    """Facts per Table 3 group (all three groups, zeros included)."""
+    counts: dict[Group, int] = dict.fromkeys(GROUPS, 0)
+    for record in records:
+        counts[record.group] += 1
+    return counts
+
+
+# --- DyKnow's conventions -----------------------------------------------------------------------
+
+
+def dyknow_answer(statement: Statement) -> str:
+    """A statement as DyKnow writes it: ``Label |S: +YYYY-MM-DDT00:00:00Z |E: ... |P: ...``."""
+    text = statement.label
+    for code, date in (("S", statement.start), ("E", statement.end), ("P", statement.point_in_time)):
+        if date is not None:
+            text += f" |{code}: {date.wikidata()}"
+    return text
+
+
+def dyknow_subject(fact: Fact) -> str | None:
+    """The ``subject`` DyKnow gives a fact (None when the fact lacks the attribute it needs)."""
+    if fact.category == "athletes_byPayment":
+        return fact.subject
+    if fact.category == "companies_byRevenue":
+        return f"CEO position at {fact.subject}"
+    if fact.attribute is None:
+        return None
+    if fact.category == "countries_byGDP":
+        return fact.attribute  # the office title
+    attribute = "director" if fact.attribute == "director / manager" else fact.attribute
+    return f"{attribute} at {fact.subject}"
+
+
+def current_targets(fact: Fact, statements: Sequence[Statement]) -> list[Statement]:
+    """The statements that can be the edit target: a start, no end and no point in time.
+
+    DyKnow dropped the national teams of seven athletes by name (its ``EXCEPTIONS``); we
+    generalise that: for athletes, a current value whose label contains "national" (a national
+    team, played for alongside a club) is never the target. A start plus a point in time counts
+    as ended, as in DyKnow.
+    """
+    current = [s for s in statements if s.start is not None and s.end is None and s.point_in_time is None]
+    if fact.category == "athletes_byPayment":
+        current = [s for s in current if "national" not in s.label.casefold()]
+    return current
+
+
+def select_fact(verdicts: Sequence[Verdict], select: Selection) -> tuple[bool, str | None]:
+    """(include?, why it is skipped despite qualifying) for one fact's three scored verdicts.
+
+    ``outdated`` is DyKnow's rule: out if any answer is up to date or all are irrelevant, in when
+    only outdated/irrelevant with at least one outdated. DyKnow stops on an ambiguous answer (to be
+    fixed by hand); we leave such a fact out and say so. ``not-up-to-date``: every fact with no
+    up-to-date answer (for models with few outdated facts).
+    """
+    if "up-to-date" in verdicts:
+        return False, None
+    if select == "not-up-to-date":
+        return True, None
+    if "ambiguous" in verdicts:
+        return False, "an ambiguous answer (DyKnow requires fixing it by hand); left out"
+    return ("outdated" in verdicts), None
+
+
+# --- building from an audit ---------------------------------------------------------------------
+
+
+class BuiltDataset(BaseModel):
+    """The result of :func:`build_from_run`."""
+
+    records: list[EditRecord]
+    notes: list[str]
+    """Things the user should know (a subject that had to differ from DyKnow's wording)."""
+    skipped: dict[str, str]
+    """fact id -> why a fact that qualified is not in the dataset."""
+    model: str
+    select: Selection
+    run: str
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(read_text(path))
+    except ValueError as exc:
+        raise DataError(str(path), f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise DataError(str(path), "expected a JSON object")
+    return data
+
+
+def _audit_config(log: dict[str, Any], where: str) -> Any:
+    from chronoprobe.outdated.audit import AuditConfig
+
+    try:
+        config = AuditConfig.model_validate(log.get("config") or {})
+    except ValidationError as exc:
+        raise DataError(f"{where} config", _validation_problem(exc)) from None
+    if config.live:  # never query again: judge against the snapshot the live run saved
+        snapshot = ((log.get("provenance") or {}).get("snapshot") or {}).get("name")
+        if not isinstance(snapshot, str):
+            raise DataError(where, "a --live run without its saved snapshot name in provenance")
+        config = config.model_copy(update={"live": False, "snapshot": snapshot})
+    return config
+
+
+def _choose_model(log: dict[str, Any], rows_models: Sequence[str], model: str | None, where: str) -> str:
+    summary = log.get("summary") or {}
+    specs = [str(s) for s in dict.fromkeys([*(summary.get("models") or []), *rows_models])]
+    names: dict[str, str] = {}
+    for spec, detail in ((summary.get("detail") or {}).get("models") or {}).items():
+        if isinstance(detail, dict) and isinstance(detail.get("name"), str):
+            names[detail["name"]] = spec
+    if not specs:
+        raise DataError(where, "the run has no answers")
+    if model is None:
+        if len(specs) > 1:
+            raise ConfigError("--model", f"the run holds several models; pick one of {', '.join(specs)}")
+        return specs[0]
+    if model in specs:
+        return model
+    if model in names:
+        return names[model]
+    raise ConfigError(f"--model {model}", f"not in this run; its models are {', '.join(specs)}")
+
+
+def _fact_verdicts(rows: Iterable[Any], facts: Mapping[str, Fact]) -> dict[str, dict[int, Verdict]]:
+    verdicts: dict[str, dict[int, Verdict]] = {}
+    for row in rows:
+        if row.fact_id in facts:
+            verdicts.setdefault(row.fact_id, {})[row.template_index] = row.verdict
+    return verdicts
+
+
+def build_from_run(folder: Path | str, *, model: str | None = None, select: Selection = "outdated") -> BuiltDataset:
+    """The facts to edit for one model of an ``outdated run`` folder (run.json + items.jsonl).
+
+    Facts come in DyKnow's order (companies, organizations, countries, athletes, each in the
+    run's order). Gold answers are re-read as the run read them (its config: facts file and
+    snapshot; a ``--live`` run's saved snapshot).
+    """
+    from chronoprobe.outdated.audit import ResponseRecord, load_gold
+
+    if select not in SELECTIONS:
+        raise ConfigError("--select", f"{select!r} is not one of {', '.join(SELECTIONS)}")
+    folder = Path(folder)
+    log_path = folder / "run.json"
+    if not log_path.is_file():
+        raise DataError(str(folder), "not a run folder (no run.json); give the folder of an outdated run")
+    log = _read_json_object(log_path)
+    if log.get("lens") != "outdated":
+        raise DataError(
+            str(log_path), f"is a {log.get('lens')!r} run; the editing dataset is built from an outdated run"
+        )
+    items = folder / "items.jsonl"
+    rows: list[ResponseRecord] = []
+    for number, line in enumerate(read_text(items).splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(ResponseRecord.model_validate_json(line))
+            except ValidationError as exc:
+                raise DataError(f"{items} line {number}", _validation_problem(exc)) from None
+    spec = _choose_model(log, list(dict.fromkeys(r.model for r in rows)), model, str(folder))
+    facts, snapshot = load_gold(_audit_config(log, str(log_path)))
+    by_id = {f.fact_id: f for f in facts}
+    verdicts = _fact_verdicts((r for r in rows if r.model == spec), by_id)
+    records: dict[str, list[EditRecord]] = {domain: [] for domain in DOMAIN_ORDER}
+    notes: list[str] = []
+    skipped: dict[str, str] = {}
+    for fact in facts:
+        asked = verdicts.get(fact.fact_id)
+        if asked is None:
+            continue
+        kinds = TEMPLATE_KINDS[fact.category]
+        if len(fact.templates) != len(kinds) or sorted(asked) != list(range(len(kinds))):
+            skipped[fact.fact_id] = (
+                f"{len(fact.templates)} questions asked, {len(asked)} answered; DyKnow's kinds need 3"
+            )
+            continue
+        include, problem = select_fact([asked[i] for i in range(len(kinds))], select)
+        if problem is not None:
+            skipped[fact.fact_id] = problem
+        if not include:
+            continue
+        built = _record(fact, snapshot.answers[fact.fact_id].counted().statements, notes)
+        if isinstance(built, str):
+            skipped[fact.fact_id] = built
+        else:
+            records[fact.category].append(built)
+    ordered = [r for domain in DOMAIN_ORDER for r in records[domain]]
+    return BuiltDataset(records=ordered, notes=notes, skipped=skipped, model=spec, select=select, run=str(folder))
+
+
+def _record(fact: Fact, statements: Sequence[Statement], notes: list[str]) -> EditRecord | str:
+    """The fact's record, or why it cannot have one."""
+    kinds = TEMPLATE_KINDS[fact.category]
+    questions = {"generic": fact.generic} if fact.generic is not None else {}
+    questions.update(zip(kinds, fact.templates, strict=True))
+    prompt_type = EDIT_PROMPT_KIND[fact.category]
+    prompt = questions[prompt_type]
+    subject = dyknow_subject(fact)
+    if subject is None or subject not in prompt:
+        if fact.subject not in prompt:
+            return f"neither {subject!r} nor {fact.subject!r} occurs in the edit prompt {prompt!r}"
+        notes.append(
+            f"{fact.fact_id}: subject {fact.subject!r} (DyKnow's {subject!r} is not in the edit prompt {prompt!r})"
+        )
+        subject = fact.subject
+    targets = current_targets(fact, statements)
+    if len(targets) != 1:
+        labels = ", ".join(repr(s.label) for s in targets) or "none"
+        return f"{len(targets)} current values ({labels}); the edit target must be exactly one"
+    return EditRecord(
+        prompt=prompt,
+        target=targets[0].label,
+        subject=subject,
+        domain=fact.category,
+        element=fact.subject,
+        attribute=fact.attribute,
+        prompt_type=prompt_type,
+        questions=questions,
+        answers=[dyknow_answer(s) for s in statements],
+    )

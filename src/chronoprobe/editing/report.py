@@ -1,0 +1,254 @@
+"""Write an editing run's report: Table 3/7/8-shaped tables, locality, fluency, time per edit, the scaling plot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.editing.config import COLUMN
+from chronoprobe.editing.records import GROUPS
+from chronoprobe.editing.rows import UNEDITED, EditingRow
+from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from chronoprobe.metrics.editing import ALL
+from chronoprobe.metrics.uncertainty import as_estimate
+from chronoprobe.reports.markdown import provenance_section, table
+
+COLUMNS = (*GROUPS, ALL)
+
+
+def _pct(value: dict[str, Any] | None) -> str:
+    estimate = as_estimate(value)
+    if estimate is None or estimate.value is None:
+        return "–"
+    return f"{100 * estimate.value:.1f} {estimate.interval(1, 100.0)}"
+
+
+def _n(result: dict[str, Any], group: str) -> int:
+    return int(result["scores"][group]["facts"])
+
+
+def _main(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in results if r["fraction"] == 1.0]
+
+
+def _measure_table(results: Sequence[dict[str, Any]], measure: str) -> str:
+    rows = []
+    for result in _main(results):
+        cells = [_pct(result["scores"][g][measure]) for g in COLUMNS]
+        rows.append([result["column"] if result["method"] != UNEDITED else "unedited", *cells])
+    n_row = ["n facts", *(str(_n(_main(results)[0], g)) for g in COLUMNS)] if results else []
+    return table(["method", *COLUMNS], [*rows, n_row])
+
+
+def _detail_table(results: Sequence[dict[str, Any]]) -> str:
+    rows = []
+    for result in _main(results):
+        overall = result["scores"][ALL]
+        rows.append(
+            [
+                result["column"] if result["method"] != UNEDITED else "unedited",
+                result["facts"],
+                _pct(overall["efficacy"]),
+                _pct(overall["paraphrase"]),
+                _pct(overall["harmonic_mean"]),
+                _pct(overall["soft_constraint"]),
+            ]
+        )
+    return table(["method", "facts", "efficacy %", "paraphrase %", "harmonic mean %", "soft constraint %"], rows)
+
+
+def _locality_table(results: Sequence[dict[str, Any]]) -> str | None:
+    rows = []
+    for result in _main(results):
+        local = result.get("locality")
+        if not local:
+            continue
+        lost = local["up_to_date_lost"]
+        rows.append(
+            [
+                result["column"],
+                local["facts"],
+                _pct(local["answers_changed"]),
+                _pct(local["facts_changed"]),
+                f"{lost['value'] * lost['n']:.0f} of {lost['n']}" if lost.get("value") is not None else "0 of 0",
+                local["up_to_date_gained"],
+                _pct(local.get("false_scope_hits")) if local.get("false_scope_hits") else "–",
+            ]
+        )
+    if not rows:
+        return None
+    headers = [
+        "method",
+        "facts not edited",
+        "answers changed %",
+        "facts changed %",
+        "up-to-date facts lost",
+        "facts newly up-to-date",
+        "SERAC false scope hits %",
+    ]
+    return table(headers, rows)
+
+
+def _cost_table(results: Sequence[dict[str, Any]]) -> str:
+    rows = []
+    for result in _main(results):
+        if result["method"] == UNEDITED:
+            continue
+        seconds = result.get("seconds_per_edit")
+        rows.append(
+            [
+                result["column"],
+                result.get("mode", "–"),
+                f"{seconds:.3f}" if isinstance(seconds, float | int) else "–",
+                "yes" if result.get("reused") else "no",
+                result.get("fluency"),
+            ]
+        )
+    unedited = next((r for r in results if r["method"] == UNEDITED), None)
+    before = unedited.get("fluency") if unedited else None
+    rows.append(["unedited", "–", "–", "–", before])
+    return table(["method", "mode", "seconds per edit", "times from cache", "fluency (n-gram entropy)"], rows, digits=3)
+
+
+def _scaling_table(results: Sequence[dict[str, Any]]) -> str | None:
+    fractions = sorted({r["fraction"] for r in results if r["method"] != UNEDITED})
+    if len(fractions) < 2:
+        return None
+    methods = list(dict.fromkeys(r["method"] for r in results if r["method"] != UNEDITED))
+    rows = []
+    for method in methods:
+        by_fraction = {r["fraction"]: r for r in results if r["method"] == method}
+        rows.append(
+            [by_fraction[fractions[-1]]["column"]]
+            + [
+                f"{_pct(by_fraction[f]['scores'][ALL]['harmonic_mean'])} (n={by_fraction[f]['facts']})"
+                if f in by_fraction
+                else "–"
+                for f in fractions
+            ]
+        )
+    return table(["method", *(f"{100 * f:g}%" for f in fractions)], rows)
+
+
+def plot_scaling(path: Path, detail: dict[str, Any]) -> bool:
+    """Harmonic mean against the share of facts edited together (DyKnow Figure 3); False if nothing to plot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    models = detail["models"]
+    series = []
+    for spec, summary in models.items():
+        results = [r for r in summary["results"] if r["method"] != UNEDITED]
+        for method in dict.fromkeys(r["method"] for r in results):
+            points = sorted(
+                (r["fraction"], r["scores"][ALL]["harmonic_mean"]) for r in results if r["method"] == method
+            )
+            if len(points) > 1:
+                series.append((summary.get("name", spec), COLUMN.get(method, method), points))
+    if not series:
+        return False
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name, method, points in series:
+        xs = [100 * f for f, _ in points]
+        ys = [100 * (h["value"] or 0.0) for _, h in points]
+        lows = [100 * (h["ci_low"] if h["ci_low"] is not None else (h["value"] or 0.0)) for _, h in points]
+        highs = [100 * (h["ci_high"] if h["ci_high"] is not None else (h["value"] or 0.0)) for _, h in points]
+        label = method if len(models) == 1 else f"{name} {method}"
+        line = ax.plot(xs, ys, marker="o", label=label)[0]
+        ax.fill_between(xs, lows, highs, alpha=0.12, color=line.get_color())
+    ax.set_xlabel("facts edited together (% of the edit set)")
+    ax.set_ylabel("harmonic mean of efficacy and paraphrase (%)")
+    ax.set_ylim(-2, 102)
+    ax.set_xticks(sorted({100 * f for _, _, pts in series for f, _ in pts}))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncols=2)
+    ax.set_title("Editing more facts at once (95% bootstrap bands)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    fig.savefig(path.with_suffix(".svg"))
+    plt.close(fig)
+    return True
+
+
+def _notes(summary: dict[str, Any]) -> list[str]:
+    lines = []
+    for note in summary["dataset"].get("notes") or []:
+        lines.append(f"- {note}")
+    for result in _main(summary["results"]):
+        for note in result.get("notes") or []:
+            lines.append(f"- {result['column']}: {note}")
+    return lines
+
+
+def report_markdown(detail: dict[str, Any], provenance: dict[str, Any], *, has_plot: bool) -> str:
+    lines = ["# Editing report: can the outdated facts be fixed?", ""]
+    lines += [
+        "Each method is applied to the facts the audit did not answer up-to-date, then every question about "
+        "them is asked again and judged by the outdated audit's classifier. Efficacy: the edit prompt answered "
+        "up-to-date; paraphrase: the two other questions (pooled); harmonic mean: DyKnow's Table 3 measure; "
+        "soft constraint: any of the three up-to-date (Table 7). Cells read `value [95% interval]` in percent "
+        "(Wilson; bootstrap over facts for the harmonic mean).",
+        "",
+        "SERAC* is not the paper's trained SERAC (no checkpoints can be had): its scope classifier is MiniLM "
+        "similarity with a fixed threshold and its counterfactual model is the base model with the edit in "
+        'its context. "IKE" is the variant DyKnow\'s Table 3 reports (no new fact given; demonstrations '
+        'retrieved from every edited fact, so the answer can leak in); "IKE (fact given)" is the variant '
+        "the paper describes.",
+        "",
+    ]
+    for spec, summary in detail["models"].items():
+        dataset = summary["dataset"]
+        results = summary["results"]
+        lines += [f"## {summary.get('name', spec)} (`{spec}`)", ""]
+        lines.append(
+            f"{dataset['facts']} facts edited, from {dataset['source']}"
+            + (f" (selection: {dataset['select']})" if dataset.get("select") else "")
+            + "."
+        )
+        lines.append("")
+        notes = _notes(summary)
+        if notes:
+            lines += ["Notes:", "", *notes, ""]
+        lines += [
+            "### Harmonic mean of efficacy and paraphrase (Table 3 shape)",
+            "",
+            _measure_table(results, "harmonic_mean"),
+            "",
+        ]
+        lines += ["### Soft constraint (Table 7 shape)", "", _measure_table(results, "soft_constraint"), ""]
+        lines += ["### All facts: efficacy, paraphrase, harmonic mean, soft constraint", "", _detail_table(results), ""]
+        noisy = [r for r in _main(results) if r["method"] in ("rag-gold", "rag-noisy")]
+        if len(noisy) == 2:
+            lines += ["### Noisy retrieval (Table 8 shape): soft constraint, gold passage vs a distractor first", ""]
+            lines += [_measure_table(noisy, "soft_constraint"), ""]
+        local = _locality_table(results)
+        if local:
+            lines += [
+                "### Locality: the whole audit re-run on the edited model",
+                "",
+                "Facts that were not edited, compared with the unedited model's verdicts on the same questions "
+                "(not measured by DyKnow).",
+                "",
+                local,
+                "",
+            ]
+        lines += ["### Cost and fluency", "", _cost_table(results), ""]
+        scaling = _scaling_table(results)
+        if scaling:
+            lines += ["### Scaling (Figure 3 shape): harmonic mean by share of facts edited together", "", scaling, ""]
+    if has_plot:
+        lines += ["![scaling](scaling.png)", ""]
+    lines.append(provenance_section(provenance))
+    return "\n".join(lines)
+
+
+def write_report_files(
+    folder: Path, rows: Sequence[EditingRow], detail: dict[str, Any], provenance: dict[str, Any]
+) -> None:
+    has_plot = plot_scaling(folder / "scaling.png", detail)
+    write_json_atomic(folder / "summary.json", {**detail, "provenance": provenance})
+    write_jsonl_atomic(folder / "responses.jsonl", (r.model_dump(mode="json") for r in rows))
+    write_text_atomic(folder / "report.md", report_markdown(detail, provenance, has_plot=has_plot))

@@ -1,0 +1,369 @@
+"""ROME (Meng et al., 2022) as DyKnow ran it through EasyEdit: one rank-one update per fact.
+
+Each edit reads a key at the subject's last token (the input of one layer's MLP down-projection),
+optimises the value that layer's MLP should emit there so the model continues the prompt with
+the new target, and writes the pair into the down-projection with a rank-one update. Edits are
+applied one after another on the same model; each is computed on the already edited model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+from pydantic import BaseModel, ConfigDict
+from torch import nn
+
+from chronoprobe.editing.architectures import Architecture, add_to_weight, detect, get_module
+from chronoprobe.editing.hooks import (
+    encode,
+    model_device,
+    pad_id,
+    right_pad,
+    run,
+    subject_last_index,
+    trace,
+    tune_threads,
+)
+from chronoprobe.editing.hparams import EditHparams, RomeHparams, check_layers
+from chronoprobe.editing.records import EditRequest
+from chronoprobe.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from chronoprobe.editing.mom2 import SecondMoments
+
+Progress = Callable[[int, int], None]
+
+TEMPLATE_SEEDS = ("The", "Therefore", "Because", "I", "You")
+_TOP_K = 5
+_EARLY_STOP = 5e-2
+
+
+class EditTiming(BaseModel):
+    """What one edit (ROME) or one batch (MEMIT) cost."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seconds: float
+    steps: int
+    """Value-optimisation forward passes (summed over the batch for MEMIT)."""
+    loss: float
+    """Final value-optimisation loss (the largest over the batch for MEMIT)."""
+    requests: int = 1
+
+
+# (model) -> {(seed, length params): prefixes}; weak so a dropped model frees its entry.
+_TEMPLATE_CACHE: weakref.WeakKeyDictionary[nn.Module, dict[tuple[int, tuple[tuple[int, int], ...]], list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def context_templates(
+    model: nn.Module, tokenizer: Any, length_params: Sequence[Sequence[int]], seed: int = 0
+) -> list[str]:
+    """``""`` plus generated prefixes (each ending ``". "``) that the prompt is appended to.
+
+    Top-k (5) sampling from "The", "Therefore", "Because", "I", "You": for each
+    ``(length, count)`` pair, ``count // 5`` texts per seed word, ``length`` tokens long in
+    total. The original sampled without a seed; here a ``torch.Generator`` seeded with
+    ``seed`` makes the prefixes reproducible. They are generated once per (model, seed,
+    lengths), the first time they are asked for, so later edits reuse the prefixes the
+    unedited model produced, as in the original.
+    """
+    key = (seed, tuple((int(a), int(b)) for a, b in length_params))
+    per_model = _TEMPLATE_CACHE.setdefault(model, {})
+    if key in per_model:
+        return per_model[key]
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    forward_params = inspect.signature(model.forward).parameters
+    cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"  # renamed in transformers 5.2x
+    keep_last = {"logits_to_keep": 1} if "logits_to_keep" in forward_params else {}
+    device = model_device(model)
+    prefixes = [""]
+    with torch.no_grad():
+        for length, count in key[1]:
+            per_word = max(1, count // len(TEMPLATE_SEEDS))
+            starts = [encode(tokenizer, word, True) for word in TEMPLATE_SEEDS for _ in range(per_word)]
+            # rows of equal start length are sampled together (the seed words are usually one token each)
+            texts: dict[int, str] = {}
+            for width in sorted({len(s) for s in starts}):
+                members = [i for i, s in enumerate(starts) if len(s) == width]
+                ids = torch.tensor([starts[i] for i in members], device=device)
+                step_input, cache = ids, None
+                while ids.shape[1] < length:
+                    tune_threads(model)
+                    kwargs: dict[str, Any] = {cache_kwarg: cache} if cache is not None else {}
+                    output = model(input_ids=step_input, use_cache=True, **kwargs, **keep_last)
+                    cache = _cache_of(output)
+                    top = torch.topk(output.logits[:, -1, :].float().cpu(), _TOP_K, dim=-1)
+                    choice = torch.multinomial(torch.softmax(top.values, dim=-1), 1, generator=generator)
+                    step_input = top.indices.gather(-1, choice).to(device)
+                    ids = torch.cat([ids, step_input], dim=1)
+                for i, row in zip(members, ids.tolist(), strict=True):
+                    texts[i] = tokenizer.decode(row, skip_special_tokens=True)
+            for i in range(len(starts)):
+                prefixes.append(texts[i].replace("{", "").replace("}", "") + ". ")
+    per_model[key] = prefixes
+    return prefixes
+
+
+def _cache_of(output: Any) -> Any:
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
+def _target_ids(tokenizer: Any, target: str) -> list[int]:
+    ids = encode(tokenizer, target if target.startswith(" ") else " " + target, False)
+    if not ids:
+        raise DataError(f"edit target {target!r}", "tokenizes to nothing")
+    return ids
+
+
+def read_keys(
+    model: nn.Module,
+    tokenizer: Any,
+    module: str,
+    items: Sequence[tuple[str, str, int]],
+    add_special_tokens: bool,
+) -> torch.Tensor:
+    """Inputs of ``module`` at the subject's last token, one row per (text, subject, offset of the prompt).
+
+    The subject is looked up from ``offset`` on (after any context prefix), so a prefix that
+    happens to contain the subject does not move the key.
+    """
+    rows = [encode(tokenizer, text, add_special_tokens) for text, _, _ in items]
+    lookups = [subject_last_index(tokenizer, text, subj, off, add_special_tokens) for text, subj, off in items]
+    batch = right_pad(rows, pad_id(tokenizer), model_device(model))
+    tune_threads(model)
+    with torch.no_grad(), trace(model, inputs=[module], stop_after=module) as record:
+        run(model, batch)
+    hidden = record.inputs[module]
+    index = torch.tensor([min(i, n - 1) for i, n in zip(lookups, batch.lengths, strict=True)], device=hidden.device)
+    return hidden[torch.arange(len(rows), device=hidden.device), index].float()
+
+
+def read_outputs(
+    model: nn.Module, tokenizer: Any, module: str, prompts: Sequence[tuple[str, str]], add_special_tokens: bool
+) -> torch.Tensor:
+    """Outputs of ``module`` at the subject's last token of each (prompt, subject), as rows."""
+    rows = [encode(tokenizer, prompt, add_special_tokens) for prompt, _ in prompts]
+    lookups = [subject_last_index(tokenizer, p, s, 0, add_special_tokens) for p, s in prompts]
+    batch = right_pad(rows, pad_id(tokenizer), model_device(model))
+    with torch.no_grad(), trace(model, outputs=[module], stop_after=module) as record:
+        run(model, batch)
+    hidden = record.outputs[module]
+    index = torch.tensor([min(i, n - 1) for i, n in zip(lookups, batch.lengths, strict=True)], device=hidden.device)
+    return hidden[torch.arange(len(rows), device=hidden.device), index].float()
+
+
+@dataclass(frozen=True)
+class ValueResult:
+    target: torch.Tensor
+    """v* (ROME) or z (MEMIT): the output the hooked module should give at the subject's last token."""
+    initial: torch.Tensor
+    """o₀: that output before the edit."""
+    steps: int
+    loss: float
+
+
+def optimise_value(
+    model: nn.Module,
+    tokenizer: Any,
+    arch: Architecture,
+    request: EditRequest,
+    hp: EditHparams,
+    templates: Sequence[str],
+    module: str,
+    *,
+    add_special_tokens: bool,
+    loss_layer: int | None = None,
+) -> ValueResult:
+    """Optimise δ added to ``module``'s output at the subject's last token (notes §2.1 step 4, §2.2 step 3).
+
+    Loss: mean NLL of the target over the prompts (each template + prompt, teacher-forced),
+    plus ``kl_factor`` · KL(P₀ ‖ P_δ) of the next token after the subject in "{subject} is a",
+    plus ``v_weight_decay`` · ‖δ‖ / ‖o₀‖² (the original's non-squared norm over the squared one).
+    ``loss_layer``: the block whose output gives the logits (through the final norm and the
+    unembedding); None means the last block, i.e. the model's own logits (ROME).
+    """
+    device = model_device(model)
+    target = _target_ids(tokenizer, request.target)
+    rows: list[list[int]] = []
+    lookups: list[int] = []
+    label_positions: list[list[int]] = []
+    for prefix in templates:
+        text = prefix + request.prompt
+        ids = encode(tokenizer, text, add_special_tokens)
+        lookups.append(subject_last_index(tokenizer, text, request.subject, len(prefix), add_special_tokens))
+        label_positions.append([len(ids) - 1 + j for j in range(len(target))])
+        rows.append(ids + target[:-1])
+    kl_text = f"{request.subject} is a"
+    rows.append(encode(tokenizer, kl_text, True))
+    lookups.append(subject_last_index(tokenizer, kl_text, request.subject, 0, True))
+    batch = right_pad(rows, pad_id(tokenizer), device)
+    n_rewrite = len(templates)
+    row_index = torch.arange(len(rows), device=device)
+    lookup_index = torch.tensor([min(i, n - 1) for i, n in zip(lookups, batch.lengths, strict=True)], device=device)
+    label_rows = torch.tensor([r for r, pos in enumerate(label_positions) for _ in pos], device=device)
+    label_cols = torch.tensor([p for pos in label_positions for p in pos], device=device)
+    label_ids = torch.tensor(target * n_rewrite, device=device)
+
+    delta: torch.Tensor | None = None
+    initial: torch.Tensor | None = None
+
+    def add_delta(output: torch.Tensor) -> torch.Tensor:
+        nonlocal delta, initial
+        if initial is None:
+            initial = output[0, lookup_index[0]].detach().float().clone()
+            delta = torch.zeros_like(initial, requires_grad=True)
+        assert delta is not None
+        picked = output[row_index, lookup_index] + delta.to(output.dtype)
+        return output.index_put((row_index, lookup_index), picked)
+
+    # The logits come from the loss layer's output through the final norm and the unembedding,
+    # at the labelled positions only; the forward pass stops after that block, which skips the
+    # full-vocabulary projection of every position (for the last layer these are the model's logits).
+    loss_module = arch.layer_name(arch.n_layers - 1 if loss_layer is None else loss_layer)
+    final_norm = get_module(model, arch.final_norm)
+    lm_head = get_module(model, arch.lm_head)
+    pick_rows = torch.cat([label_rows, row_index[n_rewrite:]])
+    pick_cols = torch.cat([label_cols, lookup_index[n_rewrite:]])
+    n_labels = len(label_rows)
+
+    optimiser: torch.optim.Optimizer | None = None
+    kl_init: torch.Tensor | None = None
+    steps = 0
+    loss_value = float("inf")
+    with torch.enable_grad():
+        for step in range(hp.v_num_grad_steps):
+            steps = step + 1
+            tune_threads(model)
+            with trace(
+                model, edit_outputs={module: add_delta}, outputs=[loss_module], stop_after=loss_module
+            ) as record:
+                run(model, batch)
+            hidden = record.outputs[loss_module][pick_rows, pick_cols]
+            log_probs = torch.log_softmax(lm_head(final_norm(hidden)).float(), dim=-1)
+            picked = log_probs[torch.arange(n_labels, device=device), label_ids].view(n_rewrite, len(target))
+            nll = -picked.mean(dim=1).mean()
+            kl_log = log_probs[n_labels]
+            if kl_init is None:
+                kl_init = kl_log.detach().clone()
+            kl = torch.sum(kl_init.exp() * (kl_init - kl_log))
+            assert delta is not None and initial is not None
+            decay = hp.v_weight_decay * (delta.norm() / initial.norm() ** 2)
+            loss = nll + hp.kl_factor * kl + decay
+            loss_value = float(loss.detach())
+            if loss_value < _EARLY_STOP or step == hp.v_num_grad_steps - 1:
+                break
+            if optimiser is None:
+                optimiser = torch.optim.Adam([delta], lr=hp.v_lr)
+            optimiser.zero_grad()
+            loss.backward(inputs=[delta])
+            optimiser.step()
+            limit = hp.clamp_norm_factor * initial.norm()
+            with torch.no_grad():
+                norm = delta.norm()
+                if norm > limit:
+                    delta.mul_(limit / norm)
+    assert delta is not None and initial is not None
+    return ValueResult(target=(initial + delta).detach(), initial=initial, steps=steps, loss=loss_value)
+
+
+@dataclass(frozen=True)
+class RomeUpdate:
+    layer: int
+    left: torch.Tensor
+    """u: the key direction (unit norm), size d_in."""
+    right: torch.Tensor
+    """r = (v* − y) / (x·u), size d_out; the update is ΔW = r uᵀ in [out, in] layout."""
+    key: torch.Tensor
+    """x: the down-projection input at the subject's last token of the bare prompt."""
+    value: ValueResult
+
+
+def compute_rome_update(
+    model: nn.Module,
+    tokenizer: Any,
+    arch: Architecture,
+    request: EditRequest,
+    hp: RomeHparams,
+    templates: Sequence[str],
+    *,
+    add_special_tokens: bool = True,
+    stats: SecondMoments | None = None,
+) -> RomeUpdate:
+    """One ROME edit's rank-one update, computed on the model as it is now (nothing is changed)."""
+    layer = hp.layers[0]
+    rewrite = arch.rewrite_name(layer)
+    items = [(prefix + request.prompt, request.subject, len(prefix)) for prefix in templates]
+    keys = read_keys(model, tokenizer, rewrite, items, add_special_tokens)
+    left = keys.mean(dim=0)
+    if hp.mom2_adjustment:
+        if stats is None:
+            raise ConfigError("ROME hparams", "mom2_adjustment is on but no second-moment statistics were given")
+        moment = stats.matrix(layer).to(device=left.device, dtype=torch.float64)
+        try:
+            left = torch.linalg.solve(moment, left.double()).float()
+        except RuntimeError as exc:  # torch.linalg.LinAlgError
+            raise DataError("mom2 statistics", f"the second moment at layer {layer} is singular") from exc
+    left = left / left.norm()
+    value = optimise_value(
+        model, tokenizer, arch, request, hp, templates, arch.mlp_name(layer), add_special_tokens=add_special_tokens
+    )
+    bare = [(request.prompt, request.subject)]
+    key = read_keys(model, tokenizer, rewrite, [(request.prompt, request.subject, 0)], add_special_tokens)[0]
+    current = read_outputs(model, tokenizer, rewrite, bare, add_special_tokens)[0]
+    right = (value.target - current) / torch.dot(key, left)
+    return RomeUpdate(layer=layer, left=left, right=right, key=key, value=value)
+
+
+def apply_update(model: nn.Module, arch: Architecture, update: RomeUpdate) -> None:
+    module = get_module(model, arch.rewrite_name(update.layer))
+    add_to_weight(module, torch.outer(update.right, update.left), conv1d=arch.conv1d)
+
+
+def apply_rome(
+    model: nn.Module,
+    tokenizer: Any,
+    requests: Sequence[EditRequest],
+    hp: RomeHparams,
+    *,
+    seed: int = 0,
+    add_special_tokens: bool = True,
+    stats: SecondMoments | None = None,
+    progress: Progress | None = None,
+) -> list[EditTiming]:
+    """Apply ROME edits one after another, in place; one :class:`EditTiming` per request.
+
+    ``add_special_tokens``: False for prompts already rendered with a chat template (they hold
+    their special tokens). ``stats``: second moments, needed only with ``mom2_adjustment``.
+    """
+    arch = detect(model)
+    check_layers(hp, arch, "ROME hparams")
+    if len(hp.layers) != 1:
+        raise ConfigError("ROME hparams", f"ROME edits one layer; got layers {list(hp.layers)}")
+    was_training = model.training
+    model.eval()
+    try:
+        templates = context_templates(model, tokenizer, hp.context_template_length_params, seed)
+        timings: list[EditTiming] = []
+        for done, request in enumerate(requests, start=1):
+            started = time.perf_counter()
+            update = compute_rome_update(
+                model, tokenizer, arch, request, hp, templates, add_special_tokens=add_special_tokens, stats=stats
+            )
+            apply_update(model, arch, update)
+            timings.append(
+                EditTiming(seconds=time.perf_counter() - started, steps=update.value.steps, loss=update.value.loss)
+            )
+            if progress is not None:
+                progress(done, len(requests))
+        return timings
+    finally:
+        model.train(was_training)

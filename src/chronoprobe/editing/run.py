@@ -1,0 +1,358 @@
+"""Apply each method to one model, re-ask every question, judge the answers.
+
+config → edit records → (edited weights | edited prompts) → cached model calls → verdicts → rows.
+
+Edited weights live only inside :func:`weights_edited`: the touched weights are copied first and
+restored bit-exactly afterwards, and while they are edited the model's cache identity carries a
+hash of the method, its hyperparameters, the edits and the base revision. When every answer an
+edited model would give is already cached (a resumed run), the edit is not applied again.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from chronoprobe.cache import CachedModel, sample_key, stable_hash
+from chronoprobe.editing.config import WEIGHT_METHODS, EditingConfig
+from chronoprobe.editing.records import GROUP_OF, EditRecord, EditRequest
+from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun, Role
+from chronoprobe.errors import CapabilityError
+from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
+from chronoprobe.metrics.dyknow import Verdict, classify_response
+from chronoprobe.models.base import DecodingParams, Prompt
+from chronoprobe.outdated.prompts import audit_prompt
+
+Tick = Callable[[int], None]
+
+LOCALITY_METHODS = (*sorted(WEIGHT_METHODS), "serac")
+"""Methods that can change answers about facts that were not edited, so the audit is re-run for them."""
+
+
+@dataclass
+class AuditContext:
+    """The whole audit the locality check re-runs: its facts, gold answers and settings."""
+
+    facts: list[Fact]
+    gold: Snapshot
+    use_aliases: bool = False
+    skipped: set[str] = field(default_factory=set)
+    """Facts without gold: never asked."""
+
+
+@dataclass
+class Asked:
+    """One question to put to a model, and how to record the answer."""
+
+    record_or_fact: EditRecord | Fact
+    role: Role
+    kind: str | None
+    question: str
+    prompt: Prompt
+    routed: bool | None = None
+    similarity: float | None = None
+    template_index: int | None = None
+
+
+def check_backend(model: CachedModel, methods: Sequence[str]) -> None:
+    """Weight editing needs a local transformers model; say which methods work elsewhere."""
+    weight = [m for m in methods if m in WEIGHT_METHODS]
+    if not weight:
+        return
+    from chronoprobe.models.hf import HFBackend
+
+    if not isinstance(model.backend, HFBackend):
+        usable = "ike, ike-null, serac, rag-gold, rag-retrieved, rag-noisy"
+        raise CapabilityError(
+            f"model {model.info.spec}",
+            f"{', '.join(weight)} edit weights, which the {model.info.backend} backend does not expose; "
+            f"methods that work there: {usable}",
+        )
+
+
+def scaling_subsets(records: Sequence[EditRecord], fractions: Sequence[float]) -> dict[float, list[EditRecord]]:
+    """The first ⌈f·N⌉ facts of the seed-42 shuffled list, per fraction (DyKnow's scaling protocol)."""
+    shuffled = list(records)
+    random.Random(42).shuffle(shuffled)
+    return {f: shuffled[: math.ceil(f * len(shuffled))] for f in fractions}
+
+
+def questions_of(records: Sequence[EditRecord]) -> list[tuple[EditRecord, Role, str, str]]:
+    """(record, role, kind, question) for every scored question: the edit prompt, then the paraphrases."""
+    asked: list[tuple[EditRecord, Role, str, str]] = []
+    for record in records:
+        for kind in record.scored_types:
+            role: Role = "edit" if kind == record.prompt_type else "paraphrase"
+            asked.append((record, role, kind, record.questions[kind]))
+    return asked
+
+
+_GOLD: dict[tuple[str, tuple[str, ...]], FactAnswers] = {}
+
+
+def judge_record(record: EditRecord, question: str, response: str, use_aliases: bool) -> Verdict:
+    """The outdated audit's verdict, against the record's own answers (national teams left out, as DyKnow)."""
+    key = (record.fact_id, tuple(record.answers))
+    if key not in _GOLD:
+        from chronoprobe.editing.score import scoring_gold
+
+        _GOLD[key] = scoring_gold(record)
+    return classify_response(
+        response, _GOLD[key], use_aliases=use_aliases, prompt=question, subject=record.element
+    ).verdict
+
+
+class ModelEditor:
+    """Everything one model goes through in an editing run."""
+
+    def __init__(
+        self,
+        config: EditingConfig,
+        model: CachedModel,
+        records: list[EditRecord],
+        audit: AuditContext | None,
+        tools: Any,
+    ) -> None:
+        self.config = config
+        self.model = model
+        self.records = records
+        self.audit = audit
+        self.tools = tools
+        self.rows: list[EditingRow] = []
+        self.runs: list[MethodRun] = []
+        self._before: dict[tuple[str, str], Verdict] = {}
+        self._locality_before: dict[tuple[str, int], Verdict] = {}
+
+    # --- asking --------------------------------------------------------------------------------
+
+    def plain(self, question: str) -> Prompt:
+        return audit_prompt(question, self.config.instruction)
+
+    def _ask(self, asked: Sequence[Asked], params: DecodingParams, tick: Tick | None) -> list[str]:
+        generations = self.model.generate([a.prompt for a in asked], params, progress=tick)
+        return [g.text for g in generations]
+
+    def _rows(
+        self, method: str, fraction: float, asked: Sequence[Asked], responses: Sequence[str], rendered: Sequence[str]
+    ) -> list[EditingRow]:
+        rows = []
+        use_aliases = self.audit.use_aliases if self.audit else False
+        for item, response, prompt_text in zip(asked, responses, rendered, strict=True):
+            verdict: Verdict | None = None
+            before: Verdict | None = None
+            if item.role == "locality":
+                fact = item.record_or_fact
+                assert isinstance(fact, Fact) and self.audit is not None and item.template_index is not None
+                verdict = classify_response(
+                    response,
+                    self.audit.gold.answers[fact.fact_id].counted(),
+                    use_aliases=use_aliases,
+                    prompt=item.question,
+                    subject=fact.subject,
+                ).verdict
+                before = self._locality_before.get((fact.fact_id, item.template_index))
+                fact_id, group = fact.fact_id, _group_of(fact.category)
+            else:
+                record = item.record_or_fact
+                assert isinstance(record, EditRecord)
+                fact_id, group = record.fact_id, record.group
+                if item.role != "fluency":
+                    verdict = judge_record(record, item.question, response, use_aliases)
+                    before = self._before.get((fact_id, item.kind or ""))
+            rows.append(
+                EditingRow(
+                    model=self.model.info.spec,
+                    method=method,
+                    fraction=fraction,
+                    role=item.role,
+                    fact_id=fact_id,
+                    group=group,
+                    question_kind=item.kind,
+                    question=item.question,
+                    rendered_prompt=prompt_text,
+                    response=response,
+                    verdict=verdict,
+                    before=before,
+                    routed=item.routed,
+                    similarity=item.similarity,
+                )
+            )
+        return rows
+
+    def _answer(self, method: str, fraction: float, asked: Sequence[Asked], tick: Tick | None) -> list[EditingRow]:
+        """Ask everything (judged questions with the run's decoding, fluency prompts with longer greedy ones)."""
+        judged = [a for a in asked if a.role != "fluency"]
+        fluent = [a for a in asked if a.role == "fluency"]
+        rows: list[EditingRow] = []
+        for group, params in ((judged, self.config.decoding()), (fluent, self.config.fluency_decoding())):
+            if not group:
+                continue
+            generations = self.model.generate([a.prompt for a in group], params, progress=tick)
+            rows += self._rows(
+                method, fraction, group, [g.text for g in generations], [g.rendered_prompt for g in generations]
+            )
+        return rows
+
+    # --- what each method asks ---------------------------------------------------------------
+
+    def scored(self, records: Sequence[EditRecord]) -> list[Asked]:
+        return [Asked(r, role, kind, q, self.plain(q)) for r, role, kind, q in questions_of(records)]
+
+    def fluency(
+        self, records: Sequence[EditRecord], prompt_of: Callable[[EditRecord], Prompt] | None = None
+    ) -> list[Asked]:
+        if not self.config.fluency:
+            return []
+        make = prompt_of or (lambda r: self.plain(r.prompt))
+        return [Asked(r, "fluency", r.prompt_type, r.prompt, make(r)) for r in records]
+
+    def locality(self, edited: Sequence[EditRecord]) -> list[Asked]:
+        """The audit's questions about every fact that was not edited."""
+        if not self.config.locality or self.audit is None:
+            return []
+        edited_ids = {r.fact_id for r in edited}
+        asked = []
+        for fact in self.audit.facts:
+            if fact.fact_id in edited_ids or fact.fact_id in self.audit.skipped:
+                continue
+            for index, template in enumerate(fact.templates):
+                asked.append(Asked(fact, "locality", None, template, self.plain(template), template_index=index))
+        return asked
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def baseline(self, tick: Tick | None) -> None:
+        """The unedited model's answers: the 'before' of every verdict."""
+        asked = self.scored(self.records) + self.fluency(self.records)
+        rows = self._answer(UNEDITED, 1.0, asked, tick)
+        if self.config.locality and self.audit is not None:
+            loc = self.locality([])
+            loc_rows = self._answer(UNEDITED, 1.0, loc, tick)
+            for item, row in zip(loc, loc_rows, strict=True):
+                assert item.template_index is not None and row.verdict is not None
+                self._locality_before[(row.fact_id, item.template_index)] = row.verdict
+            rows += loc_rows
+        for row in rows:
+            if row.role in ("edit", "paraphrase") and row.verdict is not None:
+                self._before[(row.fact_id, row.question_kind or "")] = row.verdict
+        for row in rows:
+            if row.role in ("edit", "paraphrase", "locality"):
+                row.before = row.verdict
+        self.rows += rows
+
+    def planned_calls(self, method: str, fraction: float, subset: Sequence[EditRecord]) -> int:
+        """Prompts ``apply`` will send (for the progress bar's total)."""
+        count = sum(len(r.scored_types) for r in subset) + (len(subset) if self.config.fluency else 0)
+        if fraction == 1.0 and method in LOCALITY_METHODS:
+            count += len(self.locality(subset))
+        return count
+
+    def apply(self, method: str, fraction: float, subset: list[EditRecord], tick: Tick | None) -> None:
+        if method in WEIGHT_METHODS:
+            self._weights(method, fraction, subset, tick)
+        else:
+            self._in_context(method, fraction, subset, tick)
+
+    def _weights(self, method: str, fraction: float, subset: list[EditRecord], tick: Tick | None) -> None:
+        from chronoprobe.editing import weight_methods
+
+        asked = self.scored(subset) + self.fluency(subset)
+        if fraction == 1.0:
+            asked += self.locality(subset)  # locality of the full edit set only, not of each scaling prefix
+        backend = self.model.backend
+        plan = weight_methods.plan(self.config, method, backend, [self.edit_request(r) for r in subset], self.tools)
+        timing_key = stable_hash({"edit-timing": plan.edit_hash})
+        stored = self.model.cache.get_many([timing_key])
+        if timing_key in stored and self._all_cached(asked, plan.edit_hash):
+            run = MethodRun(**stored[timing_key][0])
+            run = run.model_copy(update={"reused": True, "model": self.model.info.spec})
+            with self._identity(plan.edit_hash):
+                self.rows += self._answer(method, fraction, asked, tick)
+            self.runs.append(run)
+            return
+        save_to = self._save_dir(method, fraction)
+        with weight_methods.edited(plan, backend, save_to=save_to) as seconds, self._identity(plan.edit_hash):
+            self.rows += self._answer(method, fraction, asked, tick)
+        run = MethodRun(
+            model=self.model.info.spec,
+            method=method,
+            fraction=fraction,
+            mode=self.config.mode_of(method),
+            facts=len(subset),
+            edit_seconds=[round(s, 3) for s in seconds],
+            seconds_per_edit=round(sum(seconds) / max(len(subset), 1), 3),
+            hparams=plan.hparams,
+            hparams_source=plan.hparams_source,
+            stats=plan.stats,
+        )
+        self.model.cache.put_many("editing-timing", [(timing_key, run.model_dump(mode="json"), None)])
+        self.runs.append(run)
+
+    def _save_dir(self, method: str, fraction: float) -> Any:
+        if self.config.save_edited is None:
+            return None
+        label = method if fraction == 1.0 else f"{method}-{fraction:g}"
+        return self.config.save_edited / label
+
+    def edit_request(self, record: EditRecord) -> EditRequest:
+        """The edit as the model sees it: the edit prompt rendered as the audit asks it."""
+        backend = self.model.backend
+        rendered = backend.render(self.plain(record.prompt))
+        target = record.target
+        if self.model.info.chat_template:
+            eos = getattr(getattr(backend, "tokenizer", None), "eos_token", None)
+            if eos:  # DyKnow ended chat models' targets with the end-of-turn token ("{target}</s>")
+                target = f"{target}{eos}"
+        return EditRequest(prompt=rendered, subject=record.subject, target=target)
+
+    @contextmanager
+    def _identity(self, edit_hash: str) -> Iterator[None]:
+        info = self.model.backend.info
+        info.edit = edit_hash
+        try:
+            yield
+        finally:
+            info.edit = None
+
+    def _all_cached(self, asked: Sequence[Asked], edit_hash: str) -> bool:
+        info = self.model.backend.info.model_copy(update={"edit": edit_hash})
+        keys = []
+        for item in asked:
+            params = self.config.fluency_decoding() if item.role == "fluency" else self.config.decoding()
+            rendered = self.model.backend.render(item.prompt)
+            keys += [sample_key(info, rendered, params, i) for i in range(params.n)]
+        found = self.model.cache.get_many(keys)
+        return len(found) == len(set(keys))
+
+    def _in_context(self, method: str, fraction: float, subset: list[EditRecord], tick: Tick | None) -> None:
+        from chronoprobe.editing import context_methods
+
+        started = time.perf_counter()
+        built = context_methods.build(self, method, subset)
+        seconds = time.perf_counter() - started
+        asked = built.asked
+        self.rows += self._answer(method, fraction, asked, tick)
+        edited = len(subset) - len(built.skipped)
+        self.runs.append(
+            MethodRun(
+                model=self.model.info.spec,
+                method=method,
+                fraction=fraction,
+                mode=self.config.mode_of(method),
+                facts=edited,
+                edit_seconds=[round(seconds, 4)],
+                seconds_per_edit=round(seconds / max(edited, 1), 4),
+                skipped=built.skipped,
+                notes=built.notes,
+                hparams=built.settings,
+            )
+        )
+
+
+def _group_of(category: str) -> str:
+    return GROUP_OF.get(category, category)

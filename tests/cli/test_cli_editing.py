@@ -1,0 +1,155 @@
+"""``chronoprobe editing dataset`` and ``editing score`` through the real ``main()``: output, and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import chronoprobe as cp
+from chronoprobe.cli.main import main
+from chronoprobe.testing import register_mock, unregister_mock
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "editing_results"
+DATASETS = ASSETS / "models_editing" / "editing_datasets"
+
+
+def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
+    capsys.readouterr()
+    code: object = 0
+    try:
+        main()
+    except SystemExit as stopped:
+        code = stopped.code
+    captured = capsys.readouterr()
+    return (code if isinstance(code, int) else 0), " ".join((captured.out + captured.err).split())
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real outdated run (shipped catalogue, first 2 facts) of a mock that names an Italian prime minister of the past."""
+    tmp = tmp_path_factory.mktemp("audit")
+    register_mock("editing-cli", lambda prompt, params: "Mario Draghi")
+    try:
+        run = cp.run("outdated", model="mock:editing-cli", limit=2, out=tmp / "run", cache=tmp / "c.sqlite")
+    finally:
+        unregister_mock("editing-cli")
+    return run.path
+
+
+def test_dataset_from_a_run_writes_dyknows_file_and_may_replace_its_own(
+    audit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sets" / "editing_dataset.json"
+    code, text = invoke(monkeypatch, capsys, "editing", "dataset", "--from", str(audit), "--out", str(out))
+    assert code == 0, text
+    assert "1 facts to edit (Politicians 1, Teams 0, Positions 0)" in text
+    assert "not in the edit prompt" in text  # our catalogue's wording: the subject falls back to the country
+    rows = json.loads(out.read_text())
+    assert rows[0]["domain"] == "countries_byGDP" and list(rows[0]) == [
+        "prompt",
+        "target",
+        "subject",
+        "domain",
+        "element",
+        "attribute",
+        "prompt_type",
+        "questions",
+        "answers",
+    ]
+    assert json.loads((out.parent / "editing_dataset.build.json").read_text())["model"] == "mock:editing-cli"
+    code, text = invoke(monkeypatch, capsys, "editing", "dataset", "--from", str(audit), "--out", str(out))
+    assert code == 0, text  # our own file: replaced
+    out.write_text(out.read_text() + " ")  # changed by hand: no longer ours
+    code, text = invoke(monkeypatch, capsys, "editing", "dataset", "--from", str(audit), "--out", str(out))
+    assert code == 2 and "refusing to overwrite" in text and text.count("error") == 1
+
+
+def test_dataset_refuses_a_file_it_did_not_write(
+    audit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.json"
+    notes.write_text("my notes")
+    code, text = invoke(monkeypatch, capsys, "editing", "dataset", "--from", str(audit), "--out", str(notes))
+    assert code == 2 and "refusing to overwrite" in text
+    assert notes.read_text() == "my notes"
+
+
+def test_dataset_summarises_a_dyknow_file(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    path = DATASETS / "llama2-7b-chat" / "editing_dataset.json"
+    code, text = invoke(monkeypatch, capsys, "editing", "dataset", "--dataset", str(path))
+    assert code == 0, text
+    assert "3 facts to edit (Politicians 2, Teams 1, Positions 0)" in text
+
+
+def test_score_prints_a_summary_and_writes_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "scored"
+    args = ["editing", "score", "--generations", str(ASSETS), "--dataset", str(DATASETS), "--out", str(out)]
+    code, text = invoke(monkeypatch, capsys, *args)
+    assert code == 0, text
+    assert "Llama-2-7b-chat-hf ROME (3 facts): HM 44.4%" in text
+    assert (out / "scores.json").is_file() and (out / "report.md").is_file()
+    code, text = invoke(monkeypatch, capsys, *args, "--labels", "original")
+    assert code == 0, text
+    assert "not scored" in text and "HM 50.0%" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["editing", "dataset"], "give one of them"),
+        (["editing", "dataset", "--from", "x", "--dataset", "y"], "give one of them"),
+        (["editing", "dataset", "--from", "{tmp}"], "no run.json"),
+        (
+            ["editing", "dataset", "--from", "{tmp}", "--select", "newest"],
+            "'newest' is not one of outdated, not-up-to-date",
+        ),
+        (["editing", "dataset", "--dataset", "{tmp}/missing.json"], "file not found"),
+        (["editing", "dataset", "--dataset", "{bad}"], "row 0"),
+        (["editing", "dataset", "--dataset", "{bad}", "--out", "x.json"], "only with --from"),
+        (
+            ["editing", "score", "--generations", "{tmp}", "--dataset", str(DATASETS), "--out", "{tmp}/o"],
+            "no *_answers.json",
+        ),
+        (
+            [
+                "editing",
+                "score",
+                "--generations",
+                str(ASSETS),
+                "--dataset",
+                str(DATASETS),
+                "--out",
+                "{tmp}/o",
+                "--labels",
+                "mine",
+            ],
+            "'mine' is not one of ours, original",
+        ),
+        (
+            ["editing", "score", "--generations", str(ASSETS), "--dataset", "{tmp}", "--out", "{tmp}/o"],
+            "no editing_dataset.json for model",
+        ),
+        (
+            ["editing", "score", "--generations", str(ASSETS), "--dataset", str(DATASETS), "--out", "{notes}"],
+            "does not hold an earlier chronoprobe report",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    args: list[str], expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"prompt": "p"}]))
+    notes = tmp_path / "mine"
+    notes.mkdir()
+    (notes / "notes.txt").write_text("mine")
+    filled = [a.format(tmp=tmp_path, bad=bad, notes=notes) for a in args]
+    code, text = invoke(monkeypatch, capsys, *filled)
+    assert code == 2, text
+    assert expected in text and text.startswith("error:"), text
