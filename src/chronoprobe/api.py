@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import LENSES, Lens, ProgressFactory, Summary, lens_class
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions
@@ -59,7 +60,7 @@ def model(spec: str = DEFAULT_MODEL, *, cache: Path | str | None = None, **optio
             "model", f"unknown option(s) {', '.join(sorted(options))}; known: {', '.join(BackendOptions.model_fields)}"
         )
     [loaded] = load_models([spec], backend_options, open_cache(Path(cache) if cache else None))
-    return Model(loaded.backend, loaded.cache)
+    return Model(loaded.backend, loaded.cache, source=loaded.source)
 
 
 class Run:
@@ -135,6 +136,7 @@ def run(
     out: Path | str | None = None,
     cache: Path | str | None = None,
     progress: ProgressFactory | None = None,
+    engine: str | Engine = "local",
     **options: Any,
 ) -> Run:
     """Run a lens and return the run (its folder is written like the CLI's, at ``out``).
@@ -142,7 +144,9 @@ def run(
     ``model``: a spec, a :func:`model` handle, or a list of them (not a mix). ``out``: default
     ``results/<lens>/<model>-<timestamp>``. ``options``: the lens's config fields (e.g. ``limit``
     for outdated, ``sample`` and ``strategies`` for recency, ``dataset`` for conflicts) and backend
-    options (dtype, device, batch_size ...).
+    options (dtype, device, batch_size ...). ``engine``: where the calls the cache misses run,
+    ``local`` (this process), ``ray`` (a Ray cluster started for the run), ``ray:auto`` or
+    ``ray:HOST:PORT`` (a running cluster); see docs/scale.md.
     """
     cls = lens_class(lens)
     chosen = [model] if isinstance(model, str | Model) else list(model)
@@ -160,6 +164,7 @@ def run(
         options=backend_options,
         cache=Path(cache) if cache else None,
         progress=progress,
+        engine=engine,
     )
     return Run(result.path, result.lens, result.summary, result.rows, result.config, result.provenance)
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from chronoprobe.engines.base import Engine, ModelSource
+from chronoprobe.engines.local import LocalEngine
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.models.base import (
     Backend,
@@ -205,11 +207,20 @@ ProgressCallback = Callable[[int], None]
 
 
 class CachedModel:
-    """A backend seen through the call cache. Use this, never a bare backend."""
+    """A backend seen through the call cache. Use this, never a bare backend.
 
-    def __init__(self, backend: Backend, cache: CallCache) -> None:
+    ``engine`` runs the batches the cache misses (:mod:`chronoprobe.engines`: the local one
+    unless a run picks another); ``source`` is the spec and options the backend was built from,
+    which a remote engine needs to build the same backend in its workers.
+    """
+
+    def __init__(
+        self, backend: Backend, cache: CallCache, *, source: ModelSource | None = None, engine: Engine | None = None
+    ) -> None:
         self.backend = backend
         self.cache = cache
+        self.source = source
+        self.engine: Engine = engine or LocalEngine()
         self.calls_made = 0
         """Prompts actually sent to the backend (cache misses) in this process."""
 
@@ -229,25 +240,61 @@ class CachedModel:
         keys = [[sample_key(info, r, params, i) for i in range(params.n)] for r in rendered]
         results: list[Generation | None] = [None] * len(prompts)
         namespace = f"model:{info.model_id}"
-        for batch in self.backend.plan_batches(rendered):
+
+        def from_cache(batch: list[int]) -> set[str]:
+            """The batch's missing keys; none missing: its results are filled in and its progress ticked."""
             batch_keys = [k for i in batch for k in keys[i]]
             cached = self.cache.get_many(batch_keys)
-            if len(cached) == len(batch_keys):
+            missing = set(batch_keys) - set(cached)
+            if not missing:
                 for i in batch:
                     samples = [_sample_from_cache(*cached[k]) for k in keys[i]]
                     results[i] = Generation(rendered_prompt=rendered[i], samples=samples)
-            else:
-                fresh = self.backend.generate([prompts[i] for i in batch], params)
-                self.calls_made += len(batch)
-                to_store = []
-                for i, generation in zip(batch, fresh, strict=True):
-                    results[i] = generation
-                    for key, sample in zip(keys[i], generation.samples, strict=True):
-                        payload = sample.model_dump(mode="json", exclude={"mean_distribution"})
-                        to_store.append((key, payload, sample.mean_distribution))
-                self.cache.put_many(namespace, to_store)
+                if progress is not None:
+                    progress(len(batch))
+            return missing
+
+        def store(batch: list[int], fresh: list[Generation]) -> None:
+            self.calls_made += len(batch)
+            to_store = []
+            for i, generation in zip(batch, fresh, strict=True):
+                results[i] = generation
+                for key, sample in zip(keys[i], generation.samples, strict=True):
+                    payload = sample.model_dump(mode="json", exclude={"mean_distribution"})
+                    to_store.append((key, payload, sample.mean_distribution))
+            self.cache.put_many(namespace, to_store)  # one transaction per batch: a kill loses at most this one
             if progress is not None:
                 progress(len(batch))
+
+        def run(batches: list[list[int]]) -> None:
+            runs = self.engine.run(self.backend, self.source, [[prompts[i] for i in b] for b in batches], params)
+            for position, fresh in runs:
+                store(batches[position], fresh)
+
+        plan = self.backend.plan_batches(rendered)
+        if self.engine.local:  # look up, then run, one batch after another
+            for batch in plan:
+                if from_cache(batch):
+                    run([batch])
+            return [r for r in results if r is not None]
+        if info.edit is not None:
+            raise ConfigError(
+                f"--engine {self.engine.label}", "edited weights live in this process only; use --engine local"
+            )
+        # Every lookup first, then one remote run for all the misses. A batch whose missing samples
+        # an earlier missed batch will produce waits for them, as it would in the local order.
+        pending: list[list[int]] = []
+        waiting: list[list[int]] = []
+        coming: set[str] = set()
+        for batch in plan:
+            missing = from_cache(batch)
+            if missing and missing <= coming:
+                waiting.append(batch)
+            elif missing:
+                pending.append(batch)
+                coming.update(k for i in batch for k in keys[i])
+        run(pending)
+        run([batch for batch in waiting if from_cache(batch)])
         return [r for r in results if r is not None]
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from chronoprobe import publish
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.engines import Engine, ModelSource, parse_engine
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic
 from chronoprobe.lens import Announce, Lens, ProgressFactory, Summary
 from chronoprobe.models.registry import (
@@ -57,7 +58,7 @@ def load_models(
         with (announce or _quiet)(f"loading {redact_spec(spec)}"):
             backend = load_backend(spec, options)
         backend.info.name = name or display_name(spec)
-        models.append(CachedModel(backend, cache))
+        models.append(CachedModel(backend, cache, source=ModelSource(spec=spec, options=options)))
     for model, name in zip(models, unique_names(m.info.name or m.info.spec for m in models), strict=True):
         model.info.name = name
     return models
@@ -125,14 +126,18 @@ def execute(
     progress: ProgressFactory | None = None,
     progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
     announce: Announce | None = None,
+    engine: str | Engine | None = None,
 ) -> RunResult:
     """Run ``lens`` on ``models`` (specs to load, or loaded models) and publish its folder at ``out``.
 
     The lens's items are loaded and ``out`` is claimed before any model loads, so bad data or an
     unusable folder fails fast. A lens whose ``load`` already ran (the CLI loads first to show
     notices) is not loaded twice. ``progress_display`` (the CLI's bar) is opened only while the
-    models run, after ``announce`` has shown each model load.
+    models run, after ``announce`` has shown each model load. ``engine`` (``local``, ``ray``,
+    ``ray:auto``, ``ray:HOST:PORT`` or an :class:`~chronoprobe.engines.Engine`) runs the calls the
+    cache misses; it is checked and connected before any model loads.
     """
+    chosen_engine = parse_engine(engine)
     with publish.OutputClaim(out):  # shared with an earlier claim of this command
         if not lens.loaded:
             lens.load()
@@ -142,15 +147,26 @@ def execute(
             raise TypeError("models: give either specs or loaded models, not a mix")
         call_cache = loaded[0].cache if loaded else open_cache(cache)
         lens.setup(call_cache, announce)
-        if not loaded:
-            specs = [str(m) for m in models or []]
-            loaded = load_models(specs or None, options or BackendOptions(), call_cache, announce)
-        for model in loaded:
-            lens.check(model)
-        rows: list[Any] = []
-        with progress_display() if progress_display else nullcontext(progress) as ticks:
+        chosen_engine.start()
+        try:
+            if not loaded:
+                specs = [str(m) for m in models or []]
+                loaded = load_models(specs or None, options or BackendOptions(), call_cache, announce)
             for model in loaded:
-                rows.extend(lens.run(model, ticks))
+                lens.check(model)
+            earlier = [model.engine for model in loaded]
+            rows: list[Any] = []
+            try:
+                for model in loaded:
+                    model.engine = chosen_engine
+                with progress_display() if progress_display else nullcontext(progress) as ticks:
+                    for model in loaded:
+                        rows.extend(lens.run(model, ticks))
+            finally:  # a chronoprobe.model() handle keeps its own engine after the run
+                for model, before in zip(loaded, earlier, strict=True):
+                    model.engine = before
+        finally:
+            chosen_engine.stop()
         summary = lens.summarise(loaded, rows)
         recipe = lens.recipe()
         provenance = build_provenance(
@@ -163,6 +179,8 @@ def execute(
             started=started,
             call_cache=call_cache.path,
         ).model_dump(mode="json")
+        if not chosen_engine.local:  # results are the local engine's; where they ran is still worth a line
+            provenance["engine"] = chosen_engine.label
         # a key in a model URL is used, never recorded
         config = json.loads(strip_url_credentials(lens.config.model_dump_json()))
         with publish.staged(out, lens.kind) as folder:

@@ -191,6 +191,27 @@ ApiModeOpt = Annotated[
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="openai backend: requests in flight at once.")]
 TemperatureOpt = Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")]
 SeedOpt = Annotated[int, typer.Option(min=0, help="Sampling seed.")]
+
+
+def check_engine(value: str) -> str:
+    """local, ray, ray:auto or ray:HOST:PORT, with Ray installed for the ray forms (nothing is contacted here)."""
+    from chronoprobe.engines import parse_engine
+
+    try:
+        parse_engine(value)
+    except ChronoprobeError as exc:
+        raise typer.BadParameter(exc.problem) from None
+    return value
+
+
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        callback=check_engine,
+        help="Where the calls the cache misses run: local (this process), ray (a Ray cluster started for the run), "
+        "ray:auto or ray:HOST:PORT (a running cluster; pip install 'chronoprobe[ray]'). Results are the same.",
+    ),
+]
 SnapshotOpt = Annotated[
     str | None,
     typer.Option(
@@ -374,10 +395,20 @@ def progress_ticks() -> Iterator[Callable[[str, int], Callable[[int], None]]]:
 
 
 def run_in_terminal(
-    lens: Lens[Any], out: Path, models: list[str] | None, options: BackendOptions, cache: Path | None
+    lens: Lens[Any],
+    out: Path,
+    models: list[str] | None,
+    options: BackendOptions,
+    cache: Path | None,
+    engine: str = "local",
 ) -> RunResult:
     """Run ``lens`` through the runner with the CLI's progress bars and model-loading status."""
+    from chronoprobe.engines import parse_engine
     from chronoprobe.runner import execute
+
+    chosen = parse_engine(engine)  # a bad --engine or a missing Ray: one line, before any model loads
+    if not chosen.local:
+        console.print(f"engine: {chosen.label}", highlight=False)
 
     return execute(
         lens,
@@ -387,6 +418,7 @@ def run_in_terminal(
         cache=cache,
         progress_display=progress_ticks,
         announce=console.status,
+        engine=chosen,
     )
 
 

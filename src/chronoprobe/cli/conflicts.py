@@ -17,6 +17,7 @@ from chronoprobe.cli.common import (
     DeviceMapOpt,
     DeviceOpt,
     DTypeOpt,
+    EngineOpt,
     ModelOpt,
     QuantizeOpt,
     backend_options,
@@ -105,6 +106,7 @@ def run(
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
+    engine: EngineOpt = "local",
 ) -> None:
     """Run a dataset through a methodology and write items.jsonl, summary.json, report.md (and cp.png)."""
     from chronoprobe.conflicts.completion import CompletionConfig
@@ -144,6 +146,7 @@ def run(
         model,
         backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
         cache,
+        engine,
     )
     if lens.judge is not None and lens.judge.fallback_reason:
         console.print(f"[yellow]judge fallback[/]: {lens.judge.record}", highlight=False)

@@ -10,7 +10,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,6 +22,7 @@ from chronoprobe.cli.common import (
     ConcurrencyOpt,
     DeviceOpt,
     DTypeOpt,
+    EngineOpt,
     ModelOpt,
     backend_options,
     claim_output_dir,
@@ -218,6 +219,21 @@ def _fractions(values: list[str] | None) -> tuple[float, ...]:
 MODE_CHOICES = ("single", "batch")
 
 
+def _config(**options: Any) -> Any:
+    """The run's EditingConfig; a value it refuses becomes one error line naming the option."""
+    from pydantic import ValidationError
+
+    from chronoprobe.editing.config import EditingConfig
+
+    try:
+        return EditingConfig(**options)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"--{field.replace('_', '-')}" if field else "editing run", message) from None
+
+
 @app.command("run")
 def run(
     model: ModelOpt = None,
@@ -293,6 +309,7 @@ def run(
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
+    engine: EngineOpt = "local",
 ) -> None:
     """Edit each fact the model got wrong (or give it the fact in context), re-ask, judge, and report."""
     from chronoprobe.editing.config import EditingConfig
@@ -302,7 +319,7 @@ def run(
     if (from_run is None) == (dataset is None):
         raise ConfigError("--from/--dataset", "give the facts to edit: an outdated run folder or a dataset file")
     methods = validate_methods(_split(method)) if method else None
-    config = EditingConfig(
+    config = _config(
         models=tuple(model or ("smollm2",)),
         from_run=from_run,
         dataset=dataset,
@@ -322,6 +339,16 @@ def run(
         max_new_tokens=max_new_tokens,
         **({"methods": methods} if methods else {}),
     )
+    if engine != "local":
+        from chronoprobe.editing.config import PROMPT_METHODS, WEIGHT_METHODS
+
+        weights = sorted(WEIGHT_METHODS & set(config.methods))
+        if weights:
+            raise ConfigError(
+                f"--engine {engine}",
+                f"{', '.join(weights)} edit the weights in this process, so they run on --engine local only; "
+                f"with Ray pick prompt methods (--method {','.join(PROMPT_METHODS)})",
+            )
     lens = EditingLens(config)
     out = out or default_out(lens, list(config.models))
     claim_output_dir(out)
@@ -335,7 +362,7 @@ def run(
             console.print(f"[yellow]note[/] ({spec}): {note}", highlight=False)
         _print_counts(list(chosen.records), f"{chosen.source} for {spec}")
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
-    result = run_in_terminal(lens, out, list(config.models), options, cache)
+    result = run_in_terminal(lens, out, list(config.models), options, cache, engine)
     from chronoprobe.metrics.uncertainty import as_estimate
 
     for spec, summary in result.summary.detail["models"].items():

@@ -17,6 +17,7 @@ from chronoprobe.cli.common import (
     DeviceMapOpt,
     DeviceOpt,
     DTypeOpt,
+    EngineOpt,
     ModelOpt,
     QuantizeOpt,
     SnapshotOpt,
@@ -98,6 +99,7 @@ def run(
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
+    engine: EngineOpt = "local",
 ) -> None:
     """Ask every fact's three paraphrases, judge each answer, and write a report folder."""
     from chronoprobe.outdated.audit import AuditConfig
@@ -134,7 +136,7 @@ def run(
             f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate"
         )
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize)
-    result = run_in_terminal(lens, out, list(config.models), options, cache)
+    result = run_in_terminal(lens, out, list(config.models), options, cache, engine)
     per_model = result.summary.detail["models"]
     calls = result.provenance["extra"]["model_calls_made"]
     from chronoprobe.metrics.uncertainty import as_estimate

@@ -19,6 +19,7 @@ from chronoprobe.cli.common import (
     DeviceMapOpt,
     DeviceOpt,
     DTypeOpt,
+    EngineOpt,
     ModelOpt,
     QuantizeOpt,
     backend_options,
@@ -82,6 +83,7 @@ def eval_(
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
+    engine: EngineOpt = "local",
 ) -> None:
     """Classify each question's recency class, with and without its context; write metrics, tables and plots."""
     from chronoprobe.recency.evaluate import STRATEGIES
@@ -119,6 +121,7 @@ def eval_(
         model,
         backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
         cache,
+        engine,
     )
     from chronoprobe.metrics.uncertainty import cell
 

@@ -99,6 +99,8 @@ class EditingConfig(BaseModel):
             raise ValueError(
                 "give the facts to edit: from_run (an outdated run folder) or dataset (a file), one of them"
             )
+        if self.mode == "batch" and "rome" in self.methods:
+            raise ValueError("ROME edits one fact at a time: --mode batch cannot apply to it (leave --mode out)")
         if "{sentence}" not in self.instruction:
             raise ValueError("instruction must contain {sentence}")
         return self

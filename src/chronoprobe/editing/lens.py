@@ -73,6 +73,10 @@ class EditingLens(Lens[EditingRow]):
             from chronoprobe.editing.mom2 import load_corpus
 
             load_corpus(config.stats_corpus)
+        from chronoprobe.editing.run import check_spec
+
+        for raw in config.models:
+            check_spec(split_model_name(raw)[1], config.methods)
         for raw in config.models:
             spec = split_model_name(raw)[1]
             self.sets[spec] = self._edit_set(spec)

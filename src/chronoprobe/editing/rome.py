@@ -21,6 +21,7 @@ from torch import nn
 
 from chronoprobe.editing.architectures import Architecture, add_to_weight, detect, get_module
 from chronoprobe.editing.hooks import (
+    Batch,
     encode,
     model_device,
     pad_id,
@@ -31,6 +32,7 @@ from chronoprobe.editing.hooks import (
     tune_threads,
 )
 from chronoprobe.editing.hparams import EditHparams, RomeHparams, check_layers
+from chronoprobe.editing.prefix import SplitBatch
 from chronoprobe.editing.records import EditRequest
 from chronoprobe.errors import ConfigError, DataError
 
@@ -171,6 +173,92 @@ class ValueResult:
     loss: float
 
 
+@dataclass
+class _RowGroup:
+    """Rows run together: with their prefixes cached (split at the lookup) or whole."""
+
+    rows: list[int]
+    """Global row indices, in local order."""
+    runner: SplitBatch | Batch
+    lookup_cols: list[int]
+    """Each local row's lookup column in this group's coordinates."""
+    shift: list[int]
+    """Subtracted from a global column to get the local one."""
+    row_index: torch.Tensor
+    lookup_index: torch.Tensor
+    pick_rows: torch.Tensor = torch.empty(0, dtype=torch.long)
+    pick_cols: torch.Tensor = torch.empty(0, dtype=torch.long)
+
+    @property
+    def local(self) -> dict[int, int]:
+        return {g: i for i, g in enumerate(self.rows)}
+
+    def run(self, model: nn.Module) -> None:
+        if isinstance(self.runner, SplitBatch):
+            self.runner.run(model)
+        else:
+            run(model, self.runner)
+
+
+def _row_groups(
+    model: nn.Module,
+    rows: list[list[int]],
+    lookups: list[int],
+    pad: int,
+    device: torch.device,
+    *,
+    prefix_cache: bool,
+) -> list[_RowGroup]:
+    """Rows with tokens before their lookup share a prefix cache; the others (and all, without caching) run whole."""
+    cached = [i for i, (r, k) in enumerate(zip(rows, lookups, strict=True)) if prefix_cache and 1 <= k < len(r)]
+    whole = [i for i in range(len(rows)) if i not in cached]
+    groups = []
+    for members, split in ((cached, True), (whole, False)):
+        if not members:
+            continue
+        runner: SplitBatch | Batch
+        if split:
+            runner = SplitBatch.build(model, [rows[i] for i in members], [lookups[i] for i in members], pad, device)
+            shift = [lookups[i] for i in members]
+        else:
+            runner = right_pad([rows[i] for i in members], pad, device)
+            shift = [0] * len(members)
+        cols = [lookups[i] - s for i, s in zip(members, shift, strict=True)]
+        groups.append(
+            _RowGroup(
+                rows=members,
+                runner=runner,
+                lookup_cols=cols,
+                shift=shift,
+                row_index=torch.arange(len(members), device=device),
+                lookup_index=torch.tensor(cols, device=device),
+            )
+        )
+    groups.sort(key=lambda g: 0 not in g.rows)  # o₀ is read from row 0: its group runs first
+    return groups
+
+
+def _pick_order(groups: list[_RowGroup], picks: list[tuple[int, int]]) -> torch.Tensor:
+    """Give each group its (local row, local column) picks; the permutation back to ``picks`` order."""
+    where = {}
+    for g_index, group in enumerate(groups):
+        for local, row in enumerate(group.rows):
+            where[row] = (g_index, local)
+    per_group: list[list[tuple[int, int, int]]] = [[] for _ in groups]
+    for position, (row, col) in enumerate(picks):
+        g_index, local = where[row]
+        per_group[g_index].append((position, local, col - groups[g_index].shift[local]))
+    flat = []
+    for group, entries in zip(groups, per_group, strict=True):
+        device = group.row_index.device
+        group.pick_rows = torch.tensor([e[1] for e in entries], dtype=torch.long, device=device)
+        group.pick_cols = torch.tensor([e[2] for e in entries], dtype=torch.long, device=device)
+        flat += [e[0] for e in entries]
+    order = torch.empty(len(flat), dtype=torch.long)
+    order[torch.tensor(flat, dtype=torch.long)] = torch.arange(len(flat))
+    return order.to(groups[0].row_index.device)
+
+
 def optimise_value(
     model: nn.Module,
     tokenizer: Any,
@@ -182,6 +270,7 @@ def optimise_value(
     *,
     add_special_tokens: bool,
     loss_layer: int | None = None,
+    prefix_cache: bool = True,
 ) -> ValueResult:
     """Optimise δ added to ``module``'s output at the subject's last token (notes §2.1 step 4, §2.2 step 3).
 
@@ -190,6 +279,8 @@ def optimise_value(
     plus ``v_weight_decay`` · ‖δ‖ / ‖o₀‖² (the original's non-squared norm over the squared one).
     ``loss_layer``: the block whose output gives the logits (through the final norm and the
     unembedding); None means the last block, i.e. the model's own logits (ROME).
+    ``prefix_cache``: run the tokens before each row's lookup once (:mod:`chronoprobe.editing.prefix`);
+    False runs every row whole at every step (the original pattern; same result).
     """
     device = model_device(model)
     target = _target_ids(tokenizer, request.target)
@@ -205,25 +296,28 @@ def optimise_value(
     kl_text = f"{request.subject} is a"
     rows.append(encode(tokenizer, kl_text, True))
     lookups.append(subject_last_index(tokenizer, kl_text, request.subject, 0, True))
-    batch = right_pad(rows, pad_id(tokenizer), device)
     n_rewrite = len(templates)
-    row_index = torch.arange(len(rows), device=device)
-    lookup_index = torch.tensor([min(i, n - 1) for i, n in zip(lookups, batch.lengths, strict=True)], device=device)
-    label_rows = torch.tensor([r for r, pos in enumerate(label_positions) for _ in pos], device=device)
-    label_cols = torch.tensor([p for pos in label_positions for p in pos], device=device)
+    # What the loss reads, in order: each rewrite row's target positions, then the KL row's lookup.
+    picks = [(r, c) for r, positions in enumerate(label_positions) for c in positions] + [(n_rewrite, lookups[-1])]
     label_ids = torch.tensor(target * n_rewrite, device=device)
+    groups = _row_groups(model, rows, lookups, pad_id(tokenizer), device, prefix_cache=prefix_cache)
+    order = _pick_order(groups, picks)
 
     delta: torch.Tensor | None = None
     initial: torch.Tensor | None = None
 
-    def add_delta(output: torch.Tensor) -> torch.Tensor:
-        nonlocal delta, initial
-        if initial is None:
-            initial = output[0, lookup_index[0]].detach().float().clone()
-            delta = torch.zeros_like(initial, requires_grad=True)
-        assert delta is not None
-        picked = output[row_index, lookup_index] + delta.to(output.dtype)
-        return output.index_put((row_index, lookup_index), picked)
+    def delta_adder(group: _RowGroup) -> Callable[[torch.Tensor], torch.Tensor]:
+        def add_delta(output: torch.Tensor) -> torch.Tensor:
+            nonlocal delta, initial
+            if initial is None:  # o₀: the bare prompt (row 0) at its lookup, before any step
+                local = group.local[0]
+                initial = output[local, group.lookup_cols[local]].detach().float().clone()
+                delta = torch.zeros_like(initial, requires_grad=True)
+            assert delta is not None
+            index = (group.row_index, group.lookup_index)
+            return output.index_put(index, output[index] + delta.to(output.dtype))
+
+        return add_delta
 
     # The logits come from the loss layer's output through the final norm and the unembedding,
     # at the labelled positions only; the forward pass stops after that block, which skips the
@@ -231,10 +325,7 @@ def optimise_value(
     loss_module = arch.layer_name(arch.n_layers - 1 if loss_layer is None else loss_layer)
     final_norm = get_module(model, arch.final_norm)
     lm_head = get_module(model, arch.lm_head)
-    pick_rows = torch.cat([label_rows, row_index[n_rewrite:]])
-    pick_cols = torch.cat([label_cols, lookup_index[n_rewrite:]])
-    n_labels = len(label_rows)
-
+    n_labels = len(picks) - 1
     optimiser: torch.optim.Optimizer | None = None
     kl_init: torch.Tensor | None = None
     steps = 0
@@ -243,11 +334,14 @@ def optimise_value(
         for step in range(hp.v_num_grad_steps):
             steps = step + 1
             tune_threads(model)
-            with trace(
-                model, edit_outputs={module: add_delta}, outputs=[loss_module], stop_after=loss_module
-            ) as record:
-                run(model, batch)
-            hidden = record.outputs[loss_module][pick_rows, pick_cols]
+            gathered = []
+            for group in groups:
+                with trace(
+                    model, edit_outputs={module: delta_adder(group)}, outputs=[loss_module], stop_after=loss_module
+                ) as record:
+                    group.run(model)
+                gathered.append(record.outputs[loss_module][group.pick_rows, group.pick_cols])
+            hidden = torch.cat(gathered)[order]
             log_probs = torch.log_softmax(lm_head(final_norm(hidden)).float(), dim=-1)
             picked = log_probs[torch.arange(n_labels, device=device), label_ids].view(n_rewrite, len(target))
             nll = -picked.mean(dim=1).mean()

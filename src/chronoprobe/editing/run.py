@@ -59,6 +59,25 @@ class Asked:
     template_index: int | None = None
 
 
+LOCAL_WEIGHTS = frozenset({"smollm2", "gemma3-270m", "hf", "gguf"})
+"""Spec kinds whose weights are loaded into this process by transformers."""
+USABLE_ELSEWHERE = "ike, ike-null, serac, rag-gold, rag-retrieved, rag-noisy"
+
+
+def check_spec(spec: str, methods: Sequence[str]) -> None:
+    """Before any model loads: weight editing needs a local transformers model (judged from the spec)."""
+    from chronoprobe.models.registry import parse_model_spec
+
+    weight = [m for m in methods if m in WEIGHT_METHODS]
+    kind = parse_model_spec(spec).kind
+    if weight and kind not in LOCAL_WEIGHTS:
+        raise CapabilityError(
+            f"model {spec}",
+            f"{', '.join(weight)} edit weights, which the {kind} backend does not expose; "
+            f"methods that work there: {USABLE_ELSEWHERE}",
+        )
+
+
 def check_backend(model: CachedModel, methods: Sequence[str]) -> None:
     """Weight editing needs a local transformers model; say which methods work elsewhere."""
     weight = [m for m in methods if m in WEIGHT_METHODS]
@@ -67,11 +86,10 @@ def check_backend(model: CachedModel, methods: Sequence[str]) -> None:
     from chronoprobe.models.hf import HFBackend
 
     if not isinstance(model.backend, HFBackend):
-        usable = "ike, ike-null, serac, rag-gold, rag-retrieved, rag-noisy"
         raise CapabilityError(
             f"model {model.info.spec}",
             f"{', '.join(weight)} edit weights, which the {model.info.backend} backend does not expose; "
-            f"methods that work there: {usable}",
+            f"methods that work there: {USABLE_ELSEWHERE}",
         )
 
 

@@ -50,6 +50,24 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def check_device(device: str, where: str) -> None:
+    """Refuse a device this machine does not have, before anything loads (torch would fail mid-load)."""
+    try:
+        target = torch.device(device)
+    except RuntimeError:
+        raise ConfigError(where, f"--device {device} is not a device name (auto, cpu, cuda, cuda:1, mps)") from None
+    if target.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ConfigError(
+                where, f"--device {device}, but this machine has no CUDA GPU that torch {torch.__version__} can use"
+            )
+        if target.index is not None and target.index >= count:
+            raise ConfigError(
+                where, f"--device {device}, but there are only {count} CUDA GPU(s) (cuda:0 to cuda:{count - 1})"
+            )
+
+
 def auto_dtype(device_kind: str, compute_capability: tuple[int, int] | None = None) -> torch.dtype:
     """bfloat16 on GPUs with native bf16 (compute capability 8.0, Ampere, or newer), float16 on other GPUs, float32 on CPU."""
     if device_kind == "cuda":
@@ -369,6 +387,7 @@ def load_model(config: HFConfig) -> Loaded:
         raise ConfigError(where, f"--device-map {config.device_map} places the model itself; leave --device at auto")
     # the device that decides the dtype and whether quantisation can run; a device map starts on the first GPU
     device = resolve_device(config.device)
+    check_device(device, where)
     torch_dtype = resolve_dtype(config.dtype, device)
     check_quantisation(config.quantize, device, where)
     adapter = None

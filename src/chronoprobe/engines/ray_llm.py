@@ -1,0 +1,108 @@
+"""``vllm:`` specs under ``--engine ray``: Ray Data LLM's vLLM processor instead of our actor pool.
+
+Needs a GPU cluster with ``ray[llm]`` and vLLM installed; nothing here runs in CI (no GPU), so
+every import is guarded and a missing piece is a one-line error. The driver renders the prompts
+(chat template applied), so the processor's own chat-template stage is off. vLLM seeds each
+request from ``SamplingParams.seed``, so outputs do not depend on how requests are batched.
+Only plain generation is offered (text, token ids, finish reason): lenses that need
+log-probabilities or distributions are refused before any request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from chronoprobe.engines.base import ModelSource
+from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError
+from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.registry import parse_model_spec
+
+if TYPE_CHECKING:
+    from chronoprobe.engines.ray_engine import RayEngine
+
+
+def sampling_params(params: DecodingParams) -> dict[str, Any]:
+    """vLLM sampling parameters for one request, as the vllm backend sets them."""
+    chosen: dict[str, Any] = {
+        "n": params.n,
+        "temperature": params.temperature,
+        "top_p": params.top_p,
+        "max_tokens": params.max_new_tokens,
+        "seed": params.seed,
+    }
+    if params.stop:
+        chosen["stop"] = list(params.stop)
+    if params.top_k is not None:
+        chosen["top_k"] = params.top_k
+    return chosen
+
+
+def vllm_batches(
+    engine: RayEngine,
+    backend: Backend,
+    source: ModelSource,
+    batches: Sequence[Sequence[Prompt]],
+    params: DecodingParams,
+) -> Iterator[tuple[int, list[Generation]]]:
+    where = f"--engine {engine.label} with {backend.info.spec}"
+    if params.n != 1 or params.token_logprobs or params.mean_distribution or params.first_token_prob:
+        raise CapabilityError(
+            where, "Ray Data LLM's vLLM processor gives one plain sample per prompt; use --engine local for this lens"
+        )
+    try:
+        import ray
+        from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+    except ImportError as exc:
+        raise ConfigError(where, f"needs Ray Data LLM and vLLM: pip install 'ray[llm]' vllm ({exc})") from None
+    spec = parse_model_spec(source.spec)
+    options = source.options
+    config = vLLMEngineProcessorConfig(
+        model_source=spec.target,
+        engine_kwargs={
+            "revision": spec.revision,
+            "dtype": options.dtype,
+            "trust_remote_code": options.trust_remote_code,
+        },
+        concurrency=engine.workers or max(1, int(ray.cluster_resources().get("GPU", 1))),
+        batch_size=options.batch_size if isinstance(options.batch_size, int) else 64,
+        chat_template_stage=False,  # the driver rendered the template into the prompt
+    )
+    chosen = sampling_params(params)
+    processor = build_processor(
+        config,
+        preprocess=lambda row: {
+            "position": row["position"],
+            "slot": row["slot"],
+            "prompt": row["prompt"],
+            "sampling_params": chosen,
+        },
+        postprocess=lambda row: {
+            "position": row["position"],
+            "slot": row["slot"],
+            "text": row["generated_text"],
+            "token_ids": list(row.get("generated_tokens") or []),
+            "finish": str(row.get("finish_reason") or "stop"),
+        },
+    )
+    rows = [
+        {"position": b, "slot": s, "prompt": backend.render(prompt)}
+        for b, batch in enumerate(batches)
+        for s, prompt in enumerate(batch)
+    ]
+    waiting = {b: [None] * len(batch) for b, batch in enumerate(batches)}
+    done: dict[int, list[Generation | None]] = {b: list(w) for b, w in waiting.items()}
+    try:
+        for row in processor(ray.data.from_items(rows)).iter_rows():
+            b, s = int(row["position"]), int(row["slot"])
+            finish: Literal["stop", "length"] = "length" if row["finish"] == "length" else "stop"
+            sample = Sample(text=str(row["text"]), token_ids=[int(t) for t in row["token_ids"]], finish_reason=finish)
+            done[b][s] = Generation(rendered_prompt=backend.render(batches[b][s]), samples=[sample])
+            if all(g is not None for g in done[b]):
+                yield b, [g for g in done.pop(b) if g is not None]
+    except ChronoprobeError:
+        raise
+    except Exception as exc:
+        from chronoprobe.engines.ray_engine import user_error
+
+        raise user_error(exc, engine.label) from None

@@ -1,0 +1,203 @@
+"""The editing lens end to end: a mock reader for the prompt methods, the real SmolLM2 for ROME/MEMIT."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from chronoprobe.api import load, model, run
+from chronoprobe.cli.main import main
+from chronoprobe.editing.dataset import _record, write_dataset
+from chronoprobe.editing.records import EditRecord
+from chronoprobe.knowledge.catalogue import load_catalogue
+from chronoprobe.knowledge.snapshot import load_snapshot
+from chronoprobe.reports.tidy import results_frame
+from chronoprobe.testing import register_mock, unregister_mock
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+FACTS = ("companies_byRevenue/Amazon", "athletes_byPayment/LeBron James")
+
+
+def _records() -> list[EditRecord]:
+    facts = {f.fact_id: f for f in load_catalogue()}
+    snapshot = load_snapshot(None)
+    records = []
+    for fact_id in FACTS:
+        built = _record(facts[fact_id], snapshot.answers[fact_id].counted().statements, [])
+        assert isinstance(built, EditRecord)
+        records.append(built)
+    return records
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "editing_dataset.json"
+    write_dataset(path, _records())
+    return path
+
+
+TARGETS = ("Andy Jassy", "Los Angeles Lakers")
+
+
+def _reader(prompt: str, params: object) -> str:
+    """Answers with the first edited target its prompt mentions, else with nobody in particular."""
+    found = [(prompt.find(t), t) for t in TARGETS if t in prompt]
+    return f"It is {min(found)[1]}." if found else "I do not know."
+
+
+@pytest.fixture
+def reader():
+    register_mock("reader", _reader, chat_template=True)
+    yield "mock:reader"
+    unregister_mock("reader")
+
+
+def test_prompt_methods_fix_the_facts_and_leave_others_alone(tmp_path: Path, dataset: Path, reader: str) -> None:
+    result = run(
+        "editing",
+        reader,
+        dataset=dataset,
+        methods=("rag-gold", "rag-noisy", "serac", "ike"),
+        out=tmp_path / "run",
+        cache=tmp_path / "calls.sqlite",
+    )
+    detail = result.summary.detail["models"][reader]
+    by_method = {r["method"]: r for r in detail["results"]}
+    # unedited: the plain questions never mention a target
+    assert by_method["unedited"]["scores"]["All"]["soft_constraint"]["value"] == 0.0
+    # the gold passages name the current holders, so the reader answers every question up-to-date
+    gold = by_method["rag-gold"]["scores"]["All"]
+    assert (gold["efficacy"]["value"], gold["paraphrase"]["value"], gold["harmonic_mean"]["value"]) == (1.0, 1.0, 1.0)
+    assert gold["efficacy"]["n"] == 2 and gold["paraphrase"]["n"] == 4
+    # SERAC: every question about an edited fact is in scope; the audit of the other facts is the locality check
+    serac = by_method["serac"]
+    assert serac["scope_hits"]["n"] == 6  # 2 facts x 3 questions
+    assert all(r.routed for r in result.rows if r.method == "serac" and r.role == "edit")  # the memory keys
+    assert serac["locality"]["facts"] == 130 - 2 - len(_no_gold())
+    assert serac["locality"]["up_to_date_before"] == 0  # the reader never names a current holder of another fact
+    assert by_method["ike"]["scores"]["All"]["harmonic_mean"]["value"] == 1.0
+    # the run folder holds the DyKnow-format dataset, the report and the shared run log
+    folder = tmp_path / "run"
+    assert (
+        json.loads((folder / "editing_dataset.json").read_text())[0]["subject"] == "Amazon"
+    )  # our wording lacks DyKnow's "CEO position at Amazon"
+    report = (folder / "report.md").read_text()
+    assert "Table 3 shape" in report and "Locality" in report and "SERAC*" in report
+    assert load(folder).lens == "editing"
+    frame, warnings = results_frame([folder])
+    assert not warnings
+    harmonic = frame[(frame["metric"] == "rag-gold.harmonic_mean_pct") & (frame["class"] == "all")]
+    assert harmonic["value"].tolist() == [100.0]
+
+
+def _no_gold() -> list[str]:
+    snapshot = load_snapshot(None)
+    return [f for f, a in snapshot.answers.items() if not a.counted().statements]
+
+
+@pytest.fixture
+def invoke(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[[list[str]], tuple[int, str]]:
+    """Run the real ``main()`` with ``args``; (exit code, stderr)."""
+
+    def call(args: list[str]) -> tuple[int, str]:
+        monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stopped:
+            main()
+        code = stopped.value.code
+        return (code if isinstance(code, int) else 1), capsys.readouterr().err
+
+    return call
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--method", "rome,ike"], r"rome edit weights.*mock backend.*ike, ike-null, serac, rag-gold"),
+        (["--method", "teleport"], r"--method: unknown method\(s\) teleport"),
+        (["--scaling", "0.5,nope"], r"--scaling: 'nope' is not a number"),
+        (["--mode", "batch", "--method", "rome"], r"ROME edits one fact at a time"),
+    ],
+)
+def test_bad_options_give_one_line(
+    tmp_path: Path, dataset: Path, invoke: Callable[[list[str]], tuple[int, str]], extra: list[str], expected: str
+) -> None:
+    code, output = invoke(
+        ["editing", "run", "--model", "mock:echo", "--dataset", str(dataset), "--out", str(tmp_path / "o"), *extra]
+    )
+    assert code == 2, output
+    assert len(output.strip().splitlines()) == 1, output
+    assert re.search(expected, output), output
+    assert not (tmp_path / "o" / "report.md").exists()
+
+
+def test_bad_datasets_give_one_line(
+    tmp_path: Path, dataset: Path, invoke: Callable[[list[str]], tuple[int, str]]
+) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    rows = json.loads(dataset.read_text())
+    rows[1]["subject"] = "Michael Jordan"
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(rows))
+    for path, expected in ((empty, "no facts to edit"), (wrong, "row 1.*Michael Jordan.*not in its prompt")):
+        code, output = invoke(["editing", "run", "--model", "mock:echo", "--method", "ike", "--dataset", str(path)])
+        assert code == 2, output
+        assert len(output.strip().splitlines()) == 1 and re.search(expected, output), output
+
+
+def _weights_digest(model: object) -> str:
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():  # type: ignore[attr-defined]
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.slow
+def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, dataset: Path) -> None:
+    hparams = tmp_path / "fast.yaml"
+    hparams.write_text("v_num_grad_steps: 3\n")
+    smol = model("smollm2", cache=tmp_path / "calls.sqlite")
+    backend = smol.backend
+    before = _weights_digest(backend.model)  # type: ignore[attr-defined]
+    options = {
+        "methods": ("rome", "memit"),
+        "dataset": dataset,
+        "limit": 1,
+        "locality": False,
+        "fluency": False,
+        "hparams": hparams,
+        "stats_corpus": ASSETS / "editing" / "mom2_corpus.txt",
+        "stats_documents": 3,
+    }
+    first = run("editing", smol, out=tmp_path / "first", **options)
+    assert _weights_digest(backend.model) == before  # type: ignore[attr-defined]
+    assert backend.info.edit is None
+    calls = smol.calls_made
+    assert calls > 0
+    second = run("editing", smol, out=tmp_path / "second", **options)
+    assert smol.calls_made == calls  # every answer of the edited models came from the cache
+    runs = {r["method"]: r for r in second.summary.detail["models"]["smollm2"]["results"]}
+    assert runs["rome"]["reused"] and runs["memit"]["reused"]
+    assert (
+        runs["rome"]["seconds_per_edit"]
+        == next(r for r in first.summary.detail["models"]["smollm2"]["results"] if r["method"] == "rome")[
+            "seconds_per_edit"
+        ]
+    )
+    assert [r.response for r in first.rows] == [r.response for r in second.rows]
+    edited = [r for r in first.rows if r.method == "rome"]
+    unedited = [r for r in first.rows if r.method == "unedited"]
+    assert len(edited) == len(unedited) == 3
+    settings = first.provenance["extra"]["method_settings"]
+    assert settings["smollm2|memit|1"]["stats"]["documents"] == 3
+    assert "layers scaled 32->30" in settings["smollm2|rome|1"]["hparams_source"]
