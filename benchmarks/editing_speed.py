@@ -21,6 +21,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -30,7 +31,7 @@ from chronoprobe.editing.hparams import memit_hparams, rome_hparams
 from chronoprobe.editing.memit import apply_memit
 from chronoprobe.editing.mom2 import Mom2Stats, load_corpus, second_moments
 from chronoprobe.editing.records import EditRequest
-from chronoprobe.editing.rome import apply_rome, context_templates
+from chronoprobe.editing.rome import apply_rome, context_templates, optimise_value
 from chronoprobe.editing.weights import WeightBackup, touched_modules
 from chronoprobe.models.registry import BackendOptions, load_backend
 
@@ -64,12 +65,35 @@ def full_forward_stats(stats: Mom2Stats, layers: list[int]) -> float:
     return time.perf_counter() - started
 
 
+def compare_prefix_cache(backend: Any, arch: Any, hp: Any, steps: int) -> None:
+    """ROME's value optimisation on an audit prompt as a chat model sees it: every row whole vs cached prefixes."""
+    from chronoprobe.outdated.prompts import audit_prompt
+
+    rendered = backend.render(audit_prompt("The person currently serving as CEO of Apple is"))
+    request = EditRequest(prompt=rendered, subject="Apple", target="Tim Cook")
+    fixed = hp.model_copy(update={"v_num_grad_steps": steps})
+    templates = context_templates(backend.model, backend.tokenizer, hp.context_template_length_params, 0)
+    seconds = {}
+    for cached in (False, True):
+        started = time.perf_counter()
+        optimise_value(
+            backend.model, backend.tokenizer, arch, request, fixed, templates, arch.mlp_name(hp.layers[0]),
+            add_special_tokens=not backend.info.chat_template, prefix_cache=cached,
+        )  # fmt: skip
+        seconds[cached] = time.perf_counter() - started
+    print(f"ROME value optimisation, {steps} steps on a chat-rendered audit prompt:")
+    print(f"  every row whole (original pattern):       {seconds[False]:7.2f} s")
+    print(f"  prefix before the subject cached:         {seconds[True]:7.2f} s  "
+          f"({seconds[False] / seconds[True]:.1f}x faster)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--batch", type=int, default=4, help="MEMIT batch size")
     parser.add_argument("--rome-edits", type=int, default=2, help="sequential ROME edits to time")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="statistics corpus (.txt or .jsonl)")
+    parser.add_argument("--steps", type=int, default=5, help="optimisation steps for the prefix-cache comparison")
     args = parser.parse_args()
     if not 1 <= args.batch <= len(FACTS) or not 1 <= args.rome_edits <= len(FACTS):
         parser.error(f"--batch and --rome-edits must be between 1 and {len(FACTS)}")
@@ -88,6 +112,7 @@ def main() -> None:
     context_templates(model, tokenizer, rome_hp.context_template_length_params, 0)
     context_templates(model, tokenizer, memit_hp.context_template_length_params, 0)
     print(f"context prefixes (21 + 6, once per model):  {time.perf_counter() - started:7.2f} s")
+    compare_prefix_cache(backend, arch, rome_hp, args.steps)
 
     with tempfile.TemporaryDirectory() as cache_dir:
         started = time.perf_counter()

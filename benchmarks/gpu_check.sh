@@ -87,14 +87,13 @@ step() {
 
 cli() { "$PY" -m chronoprobe.cli.main "$@"; }
 
-# A CP run that must fail with exactly one line on stderr and exit 2 (a user error, not a crash).
+# A CP run that must fail as a user error: exit 2 and exactly one "error:" line (vLLM's own logs aside).
 expect_one_line_error() {
     local err=$RUNS/expected-error.txt rc
     cli "$@" 2>"$err" >/dev/null
     rc=$?
-    cat "$err"
-    grep -v '^\s*$' "$err" | grep -v -i 'warn\|INFO\|^\[' >"$err.main" || true
-    if ((rc == 2)) && [[ $(wc -l <"$err.main") -le 1 ]]; then return 2; fi
+    grep '^error:' "$err" || tail -5 "$err"
+    if ((rc == 2)) && [[ $(grep -c '^error:' "$err") -eq 1 ]]; then return 2; fi
     echo "expected exit 2 with one error line; got exit $rc" >&2
     return 1
 }
@@ -109,7 +108,8 @@ main() {
     if ! "$PY" -c "$needs" 2>/dev/null; then
         if compgen -G ".gpu/wheels/*.whl" >/dev/null; then
             "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-                --target /tmp/chronoprobe-site .gpu/wheels/*.whl || return 1
+                --target /tmp/chronoprobe-site .gpu/wheels/*.whl ||
+                { note "FAILED   pip could not install .gpu/wheels"; FAILED=1; return; }
             export PYTHONPATH="$PYTHONPATH:/tmp/chronoprobe-site"
         fi
         if ! "$PY" -c "$needs"; then

@@ -17,7 +17,8 @@ from chronoprobe.editing.dataset import _record, write_dataset
 from chronoprobe.editing.records import EditRecord
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import load_snapshot
-from chronoprobe.reports.tidy import results_frame
+from chronoprobe.reports.card import render_card
+from chronoprobe.reports.tidy import find_runs, results_frame
 from chronoprobe.testing import register_mock, unregister_mock
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -94,6 +95,8 @@ def test_prompt_methods_fix_the_facts_and_leave_others_alone(tmp_path: Path, dat
     assert not warnings
     harmonic = frame[(frame["metric"] == "rag-gold.harmonic_mean_pct") & (frame["class"] == "all")]
     assert harmonic["value"].tolist() == [100.0]
+    card = render_card(find_runs([folder]).runs)
+    assert "Can it be fixed?" in card and "harmonic mean of efficacy and paraphrase · rag-gold" in card
 
 
 def _no_gold() -> list[str]:
@@ -201,3 +204,51 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
     settings = first.provenance["extra"]["method_settings"]
     assert settings["smollm2|memit|1"]["stats"]["documents"] == 3
     assert "layers scaled 32->30" in settings["smollm2|rome|1"]["hparams_source"]
+
+
+def test_an_unsupported_architecture_is_one_line_before_any_edit(
+    tmp_path: Path, dataset: Path, invoke: Callable[[list[str]], tuple[int, str]]
+) -> None:
+    """A real (tiny, untrained) GPT-NeoX model: transformers runs it, ROME/MEMIT do not support it."""
+    from transformers import AutoTokenizer, GPTNeoXConfig, GPTNeoXForCausalLM
+
+    from chronoprobe.models.embedded import minilm_dir
+
+    folder = tmp_path / "neox"
+    config = GPTNeoXConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+    )
+    GPTNeoXForCausalLM(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(minilm_dir()).save_pretrained(folder)  # any real tokenizer will do
+    out = tmp_path / "o"
+    code, output = invoke(
+        ["editing", "run", "--model", f"hf:{folder}", "--dataset", str(dataset), "--method", "rome", "--out", str(out)]
+    )
+    assert code == 2, output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "gpt_neox is not supported" in errors[0] and "llama" in errors[0], output
+    assert "Traceback" not in output
+    assert not (out / "report.md").exists()
+
+
+def test_serac_counterfactual_model_answers_in_scope_questions(tmp_path: Path, dataset: Path, reader: str) -> None:
+    result = run(
+        "editing",
+        reader,
+        dataset=dataset,
+        methods=("serac",),
+        serac_counterfactual="mock:constant=Andy Jassy",
+        locality=False,
+        out=tmp_path / "run",
+        cache=tmp_path / "calls.sqlite",
+    )
+    rows = [r for r in result.rows if r.method == "serac" and r.role in ("edit", "paraphrase")]
+    assert any(r.routed for r in rows)
+    for row in rows:
+        if row.routed:
+            assert row.response == "Andy Jassy"  # the counterfactual model, whatever the question
+        else:
+            assert row.response == "I do not know."  # the edited model, asked plainly
+    verdicts = {(r.fact_id, r.role): r.verdict for r in rows if r.role == "edit"}
+    assert verdicts[("companies_byRevenue/Amazon", "edit")] == "up-to-date"
+    assert verdicts[("athletes_byPayment/LeBron James", "edit")] == "irrelevant"

@@ -25,7 +25,8 @@ def test_vllm_generates_audit_answers(vllm_backend: Any, audit_prompts: list[Any
         assert 1 <= len(sample.token_ids) <= 12
         assert sample.text.strip()
         assert generation.rendered_prompt == vllm_backend.render(prompt)
-        assert sample.finish_reason == ("length" if len(sample.token_ids) == 12 else "stop")
+        # an answer that ends on its 12th token stops, not runs out
+        assert sample.finish_reason == "stop" or len(sample.token_ids) == 12
 
 
 def test_vllm_token_logprobs_and_first_token_probability(vllm_backend: Any, audit_prompts: list[Any]) -> None:

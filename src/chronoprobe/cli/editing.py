@@ -297,6 +297,16 @@ def run(
     serac_threshold: Annotated[
         float | None, typer.Option(min=0.0, max=1.0, help="SERAC scope threshold (cosine similarity, default 0.77).")
     ] = None,
+    serac_scope: Annotated[
+        str, typer.Option(help="SERAC* scope classifier: embedding, embedding:<model> or nli:<hf id>.")
+    ] = "embedding",
+    serac_counterfactual: Annotated[
+        str,
+        typer.Option(
+            help="Who answers SERAC*'s in-scope questions: base-with-context (the model itself, edit in context) "
+            "or another model spec."
+        ),
+    ] = "base-with-context",
     seed: Annotated[int, typer.Option(help="Seed for ROME/MEMIT's context templates.")] = 0,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens to generate per answer.")] = 20,
     out: Annotated[
@@ -312,7 +322,6 @@ def run(
     engine: EngineOpt = "local",
 ) -> None:
     """Edit each fact the model got wrong (or give it the fact in context), re-ask, judge, and report."""
-    from chronoprobe.editing.config import EditingConfig
     from chronoprobe.editing.lens import EditingLens, validate_methods
     from chronoprobe.runner import default_out
 
@@ -335,6 +344,8 @@ def run(
         save_edited=save_edited,
         prompts_file=prompts,
         serac_threshold=serac_threshold,
+        serac_scope=serac_scope,
+        serac_counterfactual=serac_counterfactual,
         seed=seed,
         max_new_tokens=max_new_tokens,
         **({"methods": methods} if methods else {}),

@@ -71,6 +71,10 @@ class EditingConfig(BaseModel):
     prompts_file: Path | None = None
     """JSON file with the IKE / RAG / SERAC prompt templates to use instead of ours."""
     serac_threshold: float | None = Field(None, gt=0.0, le=1.0)
+    serac_scope: str = "embedding"
+    """SERAC*'s scope classifier: ``embedding`` (the packaged MiniLM), ``embedding:<model>`` or ``nli:<model>``."""
+    serac_counterfactual: str = "base-with-context"
+    """Who answers in-scope questions: the edited model itself with the edit in context, or another model spec."""
     seed: int = 0
     max_new_tokens: int = Field(20, ge=1)
     instruction: str = CHAT_INSTRUCTION
@@ -98,6 +102,12 @@ class EditingConfig(BaseModel):
         if (self.from_run is None) == (self.dataset is None):
             raise ValueError(
                 "give the facts to edit: from_run (an outdated run folder) or dataset (a file), one of them"
+            )
+        if "serac" in self.methods:
+            from chronoprobe.editing.serac import SeracConfig
+
+            SeracConfig(
+                scope=self.serac_scope, threshold=self.serac_threshold, counterfactual=self.serac_counterfactual
             )
         if self.mode == "batch" and "rome" in self.methods:
             raise ValueError("ROME edits one fact at a time: --mode batch cannot apply to it (leave --mode out)")

@@ -34,7 +34,11 @@ def _serac(editor: ModelEditor, subset: list[EditRecord]) -> Built:
     tools = editor.tools
     serac = Serac(
         subset,
-        SeracConfig(threshold=editor.config.serac_threshold),
+        SeracConfig(
+            scope=editor.config.serac_scope,
+            threshold=editor.config.serac_threshold,
+            counterfactual=editor.config.serac_counterfactual,
+        ),
         embedder=tools.embedder,
         prompts=tools.prompts,
         instruction=editor.config.instruction,
@@ -53,6 +57,7 @@ def _serac(editor: ModelEditor, subset: list[EditRecord]) -> Built:
             routed=built.route.hit,
             similarity=round(built.route.similarity, 4),
             template_index=a.template_index,
+            answered_by=tools.counterfactual if built.model is not None else None,
         )
         for a, built in zip(plain, routed, strict=True)
     ]

@@ -37,6 +37,8 @@ class Tools:
     prompts: Any
     embedder: Any = None
     retriever: Any = None
+    counterfactual: Any = None
+    """SERAC*'s counterfactual model when it is not the edited model itself."""
 
 
 class EditingLens(Lens[EditingRow]):
@@ -142,6 +144,13 @@ class EditingLens(Lens[EditingRow]):
 
     def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
         assert self.tools is not None
+        if "serac" in self.config.methods and self.config.serac_counterfactual != "base-with-context":
+            from chronoprobe.models.registry import BackendOptions
+            from chronoprobe.runner import load_models
+
+            [self.tools.counterfactual] = load_models(
+                [self.config.serac_counterfactual], BackendOptions(), cache, announce
+            )
         if not NEEDS_EMBEDDER & set(self.config.methods):
             return
         from chronoprobe.judges.embedding import Embedder

@@ -12,7 +12,7 @@ import inspect
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -186,8 +186,8 @@ class _RowGroup:
     """Subtracted from a global column to get the local one."""
     row_index: torch.Tensor
     lookup_index: torch.Tensor
-    pick_rows: torch.Tensor = torch.empty(0, dtype=torch.long)
-    pick_cols: torch.Tensor = torch.empty(0, dtype=torch.long)
+    pick_rows: torch.Tensor = field(default_factory=lambda: torch.empty(0, dtype=torch.long))
+    pick_cols: torch.Tensor = field(default_factory=lambda: torch.empty(0, dtype=torch.long))
 
     @property
     def local(self) -> dict[int, int]:

@@ -57,6 +57,8 @@ class Asked:
     routed: bool | None = None
     similarity: float | None = None
     template_index: int | None = None
+    answered_by: CachedModel | None = None
+    """Another model that answers this question (SERAC*'s counterfactual model); None: the model being edited."""
 
 
 LOCAL_WEIGHTS = frozenset({"smollm2", "gemma3-270m", "hf", "gguf"})
@@ -204,17 +206,20 @@ class ModelEditor:
 
     def _answer(self, method: str, fraction: float, asked: Sequence[Asked], tick: Tick | None) -> list[EditingRow]:
         """Ask everything (judged questions with the run's decoding, fluency prompts with longer greedy ones)."""
-        judged = [a for a in asked if a.role != "fluency"]
-        fluent = [a for a in asked if a.role == "fluency"]
-        rows: list[EditingRow] = []
-        for group, params in ((judged, self.config.decoding()), (fluent, self.config.fluency_decoding())):
-            if not group:
-                continue
-            generations = self.model.generate([a.prompt for a in group], params, progress=tick)
-            rows += self._rows(
-                method, fraction, group, [g.text for g in generations], [g.rendered_prompt for g in generations]
-            )
-        return rows
+        answers: dict[int, tuple[str, str]] = {}
+        models = list(dict.fromkeys(id(a.answered_by) for a in asked))
+        by_id = {id(a.answered_by): a.answered_by or self.model for a in asked}
+        for key in models:
+            for fluency, params in ((False, self.config.decoding()), (True, self.config.fluency_decoding())):
+                group = [
+                    i for i, a in enumerate(asked) if id(a.answered_by) == key and (a.role == "fluency") == fluency
+                ]
+                if not group:
+                    continue
+                generations = by_id[key].generate([asked[i].prompt for i in group], params, progress=tick)
+                answers.update({i: (g.text, g.rendered_prompt) for i, g in zip(group, generations, strict=True)})
+        ordered = [answers[i] for i in range(len(asked))]
+        return self._rows(method, fraction, asked, [a for a, _ in ordered], [r for _, r in ordered])
 
     # --- what each method asks ---------------------------------------------------------------
 
