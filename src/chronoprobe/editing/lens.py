@@ -178,15 +178,16 @@ class EditingLens(Lens[EditingRow]):
 
     # --- the run -------------------------------------------------------------------------------
 
-    def _editor(self, model: CachedModel) -> Any:
+    def _editor(self, model: CachedModel, progress: ProgressFactory | None = None) -> Any:
         from chronoprobe.editing.run import ModelEditor
 
-        return ModelEditor(self.config, model, self.sets[model.info.spec].records, self.audit, self.tools)
+        records = self.sets[model.info.spec].records
+        return ModelEditor(self.config, model, records, self.audit, self.tools, progress)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[EditingRow]:
         from chronoprobe.editing.run import scaling_subsets
 
-        editor = self._editor(model)
+        editor = self._editor(model, progress)
         records = editor.records
         plan: list[tuple[str, float, list[EditRecord]]] = [(m, 1.0, records) for m in self.config.methods]
         fractions = [f for f in self.config.scaling if f < 1.0]

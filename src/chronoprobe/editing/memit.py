@@ -18,10 +18,20 @@ import torch
 from torch import nn
 
 from chronoprobe.editing.architectures import add_to_weight, detect, get_module
+from chronoprobe.editing.checkpoints import ValueStore
+from chronoprobe.editing.hooks import model_device
 from chronoprobe.editing.hparams import MemitHparams, check_layers
 from chronoprobe.editing.mom2 import SecondMoments
 from chronoprobe.editing.records import EditRequest
-from chronoprobe.editing.rome import EditTiming, Progress, context_templates, optimise_value, read_keys, read_outputs
+from chronoprobe.editing.rome import (
+    EditTiming,
+    Progress,
+    ValueResult,
+    context_templates,
+    optimise_value,
+    read_keys,
+    read_outputs,
+)
 from chronoprobe.errors import DataError
 
 
@@ -35,11 +45,13 @@ def apply_memit(
     seed: int = 0,
     add_special_tokens: bool = True,
     progress: Progress | None = None,
+    store: ValueStore | None = None,
 ) -> EditTiming:
     """Apply all ``requests`` in one MEMIT update, in place.
 
     ``progress(done, total)`` is called after each request's target is optimised.
     ``add_special_tokens``: False for prompts already rendered with a chat template.
+    ``store``: keeps each request's optimised z, so a killed run resumes request by request.
     """
     arch = detect(model)
     check_layers(hp, arch, "MEMIT hparams")
@@ -53,9 +65,19 @@ def apply_memit(
         layers = sorted(hp.layers)
         z_module = arch.layer_name(layers[-1])
         values = []
+        saved_seconds = 0.0  # reused values: their first run's time replaces the moment it took to load them
+        reused = 0
         for done, request in enumerate(requests, start=1):
-            values.append(
-                optimise_value(
+            begun = time.perf_counter()
+            stored = store.get(request, model_device(model)) if store is not None else None
+            if stored is not None:
+                values.append(
+                    ValueResult(target=stored.target, initial=stored.initial, steps=stored.steps, loss=stored.loss)
+                )
+                saved_seconds += stored.seconds - (time.perf_counter() - begun)
+                reused += 1
+            else:
+                value = optimise_value(
                     model,
                     tokenizer,
                     arch,
@@ -66,7 +88,16 @@ def apply_memit(
                     add_special_tokens=add_special_tokens,
                     loss_layer=hp.v_loss_layer,
                 )
-            )
+                values.append(value)
+                if store is not None:
+                    store.put(
+                        request,
+                        value.target,
+                        value.initial,
+                        steps=value.steps,
+                        loss=value.loss,
+                        seconds=time.perf_counter() - begun,
+                    )
             if progress is not None:
                 progress(done, len(requests))
         targets = torch.stack([v.target for v in values])  # [N, d_model]
@@ -95,9 +126,12 @@ def apply_memit(
             add_to_weight(get_module(model, rewrite), update, conv1d=arch.conv1d)
     finally:
         model.train(was_training)
+    if store is not None:
+        store.advance(requests)
     return EditTiming(
-        seconds=time.perf_counter() - started,
+        seconds=time.perf_counter() - started + saved_seconds,
         steps=sum(v.steps for v in values),
         loss=max(v.loss for v in values),
         requests=len(requests),
+        reused=reused,
     )

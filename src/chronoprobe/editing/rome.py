@@ -37,6 +37,7 @@ from chronoprobe.editing.records import EditRequest
 from chronoprobe.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
+    from chronoprobe.editing.checkpoints import ValueStore
     from chronoprobe.editing.mom2 import SecondMoments
 
 Progress = Callable[[int, int], None]
@@ -57,6 +58,8 @@ class EditTiming(BaseModel):
     loss: float
     """Final value-optimisation loss (the largest over the batch for MEMIT)."""
     requests: int = 1
+    reused: int = 0
+    """Value optimisations taken from an earlier (killed) run instead of computed."""
 
 
 # (model) -> {(seed, length params): prefixes}; weak so a dropped model frees its entry.
@@ -391,8 +394,12 @@ def compute_rome_update(
     *,
     add_special_tokens: bool = True,
     stats: SecondMoments | None = None,
+    value: ValueResult | None = None,
 ) -> RomeUpdate:
-    """One ROME edit's rank-one update, computed on the model as it is now (nothing is changed)."""
+    """One ROME edit's rank-one update, computed on the model as it is now (nothing is changed).
+
+    ``value``: v* already optimised on this same model state (a resumed run); else it is optimised here.
+    """
     layer = hp.layers[0]
     rewrite = arch.rewrite_name(layer)
     items = [(prefix + request.prompt, request.subject, len(prefix)) for prefix in templates]
@@ -407,9 +414,10 @@ def compute_rome_update(
         except RuntimeError as exc:  # torch.linalg.LinAlgError
             raise DataError("mom2 statistics", f"the second moment at layer {layer} is singular") from exc
     left = left / left.norm()
-    value = optimise_value(
-        model, tokenizer, arch, request, hp, templates, arch.mlp_name(layer), add_special_tokens=add_special_tokens
-    )
+    if value is None:
+        value = optimise_value(
+            model, tokenizer, arch, request, hp, templates, arch.mlp_name(layer), add_special_tokens=add_special_tokens
+        )
     bare = [(request.prompt, request.subject)]
     key = read_keys(model, tokenizer, rewrite, [(request.prompt, request.subject, 0)], add_special_tokens)[0]
     current = read_outputs(model, tokenizer, rewrite, bare, add_special_tokens)[0]
@@ -432,11 +440,14 @@ def apply_rome(
     add_special_tokens: bool = True,
     stats: SecondMoments | None = None,
     progress: Progress | None = None,
+    values: ValueStore | None = None,
 ) -> list[EditTiming]:
     """Apply ROME edits one after another, in place; one :class:`EditTiming` per request.
 
     ``add_special_tokens``: False for prompts already rendered with a chat template (they hold
     their special tokens). ``stats``: second moments, needed only with ``mom2_adjustment``.
+    ``values``: where each edit's optimised value is kept, so a killed run resumes edit by edit
+    (:mod:`chronoprobe.editing.checkpoints`); a reused edit reports its first run's seconds.
     """
     arch = detect(model)
     check_layers(hp, arch, "ROME hparams")
@@ -449,12 +460,34 @@ def apply_rome(
         timings: list[EditTiming] = []
         for done, request in enumerate(requests, start=1):
             started = time.perf_counter()
+            stored = values.get(request, model_device(model)) if values is not None else None
+            resumed = None
+            if stored is not None:
+                resumed = ValueResult(
+                    target=stored.target, initial=stored.initial, steps=stored.steps, loss=stored.loss
+                )
             update = compute_rome_update(
-                model, tokenizer, arch, request, hp, templates, add_special_tokens=add_special_tokens, stats=stats
+                model,
+                tokenizer,
+                arch,
+                request,
+                hp,
+                templates,
+                add_special_tokens=add_special_tokens,
+                stats=stats,
+                value=resumed,
             )
+            seconds = stored.seconds if stored is not None else time.perf_counter() - started
+            if values is not None and stored is None:
+                value = update.value
+                values.put(request, value.target, value.initial, steps=value.steps, loss=value.loss, seconds=seconds)
             apply_update(model, arch, update)
+            if values is not None:
+                values.advance([request])
             timings.append(
-                EditTiming(seconds=time.perf_counter() - started, steps=update.value.steps, loss=update.value.loss)
+                EditTiming(
+                    seconds=seconds, steps=update.value.steps, loss=update.value.loss, reused=int(stored is not None)
+                )
             )
             if progress is not None:
                 progress(done, len(requests))

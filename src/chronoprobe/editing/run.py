@@ -137,7 +137,10 @@ class ModelEditor:
         records: list[EditRecord],
         audit: AuditContext | None,
         tools: Any,
+        progress: Any = None,
     ) -> None:
+        self.progress = progress
+        """The run's progress factory: each weight edit gets its own bar (edits take longer than answers)."""
         self.config = config
         self.model = model
         self.records = records
@@ -299,14 +302,26 @@ class ModelEditor:
             self.runs.append(run)
             return
         save_to = self._save_dir(method, fraction)
-        with weight_methods.edited(plan, backend, save_to=save_to) as seconds, self._identity(plan.edit_hash):
+        label = f"{self.model.info.name or self.model.info.spec}: {method} edits" + (
+            f" ({100 * fraction:g}%)" if fraction < 1.0 else ""
+        )
+        edits = self.progress(label, len(subset)) if self.progress else None
+        with (
+            weight_methods.edited(plan, backend, self.model.cache, save_to=save_to, tick=edits) as timings,
+            self._identity(plan.edit_hash),
+        ):
             self.rows += self._answer(method, fraction, asked, tick)
+        seconds = [t.seconds for t in timings]
+        resumed = sum(t.reused for t in timings)
         run = MethodRun(
             model=self.model.info.spec,
             method=method,
             fraction=fraction,
             mode=self.config.mode_of(method),
             facts=len(subset),
+            notes=[f"{resumed} of {len(subset)} value optimisations resumed from a killed run (their first times)"]
+            if resumed
+            else [],
             edit_seconds=[round(s, 3) for s in seconds],
             seconds_per_edit=round(sum(seconds) / max(len(subset), 1), 3),
             hparams=plan.hparams,

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.cache import stable_hash
+from chronoprobe.cache import CallCache, stable_hash
+from chronoprobe.editing.checkpoints import ValueStore
 from chronoprobe.editing.config import EditingConfig
 from chronoprobe.editing.records import EditRequest
+from chronoprobe.editing.rome import EditTiming
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend
 
@@ -27,6 +29,8 @@ class WeightPlan:
     add_special_tokens: bool
     seed: int
     edit_hash: str
+    chain_base: str
+    """What every value depends on besides the edits (the checkpoints' chain starts here)."""
     hparams: dict[str, Any]
     hparams_source: str
     stats: dict[str, Any] | None
@@ -81,17 +85,16 @@ def plan(
     mode = config.mode_of(method)
     if method == "rome" and mode == "batch":
         raise ConfigError("--mode batch", "ROME edits one fact at a time; use --mode single (or leave it out)")
-    edit_hash = stable_hash(
-        {
-            "method": method,
-            "mode": mode,
-            "hparams": hparams,
-            "edits": [r.model_dump() for r in requests],
-            "seed": config.seed,
-            "base": {"model": hf.info.model_id, "revision": hf.info.revision, "dtype": hf.info.dtype},
-            "stats": stats,
-        }
-    )
+    identity = {
+        "method": method,
+        "mode": mode,
+        "hparams": hparams,
+        "seed": config.seed,
+        "base": {"model": hf.info.model_id, "revision": hf.info.revision, "dtype": hf.info.dtype},
+        "chat_template": hf.info.chat_template,
+        "stats": stats,
+    }
+    edit_hash = stable_hash({**identity, "edits": [r.model_dump() for r in requests]})
     return WeightPlan(
         method=method,
         mode=mode,
@@ -101,6 +104,7 @@ def plan(
         add_special_tokens=not hf.info.chat_template,
         seed=config.seed,
         edit_hash=edit_hash,
+        chain_base=stable_hash(identity),
         hparams=hparams,
         hparams_source=getattr(hp, "source", "") or "",
         stats=stats,
@@ -108,8 +112,10 @@ def plan(
     )
 
 
-def _apply(plan: WeightPlan, hf: Any) -> list[float]:
-    """Apply the edit in place; seconds per edit (ROME), per batch (MEMIT) or per single MEMIT edit."""
+def _apply(
+    plan: WeightPlan, hf: Any, values: ValueStore, tick: Callable[[int], None] | None = None
+) -> list[EditTiming]:
+    """Apply the edit in place; one timing per edit (ROME), per batch (MEMIT) or per single MEMIT edit."""
     model, tokenizer = hf.model, hf.tokenizer
     stats = None
     if plan.corpus is not None:
@@ -137,34 +143,55 @@ def _apply(plan: WeightPlan, hf: Any) -> list[float]:
             seed=plan.seed,
             add_special_tokens=plan.add_special_tokens,
             stats=stats,
+            progress=(lambda done, total: tick(1)) if tick else None,
+            values=values,
         )
-        return [t.seconds for t in timings]
+        return timings
     from chronoprobe.editing.memit import apply_memit
 
     assert stats is not None
     batches = [plan.requests] if plan.mode == "batch" else [[r] for r in plan.requests]
-    seconds = []
+    timings = []
     for batch in batches:
         timing = apply_memit(
-            model, tokenizer, batch, plan.hp, stats, seed=plan.seed, add_special_tokens=plan.add_special_tokens
+            model,
+            tokenizer,
+            batch,
+            plan.hp,
+            stats,
+            seed=plan.seed,
+            add_special_tokens=plan.add_special_tokens,
+            progress=(lambda done, total: tick(1)) if tick else None,
+            store=values,
         )
-        seconds.append(timing.seconds)
-    return seconds
+        timings.append(timing)
+    return timings
 
 
 @contextmanager
-def edited(plan: WeightPlan, backend: Backend, *, save_to: Path | None = None) -> Iterator[list[float]]:
-    """The model with the edit applied; its touched weights are copied first and restored exactly on exit."""
+def edited(
+    plan: WeightPlan,
+    backend: Backend,
+    cache: CallCache,
+    *,
+    save_to: Path | None = None,
+    tick: Callable[[int], None] | None = None,
+) -> Iterator[list[EditTiming]]:
+    """The model with the edit applied; its touched weights are copied first and restored exactly on exit.
+
+    Each optimised value is kept in ``cache`` as it is computed, so a killed run redoes only the
+    edits it had not finished.
+    """
     hf = _hf(backend)
     from chronoprobe.editing.weights import WeightBackup, touched_modules
 
     backup = WeightBackup(hf.model, touched_modules(plan.arch, plan.hp))
     try:
-        seconds = _apply(plan, hf)
+        timings = _apply(plan, hf, ValueStore(cache, plan.chain_base), tick)
         if save_to is not None:
             save_to.mkdir(parents=True, exist_ok=True)
             hf.model.save_pretrained(save_to)
             hf.tokenizer.save_pretrained(save_to)
-        yield seconds
+        yield timings
     finally:
         backup.restore()
