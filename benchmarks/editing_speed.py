@@ -25,12 +25,12 @@ from typing import Any
 
 import torch
 
+from chronoprobe.datasets.editing_records import EditRequest
 from chronoprobe.editing.architectures import detect
 from chronoprobe.editing.hooks import model_device, pad_id, right_pad, run, trace, tune_threads
 from chronoprobe.editing.hparams import memit_hparams, rome_hparams
 from chronoprobe.editing.memit import apply_memit
 from chronoprobe.editing.mom2 import Mom2Stats, load_corpus, second_moments
-from chronoprobe.editing.records import EditRequest
 from chronoprobe.editing.rome import apply_rome, context_templates, optimise_value
 from chronoprobe.editing.weights import WeightBackup, touched_modules
 from chronoprobe.models.registry import BackendOptions, load_backend

@@ -16,6 +16,10 @@ class ChronoprobeError(Exception):
         self.problem = problem
         super().__init__(f"{where}: {problem}")
 
+    def __reduce__(self) -> tuple[type[ChronoprobeError], tuple[str, str]]:
+        # rebuilt from (where, problem), so the error survives a trip between processes (Ray workers)
+        return type(self), (self.where, self.problem)
+
 
 class ConfigError(ChronoprobeError):
     """Bad options, model specs or configuration."""

@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from chronoprobe.cache import CallCache
+from chronoprobe.datasets.editing_records import EditRequest
 from chronoprobe.editing.architectures import detect, get_module, rewrite_weight
 from chronoprobe.editing.checkpoints import ValueStore
 from chronoprobe.editing.hparams import memit_hparams, rome_hparams
 from chronoprobe.editing.memit import apply_memit
 from chronoprobe.editing.mom2 import load_corpus, second_moments
-from chronoprobe.editing.records import EditRequest
 from chronoprobe.editing.rome import apply_rome
 from chronoprobe.editing.weights import WeightBackup, touched_modules
 from chronoprobe.models.registry import BackendOptions, load_backend

@@ -13,8 +13,8 @@ import pytest
 
 from chronoprobe.api import load, model, run
 from chronoprobe.cli.main import main
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.dataset import _record, write_dataset
-from chronoprobe.editing.records import EditRecord
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.reports.card import render_card

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.ike import IkeBuilder, demonstration_pool
-from chronoprobe.editing.records import EditRecord
 from chronoprobe.judges.embedding import Embedder
 from chronoprobe.models.base import Message
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from chronoprobe.datasets.editing_records import EditRequest
 from chronoprobe.editing.architectures import detect
 from chronoprobe.editing.hparams import memit_hparams, rome_hparams
-from chronoprobe.editing.records import EditRequest
 from chronoprobe.editing.rome import context_templates, optimise_value
 from chronoprobe.models.registry import BackendOptions, load_backend
 from chronoprobe.outdated.prompts import audit_prompt

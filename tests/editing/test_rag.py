@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.passages import Passage, gold_passage, noisy_passages
 from chronoprobe.editing.prompts import EditingPrompts, load_prompts
 from chronoprobe.editing.rag import RagBuilder
-from chronoprobe.editing.records import EditRecord
 from chronoprobe.editing.retrieval import PassageRetriever, split_text
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Message, Prompt

@@ -9,11 +9,11 @@ import torch
 from pydantic import ValidationError
 from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
+from chronoprobe.datasets.editing_records import EditRequest
 from chronoprobe.editing.architectures import detect, get_module
 from chronoprobe.editing.hooks import subject_last_index
 from chronoprobe.editing.hparams import rome_hparams
 from chronoprobe.editing.mom2 import load_corpus, second_moments
-from chronoprobe.editing.records import EditRequest
 from chronoprobe.editing.rome import (
     _TEMPLATE_CACHE,
     apply_rome,

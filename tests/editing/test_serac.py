@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from chronoprobe.editing.records import EditRecord
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.serac import (
     NLI_THRESHOLD,
     SCOPE_THRESHOLD,

@@ -20,6 +20,7 @@ ray = pytest.importorskip(
 )
 
 import chronoprobe as cp  # noqa: E402
+from chronoprobe.errors import ConfigError  # noqa: E402
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock  # noqa: E402
 
 DIES_ONCE = "dies-once"
@@ -42,6 +43,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A 2-CPU Ray cluster on 127.0.0.1 for this module; yields the folder of the kill flag."""
     if ray.is_initialized():
         pytest.skip("Ray is already connected in this process")
+    # the hook below refers to this module's functions: ship them by value (workers cannot import tests/)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     flags = tmp_path_factory.mktemp("ray-flags")
     flag = flags / "died"
 
@@ -99,7 +102,9 @@ def test_a_run_completes_after_a_worker_actor_dies(cluster: Path, tmp_path: Path
     local = cp.run(
         "outdated", model="mock:echo", limit=4, batch_size=3, out=tmp_path / "local", cache=tmp_path / "l.sqlite"
     )
-    assert [r["answer"] for r in _rows(remote)] == [r["answer"] for r in _rows(local)]
+    assert [(r["rendered_prompt"], r["response"]) for r in _rows(remote)] == [
+        (r["rendered_prompt"], r["response"]) for r in _rows(local)
+    ]
     assert remote.provenance["extra"]["model_calls_made"][f"mock:{DIES_ONCE}"] == len(remote.rows)
 
 
@@ -144,7 +149,7 @@ def test_an_unreachable_head_is_one_line_before_any_model_loads(tmp_path: Path) 
     )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2, done.stderr
-    assert lines[-1].startswith("--engine ray:127.0.0.1:1: no Ray head answers at 127.0.0.1:1"), lines
+    assert lines[-1].startswith("error: --engine ray:127.0.0.1:1: no Ray head answers at 127.0.0.1:1"), lines
     assert "loading" not in done.stderr
 
 
@@ -175,4 +180,16 @@ def test_editing_refuses_ray_for_weight_methods_in_one_line(
         main()
     text = capsys.readouterr().err
     assert stopped.value.code == 2
-    assert " ".join(text.split()).startswith("--engine ray: rome edit the weights in this process"), text
+    assert " ".join(text.split()).startswith("error: --engine ray: rome edit the weights in this process"), text
+
+
+def test_a_spec_the_workers_cannot_build_is_one_error_not_a_hang(cluster: Path, tmp_path: Path) -> None:
+    register_mock("driver-only", lambda prompt, params: "Paris")  # never registered in the workers
+    try:
+        with pytest.raises(ConfigError) as caught:
+            cp.run(
+                "outdated", model="mock:driver-only", limit=1, out=tmp_path / "r", cache=tmp_path / "c", engine="ray"
+            )
+    finally:
+        unregister_mock("driver-only")
+    assert str(caught.value).startswith("model spec 'mock:driver-only': no mock named 'driver-only'")

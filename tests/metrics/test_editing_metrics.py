@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from chronoprobe.editing.records import EditRecord
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.metrics.editing import (
     ALL,
     editing_scores,

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from chronoprobe.cache import CallCache, stable_hash
-from chronoprobe.editing.records import EditRequest
+from chronoprobe.datasets.editing_records import EditRequest
 
 NAMESPACE = "editing-values"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from chronoprobe.editing.records import EditRecord
+from chronoprobe.datasets.editing_records import EditRecord
 
 if TYPE_CHECKING:
     from chronoprobe.editing.run import Asked, ModelEditor

@@ -1,6 +1,6 @@
 """The editing dataset: DyKnow's ``editing_dataset.json`` read, written, and built from an outdated audit.
 
-A file is a JSON list of :class:`~chronoprobe.editing.records.EditRecord` objects. We write it
+A file is a JSON list of :class:`~chronoprobe.datasets.editing_records.EditRecord` objects. We write it
 exactly as DyKnow did (the same nine fields, 4-space indent, ASCII escapes), so a file we build
 can be handed to EasyEdit-based code and theirs read back unchanged.
 
@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from chronoprobe.editing.records import GROUPS, EditRecord, Group
+from chronoprobe.datasets.editing_records import GROUPS, EditRecord, Group
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.prompts import DEFAULT_PROMPTS, EditingPrompts
-from chronoprobe.editing.records import EditRecord
 from chronoprobe.models.base import Prompt
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.config import COLUMN, METHODS, WEIGHT_METHODS, EditingConfig
-from chronoprobe.editing.records import EditRecord
 from chronoprobe.editing.rows import EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary

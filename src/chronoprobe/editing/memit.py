@@ -17,12 +17,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from chronoprobe.datasets.editing_records import EditRequest
 from chronoprobe.editing.architectures import add_to_weight, detect, get_module
 from chronoprobe.editing.checkpoints import ValueStore
 from chronoprobe.editing.hooks import model_device
 from chronoprobe.editing.hparams import MemitHparams, check_layers
 from chronoprobe.editing.mom2 import SecondMoments
-from chronoprobe.editing.records import EditRequest
 from chronoprobe.editing.rome import (
     EditTiming,
     Progress,

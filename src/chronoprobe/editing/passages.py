@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from chronoprobe.editing.records import EditRecord
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.errors import DataError
 
 PassageSource = Literal["curated", "full", "em", "simplified", "head"]

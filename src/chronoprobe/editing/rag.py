@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.passages import gold_passage, noisy_passages
 from chronoprobe.editing.prompts import DEFAULT_PROMPTS, EditingPrompts
-from chronoprobe.editing.records import EditRecord
 from chronoprobe.models.base import Prompt
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.datasets.editing_records import GROUPS
 from chronoprobe.editing.config import COLUMN
-from chronoprobe.editing.records import GROUPS
 from chronoprobe.editing.rows import UNEDITED, EditingRow
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.metrics.editing import ALL

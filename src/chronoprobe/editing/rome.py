@@ -19,6 +19,7 @@ import torch
 from pydantic import BaseModel, ConfigDict
 from torch import nn
 
+from chronoprobe.datasets.editing_records import EditRequest
 from chronoprobe.editing.architectures import Architecture, add_to_weight, detect, get_module
 from chronoprobe.editing.hooks import (
     Batch,
@@ -33,7 +34,6 @@ from chronoprobe.editing.hooks import (
 )
 from chronoprobe.editing.hparams import EditHparams, RomeHparams, check_layers
 from chronoprobe.editing.prefix import SplitBatch
-from chronoprobe.editing.records import EditRequest
 from chronoprobe.errors import ConfigError, DataError
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chronoprobe.cache import CachedModel, sample_key, stable_hash
+from chronoprobe.datasets.editing_records import GROUP_OF, EditRecord, EditRequest
 from chronoprobe.editing.config import WEIGHT_METHODS, EditingConfig
-from chronoprobe.editing.records import GROUP_OF, EditRecord, EditRequest
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun, Role
 from chronoprobe.errors import CapabilityError
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot

@@ -30,8 +30,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from chronoprobe import publish
+from chronoprobe.datasets.editing_records import GROUPS, EditRecord
 from chronoprobe.editing.dataset import read_dataset
-from chronoprobe.editing.records import GROUPS, EditRecord
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text, write_json_atomic, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.prompts import DEFAULT_PROMPTS, EditingPrompts
-from chronoprobe.editing.records import EditRecord
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Prompt
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION, audit_prompt

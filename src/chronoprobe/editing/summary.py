@@ -6,8 +6,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.config import COLUMN
-from chronoprobe.editing.records import EditRecord
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.metrics.dyknow import Verdict
 from chronoprobe.metrics.editing import editing_scores, ngram_entropy

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.cache import CallCache, stable_hash
+from chronoprobe.datasets.editing_records import EditRequest
 from chronoprobe.editing.checkpoints import ValueStore
 from chronoprobe.editing.config import EditingConfig
-from chronoprobe.editing.records import EditRequest
 from chronoprobe.editing.rome import EditTiming
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend

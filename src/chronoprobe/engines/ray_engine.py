@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import logging
 import pickle
+import re
 import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from chronoprobe import errors
 from chronoprobe.engines.base import Engine, ModelSource
 from chronoprobe.errors import ChronoprobeError, ConfigError, EndpointError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
@@ -163,11 +165,32 @@ def user_error(exc: BaseException, label: str) -> Exception:
             return ours(str(getattr(current, "where", label)), str(getattr(current, "problem", _first_line(current))))
         cause = getattr(current, "cause", None)
         current = cause if isinstance(cause, BaseException) else current.__cause__
+    # an actor whose constructor failed keeps only the text of its error: find our line in it
+    texts = "\n".join(str(e) for e in _chain(exc))
+    found = _WORKER_ERROR.findall(texts)
+    if found:
+        name, message = found[-1]
+        where, _, problem = message.partition(": ")
+        kind: type[ChronoprobeError] = getattr(errors, name)
+        return kind(where, problem or message)
     import ray.exceptions
 
     if isinstance(exc, ray.exceptions.RayError):
         return EndpointError(f"Ray cluster ({label})", _first_line(exc))
     return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+
+
+_WORKER_ERROR = re.compile(r"\b(ConfigError|DataError|CapabilityError|EndpointError): (.+?)\s*$", re.MULTILINE)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        cause = getattr(current, "cause", None)
+        current = cause if isinstance(cause, BaseException) else current.__cause__
+    return chain
 
 
 def _first_line(exc: BaseException) -> str:

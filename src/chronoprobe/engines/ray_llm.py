@@ -90,8 +90,7 @@ def vllm_batches(
         for b, batch in enumerate(batches)
         for s, prompt in enumerate(batch)
     ]
-    waiting = {b: [None] * len(batch) for b, batch in enumerate(batches)}
-    done: dict[int, list[Generation | None]] = {b: list(w) for b, w in waiting.items()}
+    done: dict[int, list[Generation | None]] = {b: [None] * len(batch) for b, batch in enumerate(batches)}
     try:
         for row in processor(ray.data.from_items(rows)).iter_rows():
             b, s = int(row["position"]), int(row["slot"])

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from chronoprobe.editing.records import GROUPS, EditRecord
+from chronoprobe.datasets.editing_records import GROUPS, EditRecord
 from chronoprobe.metrics.dyknow import Verdict
 from chronoprobe.metrics.uncertainty import SEED, Estimate, bootstrap, wilson
 
