@@ -132,40 +132,61 @@ def _scaling_table(results: Sequence[dict[str, Any]]) -> str | None:
 
 
 def plot_scaling(path: Path, detail: dict[str, Any]) -> bool:
-    """Harmonic mean against the share of facts edited together (DyKnow Figure 3); False if nothing to plot."""
+    """Harmonic mean against the share of facts edited together (DyKnow Figure 3); False if nothing to plot.
+
+    One small panel per method (shared axes), each model a line with its 95% bootstrap band and the
+    number of facts at each point: overlaid on one axis, eight methods' bands hide each other.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     models = detail["models"]
-    series = []
+    curves: dict[str, list[tuple[str, list[tuple[float, dict[str, Any], int]]]]] = {}
     for spec, summary in models.items():
         results = [r for r in summary["results"] if r["method"] != UNEDITED]
         for method in dict.fromkeys(r["method"] for r in results):
             points = sorted(
-                (r["fraction"], r["scores"][ALL]["harmonic_mean"]) for r in results if r["method"] == method
+                (r["fraction"], r["scores"][ALL]["harmonic_mean"], int(r["facts"]))
+                for r in results
+                if r["method"] == method
             )
             if len(points) > 1:
-                series.append((summary.get("name", spec), COLUMN.get(method, method), points))
-    if not series:
+                curves.setdefault(method, []).append((str(summary.get("name", spec)), points))
+    if not curves:
         return False
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for name, method, points in series:
-        xs = [100 * f for f, _ in points]
-        ys = [100 * (h["value"] or 0.0) for _, h in points]
-        lows = [100 * (h["ci_low"] if h["ci_low"] is not None else (h["value"] or 0.0)) for _, h in points]
-        highs = [100 * (h["ci_high"] if h["ci_high"] is not None else (h["value"] or 0.0)) for _, h in points]
-        label = method if len(models) == 1 else f"{name} {method}"
-        line = ax.plot(xs, ys, marker="o", label=label)[0]
-        ax.fill_between(xs, lows, highs, alpha=0.12, color=line.get_color())
-    ax.set_xlabel("facts edited together (% of the edit set)")
-    ax.set_ylabel("harmonic mean of efficacy and paraphrase (%)")
-    ax.set_ylim(-2, 102)
-    ax.set_xticks(sorted({100 * f for _, _, pts in series for f, _ in pts}))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncols=2)
-    ax.set_title("Editing more facts at once (95% bootstrap bands)")
+    columns = min(4, len(curves))
+    rows = (len(curves) + columns - 1) // columns
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(3.0 * columns, 2.6 * rows), sharex=True, sharey=True, squeeze=False
+    )
+    for ax, (method, lines) in zip(axes.flat, curves.items(), strict=False):
+        for name, points in lines:
+            xs = [100 * f for f, _, _ in points]
+            ys = [100 * (h["value"] or 0.0) for _, h, _ in points]
+            lows = [100 * (h["ci_low"] if h["ci_low"] is not None else (h["value"] or 0.0)) for _, h, _ in points]
+            highs = [100 * (h["ci_high"] if h["ci_high"] is not None else (h["value"] or 0.0)) for _, h, _ in points]
+            line = ax.plot(xs, ys, marker="o", label=name)[0]
+            ax.fill_between(xs, lows, highs, alpha=0.15, color=line.get_color())
+            if len(lines) == 1:
+                for x, y, (_, _, n) in zip(xs, ys, points, strict=True):
+                    ax.annotate(f"n={n}", (x, y), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+        ax.set_title(COLUMN.get(method, method), fontsize=10)
+        ax.set_ylim(-5, 110)
+        ax.set_xticks(sorted({100 * f for _, pts in lines for f, _, _ in pts}))
+        ax.grid(alpha=0.3)
+        if len(models) > 1:
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(curves) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("% of facts edited together")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("harmonic mean (%)")
+    fig.suptitle(
+        "Editing more facts at once: harmonic mean of efficacy and paraphrase, 95% bootstrap bands", fontsize=10
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     fig.savefig(path.with_suffix(".svg"))
