@@ -19,7 +19,7 @@ def test_every_lens_in_the_table_has_the_shape(name: str) -> None:
     cls = lens_class(name)
     assert issubclass(cls, Lens) and cls.name == name
     assert issubclass(cls.row_type, BaseModel) and issubclass(lens_config_class(name), BaseModel)
-    assert cls.kind in {"outdated run", "recency eval", "conflicts run"}
+    assert cls.kind in {"outdated run", "recency eval", "conflicts run", "editing run"}
     for stage in ("load", "check", "run", "summarise", "recipe", "report", "summary_from_detail"):
         assert callable(getattr(cls, stage))
 
@@ -34,8 +34,8 @@ def test_lenses_are_imported_only_when_asked_for() -> None:
 
 
 def test_an_unknown_lens_is_a_one_line_config_error() -> None:
-    with pytest.raises(ConfigError, match=r"'editing' is not a lens; known: conflicts, outdated, recency"):
-        lens_class("editing")
+    with pytest.raises(ConfigError, match=r"'fixing' is not a lens; known: conflicts, editing, outdated, recency"):
+        lens_class("fixing")
 
 
 def test_every_spec_kind_has_a_backend_loader() -> None:
