@@ -204,7 +204,8 @@ class BuiltDataset(BaseModel):
     run: str
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON file that must hold one object (a run's ``run.json``); one-line DataError otherwise."""
     try:
         data = json.loads(read_text(path))
     except ValueError as exc:
@@ -214,7 +215,8 @@ def _read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def _audit_config(log: dict[str, Any], where: str) -> Any:
+def audit_config_of(log: dict[str, Any], where: str) -> Any:
+    """The :class:`~chronoprobe.outdated.audit.AuditConfig` an outdated run's log records (a live run: its saved snapshot)."""
     from chronoprobe.outdated.audit import AuditConfig
 
     try:
@@ -272,7 +274,7 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
     log_path = folder / "run.json"
     if not log_path.is_file():
         raise DataError(str(folder), "not a run folder (no run.json); give the folder of an outdated run")
-    log = _read_json_object(log_path)
+    log = read_json_object(log_path)
     if log.get("lens") != "outdated":
         raise DataError(
             str(log_path), f"is a {log.get('lens')!r} run; the editing dataset is built from an outdated run"
@@ -286,7 +288,7 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
             except ValidationError as exc:
                 raise DataError(f"{items} line {number}", _validation_problem(exc)) from None
     spec = _choose_model(log, list(dict.fromkeys(r.model for r in rows)), model, str(folder))
-    facts, snapshot = load_gold(_audit_config(log, str(log_path)))
+    facts, snapshot = load_gold(audit_config_of(log, str(log_path)))
     by_id = {f.fact_id: f for f in facts}
     verdicts = _fact_verdicts((r for r in rows if r.model == spec), by_id)
     records: dict[str, list[EditRecord]] = {domain: [] for domain in DOMAIN_ORDER}

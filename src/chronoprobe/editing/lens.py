@@ -128,10 +128,10 @@ class EditingLens(Lens[EditingRow]):
         from chronoprobe.outdated.audit import AuditConfig, facts_without_gold, load_gold
 
         if self.config.from_run is not None:
-            from chronoprobe.editing.dataset import _audit_config, _read_json_object
+            from chronoprobe.editing.dataset import audit_config_of, read_json_object
 
             log_path = self.config.from_run / "run.json"
-            audit_config = _audit_config(_read_json_object(log_path), str(log_path))
+            audit_config = audit_config_of(read_json_object(log_path), str(log_path))
         else:
             audit_config = AuditConfig(facts_file=self.config.facts_file, snapshot=self.config.snapshot)
         facts, gold = load_gold(audit_config)
