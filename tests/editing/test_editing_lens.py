@@ -252,3 +252,23 @@ def test_serac_counterfactual_model_answers_in_scope_questions(tmp_path: Path, d
     verdicts = {(r.fact_id, r.role): r.verdict for r in rows if r.role == "edit"}
     assert verdicts[("companies_byRevenue/Amazon", "edit")] == "up-to-date"
     assert verdicts[("athletes_byPayment/LeBron James", "edit")] == "irrelevant"
+
+
+def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> None:
+    """auto: a model that answers nothing outdated gets every fact it does not answer up-to-date, and is told so."""
+    spec = "mock:constant=nobody in particular"
+    audit = run("outdated", spec, limit=4, out=tmp_path / "audit", cache=tmp_path / "calls.sqlite")
+    assert {r.verdict for r in audit.rows} == {"irrelevant"}
+    result = run(
+        "editing",
+        spec,
+        from_run=tmp_path / "audit",
+        methods=("rag-gold",),
+        out=tmp_path / "editing",
+        cache=tmp_path / "calls.sqlite",
+    )
+    dataset = result.summary.detail["models"][spec]["dataset"]
+    assert dataset["select"] == "not-up-to-date" and dataset["facts"] == 4
+    assert dataset["notes"][0].startswith("only 0 fact(s) are outdated")
+    written = json.loads((tmp_path / "editing" / "editing_dataset.json").read_text())
+    assert len(written) == 4
