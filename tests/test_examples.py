@@ -15,6 +15,7 @@ EXAMPLES = {
     "outdated.py": (["mock:constant=Sergio Mattarella"], "'up-to-date':", "answers; report:"),
     "recency.py": (["mock:constant=A-Year"], "zero-shot/without/accuracy", "RETRIEVE |"),
     "conflicts.py": (["mock:constant=Paris", str(ASSETS / "dynamicqa_small")], "coherent persuasion", "rows; report:"),
+    "editing.py": (["mock:constant=nobody"], "rag-gold.harmonic_mean", "answers; report:"),
 }
 
 

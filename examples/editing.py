@@ -1,0 +1,20 @@
+"""Can it be fixed? Audit a model, then give the facts it got wrong to retrieval and in-context editing.
+
+python examples/editing.py [MODEL] [METHODS]   # default: $CHRONOPROBE_EXAMPLE_MODEL, else smollm2;
+                                               # methods: rag-gold,ike-null (add rome,memit for a local model)
+"""
+
+import os
+import sys
+
+import chronoprobe as cp
+
+model = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CHRONOPROBE_EXAMPLE_MODEL", "smollm2")
+methods = tuple((sys.argv[2] if len(sys.argv) > 2 else "rag-gold,ike-null").split(","))
+limit = int(os.environ.get("CHRONOPROBE_EXAMPLE_LIMIT", "20"))
+
+audit = cp.run("outdated", model=model, limit=limit)
+fixed = cp.run("editing", model=model, from_run=audit.path, methods=methods)
+for spec, numbers in fixed.summary.headline.items():
+    print(spec, {name: round(100 * (value or 0.0), 1) for name, value in numbers.items()})
+print(f"{len(fixed.rows)} answers; report: {fixed.path / 'report.md'}")
