@@ -25,7 +25,7 @@ from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun, Role
 from chronoprobe.errors import CapabilityError
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.metrics.dyknow import Verdict, classify_response
-from chronoprobe.models.base import DecodingParams, Prompt
+from chronoprobe.models.base import Prompt
 from chronoprobe.outdated.prompts import audit_prompt
 
 Tick = Callable[[int], None]
@@ -155,10 +155,6 @@ class ModelEditor:
 
     def plain(self, question: str) -> Prompt:
         return audit_prompt(question, self.config.instruction)
-
-    def _ask(self, asked: Sequence[Asked], params: DecodingParams, tick: Tick | None) -> list[str]:
-        generations = self.model.generate([a.prompt for a in asked], params, progress=tick)
-        return [g.text for g in generations]
 
     def _rows(
         self, method: str, fraction: float, asked: Sequence[Asked], responses: Sequence[str], rendered: Sequence[str]
