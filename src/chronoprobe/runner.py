@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -68,9 +67,6 @@ def _quiet(message: str) -> AbstractContextManager[None]:
     return nullcontext()
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
-
-
 def default_out(
     lens: Lens[Any], models: Sequence[str] | None, root: Path = Path("results"), *, now: dt.datetime | None = None
 ) -> Path:
@@ -78,9 +74,9 @@ def default_out(
 
     The timestamp is UTC to the second; a folder that already exists gets ``-2``, ``-3`` ...
     """
-    from chronoprobe.models.names import display_name
+    from chronoprobe.models.names import display_name, file_safe
 
-    names = [_UNSAFE.sub("_", display_name(m)).strip("._") or "model" for m in (models or [DEFAULT_MODEL])]
+    names = [file_safe(display_name(m)) for m in (models or [DEFAULT_MODEL])]
     label = "+".join(dict.fromkeys(names))
     if len(label) > 80:
         label = f"{names[0]}+{len(names) - 1}-more"

@@ -10,7 +10,7 @@ from typing import Any
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.editing.config import COLUMN, METHODS, WEIGHT_METHODS, EditingConfig
+from chronoprobe.editing.config import METHODS, WEIGHT_METHODS, EditingConfig
 from chronoprobe.editing.rows import EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary
@@ -274,10 +274,11 @@ class EditingLens(Lens[EditingRow]):
     def report(self, folder: Path, rows: Sequence[EditingRow], summary: Summary, provenance: dict[str, Any]) -> None:
         from chronoprobe.editing.dataset import write_dataset
         from chronoprobe.editing.report import write_report_files
+        from chronoprobe.models.names import file_safe
 
         for spec, chosen in self.sets.items():
             name = summary.detail["models"].get(spec, {}).get("name", spec)
-            suffix = "" if len(self.sets) == 1 else f"-{_safe(name)}"
+            suffix = "" if len(self.sets) == 1 else f"-{file_safe(name)}"
             write_dataset(folder / f"editing_dataset{suffix}.json", chosen.records)
         write_report_files(folder, rows, summary.detail, provenance)
 
@@ -296,16 +297,6 @@ def _why(chosen: EditSet) -> str:
     if chosen.select is None:
         return ""
     return f" (selection {chosen.select!r}; {len(chosen.skipped)} fact(s) skipped)"
-
-
-def _safe(name: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", name).strip("._") or "model"
-
-
-def method_column(method: str) -> str:
-    return COLUMN.get(method, method)
 
 
 def validate_methods(values: Sequence[str]) -> tuple[str, ...]:

@@ -11,7 +11,6 @@ forward pass; ``tests/editing/test_prefix.py`` checks the two agree.
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -21,16 +20,7 @@ import torch
 from torch import nn
 
 from chronoprobe.editing.hooks import StopForward
-
-
-def _cache_kwarg(model: nn.Module) -> str:
-    # transformers >= 5.2x renamed the KV-cache argument
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-
-
-def _cache_of(output: Any) -> Any:
-    cache = getattr(output, "cache", None)
-    return cache if cache is not None else output.past_key_values
+from chronoprobe.models.kv_buffer import cache_argument, cache_of
 
 
 @dataclass
@@ -74,8 +64,8 @@ class SplitBatch:
             attention=torch.cat([prefix_mask, suffix_mask.to(device)], dim=-1),
             positions=positions.to(device),
             splits=list(splits),
-            cache=_cache_of(out),
-            cache_kwarg=_cache_kwarg(model),
+            cache=cache_of(out),
+            cache_kwarg=cache_argument(model),
         )
 
     def run(self, model: nn.Module) -> None:

@@ -35,6 +35,7 @@ from chronoprobe.editing.hooks import (
 from chronoprobe.editing.hparams import EditHparams, RomeHparams, check_layers
 from chronoprobe.editing.prefix import SplitBatch
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.models.kv_buffer import cache_argument, cache_of
 
 if TYPE_CHECKING:
     from chronoprobe.editing.checkpoints import ValueStore
@@ -86,7 +87,7 @@ def context_templates(
         return per_model[key]
     generator = torch.Generator(device="cpu").manual_seed(seed)
     forward_params = inspect.signature(model.forward).parameters
-    cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"  # renamed in transformers 5.2x
+    cache_kwarg = cache_argument(model)
     keep_last = {"logits_to_keep": 1} if "logits_to_keep" in forward_params else {}
     device = model_device(model)
     prefixes = [""]
@@ -104,7 +105,7 @@ def context_templates(
                     tune_threads(model)
                     kwargs: dict[str, Any] = {cache_kwarg: cache} if cache is not None else {}
                     output = model(input_ids=step_input, use_cache=True, **kwargs, **keep_last)
-                    cache = _cache_of(output)
+                    cache = cache_of(output)
                     top = torch.topk(output.logits[:, -1, :].float().cpu(), _TOP_K, dim=-1)
                     choice = torch.multinomial(torch.softmax(top.values, dim=-1), 1, generator=generator)
                     step_input = top.indices.gather(-1, choice).to(device)
@@ -115,11 +116,6 @@ def context_templates(
                 prefixes.append(texts[i].replace("{", "").replace("}", "") + ". ")
     per_model[key] = prefixes
     return prefixes
-
-
-def _cache_of(output: Any) -> Any:
-    cache = getattr(output, "cache", None)
-    return cache if cache is not None else output.past_key_values
 
 
 def _target_ids(tokenizer: Any, target: str) -> list[int]:

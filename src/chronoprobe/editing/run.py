@@ -112,19 +112,9 @@ def questions_of(records: Sequence[EditRecord]) -> list[tuple[EditRecord, Role, 
     return asked
 
 
-_GOLD: dict[tuple[str, tuple[str, ...]], FactAnswers] = {}
-
-
-def judge_record(record: EditRecord, question: str, response: str, use_aliases: bool) -> Verdict:
-    """The outdated audit's verdict, against the record's own answers (national teams left out, as DyKnow)."""
-    key = (record.fact_id, tuple(record.answers))
-    if key not in _GOLD:
-        from chronoprobe.editing.score import scoring_gold
-
-        _GOLD[key] = scoring_gold(record)
-    return classify_response(
-        response, _GOLD[key], use_aliases=use_aliases, prompt=question, subject=record.element
-    ).verdict
+def judge_record(record: EditRecord, gold: FactAnswers, question: str, response: str, use_aliases: bool) -> Verdict:
+    """The outdated audit's verdict against the record's own answers (``gold``: its scoring answers)."""
+    return classify_response(response, gold, use_aliases=use_aliases, prompt=question, subject=record.element).verdict
 
 
 class ModelEditor:
@@ -150,6 +140,10 @@ class ModelEditor:
         self.runs: list[MethodRun] = []
         self._before: dict[tuple[str, str], Verdict] = {}
         self._locality_before: dict[tuple[str, int], Verdict] = {}
+        from chronoprobe.editing.score import scoring_gold
+
+        self._gold = {r.fact_id: scoring_gold(r) for r in records}
+        """Each edited fact's answers as the judge uses them (national teams left out, as DyKnow)."""
 
     # --- asking --------------------------------------------------------------------------------
 
@@ -181,7 +175,7 @@ class ModelEditor:
                 assert isinstance(record, EditRecord)
                 fact_id, group = record.fact_id, record.group
                 if item.role != "fluency":
-                    verdict = judge_record(record, item.question, response, use_aliases)
+                    verdict = judge_record(record, self._gold[fact_id], item.question, response, use_aliases)
                     before = self._before.get((fact_id, item.kind or ""))
             rows.append(
                 EditingRow(

@@ -29,7 +29,7 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
-from chronoprobe.models.kv_buffer import preallocate
+from chronoprobe.models.kv_buffer import cache_argument, cache_of, preallocate
 from chronoprobe.models.loading import (
     PROBE_NEW_TOKENS,
     DeviceMap,
@@ -93,11 +93,6 @@ def _common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
     return max(length, 0)
 
 
-def _cache_of(output: Any) -> Any:
-    cache = getattr(output, "cache", None)
-    return cache if cache is not None else output.past_key_values
-
-
 class HFBackend(Backend):
     capabilities = frozenset(
         {
@@ -131,8 +126,7 @@ class HFBackend(Backend):
             raise ConfigError(f"model {config.spec or config.model}", "--chat-template on, but the tokenizer has none")
         self.eos_ids = self._eos_ids()
         forward_params = inspect.signature(forward_of(self.model)).parameters
-        # transformers >= 5.2x renamed the KV-cache argument.
-        self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
+        self._cache_kwarg = cache_argument(self.model)
         # Only the last position's logits are needed; skipping the rest saves the
         # vocabulary projection of every prompt token.
         self._keep_last = {"logits_to_keep": 1} if "logits_to_keep" in forward_params else {}
@@ -284,10 +278,10 @@ class HFBackend(Backend):
             out = self.model(
                 input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=True, **self._keep_last
             )
-            return out.logits[:, -1, :].float(), _cache_of(out), attention, positions[:, -1:]
+            return out.logits[:, -1, :].float(), cache_of(out), attention, positions[:, -1:]
         prefix = torch.tensor([list(token_ids[0][:shared])], dtype=torch.long, device=self.device)
         out = self.model(input_ids=prefix, use_cache=True, **self._keep_last)
-        cache = _cache_of(out)
+        cache = cache_of(out)
         cache.batch_repeat_interleave(len(token_ids))
         suffix_ids, suffix_mask = self._left_pad([row[shared:] for row in token_ids])
         attention = torch.cat(
@@ -302,7 +296,7 @@ class HFBackend(Backend):
             **self._keep_last,
             **{self._cache_kwarg: cache},
         )
-        return out.logits[:, -1, :].float(), _cache_of(out), attention, positions[:, -1:]
+        return out.logits[:, -1, :].float(), cache_of(out), attention, positions[:, -1:]
 
     @torch.inference_mode()
     def _decode(self, token_ids: Sequence[Sequence[int]], params: DecodingParams) -> list[Sample]:

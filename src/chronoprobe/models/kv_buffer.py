@@ -106,3 +106,18 @@ def preallocate(cache: Any, *, repeats: int, extra_tokens: int) -> bool:
         capacity = layer.keys.shape[2] + extra_tokens
         layers[index] = BufferedLayer(layer.keys, layer.values, repeats=repeats, capacity=capacity)
     return True
+
+
+def cache_of(output: Any) -> Any:
+    """The KV cache a forward pass returned (transformers >= 5.2x names it ``cache``)."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
+def cache_argument(model: Any) -> str:
+    """The name under which ``model``'s forward takes a KV cache (``past_key_values`` before transformers 5.2x)."""
+    import inspect
+
+    from chronoprobe.models.loading import forward_of
+
+    return "cache" if "cache" in inspect.signature(forward_of(model)).parameters else "past_key_values"

@@ -52,3 +52,11 @@ def unique_names(names: Iterable[str]) -> list[str]:
         seen[name] = seen.get(name, 0) + 1
         result.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
     return result
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
+
+
+def file_safe(name: str) -> str:
+    """``name`` as a file or folder name part: other characters become ``_`` (``model`` if nothing is left)."""
+    return _UNSAFE.sub("_", name).strip("._") or "model"
