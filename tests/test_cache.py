@@ -56,6 +56,15 @@ def test_key_covers_model_prompt_params_seed_and_index():
     assert len({base, *variants}) == len(variants) + 1
 
 
+def test_the_sampler_is_in_sampled_keys_only():
+    """A new way of drawing samples must not reuse old samples; greedy answers are unaffected."""
+    info = BackendInfo(spec="m", backend="hf", model_id="m", revision="a")
+    new = info.model_copy(update={"sampler": "inverse-cdf"})
+    greedy, sampled = DecodingParams(), DecodingParams(temperature=0.5, n=3)
+    assert sample_key(new, "p", greedy, 0) == sample_key(info, "p", greedy, 0)
+    assert sample_key(new, "p", sampled, 0) != sample_key(info, "p", sampled, 0)
+
+
 def test_batches_are_planned_over_the_whole_request(tmp_path):
     """A resumed request feeds the backend the same batch composition as a fresh one."""
     cache = CallCache(tmp_path / "c.sqlite")

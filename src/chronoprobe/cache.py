@@ -193,9 +193,12 @@ def model_identity(info: BackendInfo) -> dict[str, Any]:
 
 
 def sample_key(info: BackendInfo, rendered_prompt: str, params: DecodingParams, index: int) -> str:
+    identity = model_identity(info)
+    if info.sampler is not None and not params.greedy:  # greedy answers do not depend on the sampler
+        identity["sampler"] = info.sampler
     return stable_hash(
         {
-            "model": model_identity(info),
+            "model": identity,
             "prompt": rendered_prompt,
             "params": params.model_dump(mode="json"),
             "sample": index,

@@ -110,3 +110,72 @@ def test_every_sample_of_a_repeated_cache_matches_a_full_forward_pass(smollm2):
             start = len(prompt_ids) - 1
             expected = [float(torch.log_softmax(logits[start + i], -1)[t]) for i, t in enumerate(sample.token_ids)]
             assert np.allclose(sample.token_logprobs, expected, atol=1e-3)
+
+
+PASSAGE = (
+    "Context: The Eiffel Tower was completed in 1889 for the World's Fair in Paris. It is 330 metres tall "
+    "and was the tallest man-made structure in the world until 1930, when the Chrysler Building in New York "
+    "was finished. Gustave Eiffel's company designed and built it, and millions of people visit it every year. "
+)
+MIXED = [
+    Prompt.chat(PASSAGE + "When was the Eiffel Tower completed?", fallback_text="The Eiffel Tower was completed in"),
+    Prompt.chat("When was the Eiffel Tower completed?", fallback_text="The Eiffel Tower was completed in"),
+    Prompt.chat("Say hello.", fallback_text="Hello"),
+]
+
+
+def decode_batch_sizes(backend, prompts, params):  # type: ignore[no-untyped-def]
+    """(results, rows of every forward pass after the first decode step)."""
+    sizes: list[int] = []
+    handle = backend.model.register_forward_pre_hook(
+        lambda _m, _a, kw: sizes.append(kw["input_ids"].shape[0]) if kw["input_ids"].shape[1] == 1 else None,
+        with_kwargs=True,
+    )
+    try:
+        return backend.generate(prompts, params), sizes
+    finally:
+        handle.remove()
+
+
+def test_prompts_of_very_different_lengths_prefill_in_groups_exactly(smollm2):
+    from chronoprobe.models.hf import _common_prefix_length
+    from chronoprobe.models.prefill_groups import length_groups
+
+    rows = smollm2._token_ids([smollm2.render(p) for p in MIXED])
+    shared = _common_prefix_length(rows)
+    assert len(length_groups([len(r) - shared for r in rows])) >= 2, "the passage row must run in its own group"
+    params = DecodingParams(n=2, temperature=1.0, seed=5, max_new_tokens=6, token_logprobs=True, mean_distribution=True)
+    generations = smollm2.generate(MIXED, params)
+    for prompt, generation in zip(MIXED, generations, strict=True):
+        prompt_ids = smollm2.tokenizer(smollm2.render(prompt), add_special_tokens=False)["input_ids"]
+        for sample in generation.samples:
+            with torch.inference_mode():
+                logits = smollm2.model(input_ids=torch.tensor([prompt_ids + sample.token_ids])).logits[0].float()
+            start = len(prompt_ids) - 1
+            log_probs = torch.log_softmax(logits[start : start + len(sample.token_ids)], -1)
+            expected = [float(log_probs[i, t]) for i, t in enumerate(sample.token_ids)]
+            assert np.allclose(sample.token_logprobs, expected, atol=1e-3)
+            assert np.allclose(sample.mean_distribution, log_probs.exp().mean(0).numpy(), atol=1e-4)
+    greedy = DecodingParams(max_new_tokens=10)
+    grouped = [g.text for g in smollm2.generate(MIXED, greedy)]
+    smollm2.prefill_groups = False
+    try:
+        assert [g.text for g in smollm2.generate(MIXED, greedy)] == grouped
+    finally:
+        smollm2.prefill_groups = True
+
+
+def test_finished_rows_leave_the_batch_and_change_no_sample(smollm2):
+    params = DecodingParams(n=6, temperature=1.0, seed=11, max_new_tokens=24, token_logprobs=True)
+    dropped, sizes = decode_batch_sizes(smollm2, PROMPTS, params)
+    assert sizes and sizes[-1] < sizes[0] == 3 * 6, "rows that finished must have left the batch"
+    smollm2.drop_finished_rows = False
+    try:
+        kept, full_sizes = decode_batch_sizes(smollm2, PROMPTS, params)
+    finally:
+        smollm2.drop_finished_rows = True
+    assert set(full_sizes) == {18}
+    for a, b in zip(dropped, kept, strict=True):
+        assert [s.token_ids for s in a.samples] == [s.token_ids for s in b.samples]
+        for x, y in zip(a.samples, b.samples, strict=True):
+            assert np.allclose(x.token_logprobs, y.token_logprobs, atol=1e-4)

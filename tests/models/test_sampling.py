@@ -1,7 +1,8 @@
-"""Top-p without a full sort keeps exactly the tokens the full-sort definition keeps."""
+"""Inverse-CDF sampling: hand-computed picks, exact top-p without a full sort, frequencies."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from chronoprobe.models.base import DecodingParams
@@ -21,9 +22,12 @@ def full_sort_nucleus(logits: torch.Tensor, top_p: float) -> set[int]:
     return kept
 
 
+def uniforms(rows: int, seed: int = 0) -> torch.Tensor:
+    return torch.rand(rows, generator=torch.Generator().manual_seed(seed))
+
+
 def draw(logits: torch.Tensor, params: DecodingParams, rows: int, seed: int = 0) -> torch.Tensor:
-    generator = torch.Generator().manual_seed(seed)
-    return pick_tokens(logits.expand(rows, -1).contiguous(), params, generator)
+    return pick_tokens(logits.expand(rows, -1).contiguous(), params, uniforms(rows, seed))
 
 
 def test_hand_computed_nucleus_and_renormalised_frequencies():
@@ -49,15 +53,37 @@ def test_mixed_rows_each_use_their_own_nucleus():
     peaked[7], peaked[3] = 5.0, 4.0
     flat = torch.zeros(vocab)
     logits = torch.stack([peaked, flat] * 500)
-    tokens = pick_tokens(logits, DecodingParams(temperature=1.0, top_p=0.9), torch.Generator().manual_seed(1))
+    tokens = pick_tokens(logits, DecodingParams(temperature=1.0, top_p=0.9), uniforms(len(logits), seed=1))
     assert set(tokens[0::2].tolist()) <= full_sort_nucleus(peaked, 0.9) == {7, 3}
     assert len(set(tokens[1::2].tolist())) > NUCLEUS_CANDIDATES / 2
 
 
 def test_temperature_and_top_k_and_greedy():
     logits = torch.tensor([[1.0, 3.0, 2.0, 0.5]])
-    assert pick_tokens(logits, DecodingParams(), torch.Generator()).tolist() == [1]
+    assert pick_tokens(logits, DecodingParams(), None).tolist() == [1]
     tokens = draw(logits[0], DecodingParams(temperature=1.0, top_k=2), rows=2000)
     assert set(tokens.tolist()) == {1, 2}
     cold = draw(logits[0], DecodingParams(temperature=0.05, top_p=0.95), rows=500)
     assert set(cold.tolist()) == {1}
+
+
+def test_inverse_cdf_picks_the_token_whose_interval_holds_the_uniform():
+    logits = torch.log(torch.tensor([[0.5, 0.0, 0.3, 0.2]]).expand(5, -1))
+    params = DecodingParams(temperature=1.0)
+    # intervals: token 0 [0, 0.5), token 1 never (p = 0), token 2 [0.5, 0.8), token 3 [0.8, 1)
+    picks = pick_tokens(logits.contiguous(), params, torch.tensor([0.0, 0.49, 0.5, 0.79, 0.999]))
+    assert picks.tolist() == [0, 0, 2, 2, 3]
+
+
+def test_each_row_depends_only_on_its_own_uniform():
+    logits = torch.randn(6, 50, generator=torch.Generator().manual_seed(3))
+    params = DecodingParams(temperature=0.7)
+    u = uniforms(6, seed=4)
+    whole = pick_tokens(logits, params, u)
+    kept = torch.tensor([1, 4, 5])
+    assert pick_tokens(logits[kept], params, u[kept]).tolist() == whole[kept].tolist()
+
+
+def test_sampling_without_uniforms_is_refused():
+    with pytest.raises(ValueError, match="uniform"):
+        pick_tokens(torch.zeros(1, 3), DecodingParams(temperature=1.0), None)

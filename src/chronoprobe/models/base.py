@@ -162,6 +162,8 @@ class BackendInfo(BaseModel):
     """Short display name for plots and tables (``--model NAME=SPEC``, else derived from the spec); not in cache keys."""
     edit: str | None = None
     """Set while the weights are edited: a hash of the method, its hyperparameters and the edits (in cache keys)."""
+    sampler: str | None = None
+    """How this backend draws sampled tokens, where that changed over versions; in the cache keys of sampled calls."""
 
 
 class Backend(abc.ABC):

@@ -42,6 +42,7 @@ from chronoprobe.models.loading import (
     load_model,
     rows_that_fit,
 )
+from chronoprobe.models.prefill_groups import length_groups, merge, mergeable, repeated
 from chronoprobe.models.sampling import pick_tokens
 from chronoprobe.threads import AdaptiveThreads
 
@@ -74,6 +75,9 @@ class HFConfig(BaseModel):
     """Overrides the recorded revision (e.g. the GGUF file's hash for converted models)."""
 
 
+SAMPLER = "inverse-cdf"
+"""Sampled tokens come from one uniform number per row and step (models/sampling.py); in sampled calls' cache keys."""
+
 AUTO_PROBE_ROWS = 64
 """The longest prompts of a request that --batch-size auto probes with."""
 
@@ -94,6 +98,11 @@ def _common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
 
 
 class HFBackend(Backend):
+    prefill_groups = True
+    """Prefill rows of very different lengths in separate groups (``models/prefill_groups.py``)."""
+    drop_finished_rows = True
+    """Stop running the model on rows that have finished their answer."""
+
     capabilities = frozenset(
         {
             Capability.GENERATE,
@@ -141,6 +150,7 @@ class HFBackend(Backend):
             chat_template=self.use_chat_template,
             is_chat_model=self.has_chat_template,
             extra=loaded.extra,
+            sampler=SAMPLER,
         )
         if loaded.adapter_revision is not None:  # the adapter's files are part of what produced an output
             self._info.revision = f"{self._info.revision}+{loaded.adapter_revision}"
@@ -268,38 +278,62 @@ class HFBackend(Backend):
         Prompts in a batch usually share a long prefix (system prompt, instruction,
         few-shot examples). That prefix is run once and its KV cache repeated for
         every row; only the differing suffixes are run batched, left-padded after
-        the prefix. Positions and the attention mask make this equivalent to
-        running each full prompt.
+        the prefix. Suffixes of very different lengths (a question with and
+        without a passage) run in groups of similar length, so that short rows
+        are not padded to the longest; the groups' caches are then laid side by
+        side, padded where the mask hides them. Positions and the attention mask
+        make all of this equivalent to running each full prompt.
         """
         shared = _common_prefix_length(token_ids)
         if len(token_ids) < 2 or shared < _MIN_SHARED_PREFIX:
-            ids, attention = self._left_pad(token_ids)
-            positions = (attention.cumsum(-1) - 1).clamp(min=0)
-            out = self.model(
-                input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=True, **self._keep_last
-            )
-            return out.logits[:, -1, :].float(), cache_of(out), attention, positions[:, -1:]
-        prefix = torch.tensor([list(token_ids[0][:shared])], dtype=torch.long, device=self.device)
-        out = self.model(input_ids=prefix, use_cache=True, **self._keep_last)
-        cache = cache_of(out)
-        cache.batch_repeat_interleave(len(token_ids))
-        suffix_ids, suffix_mask = self._left_pad([row[shared:] for row in token_ids])
-        attention = torch.cat(
-            [torch.ones((len(token_ids), shared), dtype=suffix_mask.dtype, device=self.device), suffix_mask], dim=-1
-        )
+            shared = 0
+        prefix_cache = None
+        if shared:
+            prefix = torch.tensor([list(token_ids[0][:shared])], dtype=torch.long, device=self.device)
+            prefix_cache = cache_of(self.model(input_ids=prefix, use_cache=True, **self._keep_last))
+        suffixes = [row[shared:] for row in token_ids]
+        groups = length_groups([len(s) for s in suffixes]) if self.prefill_groups else []
+        if len(groups) > 1:
+            parts = [
+                self._prefill_group([suffixes[i] for i in group], shared, prefix_cache, keep_prefix=True)
+                for group in groups
+            ]
+            if all(mergeable(part[1]) for part in parts):
+                return merge(parts, groups, shared)
+        return self._prefill_group(suffixes, shared, prefix_cache, keep_prefix=False)
+
+    def _prefill_group(
+        self, suffixes: Sequence[Sequence[int]], shared: int, prefix_cache: Any, *, keep_prefix: bool
+    ) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
+        suffix_ids, suffix_mask = self._left_pad(suffixes)
+        rows = len(suffixes)
         positions = shared + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
+        attention = suffix_mask
+        extra: dict[str, Any] = {}
+        if prefix_cache is not None:
+            extra[self._cache_kwarg] = repeated(prefix_cache, rows, keep_original=keep_prefix)
+            prefix_mask = torch.ones((rows, shared), dtype=suffix_mask.dtype, device=self.device)
+            attention = torch.cat([prefix_mask, suffix_mask], dim=-1)
         out = self.model(
             input_ids=suffix_ids,
             attention_mask=attention,
             position_ids=positions,
             use_cache=True,
             **self._keep_last,
-            **{self._cache_kwarg: cache},
+            **extra,
         )
         return out.logits[:, -1, :].float(), cache_of(out), attention, positions[:, -1:]
 
     @torch.inference_mode()
     def _decode(self, token_ids: Sequence[Sequence[int]], params: DecodingParams) -> list[Sample]:
+        """Decode every row to its end of answer; rows that finish early leave the batch.
+
+        Finished rows are dropped from the KV cache once they are a quarter of
+        those still decoding, so the model no longer runs on them. Each step
+        draws one uniform number for every original row (see
+        ``models/sampling.py``), so when rows leave changes nothing for the
+        others.
+        """
         device = self.device
         logits, cache, attention, last_position = self._prefill(token_ids)
         n = params.n
@@ -314,27 +348,39 @@ class HFBackend(Backend):
         generator = torch.Generator(device=device).manual_seed(params.seed)
         eos = torch.tensor(self.eos_ids or [-1], device=device)
         pad_id = int(self.tokenizer.pad_token_id)
+        steps = params.max_new_tokens
+        can_drop = self.drop_finished_rows and hasattr(cache, "batch_select_indices")
 
+        present = torch.arange(rows, device=device)  # the original row of each row still in the batch
         finished = torch.zeros(rows, dtype=torch.bool, device=device)
+        tokens = torch.full((rows, steps), pad_id, dtype=torch.long, device=device)
+        token_logprobs = torch.zeros((rows, steps), dtype=torch.float32, device=device)
         steps_taken = torch.zeros(rows, dtype=torch.long, device=device)
-        chosen: list[torch.Tensor] = []
-        chosen_logprobs: list[torch.Tensor] = []
         dist_sum = torch.zeros_like(logits) if params.mean_distribution else None
 
-        for step in range(params.max_new_tokens):
+        for step in range(steps):
+            uniforms = None if params.greedy else torch.rand(rows, generator=generator, device=device)[present]
             log_norm = torch.logsumexp(logits, dim=-1, keepdim=True)
-            token = pick_tokens(logits, params, generator)
+            token = pick_tokens(logits, params, uniforms)
             token = torch.where(finished, torch.full_like(token, pad_id), token)
             active = ~finished
             if dist_sum is not None:
-                dist_sum += (logits - log_norm).exp() * active.unsqueeze(-1)
-            chosen.append(token)
-            chosen_logprobs.append((logits.gather(-1, token.unsqueeze(-1)) - log_norm).squeeze(-1))
-            steps_taken += active.long()
+                dist_sum.index_add_(0, present, (logits - log_norm).exp() * active.unsqueeze(-1))
+            tokens[present, step] = token
+            token_logprobs[present, step] = (logits.gather(-1, token.unsqueeze(-1)) - log_norm).squeeze(-1)
+            steps_taken.index_add_(0, present, active.long())
             finished = finished | torch.isin(token, eos)
-            if bool(finished.all()) or step == params.max_new_tokens - 1:
+            done = int(finished.sum())
+            if done == len(present) or step == steps - 1:
                 break
-            attention = torch.cat([attention, torch.ones((rows, 1), dtype=attention.dtype, device=device)], dim=-1)
+            if can_drop and done and 4 * done >= len(present):
+                keep = (~finished).nonzero().squeeze(-1)
+                cache.batch_select_indices(keep)
+                present, finished, token = present[keep], finished[keep], token[keep]
+                attention, next_position = attention[keep], next_position[keep]
+            attention = torch.cat(
+                [attention, torch.ones((len(present), 1), dtype=attention.dtype, device=device)], dim=-1
+            )
             out = self.model(
                 input_ids=token.unsqueeze(-1),
                 attention_mask=attention,
@@ -345,15 +391,22 @@ class HFBackend(Backend):
             next_position = next_position + 1
             logits = out.logits[:, -1, :].float()
 
-        tokens = torch.stack(chosen, dim=1).cpu()
-        token_logprobs = torch.stack(chosen_logprobs, dim=1).cpu()
-        lengths = steps_taken.cpu()
+        return self._samples(tokens.cpu(), token_logprobs.cpu(), steps_taken.cpu(), dist_sum, params)
+
+    def _samples(
+        self,
+        tokens: torch.Tensor,
+        token_logprobs: torch.Tensor,
+        lengths: torch.Tensor,
+        dist_sum: torch.Tensor | None,
+        params: DecodingParams,
+    ) -> list[Sample]:
         means = None
         if dist_sum is not None:
-            means = (dist_sum / steps_taken.clamp(min=1).unsqueeze(-1)).cpu().numpy().astype(np.float32)
+            means = (dist_sum.cpu() / lengths.clamp(min=1).unsqueeze(-1)).numpy().astype(np.float32)
         eos_set = set(self.eos_ids)
         samples: list[Sample] = []
-        for row in range(rows):
+        for row in range(tokens.shape[0]):
             length = int(lengths[row])
             ids = tokens[row, :length].tolist()
             hit_eos = bool(ids) and ids[-1] in eos_set
