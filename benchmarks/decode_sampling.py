@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from chronoprobe.models import hf
+from chronoprobe.models import hf, sampling
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.models.registry import BackendOptions, load_backend
 from chronoprobe.recency.prompts import builtin
@@ -33,8 +33,8 @@ CONTEXT = (
 )
 
 
-def full_sort_pick(logits: torch.Tensor, params: DecodingParams, generator: torch.Generator) -> torch.Tensor:
-    """The previous sampler: sort the whole vocabulary for every row and step."""
+def full_sort_pick(logits: torch.Tensor, params: DecodingParams, uniforms: torch.Tensor | None) -> torch.Tensor:
+    """The previous top-p: sort the whole vocabulary for every row and step (then the same inverse-CDF draw)."""
     if params.greedy:
         return logits.argmax(dim=-1)
     scores = logits / params.temperature
@@ -44,7 +44,8 @@ def full_sort_pick(logits: torch.Tensor, params: DecodingParams, generator: torc
         drop = sorted_probs.cumsum(dim=-1) - sorted_probs >= params.top_p
         sorted_scores = sorted_scores.masked_fill(drop, float("-inf"))
         scores = torch.full_like(scores, float("-inf")).scatter(-1, sorted_idx, sorted_scores)
-    return torch.multinomial(torch.softmax(scores, dim=-1), 1, generator=generator).squeeze(-1)
+    assert uniforms is not None
+    return sampling._inverse_cdf(torch.softmax(scores, dim=-1), uniforms)
 
 
 @contextmanager

@@ -301,7 +301,7 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--workload", default="audit,conflicts")
     parser.add_argument("--facts", type=int, default=0, help="0: 30 audit facts, 4 conflicts facts")
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--batch-size", type=lambda v: v if v == "auto" else int(v), default=16)
     parser.add_argument("--strategy", choices=("both", "previous", "current"), default="both")
     args = parser.parse_args()
 
