@@ -122,6 +122,8 @@ class HFBackend(Backend):
         self.tokenizer = loaded.tokenizer
         self.model = loaded.model
         self.model.eval()
+        self._caches_merge = True
+        """False once a prefill returned cache layers that models/prefill_groups.py cannot lay side by side."""
         self._auto_batch: tuple[int, int] | None = None
         """(longest prompt it was found for, size) under --batch-size auto."""
         # on CPU, give torch only the cores other processes leave free (see chronoprobe.threads)
@@ -292,13 +294,15 @@ class HFBackend(Backend):
             prefix = torch.tensor([list(token_ids[0][:shared])], dtype=torch.long, device=self.device)
             prefix_cache = cache_of(self.model(input_ids=prefix, use_cache=True, **self._keep_last))
         suffixes = [row[shared:] for row in token_ids]
-        groups = length_groups([len(s) for s in suffixes]) if self.prefill_groups else []
+        groups = length_groups([len(s) for s in suffixes]) if self.prefill_groups and self._caches_merge else []
         if len(groups) > 1:
-            parts = [
-                self._prefill_group([suffixes[i] for i in group], shared, prefix_cache, keep_prefix=True)
-                for group in groups
-            ]
-            if all(mergeable(part[1]) for part in parts):
+            parts = []
+            for group in groups:
+                parts.append(self._prefill_group([suffixes[i] for i in group], shared, prefix_cache, keep_prefix=True))
+                if not mergeable(parts[-1][1]):  # sliding-window or other cache layers: learnt once per model
+                    self._caches_merge = False
+                    break
+            else:
                 return merge(parts, groups, shared)
         return self._prefill_group(suffixes, shared, prefix_cache, keep_prefix=False)
 
