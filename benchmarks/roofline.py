@@ -65,7 +65,6 @@ class Shapes:
     head: tuple[int, int]
     layers: int
     hidden: int  # query width = heads × head dim
-    kv_hidden: int
 
     def linear_flops(self, rows: int, tokens: int, logits_positions: int) -> float:
         body = sum(2 * i * o for i, o in self.body) * rows * tokens
@@ -91,8 +90,7 @@ def model_shapes(model: torch.nn.Module) -> Shapes:
         head = (config.hidden_size, config.vocab_size)
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    kv_heads = getattr(config, "num_key_value_heads", heads)
-    return Shapes(body, head, config.num_hidden_layers, heads * head_dim, kv_heads * head_dim)
+    return Shapes(body, head, config.num_hidden_layers, heads * head_dim)
 
 
 @contextmanager

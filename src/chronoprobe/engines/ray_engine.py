@@ -153,20 +153,16 @@ class RayEngine(Engine):
 
 def user_error(exc: BaseException, label: str) -> Exception:
     """A worker's ChronoprobeError as itself (one line); any other Ray failure as an EndpointError."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    chain = _chain(exc)
+    for current in chain:
         if isinstance(current, ChronoprobeError):
             # Ray re-raises a worker's error as a class derived from it: rebuild our own class
             ours: type[ChronoprobeError] = next(
                 c for c in type(current).__mro__ if c.__module__ == ChronoprobeError.__module__
             )
             return ours(str(getattr(current, "where", label)), str(getattr(current, "problem", _first_line(current))))
-        cause = getattr(current, "cause", None)
-        current = cause if isinstance(cause, BaseException) else current.__cause__
     # an actor whose constructor failed keeps only the text of its error: find our line in it
-    texts = "\n".join(str(e) for e in _chain(exc))
+    texts = "\n".join(str(e) for e in chain)
     found = _WORKER_ERROR.findall(texts)
     if found:
         name, message = found[-1]
@@ -184,6 +180,7 @@ _WORKER_ERROR = re.compile(r"\b(ConfigError|DataError|CapabilityError|EndpointEr
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes (Ray keeps a worker's error in ``.cause``), each once."""
     chain: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and current not in chain:

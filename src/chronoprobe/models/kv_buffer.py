@@ -89,19 +89,22 @@ class BufferedLayer(DynamicLayer):
         self._publish()
 
 
+def plain_dynamic(cache: Any) -> bool:
+    """Every layer of ``cache`` is a plain ``DynamicLayer`` (no sliding window, no linear attention)."""
+    layers = getattr(cache, "layers", None) or []
+    # DynamicLayer is object on transformers < 4.54, which has no cache layers
+    return DynamicLayer is not object and bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+
+
 def preallocate(cache: Any, *, repeats: int, extra_tokens: int) -> bool:
     """Repeat every row ``repeats`` times and leave room for ``extra_tokens`` more, in place.
 
     Returns False (and changes nothing) when the cache has layers of another kind
     (sliding windows, linear attention); the caller then repeats it the ordinary way.
     """
-    layers = getattr(cache, "layers", None)
-    if (
-        DynamicLayer is object
-        or not layers
-        or any(type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers)
-    ):
+    if not plain_dynamic(cache) or not all(layer.is_initialized for layer in cache.layers):
         return False
+    layers = cache.layers
     for index, layer in enumerate(layers):
         capacity = layer.keys.shape[2] + extra_tokens
         layers[index] = BufferedLayer(layer.keys, layer.values, repeats=repeats, capacity=capacity)

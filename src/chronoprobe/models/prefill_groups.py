@@ -16,10 +16,7 @@ from typing import Any
 
 import torch
 
-try:
-    from transformers.cache_utils import DynamicLayer
-except ImportError:  # transformers < 4.54 has no cache layers: groups are then never merged
-    DynamicLayer = object  # type: ignore[assignment,misc]
+from chronoprobe.models.kv_buffer import plain_dynamic
 
 GROUP_RATIO = 0.8
 """A row joins the current group if it is at least this fraction of the group's longest row."""
@@ -45,11 +42,8 @@ def length_groups(lengths: Sequence[int]) -> list[list[int]]:
     return groups
 
 
-def mergeable(cache: Any) -> bool:
-    """Only plain dynamic layers (no sliding window, no linear attention) are laid side by side."""
-    layers = getattr(cache, "layers", None) or []
-    # DynamicLayer is object on transformers < 4.54, which has no cache layers: nothing merges there
-    return DynamicLayer is not object and bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+mergeable = plain_dynamic
+"""Only plain dynamic layers are laid side by side."""
 
 
 def repeated(prefix_cache: Any, rows: int, *, keep_original: bool) -> Any:
