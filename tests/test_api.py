@@ -126,3 +126,65 @@ def test_user_mistakes_are_one_line_errors(mock_spec: str, tmp_path: Path) -> No
         cp.run("outdated", model=mock_spec, limit=0)
     with pytest.raises(cp.DataError, match="not a chronoprobe run folder"):
         cp.load(tmp_path)
+
+
+def _damage_log(folder: Path, change: str) -> None:
+    log_path = folder / "run.json"
+    log = json.loads(log_path.read_text())
+    if change == "no summary":
+        del log["summary"]
+    elif change == "summary a list":
+        log["summary"] = [1, 2]
+    elif change == "summary a string":
+        log["summary"] = "fine"
+    elif change == "headline a list":
+        log["summary"]["headline"] = [1]
+    elif change == "models a number":
+        log["summary"]["models"] = 3
+    elif change == "provenance a string":
+        log["provenance"] = "somewhere"
+    elif change == "no lens":
+        del log["lens"]
+    log_path.write_text(json.dumps(log))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "no summary",
+        "summary a list",
+        "summary a string",
+        "headline a list",
+        "models a number",
+        "provenance a string",
+        "no lens",
+    ],
+)
+def test_load_names_a_damaged_run_json(mock_spec: str, tmp_path: Path, change: str) -> None:
+    run = cp.run("outdated", model=mock_spec, limit=1, out=tmp_path / "run")
+    _damage_log(run.path, change)
+    with pytest.raises(cp.DataError) as caught:
+        cp.load(run.path)
+    assert str(run.path / "run.json") in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_load_names_a_run_json_folder_and_unreadable_items(mock_spec: str, tmp_path: Path) -> None:
+    run = cp.run("outdated", model=mock_spec, limit=1, out=tmp_path / "run")
+    (run.path / "items.jsonl").write_bytes(b'{"model": "caf\xe9"}\n')
+    with pytest.raises(cp.DataError, match=r"items\.jsonl.*not UTF-8"):
+        cp.load(run.path)
+    (run.path / "run.json").unlink()
+    (run.path / "run.json").mkdir()  # not quietly read as an older folder through its summary.json
+    with pytest.raises(cp.DataError, match=r"run\.json: is a folder"):
+        cp.load(run.path)
+
+
+def test_load_names_a_damaged_old_summary(mock_spec: str, tmp_path: Path) -> None:
+    run = cp.run("outdated", model=mock_spec, limit=1, out=tmp_path / "run")
+    (run.path / "run.json").unlink()
+    summary = json.loads((run.path / "summary.json").read_text())
+    for spec in summary["models"]:
+        summary["models"][spec]["per_category"] = []
+    (run.path / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(cp.DataError, match=r"summary\.json: unexpected outdated run layout"):
+        cp.load(run.path)

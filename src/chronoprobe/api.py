@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from chronoprobe.cache import CachedModel
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.io import json_kind, read_text
 from chronoprobe.lens import LENSES, Lens, ProgressFactory, Summary, lens_class
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions
 from chronoprobe.runner import ITEMS, RUN_LOG, default_out, execute, load_models, open_cache
@@ -175,12 +176,41 @@ _OLD_ROWS = {"outdated": "responses.jsonl", "recency": ITEMS, "conflicts": ITEMS
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(read_text(path))
+    except ValueError as exc:
         raise DataError(str(path), f"cannot read JSON ({exc})") from None
     if not isinstance(data, dict):
         raise DataError(str(path), "is not a JSON object")
     return data
+
+
+def _object(log: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    """``log[key]`` when it is a JSON object (an absent or null one reads as empty); DataError otherwise."""
+    value = log.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DataError(str(path), f"its {key} is not an object ({json_kind(value)})")
+    return value
+
+
+def _summary(log: dict[str, Any], path: Path) -> Summary:
+    """The run log's typed summary; a missing or malformed one is a DataError naming the file and the field."""
+    if "summary" not in log:
+        raise DataError(str(path), "has no summary")
+    try:
+        return Summary.model_validate(log["summary"])
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in ("summary", *error["loc"]))
+        raise DataError(str(path), f"{field}: {error['msg']}") from None
+
+
+def _lens_of(log: dict[str, Any], path: Path) -> type[Lens[Any]]:
+    name = log.get("lens")
+    if not isinstance(name, str) or name not in LENSES:
+        raise DataError(str(path), f"its lens {name!r} is not one of {', '.join(sorted(LENSES))}")
+    return lens_class(name)
 
 
 def _old_lens(folder: Path, summary: dict[str, Any]) -> str:
@@ -208,7 +238,7 @@ def _rows(path: Path, row_type: type[BaseModel]) -> list[BaseModel]:
     if not path.is_file():
         return []
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -223,18 +253,28 @@ def _rows(path: Path, row_type: type[BaseModel]) -> list[BaseModel]:
 def load(path: Path | str) -> Run:
     """Read a run folder back: the shared run log (``run.json``) or an older folder's ``summary.json``."""
     folder = Path(path)
-    if (folder / RUN_LOG).is_file():
-        log = _read_json(folder / RUN_LOG)
-        cls = lens_class(str(log.get("lens")))
-        summary = Summary.model_validate(log["summary"])
+    log_path = folder / RUN_LOG
+    if log_path.exists():
+        log = _read_json(log_path)
+        cls = _lens_of(log, log_path)
+        summary = _summary(log, log_path)
+        config, provenance = _object(log, "config", log_path), _object(log, "provenance", log_path)
         rows = _rows(folder / ITEMS, cls.row_type)
-        return Run(folder, cls.name, summary, rows, log.get("config") or {}, log.get("provenance") or {})
-    if not (folder / "summary.json").is_file():
+        return Run(folder, cls.name, summary, rows, config, provenance)
+    old_path = folder / "summary.json"
+    if not old_path.exists():
         raise DataError(str(folder), "not a chronoprobe run folder (no run.json or summary.json)")
-    data = _read_json(folder / "summary.json")
+    data = _read_json(old_path)
     cls = lens_class(_old_lens(folder, data))
-    provenance = data.get("provenance") or {}
+    provenance = _object(data, "provenance", old_path)
     detail = {k: v for k, v in data.items() if k != "provenance"}
-    summary = cls.summary_from_detail(detail)
+    try:
+        summary = cls.summary_from_detail(detail)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise DataError(str(old_path), f"unexpected {cls.kind} layout ({where}: {error['msg']})") from None
+    except (LookupError, TypeError, AttributeError, ValueError) as exc:
+        raise DataError(str(old_path), f"unexpected {cls.kind} layout ({type(exc).__name__}: {exc})") from None
     rows = _rows(folder / _OLD_ROWS[cls.name], cls.row_type)
     return Run(folder, cls.name, summary, rows, {}, provenance, layout="summary.json")

@@ -57,6 +57,9 @@ def check_cache_file(path: Path) -> None:
     where = f"call cache {path}"
     if path.is_dir():
         raise ConfigError(where, "is a folder; give the path of an SQLite file (it is created if missing)")
+    above = next((parent for parent in path.absolute().parents if parent.exists()), None)
+    if above is not None and not above.is_dir():
+        raise ConfigError(where, f"cannot be created: {above} is a file, not a folder")
     if path.exists():
         try:
             with path.open("rb") as handle:

@@ -80,6 +80,14 @@ def read_text(path: Path, where: str | None = None, *, encoding: str = "utf-8") 
         raise DataError(where, f"cannot read it ({exc.strerror or exc})") from None
 
 
+def json_kind(value: object) -> str:
+    """What a parsed JSON value is, in words, for an error message (None: an absent key or null)."""
+    if value is None:
+        return "missing or null"
+    names = {bool: "a boolean", str: "a string", list: "a list", dict: "an object", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)
+
+
 def not_utf8(where: str, exc: UnicodeDecodeError) -> DataError:
     """The one-line error for a file that is not UTF-8 text."""
     bad = exc.object[exc.start : exc.start + 1].hex()

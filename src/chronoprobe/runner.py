@@ -134,6 +134,7 @@ def execute(
     cache misses; it is checked and connected before any model loads.
     """
     chosen_engine = parse_engine(engine)
+    chosen_engine.check()
     with publish.OutputClaim(out):  # shared with an earlier claim of this command
         if not lens.loaded:
             lens.load()

@@ -92,3 +92,33 @@ def test_bad_override_files_are_one_line_errors(tmp_path: Path, name: str, text:
 def test_missing_override_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the hyperparameter file"):
         memit_hparams(arch("llama", 30), "smol", tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("v_lr: fast\n", "v_lr"),
+        ("layers: [a]\n", "layers.0"),
+        ("layers: []\n", "layers"),
+        ("v_num_grad_steps: 0\n", "v_num_grad_steps"),
+        ("mom2_adjustment: perhaps\n", "mom2_adjustment"),
+        ("context_template_length_params: 5\n", "context_template_length_params"),
+        ("fact_token: subject_first\n", "fact_token"),
+    ],
+)
+def test_a_wrongly_typed_override_is_refused_when_the_file_is_read(tmp_path: Path, text: str, named: str) -> None:
+    from chronoprobe.editing.hparams import load_overrides
+
+    path = tmp_path / "hparams.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:  # no model needed: before any loads
+        load_overrides(path)
+    assert str(caught.value).startswith(f"{path}: {named}")
+
+
+def test_well_typed_overrides_pass_and_layers_are_checked_against_the_model_later(tmp_path: Path) -> None:
+    from chronoprobe.editing.hparams import load_overrides
+
+    path = tmp_path / "hparams.yaml"
+    path.write_text("layers: [40]\nv_lr: 0.1\nmom2_update_weight: 100\n")
+    assert load_overrides(path) == {"layers": [40], "v_lr": 0.1, "mom2_update_weight": 100}

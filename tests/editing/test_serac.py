@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -139,3 +141,19 @@ def test_nli_scope_uses_entailment_both_ways() -> None:
     assert near.similarity == pytest.approx(8 / 9)
     assert not far.hit and far.similarity < NLI_THRESHOLD
     assert serac.describe()["scope_model"] == "word-overlap"
+
+
+def test_a_scope_model_that_cannot_be_had_is_refused_before_any_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chronoprobe.editing.serac import check_scope_model
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(ConfigError, match=r"^--serac-scope nli:nobody/no-such-nli: not in the local hub cache"):
+        check_scope_model("nli:nobody/no-such-nli")
+    with pytest.raises(ConfigError, match=r"^--serac-scope embedding:nobody/no-such-embedder"):
+        check_scope_model("embedding:nobody/no-such-embedder")
+    check_scope_model("embedding")  # the packaged MiniLM
+    (tmp_path / "local-nli").mkdir()
+    check_scope_model(f"nli:{tmp_path / 'local-nli'}")  # a local folder is loaded as it is

@@ -149,8 +149,16 @@ def test_an_unreachable_head_is_one_line_before_any_model_loads(tmp_path: Path) 
     )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2, done.stderr
-    assert lines[-1].startswith("error: --engine ray:127.0.0.1:1: no Ray head answers at 127.0.0.1:1"), lines
-    assert "loading" not in done.stderr
+    assert len(lines) == 1, lines  # checked with the option, before the plan or any other line
+    assert "--engine" in lines[0] and "no Ray head answers at 127.0.0.1:1" in lines[0], lines
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_api_checks_the_head_before_the_lens_loads_or_the_cache_opens(tmp_path: Path) -> None:
+    options = {"model": "mock:echo", "limit": 1, "out": tmp_path / "run", "cache": tmp_path / "c.sqlite"}
+    with pytest.raises(ConfigError, match=r"no Ray head answers at 127\.0\.0\.1:1"):
+        cp.run("outdated", engine="ray:127.0.0.1:1", **options)
+    assert not (tmp_path / "c.sqlite").exists() and not (tmp_path / "run").exists()
 
 
 def test_editing_refuses_ray_for_weight_methods_in_one_line(

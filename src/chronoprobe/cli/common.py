@@ -146,7 +146,7 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         "-m",
-        help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>[@rev], gguf:<file>, vllm:<id>[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
+        help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>\\[@rev], gguf:<file>, vllm:<id>\\[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
         "NAME=SPEC gives it a short name for plots (e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct). See `chronoprobe models`.",
     ),
 ]
@@ -172,7 +172,7 @@ DeviceMapOpt = Annotated[
 QuantizeOpt = Annotated[
     str | None,
     typer.Option(
-        help="hf: load the weights in 8bit or 4bit with bitsandbytes (CUDA GPU; pip install 'chronoprobe[quant]').",
+        help="hf: load the weights in 8bit or 4bit with bitsandbytes (CUDA GPU; pip install 'chronoprobe\\[quant]').",
         callback=_none_or_one_of(QUANTIZE),
     ),
 ]
@@ -194,11 +194,11 @@ SeedOpt = Annotated[int, typer.Option(min=0, help="Sampling seed.")]
 
 
 def check_engine(value: str) -> str:
-    """local, ray, ray:auto or ray:HOST:PORT, with Ray installed for the ray forms (nothing is contacted here)."""
+    """local, ray, ray:auto or ray:HOST:PORT, with Ray installed for the ray forms and a named head answering."""
     from chronoprobe.engines import parse_engine
 
     try:
-        parse_engine(value)
+        parse_engine(value).check()  # before any other output: an unreachable head is a bad value
     except ChronoprobeError as exc:
         raise typer.BadParameter(exc.problem) from None
     return value
@@ -209,7 +209,7 @@ EngineOpt = Annotated[
     typer.Option(
         callback=check_engine,
         help="Where the calls the cache misses run: local (this process), ray (a Ray cluster started for the run), "
-        "ray:auto or ray:HOST:PORT (a running cluster; pip install 'chronoprobe[ray]'). Results are the same.",
+        "ray:auto or ray:HOST:PORT (a running cluster; pip install 'chronoprobe\\[ray]'). Results are the same.",
     ),
 ]
 SnapshotOpt = Annotated[

@@ -39,7 +39,7 @@ DataOpt = Annotated[
     Path | None, typer.Option(help="Local data: DynamicQA folder of CSVs, MuLan queries JSONL, or a contexts JSONL.")
 ]
 JudgeOpt = Annotated[
-    str, typer.Option(help="Equivalence judge: embedding[:<model>] (offline default), nli[:<hf id>], exact.")
+    str, typer.Option(help="Equivalence judge: embedding\\[:<model>] (offline default), nli\\[:<hf id>], exact.")
 ]
 JudgeFallbackOpt = Annotated[
     bool,

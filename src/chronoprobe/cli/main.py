@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -46,7 +48,34 @@ _COMMANDS = [
 ]
 
 
+_LIST_TYPE = re.compile(r"<list\[(.+)\]>")
+
+
+def _readable_help_types() -> None:
+    """Help shows what to type, not Python types: nothing after a flag, ``<str>`` for a repeatable option.
+
+    Typer (0.2x) labels every option with its annotation, ``<bool>`` on ``--help`` and every flag and
+    ``<list[str]>`` on a repeatable option.
+    """
+    from typer import core
+
+    for cls in (core.TyperArgument, core.TyperOption):
+        shown = getattr(cls, "display_type_rich", None)
+        if shown is None or getattr(shown, "_chronoprobe", False):  # another typer, or already done
+            continue
+
+        def display_type_rich(self: Any, ctx: Any, _shown: Any = shown) -> str | None:
+            if getattr(self, "is_flag", False) and self.metavar is None:
+                return None
+            text = _shown(self, ctx)
+            return None if text is None else _LIST_TYPE.sub(r"<\1>", str(text))
+
+        display_type_rich._chronoprobe = True  # type: ignore[attr-defined]
+        cls.display_type_rich = display_type_rich  # type: ignore[method-assign]  # typer has no hook for this
+
+
 def _register() -> None:
+    _readable_help_types()
     if app.registered_groups:  # already done (main() called twice in one process, as the tests do)
         return
     for module_name, attribute, name in _SUBAPPS:

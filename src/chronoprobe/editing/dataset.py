@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from chronoprobe.datasets.editing_records import GROUPS, EditRecord, Group
 from chronoprobe.errors import ConfigError, DataError
-from chronoprobe.io import read_text, write_text_atomic
+from chronoprobe.io import json_kind, read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact, Statement
 from chronoprobe.metrics.dyknow import Verdict
@@ -215,6 +215,20 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
+def _check_run_log(log: dict[str, Any], where: str) -> None:
+    """The run log's summary, config and provenance have the shape a run writes; a damaged one is named here."""
+    from chronoprobe.lens import Summary
+
+    if "summary" in log:
+        try:
+            Summary.model_validate(log["summary"])
+        except ValidationError as exc:
+            raise DataError(where, f"summary: {_validation_problem(exc)}") from None
+    for key in ("config", "provenance"):
+        if log.get(key) is not None and not isinstance(log[key], dict):
+            raise DataError(where, f"its {key} is not an object ({json_kind(log[key])})")
+
+
 def audit_config_of(log: dict[str, Any], where: str) -> Any:
     """The :class:`~chronoprobe.outdated.audit.AuditConfig` an outdated run's log records (a live run: its saved snapshot)."""
     from chronoprobe.outdated.audit import AuditConfig
@@ -279,6 +293,7 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
         raise DataError(
             str(log_path), f"is a {log.get('lens')!r} run; the editing dataset is built from an outdated run"
         )
+    _check_run_log(log, str(log_path))
     items = folder / "items.jsonl"
     rows: list[ResponseRecord] = []
     for number, line in enumerate(read_text(items).splitlines(), start=1):

@@ -170,7 +170,20 @@ def load_overrides(path: Path) -> dict[str, Any]:
     for key in data:
         if key not in OVERRIDE_KEYS:
             raise ConfigError(where, f"unknown key {key!r}; allowed: {', '.join(OVERRIDE_KEYS)}")
+    _check_types(data, where)
     return data
+
+
+def _check_types(overrides: dict[str, Any], where: str) -> None:
+    """Each value's type and range, before any model loads (the layers against its depth come later)."""
+    kinds: tuple[tuple[type[EditHparams], Method], ...] = ((RomeHparams, "rome"), (MemitHparams, "memit"))
+    for hparams, method in kinds:
+        try:
+            hparams.model_validate({**_REFERENCE["gpt2-xl"][method], **overrides})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = ".".join(str(part) for part in error["loc"]) or "value"
+            raise ConfigError(where, f"{key}: {error['msg']}") from None
 
 
 def with_overrides(hp: H, overrides: dict[str, Any], arch: Architecture, where: str) -> H:

@@ -71,6 +71,10 @@ class EditingLens(Lens[EditingRow]):
             from chronoprobe.editing.hparams import load_overrides
 
             load_overrides(config.hparams)
+        if "serac" in config.methods:
+            from chronoprobe.editing.serac import check_scope_model
+
+            check_scope_model(config.serac_scope)
         if config.stats_corpus is not None and "memit" in config.methods:
             from chronoprobe.editing.mom2 import load_corpus
 

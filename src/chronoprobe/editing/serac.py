@@ -87,6 +87,21 @@ class SeracConfig(BaseModel):
         return self.threshold
 
 
+def check_scope_model(scope: str) -> None:
+    """The model an ``nli:`` or ``embedding:`` scope names is a local folder, in the hub cache, or reachable.
+
+    Checked before any model loads: otherwise a missing one fails only when SERAC* starts, after the
+    methods before it have run.
+    """
+    from pathlib import Path
+
+    _, _, model = scope.partition(":")
+    if model and not Path(model).expanduser().is_dir():
+        from chronoprobe.models.hub import ensure_available
+
+        ensure_available(model, "main", f"--serac-scope {scope}")
+
+
 class MemoryEntry(BaseModel):
     model_config = ConfigDict(frozen=True)
 

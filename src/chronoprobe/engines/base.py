@@ -38,6 +38,9 @@ class Engine(abc.ABC):
     local: bool = True
     """True when batches run on the driver's own backend (whose weights may be edited in place)."""
 
+    def check(self) -> None:  # noqa: B027 - optional hook: the local engine has nothing to check
+        """A quick check (a few seconds at most) that :meth:`start` can work; called before anything else runs."""
+
     def start(self) -> None:  # noqa: B027 - optional hook: the local engine has nothing to start
         """Connect or start what the engine needs; called before any model loads."""
 

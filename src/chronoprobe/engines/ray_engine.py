@@ -69,6 +69,11 @@ class RayEngine(Engine):
         self.cpus_per_worker = cpus_per_worker
         self._owned = False
 
+    def check(self) -> None:
+        """A cluster named by HOST:PORT must answer on that port (one TCP connection, no Ray import)."""
+        if self.address not in (None, "auto"):
+            _check_reachable(self.address.removeprefix("ray://"), self.label)
+
     def start(self) -> None:
         ray = _import_ray(self.label)
         if not ray.is_initialized():

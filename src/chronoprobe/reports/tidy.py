@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from chronoprobe.errors import DataError
-from chronoprobe.io import read_text
+from chronoprobe.io import json_kind, read_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -154,7 +154,7 @@ def _load_summary(path: Path) -> Mapping[str, Any]:
 def _summary_from_run_log(path: Path) -> Mapping[str, Any] | None:
     """The lens's summary layout from ``run.json`` (its ``summary.detail`` plus the provenance), if present."""
     log_path = path / RUN_LOG
-    if not log_path.is_file():
+    if not log_path.exists():
         return None
     try:
         log = json.loads(read_text(log_path, str(log_path)))
@@ -162,10 +162,23 @@ def _summary_from_run_log(path: Path) -> Mapping[str, Any] | None:
         raise DataError(
             str(log_path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
-    detail = log.get("summary", {}).get("detail") if isinstance(log, dict) else None
+    if not isinstance(log, dict):
+        raise DataError(str(log_path), f"is not a JSON object (it holds {json_kind(log)})")
+    summary = log.get("summary")
+    if not isinstance(summary, dict):
+        raise DataError(str(log_path), f"its summary is not an object ({json_kind(summary)})")
+    detail = summary.get("detail")
     if not isinstance(detail, dict):
-        raise DataError(str(log_path), "has no summary.detail object")
-    return {**detail, "provenance": log.get("provenance") or {}}
+        raise DataError(str(log_path), f"its summary.detail is not an object ({json_kind(detail)})")
+    provenance = log.get("provenance")
+    if provenance is not None and not isinstance(provenance, dict):
+        raise DataError(str(log_path), f"its provenance is not an object ({json_kind(provenance)})")
+    return {**detail, "provenance": provenance or {}}
+
+
+def _source(path: Path) -> str:
+    """The file a run folder's numbers were read from: run.json, else the older summary.json."""
+    return str(path / (RUN_LOG if (path / RUN_LOG).exists() else SUMMARY))
 
 
 def read_run(path: Path, run: str | None = None) -> RunFolder | None:
@@ -192,8 +205,8 @@ def read_run(path: Path, run: str | None = None) -> RunFolder | None:
             provenance=provenance,
             models=_models(kind, summary, provenance),
         )
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise DataError(str(path / SUMMARY), f"unexpected {kind} layout ({type(exc).__name__}: {exc})") from None
+    except (LookupError, TypeError, AttributeError, ValueError) as exc:
+        raise DataError(_source(path), f"unexpected {kind} layout ({type(exc).__name__}: {exc})") from None
 
 
 def _unknown(path: Path) -> str:
@@ -473,9 +486,8 @@ def run_rows(run: RunFolder) -> list[Row]:
     """Every number of one run folder as tidy rows, in the summary's order."""
     try:
         return _READERS[run.kind](run)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        where = str(run.path / SUMMARY)
-        raise DataError(where, f"unexpected {run.kind} layout ({type(exc).__name__}: {exc})") from None
+    except (LookupError, TypeError, AttributeError, ValueError) as exc:
+        raise DataError(_source(run.path), f"unexpected {run.kind} layout ({type(exc).__name__}: {exc})") from None
 
 
 def tidy_rows(runs: Sequence[RunFolder]) -> list[Row]:

@@ -1,0 +1,478 @@
+"""A sweep of careless inputs across every command: each is one clean line, exit 2, and nothing left behind.
+
+Beyond the option values of ``test_cli_validation.py``: wrong paths, files of the wrong kind or
+shape, corrupted run folders, bad specs, dates and names. Each case runs the real ``main()`` in
+this process with model loading refused, so a case that gets as far as loading a model fails
+(exit 3). After it, no file or folder may have appeared (the cache and ``CHRONOPROBE_HOME`` aside).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import chronoprobe as cp
+from chronoprobe.cli.main import main
+from chronoprobe.testing import register_mock, unregister_mock
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+EDIT_SET = (
+    ASSETS / "editing_results" / "models_editing" / "editing_datasets" / "llama2-7b-chat" / "editing_dataset.json"
+)
+EDIT_RESULTS = ASSETS / "editing_results" / "models_editing" / "results"
+MULAN = (
+    f"--data {ASSETS / 'mulan_queries.jsonl'} --templates {ASSETS / 'mulan_templates.json'} "
+    f"--aliases {ASSETS / 'mulan_aliases.jsonl'}"
+)
+DYNAMICQA = f"--data {ASSETS / 'dynamicqa_small'}"
+RECENCY = f"--data {ASSETS / 'recency_sample.json'}"
+MOCK = "-m mock:constant=Paris"
+OTHER_HELPERS = "another part of issue 17 (output safety and stray folders) fixes this"
+STRAY = "issue 17: a failed command leaves an empty results/<lens>/ (another part of the issue fixes it)"
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real two-fact outdated run of a mock model, copied and damaged by the cases that need one."""
+    tmp = tmp_path_factory.mktemp("good")
+    register_mock("bad-inputs", lambda prompt, params: "Mario Draghi")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CHRONOPROBE_HOME", str(tmp / "home"))
+        try:
+            run = cp.run("outdated", model="mock:bad-inputs", limit=2, out=tmp / "run", cache=tmp / "c.sqlite")
+        finally:
+            unregister_mock("bad-inputs")
+    return run.path
+
+
+# --- damaged inputs: each writes its thing under tmp and returns nothing ------------------------------
+
+
+def _edit_run_json(change: Callable[[dict[str, object]], object]) -> Callable[[Path], None]:
+    def damage(tmp: Path) -> None:
+        path = tmp / "run" / "run.json"
+        log = json.loads(path.read_text())
+        change(log)
+        path.write_text(json.dumps(log))
+
+    return damage
+
+
+def _set(key: str, value: object) -> Callable[[dict[str, object]], object]:
+    def change(log: dict[str, object]) -> None:
+        *parents, last = key.split(".")
+        target = log
+        for part in parents:
+            target = target[part]  # type: ignore[assignment]
+        target[last] = value
+
+    return change
+
+
+def _delete(key: str) -> Callable[[dict[str, object]], object]:
+    def change(log: dict[str, object]) -> None:
+        *parents, last = key.split(".")
+        target = log
+        for part in parents:
+            target = target[part]  # type: ignore[assignment]
+        del target[last]
+
+    return change
+
+
+def _write(name: str, text: str) -> Callable[[Path], None]:
+    def damage(tmp: Path) -> None:
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / name).write_text(text)
+
+    return damage
+
+
+def _run_json_folder(tmp: Path) -> None:
+    (tmp / "run" / "run.json").unlink()
+    (tmp / "run" / "run.json").mkdir()
+
+
+def _no_run_json(tmp: Path) -> None:
+    (tmp / "run" / "run.json").unlink()
+    (tmp / "run" / "summary.json").unlink()
+
+
+def _unreachable_port() -> int:
+    with socket.socket() as probe:  # a port nothing listens on: bound, then released
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    argv: str
+    expected: str
+    """Text the error line must contain (the place it names)."""
+    damage: Callable[[Path], None] | None = None
+    xfail: str | None = None
+    spec: bool = False
+    default_out: bool = False
+    """Leave --out out: the command picks a folder under results/."""
+    """The bad value is a model or judge spec: the loader itself refuses it, so loading is not refused here."""
+
+
+RUN_DAMAGE: list[tuple[str, Callable[[Path], None], str]] = [
+    ("summary-list", _edit_run_json(_set("summary", [1, 2])), "run.json"),
+    ("summary-string", _edit_run_json(_set("summary", "x")), "run.json"),
+    ("summary-missing", _edit_run_json(_delete("summary")), "run.json"),
+    ("detail-string", _edit_run_json(_set("summary.detail", "x")), "run.json"),
+    ("detail-models-number", _edit_run_json(_set("summary.detail.models", 5)), "run.json"),
+    ("detail-models-list", _edit_run_json(_set("summary.detail.models", [1])), "run.json"),
+    ("provenance-string", _edit_run_json(_set("provenance", "x")), "run.json"),
+    ("run-json-invalid", _write("run/run.json", "{not json"), "run.json"),
+    ("run-json-array", _write("run/run.json", "[1, 2]"), "run.json"),
+    ("run-json-empty", _write("run/run.json", ""), "run.json"),
+    ("run-json-folder", _run_json_folder, "run.json"),
+]
+"""Ways to damage a run folder's run.json; results and card must name the file for each."""
+
+CASES: list[Case] = [
+    # --- the top level
+    Case("unknown-command", "audit", "audit"),
+    Case("unknown-subcommand", "outdated audit", "audit"),
+    Case("unknown-option", "outdated run --colour", "--colour"),
+    Case("extra-argument", f"outdated run {MOCK} surplus", "surplus"),
+    Case("missing-option-value", "outdated run --limit", "--limit"),
+    # --- outdated run
+    Case("outdated-facts-missing", f"outdated run {MOCK} --facts {{tmp}}/nope.json", "nope.json"),
+    Case("outdated-facts-folder", f"outdated run {MOCK} --facts {{tmp}}/folder", "folder"),
+    Case("outdated-facts-empty", f"outdated run {MOCK} --facts {{tmp}}/empty.json", "empty.json"),
+    Case("outdated-facts-invalid", f"outdated run {MOCK} --facts {{tmp}}/bad.json", "bad.json"),
+    Case("outdated-facts-list", f"outdated run {MOCK} --facts {{tmp}}/list.json", "list.json"),
+    Case("outdated-facts-object", f"outdated run {MOCK} --facts {{tmp}}/obj.json", "obj.json"),
+    Case("outdated-instruction-missing", f"outdated run {MOCK} --instruction-file {{tmp}}/nope.txt", "nope.txt"),
+    Case("outdated-instruction-no-slot", f"outdated run {MOCK} --instruction-file {{tmp}}/notes.txt", "notes.txt"),
+    Case("outdated-model-empty", "outdated run -m ''", "model", spec=True),
+    Case("outdated-model-unknown-kind", "outdated run -m banana:split", "banana:split", spec=True),
+    Case("outdated-model-unknown-mock", "outdated run -m mock:no-such-mock", "mock:no-such-mock", spec=True),
+    Case("outdated-model-openai-no-url", "outdated run -m openai:gpt", "openai:gpt", spec=True),
+    Case("outdated-model-gguf-folder", "outdated run -m gguf:{tmp}/folder", "folder", spec=True),
+    Case("outdated-as-of-word", f"outdated run {MOCK} --as-of yesterday", "--as-of"),
+    Case("outdated-as-of-month-13", f"outdated run {MOCK} --as-of 2024-13-01", "--as-of"),
+    Case("outdated-as-of-slashes", f"outdated run {MOCK} --as-of 2024/01/01", "--as-of"),
+    Case("outdated-limit-word", f"outdated run {MOCK} --limit ten", "--limit"),
+    Case("outdated-limit-float", f"outdated run {MOCK} --limit 2.5", "--limit"),
+    Case("outdated-snapshot-file-missing", f"outdated run {MOCK} --snapshot {{tmp}}/nope.json", "nope.json"),
+    Case("outdated-snapshot-file-invalid", f"outdated run {MOCK} --snapshot {{tmp}}/bad.json", "bad.json"),
+    Case("outdated-snapshot-file-list", f"outdated run {MOCK} --snapshot {{tmp}}/list.json", "list.json"),
+    Case("outdated-out-is-file", f"outdated run {MOCK} --out {{tmp}}/notes.txt", "notes.txt"),
+    Case("outdated-out-under-file", f"outdated run {MOCK} --out {{tmp}}/notes.txt/report", "notes.txt"),
+    Case("outdated-engine-unknown", f"outdated run {MOCK} --engine spark", "--engine"),
+    Case("outdated-engine-bad-port", f"outdated run {MOCK} --engine ray:localhost:99999", "--engine"),
+    Case("outdated-engine-unreachable", f"outdated run {MOCK} --engine ray:127.0.0.1:{{port}}", "--engine"),
+    Case("outdated-max-new-tokens-word", f"outdated run {MOCK} --max-new-tokens many", "--max-new-tokens"),
+    Case("outdated-concurrency-word", f"outdated run {MOCK} --concurrency lots", "--concurrency"),
+    Case("outdated-no-such-cache-parent", f"outdated run {MOCK} --cache {{tmp}}/notes.txt/c.sqlite", "--cache"),
+    Case(
+        "outdated-default-out", f"outdated run {MOCK} --facts {{tmp}}/n.json", "n.json", default_out=True, xfail=STRAY
+    ),
+    Case(
+        "conflicts-default-out", f"conflicts run dynamicqa {MOCK} --data {{tmp}}/n", "n", default_out=True, xfail=STRAY
+    ),
+    Case("recency-default-out", f"recency eval {MOCK} --data {{tmp}}/n.json", "n.json", default_out=True),
+    Case(
+        "editing-default-out",
+        f"editing run {MOCK} --method ike --dataset {{tmp}}/n.json",
+        "n.json",
+        default_out=True,
+        xfail=STRAY,
+    ),
+    # --- outdated score
+    Case("score-generations-missing", "outdated score --generations {tmp}/nope --out {tmp}/scored", "nope"),
+    Case("score-generations-file", "outdated score --generations {tmp}/notes.txt --out {tmp}/scored", "notes.txt"),
+    Case("score-generations-empty", "outdated score --generations {tmp}/folder --out {tmp}/scored", "folder"),
+    Case("score-gold-missing", "outdated score --generations {tmp}/gens --gold {tmp}/nope.json --out {tmp}/s", "nope"),
+    Case(
+        "score-gold-invalid", "outdated score --generations {tmp}/gens --gold {tmp}/bad.json --out {tmp}/s", "bad.json"
+    ),
+    Case("score-as-of-word", "outdated score --generations {tmp}/gens --as-of soon --out {tmp}/s", "--as-of"),
+    Case("score-missing-out", "outdated score --generations {tmp}/gens", "--out"),
+    # --- conflicts run
+    Case("conflicts-unknown-dataset", f"conflicts run triviaqa {MOCK}", "triviaqa"),
+    Case("conflicts-unknown-methodology", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --methodology x", "x"),
+    Case("conflicts-data-missing", f"conflicts run dynamicqa {MOCK} --data {{tmp}}/nope", "nope"),
+    Case("conflicts-data-empty-folder", f"conflicts run dynamicqa {MOCK} --data {{tmp}}/folder", "folder"),
+    Case("conflicts-mulan-data-invalid", f"conflicts run mulan {MOCK} --data {{tmp}}/bad.json", "bad.json"),
+    Case(
+        "conflicts-unknown-judge",
+        f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --judge telepathy",
+        "telepathy",
+        spec=True,
+    ),
+    Case("conflicts-unknown-fidelity", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --fidelity perfect", "perfect"),
+    Case(
+        "conflicts-prompt-missing", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --prompt-file {{tmp}}/n.json", "n.json"
+    ),
+    Case(
+        "conflicts-prompt-invalid",
+        f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --prompt-file {{tmp}}/bad.json",
+        "bad.json",
+    ),
+    Case("conflicts-templates-missing", f"conflicts run mulan {MOCK} {MULAN} --templates {{tmp}}/n.json", "n.json"),
+    Case("conflicts-aliases-invalid", f"conflicts run mulan {MOCK} {MULAN} --aliases {{tmp}}/bad.json", "bad.json"),
+    Case("conflicts-samples-word", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --samples few", "--samples"),
+    Case("conflicts-engine-unknown", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --engine spark", "--engine"),
+    # --- conflicts contexts
+    Case(
+        "contexts-data-missing",
+        f"conflicts contexts {MOCK} --data {{tmp}}/nope.jsonl --out {{tmp}}/ctx/c.jsonl",
+        "nope.jsonl",
+        xfail=OTHER_HELPERS,
+    ),
+    Case("contexts-templates-invalid", f"conflicts contexts {MOCK} {MULAN} --templates {{tmp}}/bad.json", "bad.json"),
+    Case("contexts-out-folder", f"conflicts contexts {MOCK} {MULAN} --out {{tmp}}/folder", "folder"),
+    Case("contexts-prompt-missing", f"conflicts contexts {MOCK} {MULAN} --prompt-file {{tmp}}/n.json", "n.json"),
+    # --- recency eval
+    Case("recency-unknown-strategy", f"recency eval {MOCK} {RECENCY} --strategy guess", "guess"),
+    Case("recency-unknown-context", f"recency eval {MOCK} {RECENCY} --context sometimes", "sometimes"),
+    Case("recency-data-missing", f"recency eval {MOCK} --data {{tmp}}/nope.json", "nope.json"),
+    Case("recency-data-invalid", f"recency eval {MOCK} --data {{tmp}}/bad.json", "bad.json"),
+    Case("recency-data-empty", f"recency eval {MOCK} --data {{tmp}}/empty.json", "empty.json"),
+    Case("recency-data-object", f"recency eval {MOCK} --data {{tmp}}/obj.json", "obj.json"),
+    Case("recency-data-folder", f"recency eval {MOCK} --data {{tmp}}/folder", "folder"),
+    Case("recency-data-bad-hub-id", f"recency eval {MOCK} --data hf:not/a/repo/id", "hf:not/a/repo/id"),
+    Case("recency-prompt-missing", f"recency eval {MOCK} {RECENCY} --prompt-file {{tmp}}/n.txt", "n.txt"),
+    Case("recency-sample-word", f"recency eval {MOCK} {RECENCY} --sample half", "--sample"),
+    Case("recency-temperature-word", f"recency eval {MOCK} {RECENCY} --temperature warm", "--temperature"),
+    Case("recency-out-is-file", f"recency eval {MOCK} {RECENCY} --out {{tmp}}/notes.txt", "notes.txt"),
+    Case("recency-engine-unreachable", f"recency eval {MOCK} {RECENCY} --engine ray:127.0.0.1:{{port}}", "--engine"),
+    # --- recency label
+    Case("label-questions-missing", f"recency label {{tmp}}/nope.jsonl --labeller {MOCK[3:]}", "nope.jsonl"),
+    Case("label-questions-empty", f"recency label {{tmp}}/empty.json --labeller {MOCK[3:]}", "empty.json"),
+    Case("label-questions-invalid", f"recency label {{tmp}}/bad.json --labeller {MOCK[3:]}", "bad.json"),
+    Case("label-questions-folder", f"recency label {{tmp}}/folder --labeller {MOCK[3:]}", "folder"),
+    Case("label-labeller-bad-spec", "recency label {tmp}/q.jsonl --labeller banana:split", "banana:split", spec=True),
+    Case("label-too-many-voters", "recency label {tmp}/q.jsonl " + " ".join(["--voter " + MOCK[3:]] * 4), "--voter"),
+    Case("label-prompt-missing", f"recency label {{tmp}}/q.jsonl --labeller {MOCK[3:]} --label-prompt {{tmp}}/n", "n"),
+    Case("label-out-folder", f"recency label {{tmp}}/q.jsonl --labeller {MOCK[3:]} --out {{tmp}}/folder", "folder"),
+    # --- recency gate
+    Case("gate-no-question", f"recency gate {MOCK}", "question"),
+    Case("gate-question-and-file", f"recency gate 'Who?' --questions {{tmp}}/q.jsonl {MOCK}", "question"),
+    Case("gate-questions-missing", f"recency gate --questions {{tmp}}/nope.jsonl {MOCK}", "nope.jsonl"),
+    Case("gate-unknown-threshold", f"recency gate 'Who is the CEO?' {MOCK} --threshold often", "often"),
+    Case("gate-empty-question", f"recency gate '  ' {MOCK}", "QUESTION"),
+    Case("gate-bad-model", "recency gate 'Who is the CEO?' -m banana:split", "banana:split", spec=True),
+    Case("gate-min-share-word", f"recency gate 'Who is the CEO?' {MOCK} --min-share most", "--min-share"),
+    # --- snapshot
+    Case("snapshot-show-missing", "snapshot show no-such-snapshot", "no-such-snapshot"),
+    Case("snapshot-show-unknown-fact", "snapshot show --fact Q0-no-such-fact", "Q0-no-such-fact"),
+    Case("snapshot-show-invalid-file", "snapshot show {tmp}/bad.json", "bad.json"),
+    Case("snapshot-diff-missing", "snapshot diff no-such-a no-such-b", "no-such"),
+    Case("snapshot-diff-one-argument", "snapshot diff only-one", "new"),
+    Case("snapshot-fetch-bad-endpoint", "snapshot fetch --endpoint ftp://x", "--endpoint"),
+    Case("snapshot-fetch-catalogue-missing", "snapshot fetch --catalogue {tmp}/nope.json", "nope.json"),
+    Case("snapshot-fetch-timeout-zero", "snapshot fetch --timeout 0", "--timeout"),
+    Case("snapshot-fetch-output-dir-file", "snapshot fetch --output-dir {tmp}/notes.txt", "notes.txt"),
+    # --- editing dataset
+    Case("dataset-no-source", "editing dataset", "--from/--dataset"),
+    Case("dataset-two-sources", f"editing dataset --from {{tmp}}/run --dataset {EDIT_SET}", "--from/--dataset"),
+    Case("dataset-from-missing", "editing dataset --from {tmp}/nope --out {tmp}/e.json", "nope"),
+    Case("dataset-from-not-a-run", "editing dataset --from {tmp}/folder --out {tmp}/e.json", "folder"),
+    Case("dataset-from-unknown-model", "editing dataset --from {tmp}/run --model gpt-9 --out {tmp}/e.json", "gpt-9"),
+    Case("dataset-read-missing", "editing dataset --dataset {tmp}/nope.json", "nope.json"),
+    Case("dataset-read-invalid", "editing dataset --dataset {tmp}/bad.json", "bad.json"),
+    Case("dataset-read-object", "editing dataset --dataset {tmp}/obj.json", "obj.json"),
+    Case("dataset-read-with-out", f"editing dataset --dataset {EDIT_SET} --out {{tmp}}/e.json", "--out"),
+    Case("dataset-unknown-select", "editing dataset --from {tmp}/run --select newest", "newest"),
+    Case(
+        "dataset-from-summary-list",
+        "editing dataset --from {tmp}/run --out {tmp}/e.json",
+        "run.json",
+        _edit_run_json(_set("summary", [1])),
+    ),
+    Case(
+        "dataset-from-items-garbage",
+        "editing dataset --from {tmp}/run --out {tmp}/e.json",
+        "items.jsonl",
+        _write("run/items.jsonl", "garbage\n"),
+    ),
+    # --- editing score
+    Case(
+        "score-edit-generations-missing",
+        f"editing score --generations {{tmp}}/nope --dataset {EDIT_SET} --out {{tmp}}/s",
+        "nope",
+    ),
+    Case(
+        "score-edit-dataset-missing",
+        f"editing score --generations {EDIT_RESULTS} --dataset {{tmp}}/n.json --out {{tmp}}/s",
+        "n.json",
+    ),
+    Case(
+        "score-edit-unknown-labels",
+        f"editing score --generations {EDIT_RESULTS} --dataset {EDIT_SET} --out {{tmp}}/s --labels theirs",
+        "theirs",
+    ),
+    Case(
+        "score-edit-out-is-file",
+        f"editing score --generations {EDIT_RESULTS} --dataset {EDIT_SET} --out {{tmp}}/notes.txt",
+        "notes.txt",
+    ),
+    # --- editing run
+    Case("edit-no-source", f"editing run {MOCK}", "--from/--dataset"),
+    Case("edit-from-missing", f"editing run {MOCK} --method ike --from {{tmp}}/nope", "nope"),
+    Case("edit-dataset-invalid", f"editing run {MOCK} --method ike --dataset {{tmp}}/bad.json", "bad.json"),
+    Case("edit-unknown-method", f"editing run {MOCK} --dataset {EDIT_SET} --method finetune", "finetune"),
+    Case("edit-unknown-mode", f"editing run {MOCK} --dataset {EDIT_SET} --mode parallel", "parallel"),
+    Case("edit-batch-rome", f"editing run {MOCK} --dataset {EDIT_SET} --method rome --mode batch", "--mode"),
+    Case("edit-scaling-word", f"editing run {MOCK} --dataset {EDIT_SET} --scaling half", "--scaling"),
+    Case("edit-scaling-above-one", f"editing run {MOCK} --dataset {EDIT_SET} --scaling 1.5", "--scaling"),
+    Case("edit-unknown-select", f"editing run {MOCK} --from {{tmp}}/run --select newest", "newest"),
+    Case("edit-rome-on-mock", f"editing run {MOCK} --dataset {EDIT_SET} --method rome --out {{tmp}}/e", "rome"),
+    Case(
+        "edit-hparams-missing",
+        f"editing run {MOCK} --dataset {EDIT_SET} --hparams {{tmp}}/n.yaml --out {{tmp}}/e",
+        "n.yaml",
+    ),
+    Case(
+        "edit-hparams-unknown-key",
+        f"editing run {MOCK} --dataset {EDIT_SET} --hparams {{tmp}}/obj.json --out {{tmp}}/e",
+        "obj.json",
+    ),
+    Case(
+        "edit-hparams-wrong-type",
+        f"editing run {MOCK} --dataset {EDIT_SET} --hparams {{tmp}}/hp.yaml --out {{tmp}}/e",
+        "v_lr",
+        _write("hp.yaml", "v_lr: fast\n"),
+    ),
+    Case(
+        "edit-hparams-empty-layers",
+        f"editing run {MOCK} --dataset {EDIT_SET} --hparams {{tmp}}/hp.yaml --out {{tmp}}/e",
+        "layers",
+        _write("hp.yaml", "layers: []\n"),
+    ),
+    Case("edit-serac-scope-unknown", f"editing run {MOCK} --dataset {EDIT_SET} --serac-scope keywords", "keywords"),
+    Case(
+        "edit-serac-scope-missing-nli",
+        f"editing run {MOCK} --dataset {EDIT_SET} --method serac --serac-scope nli:{{tmp}}/no-such-nli --out {{tmp}}/e",
+        "no-such-nli",
+    ),
+    Case(
+        "edit-serac-threshold-above-one",
+        f"editing run {MOCK} --dataset {EDIT_SET} --serac-threshold 2",
+        "--serac-threshold",
+    ),
+    Case(
+        "edit-prompts-missing",
+        f"editing run {MOCK} --dataset {EDIT_SET} --prompts {{tmp}}/n.json --out {{tmp}}/e",
+        "n.json",
+    ),
+    Case(
+        "edit-prompts-invalid",
+        f"editing run {MOCK} --dataset {EDIT_SET} --prompts {{tmp}}/bad.json --out {{tmp}}/e",
+        "bad.json",
+    ),
+    Case(
+        "edit-stats-corpus-missing",
+        f"editing run {MOCK} --dataset {EDIT_SET} --method memit --stats-corpus {{tmp}}/n.txt --out {{tmp}}/e",
+        "n.txt",
+    ),
+    Case("edit-ray-with-rome", f"editing run {MOCK} --dataset {EDIT_SET} --method rome --engine ray", "--engine"),
+    Case(
+        "edit-engine-unreachable",
+        f"editing run {MOCK} --dataset {EDIT_SET} --method ike --out {{tmp}}/e --engine ray:127.0.0.1:{{port}}",
+        "--engine",
+    ),
+    Case("edit-limit-word", f"editing run {MOCK} --dataset {EDIT_SET} --limit few", "--limit"),
+    # --- results and card
+    Case("results-missing", "results {tmp}/nope", "nope"),
+    Case("results-file", "results {tmp}/notes.txt", "notes.txt"),
+    Case("results-empty-folder", "results {tmp}/folder", "folder"),
+    Case("results-unknown-format", "results {tmp}/run --format xml", "--format"),
+    Case("results-table-to-file", "results {tmp}/run --format table --out {tmp}/t.csv", "--format"),
+    Case("results-parquet-to-terminal", "results {tmp}/run --format parquet", "--format"),
+    Case("results-unknown-suffix", "results {tmp}/run --out {tmp}/t.txt", "--out"),
+    Case("results-out-folder", "results {tmp}/run --out {tmp}/folder", "--out"),
+    Case("results-out-inside-run", "results {tmp}/run --out {tmp}/run/t.csv", "--out"),
+    Case("card-missing", "card {tmp}/nope --out {tmp}/c.html", "nope"),
+    Case("card-out-folder", "card {tmp}/run --out {tmp}/folder", "--out"),
+    Case("card-out-not-a-card", "card {tmp}/run --out {tmp}/notes.txt", "notes.txt"),
+    *(Case(f"results-{name}", "results {tmp}/run", where, damage) for name, damage, where in RUN_DAMAGE),
+    *(Case(f"card-{name}", "card {tmp}/run --out {tmp}/c.html", where, damage) for name, damage, where in RUN_DAMAGE),
+    Case("card-no-run-json-nor-summary", "card {tmp}/run --out {tmp}/c.html", "run", _no_run_json),
+]
+
+
+def _prepare(tmp: Path, good_run: Path) -> None:
+    (tmp / "empty.json").write_text("")
+    (tmp / "bad.json").write_text("{not json")
+    (tmp / "list.json").write_text("[1, 2]")
+    (tmp / "obj.json").write_text('{"surprise": 1}')
+    (tmp / "notes.txt").write_text("my own notes\n")
+    (tmp / "q.jsonl").write_text('{"question": "Who is the CEO of Walmart?"}\n')
+    (tmp / "folder").mkdir()
+    (tmp / "gens").mkdir()
+    (tmp / "gens" / "countries_byGDP_answers.json").write_text("{}")
+    shutil.copytree(good_run, tmp / "run")
+
+
+def _paths(root: Path) -> set[Path]:
+    ignored = ("home", "calls.sqlite")
+    return {p for p in root.rglob("*") if not p.relative_to(root).parts[0].startswith(ignored)}
+
+
+def _refuse_models(*_args: object, **_kwargs: object) -> None:
+    raise AssertionError("a model was loaded before the bad input was reported")
+
+
+def _argv(case: Case, tmp: Path) -> list[str]:
+    text = case.argv.replace("{tmp}", str(tmp)).replace("{port}", str(_unreachable_port()))
+    argv = shlex.split(text)
+    runs_models = argv[:2] in (["outdated", "run"], ["conflicts", "run"], ["conflicts", "contexts"], ["editing", "run"])
+    runs_models = runs_models or argv[:1] == ["recency"]
+    if runs_models and "--cache" not in argv:
+        argv += ["--cache", str(tmp / "calls.sqlite")]
+    if runs_models and "--out" not in argv and argv[:2] != ["recency", "gate"] and not case.default_out:
+        argv += ["--out", str(tmp / "report")]  # the default folder under results/ is another case
+    return argv
+
+
+def _param(case: Case) -> object:
+    marks = [pytest.mark.xfail(reason=case.xfail, strict=False)] if case.xfail else []
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_bad_input_is_one_clean_line(
+    case: Case,
+    good_run: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    if not case.spec:
+        monkeypatch.setattr("chronoprobe.runner.load_backend", _refuse_models)
+        monkeypatch.setattr("chronoprobe.judges.load_judge", _refuse_models)
+    _prepare(tmp_path, good_run)
+    if case.damage is not None:
+        case.damage(tmp_path)
+    before = _paths(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["chronoprobe", *_argv(case, tmp_path)])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert stopped.value.code == 2, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert case.expected in lines[0], err
+    left = sorted(str(p.relative_to(tmp_path)) for p in _paths(tmp_path) - before)
+    assert not left, f"left behind: {left}"

@@ -1,0 +1,71 @@
+"""Every command's --help: literal brackets survive rich markup, and no Python type stands in for a value."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+
+from chronoprobe.cli.main import _register, app, main
+
+
+def _commands() -> list[list[str]]:
+    import typer.main
+
+    _register()
+    found: list[list[str]] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        children = getattr(command, "commands", None)
+        if children:
+            for name, child in children.items():
+                walk(child, [*path, name])
+        else:
+            found.append(path)
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def _params(path: list[str]) -> list[object]:
+    import typer.main
+
+    command: object = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return list(command.params)  # type: ignore[attr-defined]
+
+
+def _help(path: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
+    monkeypatch.setenv("COLUMNS", "250")
+    monkeypatch.setattr(sys, "argv", ["chronoprobe", *path, "--help"])
+    capsys.readouterr()
+    try:
+        main()
+    except SystemExit as stopped:
+        assert stopped.code in (0, None)
+    return " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+
+COMMANDS = _commands()
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=[" ".join(p) for p in COMMANDS])
+def test_help_keeps_brackets_and_shows_no_python_types(
+    path: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _help(path, monkeypatch, capsys)
+    assert "Usage:" in text
+    assert "<bool>" not in text and "<list[" not in text, text
+    for param in _params(path):
+        written = getattr(param, "help", None) or ""
+        for fragment in re.findall(r"\[[^\]\s]*\]", written.replace("\\[", "[")):
+            assert fragment in text, f"{' '.join(path)} {param.name}: {fragment} is missing from the help"  # type: ignore[attr-defined]
+
+
+def test_extras_and_revisions_are_printed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _help(["outdated", "run"], monkeypatch, capsys)
+    for shown in ("pip install 'chronoprobe[ray]'", "pip install 'chronoprobe[quant]'", "hf:<id>[@rev]"):
+        assert shown in text, shown
+    assert "--chat-template --no-chat-template Apply" in text  # a flag shows no value placeholder
