@@ -30,6 +30,7 @@ from chronoprobe.models.registry import (
     DEFAULT_MODEL,
     BackendOptions,
     load_backend,
+    parse_model_spec,
     redact_spec,
     strip_url_credentials,
 )
@@ -51,6 +52,8 @@ def load_models(
     """Load every requested model (the embedded default if none) behind the cache, with distinct short names."""
     from chronoprobe.models.names import display_name, split_model_name, unique_names
 
+    for raw in specs or [DEFAULT_MODEL]:  # a bad spec fails before the first model loads, not after it
+        parse_model_spec(split_model_name(raw)[1])
     models = []
     for raw in specs or [DEFAULT_MODEL]:
         name, spec = split_model_name(raw)  # NAME=SPEC: the name is for display only, never in cache keys

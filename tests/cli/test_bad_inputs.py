@@ -103,6 +103,10 @@ def _run_json_folder(tmp: Path) -> None:
 
 def _no_run_json(tmp: Path) -> None:
     (tmp / "run" / "run.json").unlink()
+
+
+def _no_result_files(tmp: Path) -> None:
+    (tmp / "run" / "run.json").unlink()
     (tmp / "run" / "summary.json").unlink()
 
 
@@ -388,6 +392,155 @@ CASES: list[Case] = [
         "--engine",
     ),
     Case("edit-limit-word", f"editing run {MOCK} --dataset {EDIT_SET} --limit few", "--limit"),
+    # --- second round: damaged data of the right name
+    Case("outdated-instruction-folder", f"outdated run {MOCK} --instruction-file {{tmp}}/folder", "folder"),
+    Case(
+        "outdated-snapshot-user-damaged",
+        f"outdated run {MOCK} --snapshot mine",
+        "mine",
+        _write("home/snapshots/mine.json", "{not json"),
+    ),
+    Case("outdated-model-openai-bad-port", "outdated run -m openai:m@http://127.0.0.1:99999/v1", "openai", spec=True),
+    Case("outdated-model-empty-name", "outdated run -m =mock:constant=x", "=mock:constant=x", spec=True),
+    Case("outdated-model-hf-bad-id", "outdated run -m 'hf:not a/valid id'", "not a/valid id", spec=True),
+    Case(
+        "outdated-facts-rows-wrong",
+        f"outdated run {MOCK} --facts {{tmp}}/facts.json",
+        "facts.json",
+        _write("facts.json", '{"facts": [{"fact_id": 3}]}'),
+    ),
+    Case(
+        "score-gold-list", "outdated score --generations {tmp}/gens --gold {tmp}/list.json --out {tmp}/s", "list.json"
+    ),
+    Case("score-unknown-snapshot", "outdated score --generations {tmp}/gens --snapshot nope --out {tmp}/s", "nope"),
+    Case(
+        "score-answers-invalid",
+        "outdated score --generations {tmp}/gens2 --out {tmp}/s",
+        "countries_byGDP",
+        _write("gens2/countries_byGDP_answers.json", "{not json"),
+    ),
+    Case("score-out-is-file", "outdated score --generations {tmp}/gens --out {tmp}/notes.txt", "notes.txt"),
+    Case(
+        "conflicts-dynamicqa-csv-columns",
+        f"conflicts run dynamicqa {MOCK} --data {{tmp}}/dq",
+        "dq",
+        _write("dq/Temporal_final.csv", "a,b\n1,2\n"),
+    ),
+    Case("conflicts-mulan-rows-wrong", f"conflicts run mulan {MOCK} {MULAN} --data {{tmp}}/q.jsonl", "q.jsonl"),
+    Case("conflicts-templates-invalid", f"conflicts run mulan {MOCK} {MULAN} --templates {{tmp}}/bad.json", "bad.json"),
+    Case("conflicts-out-is-file", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --out {{tmp}}/notes.txt", "notes.txt"),
+    Case("contexts-data-rows-wrong", f"conflicts contexts {MOCK} {MULAN} --data {{tmp}}/obj.json", "obj.json"),
+    Case(
+        "recency-data-rows-wrong",
+        f"recency eval {MOCK} --data {{tmp}}/rows.json",
+        "rows.json",
+        _write("rows.json", '[{"question": 3}]'),
+    ),
+    Case("recency-prompt-no-question", f"recency eval {MOCK} {RECENCY} --prompt-file {{tmp}}/notes.txt", "notes.txt"),
+    Case("label-questions-rows-wrong", f"recency label {{tmp}}/obj.json --labeller {MOCK[3:]}", "obj.json"),
+    Case("label-voter-bad-spec", "recency label {tmp}/q.jsonl --voter banana:split", "banana:split", spec=True),
+    Case("gate-questions-invalid", f"recency gate --questions {{tmp}}/bad.json {MOCK}", "bad.json"),
+    Case("gate-two-models", f"recency gate 'Who?' {MOCK} {MOCK}", "--model"),
+    Case("snapshot-show-user-damaged", "snapshot show mine", "mine", _write("home/snapshots/mine.json", "[1]")),
+    Case(
+        "snapshot-diff-damaged",
+        "snapshot diff mine 2023-12-18",
+        "mine",
+        _write("home/snapshots/mine.json", "{not json"),
+    ),
+    Case(
+        "dataset-from-other-lens",
+        "editing dataset --from {tmp}/run --out {tmp}/e.json",
+        "run.json",
+        _edit_run_json(_set("lens", "recency")),
+    ),
+    Case(
+        "dataset-from-config-list",
+        "editing dataset --from {tmp}/run --out {tmp}/e.json",
+        "run.json",
+        _edit_run_json(_set("config", [1])),
+    ),
+    Case(
+        "dataset-from-no-items",
+        "editing dataset --from {tmp}/run --out {tmp}/e.json",
+        "items.jsonl",
+        lambda tmp: (tmp / "run" / "items.jsonl").unlink(),
+    ),
+    Case("dataset-out-folder", "editing dataset --from {tmp}/run --out {tmp}/folder", "folder"),
+    Case("dataset-out-not-ours", "editing dataset --from {tmp}/run --out {tmp}/obj.json", "obj.json"),
+    Case(
+        "score-edit-generations-file",
+        f"editing score --generations {{tmp}}/notes.txt --dataset {EDIT_SET} --out {{tmp}}/s",
+        "notes.txt",
+    ),
+    Case(
+        "score-edit-dataset-invalid",
+        f"editing score --generations {EDIT_RESULTS} --dataset {{tmp}}/bad.json --out {{tmp}}/s",
+        "bad.json",
+    ),
+    Case(
+        "score-edit-unknown-model",
+        f"editing score --generations {EDIT_RESULTS} --dataset {EDIT_SET} --out {{tmp}}/s --model gpt-9",
+        "gpt-9",
+    ),
+    Case(
+        "edit-from-other-lens",
+        f"editing run {MOCK} --method ike --from {{tmp}}/run",
+        "run.json",
+        _edit_run_json(_set("lens", "conflicts")),
+    ),
+    Case(
+        "edit-from-items-garbage",
+        f"editing run {MOCK} --method ike --from {{tmp}}/run",
+        "items.jsonl",
+        _write("run/items.jsonl", "garbage\n"),
+    ),
+    Case("edit-scaling-zero", f"editing run {MOCK} --dataset {EDIT_SET} --scaling 0", "--scaling"),
+    Case(
+        "edit-save-edited-file",
+        f"editing run {MOCK} --dataset {EDIT_SET} --method ike --save-edited {{tmp}}/notes.txt",
+        "notes.txt",
+    ),
+    Case(
+        "edit-stats-corpus-empty",
+        f"editing run {MOCK} --dataset {EDIT_SET} --method memit --stats-corpus {{tmp}}/empty.json",
+        "empty.json",
+    ),
+    Case(
+        "edit-counterfactual-bad-spec",
+        f"editing run {MOCK} --dataset {EDIT_SET} --method serac --serac-counterfactual banana:split",
+        "banana:split",
+        spec=True,
+    ),
+    Case("edit-dataset-rows-wrong", f"editing run {MOCK} --method ike --dataset {{tmp}}/list.json", "list.json"),
+    Case(
+        "results-old-summary-invalid",
+        "results {tmp}/run",
+        "summary.json",
+        lambda tmp: (_no_run_json(tmp), (tmp / "run" / "summary.json").write_text("{not json")),
+    ),
+    Case(
+        "results-old-summary-layout",
+        "results {tmp}/run",
+        "summary.json",
+        lambda tmp: (_no_run_json(tmp), (tmp / "run" / "summary.json").write_text('{"models": 1, "overall_key": 2}')),
+    ),
+    Case(
+        "card-old-summary-layout",
+        "card {tmp}/run --out {tmp}/c.html",
+        "summary.json",
+        lambda tmp: (_no_run_json(tmp), (tmp / "run" / "summary.json").write_text('{"models": [1], "overall_key": 2}')),
+    ),
+    Case("card-out-under-file", "card {tmp}/run --out {tmp}/notes.txt/c.html", "notes.txt", xfail=OTHER_HELPERS),
+    Case("results-out-under-file", "results {tmp}/run --out {tmp}/notes.txt/t.csv", "notes.txt"),
+    Case(
+        "edit-model-bad-spec",
+        f"editing run -m banana:split --dataset {EDIT_SET} --method ike",
+        "banana:split",
+        spec=True,
+    ),
+    Case("outdated-second-model-bad", f"outdated run {MOCK} -m banana:split", "banana:split"),
+    Case("outdated-model-openai-no-host", "outdated run -m openai:m@http:///v1", "openai:m@http:///v1", spec=True),
     # --- results and card
     Case("results-missing", "results {tmp}/nope", "nope"),
     Case("results-file", "results {tmp}/notes.txt", "notes.txt"),
@@ -403,7 +556,7 @@ CASES: list[Case] = [
     Case("card-out-not-a-card", "card {tmp}/run --out {tmp}/notes.txt", "notes.txt"),
     *(Case(f"results-{name}", "results {tmp}/run", where, damage) for name, damage, where in RUN_DAMAGE),
     *(Case(f"card-{name}", "card {tmp}/run --out {tmp}/c.html", where, damage) for name, damage, where in RUN_DAMAGE),
-    Case("card-no-run-json-nor-summary", "card {tmp}/run --out {tmp}/c.html", "run", _no_run_json),
+    Case("card-no-run-json-nor-summary", "card {tmp}/run --out {tmp}/c.html", "run", _no_result_files),
 ]
 
 

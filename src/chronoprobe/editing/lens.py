@@ -83,6 +83,10 @@ class EditingLens(Lens[EditingRow]):
 
         for raw in config.models:
             check_spec(split_model_name(raw)[1], config.methods)
+        if "serac" in config.methods and config.serac_counterfactual != "base-with-context":
+            from chronoprobe.models.registry import parse_model_spec
+
+            parse_model_spec(split_model_name(config.serac_counterfactual)[1])
         for raw in config.models:
             spec = split_model_name(raw)[1]
             self.sets[spec] = self._edit_set(spec)

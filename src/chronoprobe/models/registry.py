@@ -161,6 +161,7 @@ def parse_model_spec(raw: str) -> ModelSpec:
         name, at, url = rest.partition("@")
         if not at or not name or not url.startswith(("http://", "https://")):
             raise ConfigError(where, "expected openai:<model name>@<http(s) base url>")
+        _check_url(url, where)
         return ModelSpec(raw=raw, kind="openai", target=name, base_url=url.rstrip("/"))
     if kind == "mock":
         return ModelSpec(raw=raw, kind="mock", target=rest, revision="mock")
@@ -168,6 +169,19 @@ def parse_model_spec(raw: str) -> ModelSpec:
         where,
         f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, mock, smollm2, gemma3-270m (see `chronoprobe models`)",
     )
+
+
+def _check_url(url: str, where: str) -> None:
+    """A base URL whose host and port can be used (``urlsplit`` checks the port only when asked for it)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a port that is not a number in 0-65535
+    except ValueError as exc:
+        raise ConfigError(where, f"the URL is not usable ({exc})") from None
+    if not parts.hostname:
+        raise ConfigError(where, "the URL has no host; expected openai:<model name>@<http(s) base url>")
 
 
 BACKENDS: dict[str, str] = {
