@@ -36,7 +36,10 @@ app = typer.Typer(
 )
 
 DataOpt = Annotated[
-    Path | None, typer.Option(help="Local data: DynamicQA folder of CSVs, MuLan queries JSONL, or a contexts JSONL.")
+    Path | None,
+    typer.Option(
+        help="Local data: DynamicQA folder of CSVs, MuLan queries JSONL, or a contexts JSONL (default: DynamicQA's copy shipped with chronoprobe; MuLan's queries from the hub, coastalcph/fm_queries)."
+    ),
 ]
 JudgeOpt = Annotated[
     str, typer.Option(help="Equivalence judge: embedding[:<model>] (offline default), nli[:<hf id>], exact.")

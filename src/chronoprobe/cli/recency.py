@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -35,7 +36,7 @@ from chronoprobe.cli.common import (
 from chronoprobe.errors import ConfigError
 from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
 from chronoprobe.recency.gate import DEFAULT_TEMPERATURE as DEFAULT_GATE_TEMPERATURE
-from chronoprobe.recency.lens import DATA_ENV, default_data  # noqa: F401  (kept importable from here)
+from chronoprobe.recency.lens import DATA_ENV, LEGACY_NOTE, default_data, legacy_data  # noqa: F401  (kept importable from here)
 
 app = typer.Typer(
     help="Does the model know how fresh an answer must be? Recency classes of RecencyQA: evaluate, label, gate.",
@@ -55,7 +56,10 @@ def eval_(
     ] = None,
     sample_seed: Annotated[int, typer.Option(min=0, help="Seed of the stratified sample.")] = 0,
     data: Annotated[
-        str | None, typer.Option(help="RecencyQA JSON file, or hf:<owner>/<repo> for the hub (default: found locally).")
+        str | None,
+        typer.Option(
+            help="RecencyQA JSON file (or .json.gz), or hf:<owner>/<repo> for the hub (default: the copy shipped with chronoprobe, or $CHRONOPROBE_SHARED_DATA/recencyqa)."
+        ),
     ] = None,
     temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature (paper: 0.5; 0 = greedy).")] = 0.5,
     seed: Annotated[int, typer.Option(min=0, help="Decoding seed (also picks few-shot demonstrations).")] = 0,
@@ -111,7 +115,11 @@ def eval_(
         sample_seed=sample_seed,
     )
     lens = RecencyLens(config)
-    lens.load()  # bad prompt files and data fail before any model loads
+    if data is None and legacy_data():
+        console.print(f"[yellow]note[/]: {escape(LEGACY_NOTE)}", highlight=False, soft_wrap=True)
+    with warnings.catch_warnings():  # the note above says it once
+        warnings.simplefilter("ignore", DeprecationWarning)
+        lens.load()  # bad prompt files and data fail before any model loads
     out = out or default_out(lens, model)
     claim_output_dir(out)  # checked and locked before any model loads
     started = time.perf_counter()
