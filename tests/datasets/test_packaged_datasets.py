@@ -110,6 +110,8 @@ def test_a_missing_folder_or_an_unreachable_hub_names_data(tmp_path: Path, monke
     with pytest.raises(ConfigError, match="--data") as caught:
         dq.load_dynamicqa(dq.HUB_ID)
     assert "\n" not in str(caught.value)
+    with pytest.raises(DataError, match="--data"):
+        rq.load_recencyqa("hf:someone/recencyqa")
 
 
 def test_mulan_is_not_shipped_and_its_error_says_how_to_supply_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -185,7 +185,7 @@ def _download_from_hub(spec: str) -> Path:
         raise DataError(
             spec,
             f"could not fetch {filename} from the hub dataset {repo_id} ({first[:160]}); "
-            "download RecencyQA.json and pass its path instead",
+            "give --data a RecencyQA JSON file instead (without --data the shipped copy is used)",
         ) from None
 
 
