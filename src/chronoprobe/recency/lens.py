@@ -45,7 +45,7 @@ class RecencyRunConfig(EvalConfig):
     """An evaluation's config plus where its questions come from."""
 
     data: str | None = None
-    """RecencyQA JSON file or ``hf:<owner>/<repo>``; None: found locally (``recency eval --data``)."""
+    """RecencyQA JSON file or ``hf:<owner>/<repo>``; None: ``$CHRONOPROBE_SHARED_DATA`` or the shipped copy (``recency eval --data``)."""
     sample: int | None = Field(None, ge=1)
     """Stratified sample of N questions (stationarity x majority label); None: every question."""
     sample_seed: int = Field(0, ge=0)
