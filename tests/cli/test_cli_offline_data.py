@@ -93,3 +93,17 @@ def test_a_missing_data_folder_is_one_line_naming_data(tmp_path: Path) -> None:
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert lines[0].startswith("error: ") and "--data" in lines[0]
+
+
+def test_mulan_without_data_is_one_line_saying_how_to_supply_it(tmp_path: Path) -> None:
+    done = run_cli(
+        tmp_path,
+        offline_env(HF_DATASETS_OFFLINE="1"),
+        *("conflicts", "run", "mulan", "--model", "mock:echo", "--limit", "3"),
+        *("--out", str(tmp_path / "x"), "--cache", str(tmp_path / "calls.sqlite")),
+    )
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    # without ../shared the templates are missing first; with it, the queries (hub or --data)
+    assert "no licence" in lines[0] and ("--templates" in lines[0] or "--data" in lines[0]), lines[0]
+    assert not (tmp_path / "x").exists()
