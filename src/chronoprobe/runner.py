@@ -73,13 +73,12 @@ def default_out(
     """``results/<lens>/<model>-<timestamp>``: one new folder per run, so nothing is replaced silently.
 
     The timestamp is UTC to the second; a folder that already exists gets ``-2``, ``-3`` ...
+    A model part longer than 80 characters is cut and ends in a hash of the whole.
     """
     from chronoprobe.models.names import display_name, file_safe
 
     names = [file_safe(display_name(m)) for m in (models or [DEFAULT_MODEL])]
-    label = "+".join(dict.fromkeys(names))
-    if len(label) > 80:
-        label = f"{names[0]}+{len(names) - 1}-more"
+    label = file_safe("+".join(dict.fromkeys(names)))  # a long spec or many models: cut, with a hash
     stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
     folder = root / lens.default_folder()
     base = f"{label}{lens.run_label()}-{stamp}"
@@ -134,7 +133,11 @@ def execute(
     cache misses; it is checked and connected before any model loads.
     """
     chosen_engine = parse_engine(engine)
-    with publish.OutputClaim(out):  # shared with an earlier claim of this command
+    loaded_caches = [m.cache.path for m in models or [] if isinstance(m, CachedModel)]
+    cache_path = loaded_caches[0] if loaded_caches else (cache or default_call_cache())
+    publish.check_output_dir(out)
+    publish.check_not_input(out, [*lens.input_paths(), ("--cache", cache_path)])
+    with publish.OutputClaim(out, kind=lens.kind):  # shared with an earlier claim of this command
         if not lens.loaded:
             lens.load()
         started = time.perf_counter()

@@ -113,7 +113,7 @@ def test_score_prints_a_summary_and_writes_the_folder(
         (["editing", "dataset", "--dataset", "{bad}"], "row 0"),
         (["editing", "dataset", "--dataset", "{bad}", "--out", "x.json"], "only with --from"),
         (
-            ["editing", "score", "--generations", "{tmp}", "--dataset", str(DATASETS), "--out", "{tmp}/o"],
+            ["editing", "score", "--generations", "{notes}", "--dataset", str(DATASETS), "--out", "{tmp}/o"],
             "no *_answers.json",
         ),
         (
@@ -132,7 +132,7 @@ def test_score_prints_a_summary_and_writes_the_folder(
             "'mine' is not one of ours, original",
         ),
         (
-            ["editing", "score", "--generations", str(ASSETS), "--dataset", "{tmp}", "--out", "{tmp}/o"],
+            ["editing", "score", "--generations", str(ASSETS), "--dataset", "{notes}", "--out", "{tmp}/o"],
             "no editing_dataset.json for model",
         ),
         (

@@ -26,6 +26,7 @@ from chronoprobe.cli.common import (
     ModelOpt,
     backend_options,
     claim_output_dir,
+    claim_run_dir,
     console,
     run_in_terminal,
 )
@@ -59,24 +60,34 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+DATASET = "a dataset written by `chronoprobe editing dataset` (or it was changed since)"
+"""What ``editing dataset --out`` may replace (the refusal names it)."""
+
+
+def _is_our_dataset(out: Path) -> bool:
+    """A dataset this command wrote: its build record's checksum matches it."""
+    try:
+        recorded = json.loads(build_record_path(out).read_text(encoding="utf-8")).get("sha256")
+        return bool(recorded == _digest(out.read_text(encoding="utf-8")))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _is_build_record(path: Path) -> bool:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and "sha256" in record
+
+
 def _check_ours(out: Path) -> None:
     """Refuse to replace a file this command did not write (its build record must match it)."""
     from chronoprobe.publish import check_output_file
 
-    check_output_file(out, "--out")
-    if not out.exists():
-        return
+    check_output_file(out, "--out", ours=_is_our_dataset, what=DATASET)
     record = build_record_path(out)
-    try:
-        recorded = json.loads(record.read_text(encoding="utf-8")).get("sha256")
-        ours = recorded == _digest(out.read_text(encoding="utf-8"))
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    if not ours:
-        raise ConfigError(
-            f"--out {out}",
-            "exists and was not written by `chronoprobe editing dataset` (or was changed since); refusing to overwrite it",
-        )
+    check_output_file(record, "--out", ours=_is_build_record, what=f"the build record of {out.name}")
 
 
 def _print_counts(records: list[object], source: str) -> None:
@@ -104,7 +115,11 @@ def dataset(
         ),
     ] = "outdated",
     out: Annotated[
-        Path | None, typer.Option(help="Where to write the dataset (default editing_dataset.json; with --from).")
+        Path | None,
+        typer.Option(
+            help="Where to write the dataset (default editing_dataset.json; with --from). An earlier dataset this "
+            "command wrote is replaced; any other file is refused, never overwritten."
+        ),
     ] = None,
     read: Annotated[
         Path | None, typer.Option("--dataset", help="Read an editing_dataset.json (DyKnow's or ours) and summarise it.")
@@ -123,7 +138,10 @@ def dataset(
         return
     assert from_run is not None
     target = out or DEFAULT_DATASET
+    from chronoprobe.publish import check_not_input, staged_files
+
     _check_ours(target)  # before the run is read
+    check_not_input([target, build_record_path(target)], {"--from": from_run})
     built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]
     for note in built.notes:
         console.print(f"[yellow]note[/]: {note}", highlight=False)
@@ -137,18 +155,19 @@ def dataset(
         )
     from chronoprobe.io import write_json_atomic
 
-    write_dataset(target, built.records)
-    write_json_atomic(
-        build_record_path(target),
-        {
-            "sha256": _digest(dataset_text(built.records)),
-            "run": built.run,
-            "model": built.model,
-            "select": built.select,
-            "notes": built.notes,
-            "skipped": built.skipped,
-        },
-    )
+    with staged_files(target, ours=_is_our_dataset, what=DATASET) as staging:
+        write_dataset(staging / target.name, built.records)
+        write_json_atomic(
+            staging / build_record_path(target).name,
+            {
+                "sha256": _digest(dataset_text(built.records)),
+                "run": built.run,
+                "model": built.model,
+                "select": built.select,
+                "notes": built.notes,
+                "skipped": built.skipped,
+            },
+        )
     _print_counts(list(built.records), f"{from_run} ({built.model}, --select {select})")
     console.print(f"dataset: {target}  build record: {build_record_path(target)}", highlight=False)
 
@@ -181,7 +200,7 @@ def score(
     from chronoprobe.editing.score import score_editing
     from chronoprobe.metrics.editing import ALL
 
-    claim_output_dir(out)
+    claim_output_dir(out, kind="editing score", inputs={"--generations": generations, "--dataset": dataset})
     summary = score_editing(generations, dataset, out, labels=labels, models=model)  # type: ignore[arg-type]
     for name, methods in summary.models.items():
         for method, scores in methods.items():
@@ -362,7 +381,7 @@ def run(
             )
     lens = EditingLens(config)
     out = out or default_out(lens, list(config.models))
-    claim_output_dir(out)
+    claim_run_dir(lens, out, cache)
     if save_edited is not None:
         from chronoprobe.publish import check_output_folder
 

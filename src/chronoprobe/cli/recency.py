@@ -25,7 +25,7 @@ from chronoprobe.cli.common import (
     QuantizeOpt,
     backend_options,
     check_share,
-    claim_output_dir,
+    claim_run_dir,
     console,
     load_models,
     open_cache,
@@ -121,7 +121,7 @@ def eval_(
         warnings.simplefilter("ignore", DeprecationWarning)
         lens.load()  # bad prompt files and data fail before any model loads
     out = out or default_out(lens, model)
-    claim_output_dir(out)  # checked and locked before any model loads
+    claim_run_dir(lens, out, cache)  # checked and locked before any model loads
     started = time.perf_counter()
     result = run_in_terminal(
         lens,
@@ -144,14 +144,37 @@ def eval_(
     console.print(f"report: {out / 'report.md'}  ({time.perf_counter() - started:.0f} s)")
 
 
+LABELLED = "a dataset written by `chronoprobe recency label`"
+"""What ``recency label --out`` may replace (the refusal names it)."""
+
+
+def _is_label_report(path: Path) -> bool:
+    import json
+
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and {"report", "provenance"} <= set(record)
+
+
+def _labelled_here(out: Path) -> bool:
+    """A dataset this command wrote: its report file sits beside it."""
+    return _is_label_report(out.with_name(out.stem + ".report.json"))
+
+
 @app.command("label")
 def label(
     questions: Annotated[
         Path, typer.Argument(help='JSONL file, one {"question": ...} per line (q_id, source, hop_type optional).')
     ],
-    out: Annotated[Path, typer.Option(help="Dataset to write, in RecencyQA JSON format.")] = Path(
-        "recency_dataset.json"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Dataset to write, in RecencyQA JSON format (its report beside it). An earlier dataset this "
+            "command wrote is replaced; any other file is refused, never overwritten."
+        ),
+    ] = Path("recency_dataset.json"),
     labeller: Annotated[
         str, typer.Option(help="Model spec that samples labels and writes and verifies contexts.")
     ] = "smollm2",
@@ -231,9 +254,20 @@ def label(
     if len(voters_specs) > 3:
         raise ConfigError("--voter", f"at most three voters, got {len(voters_specs)}")
     rows = read_questions(questions)
-    from chronoprobe.publish import check_output_file
+    from chronoprobe.publish import check_not_input, check_output_file, staged_files
 
-    check_output_file(out, "--out")  # before any model loads
+    report_path = out.with_name(out.stem + ".report.json")
+    check_output_file(out, "--out", ours=_labelled_here, what=LABELLED)  # before any model loads
+    check_output_file(report_path, "--out", ours=_is_label_report, what=f"the report of {out.name}")
+    inputs = {
+        "QUESTIONS": questions,
+        "--label-prompt": label_prompt,
+        "--verify-prompt": verify_prompt,
+        "--stationarity-prompt": stationarity_prompt,
+        "--context-prompt": context_prompt,
+        "--cache": cache,
+    }
+    check_not_input([out, report_path], inputs)
     started = time.perf_counter()
     call_cache = open_cache(cache)
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize)
@@ -254,11 +288,12 @@ def label(
         started=started,
         call_cache=call_cache.path,
     )
-    report_path = out.with_name(out.stem + ".report.json")
-    write_recencyqa(out, items)
-    write_json_atomic(
-        report_path, {"report": report.model_dump(mode="json"), "provenance": provenance.model_dump(mode="json")}
-    )
+    with staged_files(out, ours=_labelled_here, what=LABELLED) as staging:
+        write_recencyqa(staging / out.name, items)
+        write_json_atomic(
+            staging / report_path.name,
+            {"report": report.model_dump(mode="json"), "provenance": provenance.model_dump(mode="json")},
+        )
     console.print(
         f"{report.questions} questions: {report.kept} kept ({report.stationary} stationary, "
         f"{report.non_stationary} non-stationary), {len(report.discarded_rule4)} discarded by rule 4, "

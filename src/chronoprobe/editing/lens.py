@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.editing_records import EditRecord
@@ -46,6 +46,9 @@ class EditingLens(Lens[EditingRow]):
 
     name = "editing"
     kind = "editing run"
+    input_options: ClassVar[dict[str, str]] = {"from_run": "--from", "prompts_file": "--prompts"}
+    text_paths = frozenset({"snapshot"})
+    output_fields = frozenset({"save_edited"})
     row_type = EditingRow
     config_type = EditingConfig
     capabilities = frozenset({Capability.GENERATE})

@@ -9,6 +9,7 @@ without revision or file extension (``hf:Qwen/Qwen2.5-0.5B-Instruct@main`` ->
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 
@@ -57,6 +58,18 @@ def unique_names(names: Iterable[str]) -> list[str]:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
 
 
-def file_safe(name: str) -> str:
-    """``name`` as a file or folder name part: other characters become ``_`` (``model`` if nothing is left)."""
-    return _UNSAFE.sub("_", name).strip("._") or "model"
+FILE_PART_LIMIT = 80
+"""Longest name part ``file_safe`` returns: a folder name must stay well under the 255 bytes filesystems allow."""
+
+
+def file_safe(name: str, limit: int = FILE_PART_LIMIT) -> str:
+    """``name`` as a file or folder name part: other characters become ``_`` (``model`` if nothing is left).
+
+    A longer result is cut to ``limit`` characters, the last nine a hash of the whole name,
+    so two long names that share their start stay distinct.
+    """
+    safe = _UNSAFE.sub("_", name).strip("._") or "model"
+    if len(safe) <= limit:
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{safe[: limit - 9].rstrip('._+-')}-{digest}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.knowledge.types import Fact, Snapshot
@@ -25,6 +25,8 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     name = "outdated"
     kind = "outdated run"
+    input_options: ClassVar[dict[str, str]] = {"facts_file": "--facts"}
+    text_paths = frozenset({"snapshot"})
     row_type = ResponseRecord
     config_type = AuditConfig
     config: AuditConfig

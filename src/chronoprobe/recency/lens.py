@@ -7,7 +7,7 @@ import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -80,6 +80,8 @@ class RecencyLens(Lens[RecencyRow]):
 
     name = "recency"
     kind = "recency eval"
+    input_options: ClassVar[dict[str, str]] = {"prompt_files": "--prompt-file"}
+    text_paths = frozenset({"data"})
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig

@@ -78,18 +78,25 @@ _UNIT_RATES = {"accuracy", "f1", "rate", "confidence"}
 """Words that mark a rate on a 0-1 scale (``accuracy_no_context``, ``macro_f1``, ``unparseable_rate``)."""
 
 
+CARD = "a chronoprobe card"
+"""What ``card --out`` may replace (the refusal names it)."""
+
+
+def is_card(path: Path) -> bool:
+    """A file this command wrote: its first lines carry our generator mark."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return GENERATOR_MARK in head
+
+
 def check_card_path(out: Path) -> None:
-    """Refuse an output path that is a folder or a file that is not a card we wrote."""
-    if out.is_dir():
-        raise ConfigError("--out", f"{out} is a folder; give a file name such as card.html")
-    if out.exists():
-        try:
-            with out.open("rb") as handle:
-                head = handle.read(4096).decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise ConfigError("--out", f"cannot read {out} ({exc.strerror or exc})") from None
-        if GENERATOR_MARK not in head:
-            raise ConfigError("--out", f"{out} exists and is not a chronoprobe card; not overwriting it")
+    """Refuse an output path that is a folder, cannot be written, or is a file that is not a card we wrote."""
+    from chronoprobe.publish import check_output_file
+
+    check_output_file(out, "--out", ours=is_card, what=CARD)
 
 
 # --- numbers -----------------------------------------------------------------------------------
