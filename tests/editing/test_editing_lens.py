@@ -96,7 +96,7 @@ def test_prompt_methods_fix_the_facts_and_leave_others_alone(tmp_path: Path, dat
     harmonic = frame[(frame["metric"] == "rag-gold.harmonic_mean_pct") & (frame["class"] == "all")]
     assert harmonic["value"].tolist() == [100.0]
     card = render_card(find_runs([folder]).runs)
-    assert "Can it be fixed?" in card and "harmonic mean of efficacy and paraphrase · rag-gold" in card
+    assert "Can it be fixed?" in card and "harmonic mean of efficacy and paraphrase · RAG gold" in card
 
 
 def _no_gold() -> list[str]:

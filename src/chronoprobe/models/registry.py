@@ -231,7 +231,6 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
     backend.info.model_id = (
         "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
     )
-    backend.info.extra["parameters"] = str(sum(p.numel() for p in backend.model.parameters()))
     if spec.kind == "smollm2":
         backend.info.extra["licence"] = "Apache-2.0"
     if spec.kind == "gemma3-270m":

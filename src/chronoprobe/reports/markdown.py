@@ -26,6 +26,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 1
     return "\n".join(lines)
 
 
+def cpu_threads_text(record: dict[str, Any]) -> str:
+    """``torch ran with 2 (policy auto, 2 cores)``, from provenance's ``threads``."""
+    counts = record.get("torch") or []
+    used = f"torch ran with {', '.join(str(n) for n in counts)}" if counts else "no local model ran on the CPU"
+    return f"{used} (policy {record.get('policy')}, {record.get('cores')} cores)"
+
+
 def provenance_section(provenance: dict[str, Any]) -> str:
     lines = ["## Provenance", ""]
     for model in provenance.get("models", []):
@@ -45,5 +52,7 @@ def provenance_section(provenance: dict[str, Any]) -> str:
     lines.append(f"- decoding: `{provenance.get('decoding')}`")
     versions = ", ".join(f"{k} {v}" for k, v in provenance.get("packages", {}).items())
     lines.append(f"- packages: {versions}")
+    if provenance.get("threads"):
+        lines.append(f"- CPU threads: {cpu_threads_text(provenance['threads'])}")
     lines.append(f"- created {provenance.get('created')} by `{provenance.get('command')}`")
     return "\n".join(lines) + "\n"
