@@ -308,3 +308,14 @@ def test_editing_finds_a_named_audit_by_its_name_or_its_spec(
         str(tmp_path / "ds.json"),
     )
     assert code == 2 and "--model mock:echo: not in this run; its models are old" in " ".join(text.split())
+
+
+def test_editing_refuses_two_models_of_one_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = cli(
+        monkeypatch, capsys, "editing", "run", "--dataset", str(EDITING_DATASET), "--method", "rag-gold",
+        "--model", "a=mock:echo", "--model", "a=mock:constant=x", "--out", str(tmp_path / "ed"),
+    )  # fmt: skip
+    assert code == 2 and "--model a: given twice" in text, text  # the edit sets are keyed by name
+    assert not (tmp_path / "ed").exists()

@@ -81,6 +81,8 @@ class EditingLens(Lens[EditingRow]):
         for raw in config.models:
             check_spec(canonical_spec(split_model_name(raw)[1]), config.methods)
         for raw in config.models:  # keyed as the loaded model will be (info.label), never by a raw spec
+            if model_label(raw) in self.sets:
+                raise ConfigError(f"--model {model_label(raw)}", "given twice; give each model its own NAME=")
             self.sets[model_label(raw)] = self._edit_set(raw)
         self.audit = self._audit_context()
         self.tools = Tools(prompts=prompts)
