@@ -84,7 +84,7 @@ def build_provenance(
     """
     recorded = dict(extra or {})
     if started is not None:
-        recorded["model_calls_made"] = {m.info.spec: m.calls_made for m in models}
+        recorded["model_calls_made"] = {m.info.label: m.calls_made for m in models}
         recorded["seconds"] = round(time.perf_counter() - started, 2)
     if call_cache is not None:
         recorded["call_cache"] = str(call_cache)

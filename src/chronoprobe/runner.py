@@ -29,8 +29,8 @@ from chronoprobe.lens import Announce, Lens, ProgressFactory, Summary
 from chronoprobe.models.registry import (
     DEFAULT_MODEL,
     BackendOptions,
+    canonical_spec,
     load_backend,
-    redact_spec,
     strip_url_credentials,
 )
 from chronoprobe.paths import default_call_cache
@@ -51,15 +51,18 @@ def load_models(
     """Load every requested model (the embedded default if none) behind the cache, with distinct short names."""
     from chronoprobe.models.names import display_name, split_model_name, unique_names
 
+    named = [split_model_name(raw) for raw in specs or [DEFAULT_MODEL]]  # every name checked before any load
     models = []
-    for raw in specs or [DEFAULT_MODEL]:
-        name, spec = split_model_name(raw)  # NAME=SPEC: the name is for display only, never in cache keys
-        with (announce or _quiet)(f"loading {redact_spec(spec)}"):
+    for name, spec in named:  # NAME=SPEC: the name is for people, never in cache keys
+        with (announce or _quiet)(f"loading {canonical_spec(spec)}"):
             backend = load_backend(spec, options)
         backend.info.name = name or display_name(spec)
+        backend.info.given_name = name
         models.append(CachedModel(backend, cache, source=ModelSource(spec=spec, options=options)))
     for model, name in zip(models, unique_names(m.info.name or m.info.spec for m in models), strict=True):
         model.info.name = name
+        if model.info.given_name is not None:  # two models given one name: "a", "a (2)" everywhere
+            model.info.given_name = name
     return models
 
 

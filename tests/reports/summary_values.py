@@ -15,9 +15,10 @@ SCORE_BLOCKS = {
 
 
 def _name_to_spec(summary: dict[str, Any], model: str) -> str:
+    """The summary's key for a model shown as ``model``: the name the user gave, else the spec."""
     for entry in summary["provenance"]["models"]:
         if entry.get("name") == model:
-            return str(entry["spec"])
+            return str(entry.get("given_name") or entry["spec"])
     return model
 
 

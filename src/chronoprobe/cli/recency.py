@@ -400,7 +400,7 @@ def gate(
             typer.echo("\t".join(["RETRIEVE" if decision.retrieve else "NO RETRIEVAL", predicted, decision.question]))
             continue
         out.print(
-            f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(cached.info.spec)})"
+            f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(cached.info.label)})"
         )
         out.print(f"why: {escape(decision.reason)}")
         if decision.distribution:

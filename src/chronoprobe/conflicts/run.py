@@ -122,7 +122,7 @@ def check_models(config: RunConfig, models: Sequence[CachedModel], judge: JudgeC
         return {}
     if judge is None:
         raise ConfigError("--judge", "the DynamicQA methodology needs an equivalence judge")
-    return {m.info.spec: pers.check_capabilities(m, config.persuasion) for m in models}
+    return {m.info.label: pers.check_capabilities(m, config.persuasion) for m in models}
 
 
 def run_model(
@@ -136,9 +136,9 @@ def run_model(
     """One model's rows: persuasion rows (DynamicQA methodology) or completion and update rows (MuLan's)."""
     if config.methodology == "dynamicqa":
         assert judge is not None
-        tick = progress_factory(f"{model.info.spec}", 3 * len(facts_or_queries)) if progress_factory else None
+        tick = progress_factory(model.info.label, 3 * len(facts_or_queries)) if progress_factory else None
         return pers.run_persuasion(model, facts_or_queries, judge.judge, config.persuasion, wording, tick)
-    tick = progress_factory(f"{model.info.spec}", len(facts_or_queries)) if progress_factory else None
+    tick = progress_factory(model.info.label, len(facts_or_queries)) if progress_factory else None
     completion_rows = comp.run_completion(model, facts_or_queries, config.completion, wording, tick)
     updates = comp.run_updates(model, facts_or_queries, completion_rows, config.completion, wording)
     return [*({"kind": "completion", **r} for r in completion_rows), *({"kind": "update", **u} for u in updates)]
@@ -150,7 +150,7 @@ def summarise(
     """Per model spec, per class: the methodology's metrics."""
     summary: dict[str, Any] = {}
     for model in models:
-        spec = model.info.spec
+        spec = model.info.label
         if config.methodology == "dynamicqa":
             summary[spec] = pers.summarise_persuasion(
                 [r for r in rows if r["model"] == spec],

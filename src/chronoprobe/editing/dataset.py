@@ -232,23 +232,38 @@ def audit_config_of(log: dict[str, Any], where: str) -> Any:
 
 
 def _choose_model(log: dict[str, Any], rows_models: Sequence[str], model: str | None, where: str) -> str:
+    """The run's key for ``model``: a ``--model`` value (``NAME=SPEC``, a spec or a name), matched in canonical form.
+
+    A run keys its models by the name the user gave, else by the spec without credentials; the
+    name, the spec, or a spec the run recorded for a named model all find it.
+    """
+    from chronoprobe.models.names import split_model_name
+    from chronoprobe.models.registry import canonical_spec
+
     summary = log.get("summary") or {}
-    specs = [str(s) for s in dict.fromkeys([*(summary.get("models") or []), *rows_models])]
-    names: dict[str, str] = {}
-    for spec, detail in ((summary.get("detail") or {}).get("models") or {}).items():
-        if isinstance(detail, dict) and isinstance(detail.get("name"), str):
-            names[detail["name"]] = spec
-    if not specs:
+    keys = [str(s) for s in dict.fromkeys([*(summary.get("models") or []), *rows_models])]
+    if not keys:
         raise DataError(where, "the run has no answers")
     if model is None:
-        if len(specs) > 1:
-            raise ConfigError("--model", f"the run holds several models; pick one of {', '.join(specs)}")
-        return specs[0]
-    if model in specs:
-        return model
-    if model in names:
-        return names[model]
-    raise ConfigError(f"--model {model}", f"not in this run; its models are {', '.join(specs)}")
+        if len(keys) > 1:
+            raise ConfigError("--model", f"the run holds several models; pick one of {', '.join(keys)}")
+        return keys[0]
+    also: dict[str, str] = {}  # display names and recorded specs -> the run's key
+    for key, detail in ((summary.get("detail") or {}).get("models") or {}).items():
+        if isinstance(detail, dict) and isinstance(detail.get("name"), str):
+            also.setdefault(detail["name"], key)
+    for info in (log.get("provenance") or {}).get("models") or []:
+        if isinstance(info, dict) and isinstance(info.get("spec"), str):
+            also.setdefault(info["spec"], str(info.get("given_name") or info["spec"]))
+    name, spec = split_model_name(model)
+    for wanted in (name, canonical_spec(spec)):
+        if wanted in keys:
+            return wanted
+    for wanted in (name, canonical_spec(spec)):
+        if wanted is not None and also.get(wanted) in keys:
+            return also[wanted]
+    shown = f"{name}={canonical_spec(spec)}" if name else canonical_spec(spec)
+    raise ConfigError(f"--model {shown}", f"not in this run; its models are {', '.join(keys)}")
 
 
 def _fact_verdicts(rows: Iterable[Any], facts: Mapping[str, Fact]) -> dict[str, dict[int, Verdict]]:

@@ -66,7 +66,7 @@ class EditingLens(Lens[EditingRow]):
 
     def load(self) -> None:
         from chronoprobe.editing.prompts import load_prompts
-        from chronoprobe.models.names import split_model_name
+        from chronoprobe.models.names import model_label, split_model_name
 
         config = self.config
         prompts = load_prompts(config.prompts_file)
@@ -79,17 +79,22 @@ class EditingLens(Lens[EditingRow]):
 
             load_corpus(config.stats_corpus)
         from chronoprobe.editing.run import check_spec
+        from chronoprobe.models.registry import canonical_spec
 
         for raw in config.models:
-            check_spec(split_model_name(raw)[1], config.methods)
-        for raw in config.models:
-            spec = split_model_name(raw)[1]
-            self.sets[spec] = self._edit_set(spec)
+            check_spec(canonical_spec(split_model_name(raw)[1]), config.methods)
+        for raw in config.models:  # keyed as the loaded model will be (info.label), never by a raw spec
+            if model_label(raw) in self.sets:
+                raise ConfigError(f"--model {model_label(raw)}", "given twice; give each model its own NAME=")
+            self.sets[model_label(raw)] = self._edit_set(raw)
         self.audit = self._audit_context()
         self.tools = Tools(prompts=prompts)
         self.loaded = True
 
-    def _edit_set(self, spec: str) -> EditSet:
+    def _edit_set(self, raw: str) -> EditSet:
+        """The facts for the model of one ``--model`` value (``NAME=SPEC`` or a spec, credentials and all)."""
+        from chronoprobe.models.names import model_label
+
         config = self.config
         if config.dataset is not None:
             from chronoprobe.editing.dataset import read_dataset
@@ -97,24 +102,24 @@ class EditingLens(Lens[EditingRow]):
             chosen = EditSet(read_dataset(config.dataset), source=str(config.dataset))
         else:
             assert config.from_run is not None
-            chosen = self._from_run(spec)
+            chosen = self._from_run(raw)
         if config.limit is not None:
             chosen.records = chosen.records[: config.limit]
         if not chosen.records:
-            raise DataError(chosen.source, f"no facts to edit for {spec}" + _why(chosen))
+            raise DataError(chosen.source, f"no facts to edit for {model_label(raw)}" + _why(chosen))
         return chosen
 
-    def _from_run(self, spec: str) -> EditSet:
+    def _from_run(self, raw: str) -> EditSet:
         from chronoprobe.editing.dataset import build_from_run
 
         config = self.config
         assert config.from_run is not None
         select = "outdated" if config.select == "auto" else config.select
-        built = build_from_run(config.from_run, model=spec, select=select)
+        built = build_from_run(config.from_run, model=raw, select=select)
         notes = list(built.notes)
         if config.select == "auto" and len(built.records) < config.min_facts:
             fewer = len(built.records)
-            built = build_from_run(config.from_run, model=spec, select="not-up-to-date")
+            built = build_from_run(config.from_run, model=raw, select="not-up-to-date")
             notes = [
                 f"only {fewer} fact(s) are outdated (fewer than {config.min_facts}), so every fact that is not "
                 f"up-to-date is edited: {len(built.records)} facts",
@@ -184,7 +189,7 @@ class EditingLens(Lens[EditingRow]):
     def _editor(self, model: CachedModel, progress: ProgressFactory | None = None) -> Any:
         from chronoprobe.editing.run import ModelEditor
 
-        records = self.sets[model.info.spec].records
+        records = self.sets[model.info.label].records
         return ModelEditor(self.config, model, records, self.audit, self.tools, progress)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[EditingRow]:
@@ -198,7 +203,7 @@ class EditingLens(Lens[EditingRow]):
             plan += [(m, fraction, subset) for m in self.config.methods]
         total = len(editor.scored(records)) + len(editor.fluency(records)) + len(editor.locality([]))
         total += sum(editor.planned_calls(m, f, s) for m, f, s in plan)
-        tick = progress(model.info.spec, total) if progress else None
+        tick = progress(model.info.label, total) if progress else None
         editor.baseline(tick)
         for method, fraction, subset in plan:
             editor.apply(method, fraction, subset, tick)
@@ -213,7 +218,7 @@ class EditingLens(Lens[EditingRow]):
 
         per_model: dict[str, Any] = {}
         for model in models:
-            spec = model.info.spec
+            spec = model.info.label
             chosen = self.sets[spec]
             per_model[spec] = summarise_model(
                 chosen.records,

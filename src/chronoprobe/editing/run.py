@@ -179,7 +179,7 @@ class ModelEditor:
                     before = self._before.get((fact_id, item.kind or ""))
             rows.append(
                 EditingRow(
-                    model=self.model.info.spec,
+                    model=self.model.info.label,
                     method=method,
                     fraction=fraction,
                     role=item.role,
@@ -286,13 +286,13 @@ class ModelEditor:
         stored = self.model.cache.get_many([timing_key])
         if timing_key in stored and self._all_cached(asked, plan.edit_hash):
             run = MethodRun(**stored[timing_key][0])
-            run = run.model_copy(update={"reused": True, "model": self.model.info.spec})
+            run = run.model_copy(update={"reused": True, "model": self.model.info.label})
             with self._identity(plan.edit_hash):
                 self.rows += self._answer(method, fraction, asked, tick)
             self.runs.append(run)
             return
         save_to = self._save_dir(method, fraction)
-        label = f"{self.model.info.name or self.model.info.spec}: {method} edits" + (
+        label = f"{self.model.info.name or self.model.info.label}: {method} edits" + (
             f" ({100 * fraction:g}%)" if fraction < 1.0 else ""
         )
         edits = self.progress(label, len(subset)) if self.progress else None
@@ -304,7 +304,7 @@ class ModelEditor:
         seconds = [t.seconds for t in timings]
         resumed = sum(t.reused for t in timings)
         run = MethodRun(
-            model=self.model.info.spec,
+            model=self.model.info.label,
             method=method,
             fraction=fraction,
             mode=self.config.mode_of(method),
@@ -368,7 +368,7 @@ class ModelEditor:
         edited = len(subset) - len(built.skipped)
         self.runs.append(
             MethodRun(
-                model=self.model.info.spec,
+                model=self.model.info.label,
                 method=method,
                 fraction=fraction,
                 mode=self.config.mode_of(method),

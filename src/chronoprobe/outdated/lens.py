@@ -46,7 +46,7 @@ class OutdatedLens(Lens[ResponseRecord]):
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ResponseRecord]:
         assert self.gold is not None, "load() first"
         total = sum(len(f.templates) for f in self.facts if f.fact_id not in self.no_gold)
-        tick = progress(model.info.spec, total) if progress else None
+        tick = progress(model.info.label, total) if progress else None
         return run_audit(self.config, model, self.facts, self.gold, progress=tick)
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ResponseRecord]) -> Summary:
@@ -54,7 +54,7 @@ class OutdatedLens(Lens[ResponseRecord]):
 
         per_model: dict[str, dict[str, Any]] = {}
         for model in models:
-            spec = model.info.spec
+            spec = model.info.label
             per_model[spec] = summarize_model(
                 [r for r in rows if r.model == spec], with_as_of=self.config.as_of is not None, no_gold=self.no_gold
             )

@@ -118,8 +118,8 @@ class RecencyLens(Lens[RecencyRow]):
         detail = summarise([r.model_dump() for r in rows], self.config.tolerance)
         summary = self.summary_from_detail(detail)
         for model in models:  # a model without rows still shows up
-            summary.headline.setdefault(model.info.spec, {})
-        summary.models = [m.info.spec for m in models]
+            summary.headline.setdefault(model.info.label, {})
+        summary.models = [m.info.label for m in models]
         return summary
 
     @classmethod

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+
+def recorded_label(model: Mapping[str, Any]) -> str:
+    """What a run's rows and summary call a model recorded in its provenance: the given name, else the spec."""
+    return str(model.get("given_name") or model.get("spec"))
 
 
 def fmt(value: Any, digits: int = 1) -> str:
@@ -36,8 +41,9 @@ def cpu_threads_text(record: dict[str, Any]) -> str:
 def provenance_section(provenance: dict[str, Any]) -> str:
     lines = ["## Provenance", ""]
     for model in provenance.get("models", []):
+        named = f" ({model['given_name']})" if model.get("given_name") else ""
         lines.append(
-            f"- model `{model['spec']}`: {model['model_id']} @ {model['revision']}, backend {model['backend']}, "
+            f"- model `{model['spec']}`{named}: {model['model_id']} @ {model['revision']}, backend {model['backend']}, "
             f"dtype {model.get('dtype')}, batch size {model.get('batch_size')}, chat template {model.get('chat_template')}"
         )
     if provenance.get("snapshot"):
