@@ -27,7 +27,13 @@ class EditSet:
     source: str
     select: str | None = None
     notes: list[str] = field(default_factory=list)
+    """Notes about the whole set (how it was chosen)."""
+    fact_notes: dict[str, str] = field(default_factory=dict)
+    """fact id -> a note about that fact (e.g. its subject), for the facts in ``records``."""
     skipped: dict[str, str] = field(default_factory=dict)
+
+    def all_notes(self) -> list[str]:
+        return [*self.notes, *self.fact_notes.values()]
 
 
 @dataclass
@@ -95,8 +101,8 @@ class EditingLens(Lens[EditingRow]):
         else:
             assert config.from_run is not None
             chosen = self._from_run(spec)
-        if config.limit is not None:
-            chosen.records = chosen.records[: config.limit]
+        if config.limit is not None and len(chosen.records) > config.limit:
+            _limit(chosen, config.limit)
         if not chosen.records:
             raise DataError(chosen.source, f"no facts to edit for {spec}" + _why(chosen))
         return chosen
@@ -108,17 +114,23 @@ class EditingLens(Lens[EditingRow]):
         assert config.from_run is not None
         select = "outdated" if config.select == "auto" else config.select
         built = build_from_run(config.from_run, model=spec, select=select)
-        notes = list(built.notes)
+        notes: list[str] = []
         if config.select == "auto" and len(built.records) < config.min_facts:
             fewer = len(built.records)
             built = build_from_run(config.from_run, model=spec, select="not-up-to-date")
             notes = [
                 f"only {fewer} fact(s) are outdated (fewer than {config.min_facts}), so every fact that is not "
-                f"up-to-date is edited: {len(built.records)} facts",
-                *built.notes,
+                f"up-to-date qualifies: {len(built.records)} facts"
             ]
+        per_fact = set(built.fact_notes.values())
+        edited = {r.fact_id for r in built.records}
         return EditSet(
-            built.records, source=str(config.from_run), select=built.select, notes=notes, skipped=built.skipped
+            built.records,
+            source=str(config.from_run),
+            select=built.select,
+            notes=[*notes, *(n for n in built.notes if n not in per_fact)],
+            fact_notes={fact: note for fact, note in built.fact_notes.items() if fact in edited},
+            skipped=built.skipped,
         )
 
     def _audit_context(self) -> Any:
@@ -176,6 +188,35 @@ class EditingLens(Lens[EditingRow]):
                 editor.edit_request(record)
         self._models.append(model)
 
+    def plan(self, cache_path: Path | None = None) -> list[RunPlan]:
+        """What the run will do per model, before any model loads: facts, calls, edits and a time estimate.
+
+        Times come from what the call cache at ``cache_path`` measured for the same model spec
+        (model calls, and seconds per fact for each weight method); without a measurement, a rough
+        default stands in and the plan says so."""
+        from chronoprobe.editing.run import baseline_calls, method_calls, method_plan
+        from chronoprobe.models.names import split_model_name
+
+        assert self.loaded, "load() first"
+        cache = CallCache(cache_path) if cache_path is not None and cache_path.is_file() else None
+        plans = []
+        try:
+            for raw in self.config.models:
+                spec = split_model_name(raw)[1]
+                records = self.sets[spec].records
+                applications = method_plan(self.config, records)
+                calls = baseline_calls(self.config, self.audit, records)
+                calls += sum(method_calls(self.config, self.audit, m, f, s) for m, f, s in applications)
+                edits: dict[str, int] = {}
+                for method, _, subset in applications:
+                    if method in WEIGHT_METHODS:
+                        edits[method] = edits.get(method, 0) + len(subset)
+                plans.append(_estimate(spec, len(records), calls, edits, cache))
+        finally:
+            if cache is not None:
+                cache.close()
+        return plans
+
     # --- the run -------------------------------------------------------------------------------
 
     def _editor(self, model: CachedModel, progress: ProgressFactory | None = None) -> Any:
@@ -185,16 +226,13 @@ class EditingLens(Lens[EditingRow]):
         return ModelEditor(self.config, model, records, self.audit, self.tools, progress)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[EditingRow]:
-        from chronoprobe.editing.run import scaling_subsets
+        from chronoprobe.editing.run import baseline_calls, method_calls, method_plan
 
         editor = self._editor(model, progress)
         records = editor.records
-        plan: list[tuple[str, float, list[EditRecord]]] = [(m, 1.0, records) for m in self.config.methods]
-        fractions = [f for f in self.config.scaling if f < 1.0]
-        for fraction, subset in scaling_subsets(records, fractions).items():
-            plan += [(m, fraction, subset) for m in self.config.methods]
-        total = len(editor.scored(records)) + len(editor.fluency(records)) + len(editor.locality([]))
-        total += sum(editor.planned_calls(m, f, s) for m, f, s in plan)
+        plan = method_plan(self.config, records)
+        total = baseline_calls(self.config, self.audit, records)
+        total += sum(method_calls(self.config, self.audit, m, f, s) for m, f, s in plan)
         tick = progress(model.info.spec, total) if progress else None
         editor.baseline(tick)
         for method, fraction, subset in plan:
@@ -220,7 +258,7 @@ class EditingLens(Lens[EditingRow]):
                     "source": chosen.source,
                     "select": chosen.select,
                     "facts": len(chosen.records),
-                    "notes": chosen.notes,
+                    "notes": chosen.all_notes(),
                     "skipped": chosen.skipped,
                 },
             )
@@ -283,6 +321,45 @@ class EditingLens(Lens[EditingRow]):
         write_report_files(folder, rows, summary.detail, provenance)
 
 
+@dataclass
+class RunPlan:
+    """One model's share of an editing run, counted before it starts."""
+
+    spec: str
+    facts: int
+    calls: int
+    """Prompts sent if nothing is cached yet (answers already in the cache are not asked again)."""
+    edits: dict[str, int]
+    """Weight method -> facts it edits (scaling fractions included)."""
+    rates: dict[str, tuple[float, bool]]
+    """``call`` and each weight method -> (seconds per call or per fact edited, measured by the cache?)."""
+
+    @property
+    def seconds(self) -> float:
+        calls = self.calls * self.rates["call"][0]
+        return calls + sum(n * self.rates[method][0] for method, n in self.edits.items())
+
+    @property
+    def measured(self) -> bool:
+        return all(measured for _, measured in self.rates.values())
+
+
+ROUGH_SECONDS = {"call": 2.0, "rome": 60.0, "memit": 30.0}
+"""Without a measurement in the call cache: SmolLM2 on 2 busy CPU cores took about 2 s per editing prompt (long
+IKE/RAG prompts, 100-token fluency answers), and ROME and MEMIT about 60 and 30 s per fact edited
+(docs/editing.md's runs). A GPU or an API is faster, a larger model on CPU slower."""
+
+
+def _estimate(spec: str, facts: int, calls: int, edits: dict[str, int], cache: CallCache | None) -> RunPlan:
+    from chronoprobe.cache import speed_subject
+
+    rates: dict[str, tuple[float, bool]] = {}
+    for what in ("call", *edits):
+        timing = cache.timing(speed_subject(spec, "call" if what == "call" else f"edit:{what}")) if cache else None
+        rates[what] = (timing.per_step, True) if timing is not None else (ROUGH_SECONDS[what], False)
+    return RunPlan(spec=spec, facts=facts, calls=calls, edits=edits, rates=rates)
+
+
 def _settings(run: MethodRun) -> dict[str, Any]:
     return {
         "mode": run.mode,
@@ -291,6 +368,21 @@ def _settings(run: MethodRun) -> dict[str, Any]:
         "stats": run.stats,
         "reused_from_cache": run.reused,
     }
+
+
+def _limit(chosen: EditSet, limit: int) -> None:
+    """Keep ``limit`` facts spread over Table 3's groups (as ``conflicts run --limit`` spreads over classes)."""
+    from chronoprobe.datasets.balance import take_balanced
+    from chronoprobe.editing.dataset import group_counts
+
+    total = len(chosen.records)
+    chosen.records = take_balanced(chosen.records, limit, lambda record: record.group)
+    kept = {r.fact_id for r in chosen.records}
+    chosen.fact_notes = {fact: note for fact, note in chosen.fact_notes.items() if fact in kept}
+    shown = ", ".join(f"{group} {n}" for group, n in group_counts(chosen.records).items())
+    chosen.notes.append(
+        f"--limit {limit}: {len(chosen.records)} of the {total} facts are edited, spread over the groups ({shown})"
+    )
 
 
 def _why(chosen: EditSet) -> str:
