@@ -62,7 +62,8 @@ def test_the_plan_counts_the_calls_the_run_makes_and_learns_the_speed(audit: Pat
     assert not cache.exists()  # planning reads a cache, never creates one
     # 4 facts x 3 scored questions: the unedited model, then each method on all 4 facts and on 2 (scaling 50%)
     assert (before.facts, before.calls, before.edits) == (4, 12 + 2 * 12 + 2 * 6, {})
-    assert before.rates == {"call": (ROUGH_SECONDS["call"], False)} and not before.measured
+    assert before.defaults == ["2.0 s per call"] and not before.timed
+    assert before.seconds == pytest.approx(before.calls * ROUGH_SECONDS["call"])
     totals: list[int] = []
 
     def progress(description: str, total: int) -> Any:
@@ -73,7 +74,8 @@ def test_the_plan_counts_the_calls_the_run_makes_and_learns_the_speed(audit: Pat
     assert totals == [before.calls]  # the bar and the plan count the same prompts
     assert result.provenance["extra"]["model_calls_made"][NOBODY] <= before.calls
     [after] = lens.plan(cache)
-    assert after.measured and after.rates["call"][0] < 1.0  # the mock answers at once, and the cache timed it
+    assert after.timed and not after.defaults  # every step was timed by the run
+    assert after.seconds < before.seconds / 100  # the mock answers at once
 
 
 def _options(lens: EditingLens) -> dict[str, Any]:
@@ -99,7 +101,7 @@ def test_weight_methods_are_planned_with_a_rough_default_per_edit(audit: Path) -
     ]  # the same facts, without reading the run again
     lens.audit, lens.loaded = None, True
     [plan] = lens.plan(None)
-    assert plan.edits == {"rome": 3} and plan.rates["rome"] == (ROUGH_SECONDS["rome"], False)
+    assert plan.edits == {"rome": 3} and plan.defaults == ["2.0 s per call", "60 s per ROME edit"]
     assert plan.seconds == pytest.approx(plan.calls * ROUGH_SECONDS["call"] + 3 * ROUGH_SECONDS["rome"])
 
 
@@ -176,11 +178,33 @@ def test_the_cli_prints_one_plan_line_and_one_line_for_the_per_fact_notes(
     text = " ".join(err.split())
     assert text.count("plan:") == 1 and text.index("plan:") < text.index("report:")
     assert (
-        f"plan: 1 method(s) (rag-gold); {NOBODY}: 130 facts, 780 model calls; about 26 min at 2.0 s per call "
-        "(rough default: not timed in this cache yet); answers already in the call cache are not asked again; "
-        "for a first look try --limit 10 --method ike-null,rag-gold"
+        f"plan: 1 method(s) (rag-gold); {NOBODY}: 130 facts, 780 model calls; about 26 min (rough defaults where "
+        "the call cache has not timed this model yet: 2.0 s per call); answers already in the call cache are not "
+        "asked again; for a first look try --limit 10 --method ike-null,rag-gold"
     ) in text
     assert text.count("edit subject") == 1 and "report.md lists them" in text
     assert "is not in the edit prompt" not in text
     report = (tmp_path / "run" / "report.md").read_text()
     assert report.count("is not in the edit prompt") > 50  # the full list
+
+
+def test_prompt_methods_alone_do_not_re_ask_the_audit(audit: Path, tmp_path: Path) -> None:
+    """Locality is measured for ROME, MEMIT and SERAC*; without them the unedited audit is not asked again."""
+    config = EditingConfig(models=(NOBODY,), from_run=audit, limit=3, fluency=False, methods=("rag-gold",))
+    lens = EditingLens(config)
+    lens.load()
+    [plan] = lens.plan(None)
+    assert plan.calls == 3 * 3 * 2  # the unedited model and rag-gold, 3 questions per fact
+    with_serac = EditingLens(config.model_copy(update={"methods": ("rag-gold", "serac")}))
+    with_serac.load()
+    [checked] = with_serac.plan(None)
+    assert checked.calls == 3 * 3 * 3 + 130 * 3 + (130 - 3) * 3  # the whole audit before, the 127 others after
+    options = {"from_run": audit, "limit": 3, "fluency": False, "methods": ("rag-gold",)}
+    result = run("editing", NOBODY, out=tmp_path / "run", cache=tmp_path / "c.sqlite", **options)
+    assert not [row for row in result.rows if row.role == "locality"]
+
+
+def test_a_model_timed_only_by_other_lenses_is_estimated_from_those_calls(audit: Path) -> None:
+    lens = _lens(audit, limit=3, methods=("rag-gold",))
+    [plan] = lens.plan(audit.parent / "calls.sqlite")  # the outdated audit timed this mock's calls there
+    assert plan.defaults == [] and not plan.timed

@@ -117,17 +117,16 @@ def plan_line(plans: list[Any], config: Any) -> str:
         edits = "".join(f" + {n} {COLUMN[m]} edits" for m, n in plan.edits.items())
         per_model.append(f"{redact_spec(plan.spec)}: {plan.facts} facts, {plan.calls:,} model calls{edits}")
     seconds = sum(plan.seconds for plan in plans)
-    rates = []
-    for plan in plans:
-        for what, (rate, measured) in plan.rates.items():
-            label = "per call" if what == "call" else f"per {COLUMN[what]} edit"
-            rates.append(
-                f"{rate:.1f} s {label}" + ("" if measured else " (rough default: not timed in this cache yet)")
-            )
-    basis = ", ".join(dict.fromkeys(rates))
+    defaults = list(dict.fromkeys(d for plan in plans for d in plan.defaults))
+    if defaults:
+        basis = f"rough defaults where the call cache has not timed this model yet: {', '.join(defaults)}"
+    elif all(plan.timed for plan in plans):
+        basis = "as the call cache timed this model's earlier editing runs"
+    else:
+        basis = "partly from this model's other calls in the call cache, which had shorter prompts"
     line = (
         f"plan: {len(methods)} method(s) ({', '.join(methods)}); {'; '.join(per_model)}; "
-        f"about {_duration(seconds)} at {basis}; answers already in the call cache are not asked again"
+        f"about {_duration(seconds)} ({basis}); answers already in the call cache are not asked again"
     )
     if seconds > 600 and config.limit is None:
         line += "; for a first look try --limit 10 --method ike-null,rag-gold"

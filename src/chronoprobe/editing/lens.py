@@ -10,8 +10,8 @@ from typing import Any
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.editing.config import METHODS, WEIGHT_METHODS, EditingConfig
-from chronoprobe.editing.rows import EditingRow, MethodRun
+from chronoprobe.editing.config import COLUMN, METHODS, WEIGHT_METHODS, EditingConfig
+from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.models.base import Capability
@@ -205,10 +205,12 @@ class EditingLens(Lens[EditingRow]):
                 spec = split_model_name(raw)[1]
                 records = self.sets[spec].records
                 applications = method_plan(self.config, records)
-                calls = baseline_calls(self.config, self.audit, records)
-                calls += sum(method_calls(self.config, self.audit, m, f, s) for m, f, s in applications)
+                calls = {UNEDITED: baseline_calls(self.config, self.audit, records)}
                 edits: dict[str, int] = {}
-                for method, _, subset in applications:
+                for method, fraction, subset in applications:
+                    calls[method] = calls.get(method, 0) + method_calls(
+                        self.config, self.audit, method, fraction, subset
+                    )
                     if method in WEIGHT_METHODS:
                         edits[method] = edits.get(method, 0) + len(subset)
                 plans.append(_estimate(spec, len(records), calls, edits, cache))
@@ -331,17 +333,11 @@ class RunPlan:
     """Prompts sent if nothing is cached yet (answers already in the cache are not asked again)."""
     edits: dict[str, int]
     """Weight method -> facts it edits (scaling fractions included)."""
-    rates: dict[str, tuple[float, bool]]
-    """``call`` and each weight method -> (seconds per call or per fact edited, measured by the cache?)."""
-
-    @property
-    def seconds(self) -> float:
-        calls = self.calls * self.rates["call"][0]
-        return calls + sum(n * self.rates[method][0] for method, n in self.edits.items())
-
-    @property
-    def measured(self) -> bool:
-        return all(measured for _, measured in self.rates.values())
+    seconds: float
+    timed: bool
+    """Every part of ``seconds`` comes from this cache's timing of the same work (an earlier editing run)."""
+    defaults: list[str]
+    """The rough defaults ``seconds`` had to use, e.g. ``2.0 s per call``; empty when the cache timed everything."""
 
 
 ROUGH_SECONDS = {"call": 2.0, "rome": 60.0, "memit": 30.0}
@@ -350,14 +346,38 @@ IKE/RAG prompts, 100-token fluency answers), and ROME and MEMIT about 60 and 30 
 (docs/editing.md's runs). A GPU or an API is faster, a larger model on CPU slower."""
 
 
-def _estimate(spec: str, facts: int, calls: int, edits: dict[str, int], cache: CallCache | None) -> RunPlan:
+def _estimate(spec: str, facts: int, calls: dict[str, int], edits: dict[str, int], cache: CallCache | None) -> RunPlan:
+    """Seconds per call of each method as this cache timed it in earlier editing runs, else as it timed any
+    call of the model (shorter prompts: an underestimate), else a rough default; the same for edits."""
     from chronoprobe.cache import speed_subject
 
-    rates: dict[str, tuple[float, bool]] = {}
-    for what in ("call", *edits):
-        timing = cache.timing(speed_subject(spec, "call" if what == "call" else f"edit:{what}")) if cache else None
-        rates[what] = (timing.per_step, True) if timing is not None else (ROUGH_SECONDS[what], False)
-    return RunPlan(spec=spec, facts=facts, calls=calls, edits=edits, rates=rates)
+    def timed(what: str) -> float | None:
+        timing = cache.timing(speed_subject(spec, what)) if cache is not None else None
+        return timing.per_step if timing is not None else None
+
+    seconds, defaults, exact = 0.0, [], True
+    any_call = timed("call")
+    for step, count in calls.items():
+        rate = timed(f"editing:{step}")
+        exact &= rate is not None
+        if rate is None and any_call is None:
+            defaults.append(f"{ROUGH_SECONDS['call']:.1f} s per call")
+        seconds += count * (rate if rate is not None else any_call if any_call is not None else ROUGH_SECONDS["call"])
+    for method, count in edits.items():
+        rate = timed(f"edit:{method}")
+        exact &= rate is not None
+        if rate is None:
+            defaults.append(f"{ROUGH_SECONDS[method]:.0f} s per {COLUMN[method]} edit")
+        seconds += count * (rate if rate is not None else ROUGH_SECONDS[method])
+    return RunPlan(
+        spec=spec,
+        facts=facts,
+        calls=sum(calls.values()),
+        edits=edits,
+        seconds=seconds,
+        timed=exact,
+        defaults=list(dict.fromkeys(defaults)),
+    )
 
 
 def _settings(run: MethodRun) -> dict[str, Any]:

@@ -118,8 +118,10 @@ def judge_record(record: EditRecord, gold: FactAnswers, question: str, response:
 
 
 def locality_facts(config: EditingConfig, audit: AuditContext | None, edited: Sequence[EditRecord]) -> list[Fact]:
-    """The audit's facts the locality check asks about: every fact with gold that was not edited."""
-    if not config.locality or audit is None:
+    """The audit's facts the locality check asks about: every fact with gold that was not edited.
+
+    None when no method of the run is checked for locality (the in-context methods leave other facts alone)."""
+    if not config.locality or audit is None or not set(LOCALITY_METHODS) & set(config.methods):
         return []
     edited_ids = {r.fact_id for r in edited}
     return [f for f in audit.facts if f.fact_id not in edited_ids and f.fact_id not in audit.skipped]
@@ -236,6 +238,8 @@ class ModelEditor:
         answers: dict[int, tuple[str, str]] = {}
         models = list(dict.fromkeys(id(a.answered_by) for a in asked))
         by_id = {id(a.answered_by): a.answered_by or self.model for a in asked}
+        made_before = sum(m.calls_made for m in by_id.values())
+        started = time.perf_counter()
         for key in models:
             for fluency, params in ((False, self.config.decoding()), (True, self.config.fluency_decoding())):
                 group = [
@@ -245,6 +249,10 @@ class ModelEditor:
                     continue
                 generations = by_id[key].generate([asked[i].prompt for i in group], params, progress=tick)
                 answers.update({i: (g.text, g.rendered_prompt) for i, g in zip(group, generations, strict=True)})
+        fresh = sum(m.calls_made for m in by_id.values()) - made_before
+        if fresh:  # what the next run's plan line estimates this method's calls by
+            subject = speed_subject(self._spec(), f"editing:{method}")
+            self.model.cache.add_timing(subject, fresh, time.perf_counter() - started)
         ordered = [answers[i] for i in range(len(asked))]
         return self._rows(method, fraction, asked, [a for a, _ in ordered], [r for _, r in ordered])
 
