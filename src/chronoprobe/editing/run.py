@@ -120,7 +120,7 @@ def judge_record(record: EditRecord, gold: FactAnswers, question: str, response:
 def locality_facts(config: EditingConfig, audit: AuditContext | None, edited: Sequence[EditRecord]) -> list[Fact]:
     """The audit's facts the locality check asks about: every fact with gold that was not edited.
 
-    None when no method of the run is checked for locality (the in-context methods leave other facts alone)."""
+    Empty when no method of the run is checked for locality (the in-context methods leave other facts alone)."""
     if not config.locality or audit is None or not set(LOCALITY_METHODS) & set(config.methods):
         return []
     edited_ids = {r.fact_id for r in edited}
@@ -297,10 +297,6 @@ class ModelEditor:
             if row.role in ("edit", "paraphrase", "locality"):
                 row.before = row.verdict
         self.rows += rows
-
-    def planned_calls(self, method: str, fraction: float, subset: Sequence[EditRecord]) -> int:
-        """Prompts ``apply`` will send (for the progress bar's total)."""
-        return method_calls(self.config, self.audit, method, fraction, subset)
 
     def apply(self, method: str, fraction: float, subset: list[EditRecord], tick: Tick | None) -> None:
         if method in WEIGHT_METHODS:
