@@ -128,7 +128,7 @@ def plan_line(plans: list[Any], config: Any) -> str:
         f"plan: {len(methods)} method(s) ({', '.join(methods)}); {'; '.join(per_model)}; "
         f"about {_duration(seconds)} ({basis}); answers already in the call cache are not asked again"
     )
-    if seconds > 600 and config.limit is None:
+    if seconds > 600 and config.limit is None and any(plan.facts > 10 for plan in plans):
         line += "; for a first look try --limit 10 --method ike-null,rag-gold"
     return line
 
