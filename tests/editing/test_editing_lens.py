@@ -187,6 +187,11 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
     assert backend.info.edit is None
     calls = smol.calls_made
     assert calls > 0
+    from chronoprobe.cache import speed_subject
+
+    for method in ("rome", "memit"):  # the next run's plan line estimates edits by these
+        timing = smol.cache.timing(speed_subject("smollm2", f"edit:{method}"))
+        assert timing is not None and timing.count == 1 and timing.seconds > 0
     second = run("editing", smol, out=tmp_path / "second", **options)
     assert smol.calls_made == calls  # every answer of the edited models came from the cache
     runs = {r["method"]: r for r in second.summary.detail["models"]["smollm2"]["results"]}

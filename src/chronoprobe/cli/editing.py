@@ -98,6 +98,51 @@ def _print_counts(records: list[object], source: str) -> None:
     console.print(f"{len(records)} facts to edit ({shown}) from {source}", highlight=False)
 
 
+def _print_fact_notes(count: int, model: str, listed_in: str) -> None:
+    """The per-fact notes as one line: there can be a hundred of them; ``listed_in`` holds the list."""
+    if count:
+        console.print(
+            f"[yellow]note[/]{model}: {count} fact(s) take the entity's name as the edit subject (DyKnow's "
+            f"subject phrase is not in our edit prompt); {listed_in} lists them",
+            highlight=False,
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min"
+
+
+def plan_line(plans: list[Any], config: Any) -> str:
+    """One line before the work: facts, methods, model calls and edits, and how long it may take."""
+    from chronoprobe.editing.config import COLUMN
+
+    methods = list(config.methods)
+    per_model = []
+    for plan in plans:
+        edits = "".join(f" + {n} {COLUMN[m]} edits" for m, n in plan.edits.items())
+        per_model.append(f"{plan.label}: {plan.facts} facts, {plan.calls:,} model calls{edits}")
+    seconds = sum(plan.seconds for plan in plans)
+    defaults = list(dict.fromkeys(d for plan in plans for d in plan.defaults))
+    if defaults:
+        basis = f"rough defaults where the call cache has not timed this model yet: {', '.join(defaults)}"
+    elif all(plan.timed for plan in plans):
+        basis = "as the call cache timed this model's earlier editing runs"
+    else:
+        basis = "partly from this model's other calls in the call cache, which had shorter prompts"
+    line = (
+        f"plan: {len(methods)} method(s) ({', '.join(methods)}); {'; '.join(per_model)}; "
+        f"about {_duration(seconds)} ({basis}); answers already in the call cache are not asked again"
+    )
+    if seconds > 600 and config.limit is None and any(plan.facts > 10 for plan in plans):
+        line += "; for a first look try --limit 10 --method ike-null,rag-gold"
+    return line
+
+
 @app.command("dataset")
 def dataset(
     from_run: Annotated[
@@ -143,8 +188,11 @@ def dataset(
     _check_ours(target)  # before the run is read
     check_not_input([target, build_record_path(target)], {"--from": from_run})
     built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]
+    per_fact = set(built.fact_notes.values())
     for note in built.notes:
-        console.print(f"[yellow]note[/]: {note}", highlight=False)
+        if note not in per_fact:
+            console.print(f"[yellow]note[/]: {note}", highlight=False)
+    _print_fact_notes(len(built.fact_notes), "", "the build record")
     for fact, why in built.skipped.items():
         console.print(f"[yellow]skipped[/] {fact}: {why}", highlight=False)
     if not built.records:
@@ -213,7 +261,7 @@ def score(
             )
             if scores.missing:
                 console.print(f"  [yellow]{len(scores.missing)} fact(s) without every answer, left out[/]")
-    for folder, why in summary.unlabelled.items():
+    for folder, why in {**summary.unlabelled, **summary.no_dataset}.items():
         console.print(f"[yellow]not scored[/] {folder}: {why}", highlight=False)
     console.print(f"scores.json and report.md in {out}")
 
@@ -288,7 +336,13 @@ def run(
             callback=_choice(("auto", *SELECT_CHOICES)),
         ),
     ] = "auto",
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N facts of the dataset.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only N facts, spread over Politicians, Teams and Positions (file order within each).",
+        ),
+    ] = None,
     locality: Annotated[
         bool, typer.Option("--locality/--no-locality", help="Re-run the whole audit on each edited model.")
     ] = True,
@@ -390,7 +444,11 @@ def run(
     for spec, chosen in lens.sets.items():
         for note in chosen.notes:
             console.print(f"[yellow]note[/] ({spec}): {note}", highlight=False)
+        _print_fact_notes(len(chosen.fact_notes), f" ({spec})", "report.md")
         _print_counts(list(chosen.records), f"{chosen.source} for {spec}")
+    from chronoprobe.paths import default_call_cache
+
+    console.print(plan_line(lens.plan(cache or default_call_cache()), config), highlight=False, markup=False)
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
     result = run_in_terminal(lens, out, list(config.models), options, cache, engine)
     from chronoprobe.metrics.uncertainty import as_estimate

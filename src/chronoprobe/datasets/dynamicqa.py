@@ -243,16 +243,6 @@ def load_dynamicqa(
 
 def take_balanced(facts: Sequence[ContextFact], limit: int | None) -> list[ContextFact]:
     """At most ``limit`` facts in total, spread evenly over classes (file order within a class)."""
-    if limit is None:
-        return list(facts)
-    by_class: dict[str, list[ContextFact]] = {}
-    for fact in facts:
-        by_class.setdefault(fact.fact_class, []).append(fact)
-    chosen: list[ContextFact] = []
-    queues = {c: list(v) for c, v in by_class.items()}
-    while len(chosen) < limit and any(queues.values()):
-        for fact_class in list(queues):
-            if queues[fact_class] and len(chosen) < limit:
-                chosen.append(queues[fact_class].pop(0))
-    order = {id(f): i for i, f in enumerate(facts)}
-    return sorted(chosen, key=lambda f: order[id(f)])
+    from chronoprobe.datasets.balance import take_balanced as spread
+
+    return spread(facts, limit, lambda fact: fact.fact_class)

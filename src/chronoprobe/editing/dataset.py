@@ -197,6 +197,8 @@ class BuiltDataset(BaseModel):
     records: list[EditRecord]
     notes: list[str]
     """Things the user should know (a subject that had to differ from DyKnow's wording)."""
+    fact_notes: dict[str, str] = {}
+    """fact id -> its note among ``notes``, for the notes that concern one fact."""
     skipped: dict[str, str]
     """fact id -> why a fact that qualified is not in the dataset."""
     model: str
@@ -308,6 +310,7 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
     verdicts = _fact_verdicts((r for r in rows if r.model == spec), by_id)
     records: dict[str, list[EditRecord]] = {domain: [] for domain in DOMAIN_ORDER}
     notes: list[str] = []
+    fact_notes: dict[str, str] = {}
     skipped: dict[str, str] = {}
     for fact in facts:
         asked = verdicts.get(fact.fact_id)
@@ -324,13 +327,24 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
             skipped[fact.fact_id] = problem
         if not include:
             continue
+        noted = len(notes)
         built = _record(fact, snapshot.answers[fact.fact_id].counted().statements, notes)
+        if len(notes) > noted:
+            fact_notes[fact.fact_id] = notes[-1]
         if isinstance(built, str):
             skipped[fact.fact_id] = built
         else:
             records[fact.category].append(built)
     ordered = [r for domain in DOMAIN_ORDER for r in records[domain]]
-    return BuiltDataset(records=ordered, notes=notes, skipped=skipped, model=spec, select=select, run=str(folder))
+    return BuiltDataset(
+        records=ordered,
+        notes=notes,
+        fact_notes=fact_notes,
+        skipped=skipped,
+        model=spec,
+        select=select,
+        run=str(folder),
+    )
 
 
 def _record(fact: Fact, statements: Sequence[Statement], notes: list[str]) -> EditRecord | str:
