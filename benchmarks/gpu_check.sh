@@ -154,23 +154,16 @@ print(converted_gguf(Path(sys.argv[1]))[0])" /tmp/chronoprobe-gguf/$name) || mod
         note "NOTE     model: $model"
     fi
 
-    local data=${CHRONOPROBE_SHARED_DATA:+$CHRONOPROBE_SHARED_DATA/dynamicqa}
-    [[ -z $data && -d .gpu/data/dynamicqa ]] && data=.gpu/data/dynamicqa
-    [[ -z $data && -d ../shared/data/dynamicqa ]] && data=../shared/data/dynamicqa
+    # DynamicQA ships inside the package; $CHRONOPROBE_SHARED_DATA/dynamicqa comes first when set
     local cp_args=(conflicts run dynamicqa --limit 3 --samples 10 --judge exact)
-    [[ -n $data ]] && cp_args+=(--data "$data")
 
     # 3. hf on CUDA
     step "pytest -m gpu (hf on CUDA)" 180 0 "$PY" -m pytest -q -m gpu tests/gpu -k "not vllm" -rs -p no:cacheprovider
     step "outdated run, hf:<model> --device cuda" 150 0 \
         cli outdated run --model "hf:$model" --device cuda --batch-size 64 --cache "$RUNS/calls.sqlite" \
         --out "$RUNS/outdated-hf"
-    if [[ -n $data ]]; then
-        step "conflicts CP (dynamicqa --limit 3), hf:<model> --device cuda" 150 0 \
-            cli "${cp_args[@]}" --model "hf:$model" --device cuda --cache "$RUNS/calls.sqlite" --out "$RUNS/conflicts-hf"
-    else
-        note "SKIPPED  conflicts CP: no DynamicQA data (carry .gpu, or set CHRONOPROBE_SHARED_DATA)"
-    fi
+    step "conflicts CP (dynamicqa --limit 3), hf:<model> --device cuda" 150 0 \
+        cli "${cp_args[@]}" --model "hf:$model" --device cuda --cache "$RUNS/calls.sqlite" --out "$RUNS/conflicts-hf"
 
     # 4. vLLM
     local requirement why=""
@@ -203,10 +196,8 @@ print(converted_gguf(Path(sys.argv[1]))[0])" /tmp/chronoprobe-gguf/$name) || mod
     step "benchmarks/vllm_throughput.py" 180 0 \
         "$PY" benchmarks/vllm_throughput.py --model-dir "$model" --json "$LOGS/vllm_throughput.json"
     step "outdated run, vllm:<model>" 150 0 cli outdated run --model "vllm:$model" --cache "$RUNS/calls.sqlite" --out "$RUNS/outdated-vllm"
-    if [[ -n $data ]]; then
-        step "conflicts CP, vllm:<model>: a one-line error, exit 2 (no distributions)" 120 2 \
-            expect_one_line_error "${cp_args[@]}" --model "vllm:$model" --cache "$RUNS/calls.sqlite" --out "$RUNS/conflicts-vllm"
-    fi
+    step "conflicts CP, vllm:<model>: a one-line error, exit 2 (no distributions)" 120 2 \
+        expect_one_line_error "${cp_args[@]}" --model "vllm:$model" --cache "$RUNS/calls.sqlite" --out "$RUNS/conflicts-vllm"
     VLLM_DONE=1
 }
 

@@ -5,7 +5,6 @@
 #
 #   .gpu/wheels/          chronoprobe's dependencies the GPU image lacks, for its CPython 3.12
 #   .gpu/model-skeleton/  SmolLM2-135M-Instruct's config and tokenizer (3.5 MB; the weights do not fit)
-#   .gpu/data/dynamicqa/  DynamicQA CSVs, for conflicts CP
 #   --split-gguf:         the SmolLM2 Q4_1 GGUF (94 MiB) in two parts: .gpu-part1/ (carried by a first
 #                         call that copies it to /tmp) and .gpu/gguf/ (carried by the gpu_check.sh call)
 #
@@ -18,7 +17,7 @@ SPLIT=0
 [[ ${1:-} == --split-gguf ]] && SPLIT=1
 
 rm -rf .gpu .gpu-part1
-mkdir -p .gpu/wheels .gpu/model-skeleton .gpu/data
+mkdir -p .gpu/wheels .gpu/model-skeleton
 
 # 1. Wheels, pinned to the versions this venv runs. The GPU image (/work/.library/device/KINDS.md) has
 #    torch, transformers, numpy, pandas, typer, rich, httpx, matplotlib, pytest... but not these.
@@ -39,13 +38,7 @@ for f in config.json generation_config.json tokenizer.json tokenizer_config.json
     [[ -f $converted/$f ]] && cp "$converted/$f" .gpu/model-skeleton/
 done
 
-# 3. DynamicQA data for conflicts CP (the ../shared beside a checkout does not travel).
-dynamicqa=$("$PY" -c "from chronoprobe.conflicts.sources import dynamicqa_default as d; print(d())")
-if [[ -d $dynamicqa ]]; then
-    cp -r "$dynamicqa" .gpu/data/dynamicqa && chmod -R u+w .gpu/data
-else
-    echo "gpu_prepare: no local DynamicQA folder ($dynamicqa); gpu_check.sh will skip conflicts CP" >&2
-fi
+# 3. DynamicQA data for conflicts CP: nothing to carry, it ships inside the package (src/chronoprobe/data).
 
 # 4. Optionally the real weights, in two parts: 56 MiB + the rest.
 if ((SPLIT)); then

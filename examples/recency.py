@@ -2,8 +2,8 @@
 
     python examples/recency.py [MODEL]       # default: $CHRONOPROBE_EXAMPLE_MODEL, else smollm2
 
-The questions come from $CHRONOPROBE_RECENCYQA (a RecencyQA JSON file) or a RecencyQA.json found
-locally; see `chronoprobe recency eval --help`.
+The questions come from the copy of RecencyQA shipped with chronoprobe (pass data="RecencyQA.json"
+to cp.run for another file); see `chronoprobe recency eval --help`.
 """
 
 import os

@@ -1,13 +1,48 @@
-"""Shared fixtures: the real embedded tiny model and the shared data folder."""
+"""Shared fixtures: a private CHRONOPROBE_HOME, the real embedded tiny model and the shared data folder."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from chronoprobe import paths
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def link_prepared_models(user_models: Path, private_models: Path) -> None:
+    """Let the private home read the models ``./setup.sh`` prepared, without writing the user's copy.
+
+    Each converted model folder and assembled GGUF is a symlink (the loaders only read a
+    prepared one); the hash index is copied, so a new entry lands in the private home.
+    """
+    private_models.mkdir(parents=True, exist_ok=True)
+    if not user_models.is_dir():
+        return  # nothing prepared: a test that needs a model converts it into the private home
+    for entry in user_models.iterdir():
+        if entry.name == "assembled":
+            (private_models / "assembled").mkdir(exist_ok=True)
+            for gguf in entry.iterdir():
+                (private_models / "assembled" / gguf.name).symlink_to(gguf)
+        elif entry.is_dir() and (entry / "config.json").is_file():
+            (private_models / entry.name).symlink_to(entry)
+        elif entry.is_file():
+            shutil.copy2(entry, private_models / entry.name)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every test (and every CLI it starts) writes into a session folder, never the user's CHRONOPROBE_HOME."""
+    user_models = paths.home_dir() / "models"
+    home = tmp_path_factory.mktemp("chronoprobe-home")
+    link_prepared_models(user_models, home / "models")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CHRONOPROBE_HOME", str(home))
+        yield home
 
 
 @pytest.fixture(scope="session")

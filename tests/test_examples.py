@@ -29,7 +29,6 @@ def test_example_runs(name: str, tmp_path: Path) -> None:
     env = {
         **os.environ,
         "CHRONOPROBE_HOME": str(tmp_path / "home"),
-        "CHRONOPROBE_RECENCYQA": str(ASSETS / "recency_sample.json"),
         "CHRONOPROBE_EXAMPLE_LIMIT": "3",
         "CHRONOPROBE_EXAMPLE_JUDGE": "exact",
     }

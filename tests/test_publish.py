@@ -215,7 +215,7 @@ def test_paths_that_cannot_be_written_are_refused_up_front(tmp_path: Path) -> No
         check_output_file(blocker / "dataset.json")
     assert blocker.read_text() == "x"
     check_output_file(tmp_path / "new" / "dataset.json")  # a creatable path is fine
-    assert (tmp_path / "new").is_dir()
+    assert not (tmp_path / "new").exists()  # the check creates nothing: the writer does, at publish time
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores permission bits; the file-in-the-way cases cover the check")
@@ -319,3 +319,65 @@ def test_claims_nest_within_one_process(tmp_path: Path) -> None:
             write(staging, NEW)
         assert (tmp_path / ".report.lock").exists()
     assert contents(out) == NEW and leftovers(out) == []
+
+
+def test_an_output_may_not_be_in_or_hold_an_input(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "data.json").write_text("{}")
+    for out, words in [
+        (run, "is the --from input"),
+        (run / "sub", "lies inside the --from input"),
+        (tmp_path, "holds the --from input"),
+    ]:
+        with pytest.raises(ConfigError, match=words):
+            publish.check_not_input(out, {"--from": run})
+    with pytest.raises(ConfigError, match=r"would also write .*data\.json, which .*--data input"):
+        publish.check_not_input([tmp_path / "d.json", run / "data.json"], [("--data", run / "data.json")])
+    (tmp_path / "link").symlink_to(run)
+    with pytest.raises(ConfigError, match="is the --from input"):
+        publish.check_not_input(tmp_path / "link", {"--from": run})  # the same folder by another name
+    publish.check_not_input(tmp_path / "other", {"--from": run, "--cache": None})
+
+
+def test_another_kind_of_report_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    with staged(out, "outdated run") as staging:
+        write(staging, OLD)
+    refused = pytest.raises(ConfigError, match="holds a report from `outdated run`; `conflicts run` refuses")
+    with refused, staged(out, "conflicts run") as staging:
+        write(staging, NEW)
+    assert contents(out) == OLD
+    with staged(out, "outdated run") as staging:  # the same kind: replaced
+        write(staging, NEW)
+    assert contents(out) == NEW
+
+
+def test_a_failed_claim_removes_the_folders_it_created(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "report"
+    with pytest.raises(RuntimeError), OutputClaim(out):
+        assert (tmp_path / "a" / "b").is_dir()
+        raise RuntimeError("the run failed")
+    assert not (tmp_path / "a").exists()
+    with staged(out, "test") as staging:
+        write(staging, NEW)
+    assert contents(out) == NEW  # a published folder keeps its parents
+
+
+def test_staged_files_publish_every_file_or_none(tmp_path: Path) -> None:
+    out = tmp_path / "sets" / "d.json"
+    with publish.staged_files(out) as staging:
+        (staging / "d.json").write_text("new")
+        (staging / "d.report.json").write_text("{}")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["d.json", "d.report.json"]
+    with pytest.raises(RuntimeError), publish.staged_files(out) as staging:
+        (staging / "d.json").write_text("newer")
+        raise RuntimeError("the report could not be written")
+    assert out.read_text() == "new" and sorted(p.name for p in out.parent.iterdir()) == ["d.json", "d.report.json"]
+    refused = pytest.raises(ConfigError, match="exists and is not a dataset; refusing to overwrite it")
+    with refused, publish.staged_files(out, ours=lambda path: False, what="a dataset") as staging:
+        (staging / "d.json").write_text("x")
+    assert out.read_text() == "new"
+    with pytest.raises(RuntimeError), publish.staged_files(tmp_path / "new" / "d.json"):
+        raise RuntimeError("failed before writing")
+    assert not (tmp_path / "new").exists()

@@ -50,6 +50,11 @@ class Model(CachedModel):
         return f"<chronoprobe.Model {self.name} ({self.spec})>"
 
 
+def _as_given(handle: Model) -> str:
+    """A handle as a ``--model`` value: ``NAME=SPEC`` when it was named, so the lens keys it as the run will."""
+    return f"{handle.info.given_name}={handle.spec}" if handle.info.given_name else handle.spec
+
+
 def model(spec: str = DEFAULT_MODEL, *, cache: Path | str | None = None, **options: Any) -> Model:
     """Load ``spec`` once (any form ``chronoprobe models`` lists; ``NAME=SPEC`` names it).
 
@@ -154,7 +159,7 @@ def run(
     handles = [m for m in chosen if isinstance(m, Model)]
     if handles and len(handles) != len(chosen):
         raise ConfigError("model", "give model specs or chronoprobe.model() handles, not a mix")
-    specs = [m.spec for m in handles] if handles else [str(m) for m in chosen]
+    specs = [_as_given(m) for m in handles] if handles else [str(m) for m in chosen]
     backend_options = _backend_options(options)
     instance = cls(_config(cls, specs, options))
     folder = Path(out) if out is not None else default_out(instance, specs)

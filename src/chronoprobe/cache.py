@@ -19,6 +19,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,11 @@ CREATE TABLE IF NOT EXISTS calls (
     payload TEXT NOT NULL,
     array BLOB,
     created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS speed (
+    subject TEXT PRIMARY KEY,
+    count INTEGER NOT NULL,
+    seconds REAL NOT NULL
 );
 """
 
@@ -170,6 +176,21 @@ class CallCache:
                 rows,
             )
 
+    def add_timing(self, subject: str, count: int, seconds: float) -> None:
+        """Add ``count`` timed steps (model calls, edits) that took ``seconds`` to ``subject``'s running total."""
+        with self._lock, self._damage_reported(), self._conn:
+            self._conn.execute(
+                "INSERT INTO speed (subject, count, seconds) VALUES (?,?,?) "
+                "ON CONFLICT(subject) DO UPDATE SET count = count + excluded.count, seconds = seconds + excluded.seconds",
+                (subject, count, seconds),
+            )
+
+    def timing(self, subject: str) -> Timing | None:
+        """What this cache measured for ``subject`` (see :func:`speed_subject`), if anything."""
+        with self._lock, self._damage_reported():
+            row = self._conn.execute("SELECT count, seconds FROM speed WHERE subject = ?", (subject,)).fetchone()
+        return Timing(count=int(row[0]), seconds=float(row[1])) if row and row[0] > 0 else None
+
     def count(self, namespace: str | None = None) -> int:
         with self._lock:
             if namespace is None:
@@ -179,6 +200,27 @@ class CallCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Steps measured for one subject in a cache, and the seconds they took together."""
+
+    count: int
+    seconds: float
+
+    @property
+    def per_step(self) -> float:
+        return self.seconds / self.count
+
+
+def speed_subject(spec: str, what: str = "call") -> str:
+    """The speed table's key for a model spec (as given to ``--model``) and what was timed.
+
+    A hash of the redacted spec: a key in a model URL never reaches the cache file."""
+    from chronoprobe.models.registry import canonical_spec
+
+    return stable_hash({"speed": canonical_spec(spec), "what": what})
 
 
 def model_identity(info: BackendInfo) -> dict[str, Any]:
@@ -272,10 +314,16 @@ class CachedModel:
             if progress is not None:
                 progress(len(batch))
 
+        speed = speed_subject(self.source.spec if self.source else info.spec)
+
         def run(batches: list[list[int]]) -> None:
+            started = time.perf_counter()
             runs = self.engine.run(self.backend, self.source, [[prompts[i] for i in b] for b in batches], params)
             for position, fresh in runs:
                 store(batches[position], fresh)
+                finished = time.perf_counter()  # the time since the previous batch: its share of the work
+                self.cache.add_timing(speed, len(batches[position]), finished - started)
+                started = finished
 
         plan = self.backend.plan_batches(rendered)
         if self.engine.local:  # look up, then run, one batch after another

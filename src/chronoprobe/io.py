@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -65,11 +67,17 @@ def staging_dir(target: Path) -> Path:
 def read_text(path: Path, where: str | None = None, *, encoding: str = "utf-8") -> str:
     """A text file's contents; a file that cannot be read or is not UTF-8 is a one-line DataError.
 
-    ``where`` names the file in the message (default: its path).
+    ``where`` names the file in the message (default: its path). A name ending in ``.gz`` is
+    decompressed, with the same newline handling as a plain file.
     """
     where = where or str(path)
     try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding=encoding) as handle:
+                return handle.read()
         return path.read_text(encoding=encoding)
+    except (gzip.BadGzipFile, EOFError, zlib.error):
+        raise DataError(where, "is not a readable gzip file (damaged or truncated)") from None
     except UnicodeDecodeError as exc:
         raise not_utf8(where, exc) from None
     except IsADirectoryError:

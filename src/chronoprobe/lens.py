@@ -76,6 +76,12 @@ class Lens(ABC, Generic[RowT]):
 
     config_type: ClassVar[type[BaseModel]]
     """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options."""
+    input_options: ClassVar[dict[str, str]] = {}
+    """Config field -> the option that names it, where the two differ (``from_run`` -> ``--from``)."""
+    text_paths: ClassVar[frozenset[str]] = frozenset()
+    """Text config fields that may hold a path (a file, or a name or hub id: only existing paths count)."""
+    output_fields: ClassVar[frozenset[str]] = frozenset({"out"})
+    """Path fields the run writes rather than reads."""
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config
@@ -113,6 +119,21 @@ class Lens(ABC, Generic[RowT]):
     @abstractmethod
     def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: dict[str, Any]) -> None:
         """Write report.md, the plots and the lens's historical files into ``folder``."""
+
+    def input_paths(self) -> list[tuple[str, Path]]:
+        """Every file or folder the run reads, with the option that names it; no output may be one of them."""
+        found: list[tuple[str, Path]] = []
+        for field, value in self.config:
+            if field in self.output_fields:
+                continue
+            option = self.input_options.get(field, "--" + field.replace("_", "-"))
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            for item in values:
+                if isinstance(item, Path):
+                    found.append((option, item))
+                elif field in self.text_paths and isinstance(item, str) and Path(item).exists():
+                    found.append((option, Path(item)))
+        return found
 
     def default_folder(self) -> str:
         """Folder under ``results/`` for this run's history (``results/<folder>/<model>-<timestamp>``)."""

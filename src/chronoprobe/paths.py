@@ -8,9 +8,14 @@ from pathlib import Path
 from platformdirs import user_cache_dir
 
 
-def home() -> Path:
+def home_dir() -> Path:
+    """Where the caches live, without creating it."""
     override = os.environ.get("CHRONOPROBE_HOME")
-    root = Path(override) if override else Path(user_cache_dir("chronoprobe"))
+    return Path(override) if override else Path(user_cache_dir("chronoprobe"))
+
+
+def home() -> Path:
+    root = home_dir()
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from chronoprobe import __version__
+from chronoprobe import __version__, threads
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import strip_url_credentials
 
@@ -33,6 +33,21 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+class CpuThreads(BaseModel):
+    """The CPU threads behind a run's local model calls (see chronoprobe.threads)."""
+
+    policy: str
+    """``$CHRONOPROBE_CPU_THREADS``: ``auto`` (the cores other processes leave free), ``torch`` or a fixed count."""
+    cores: int
+    """The cores this process may run on."""
+    torch: list[int] = Field(default_factory=list)
+    """The intra-op thread counts torch ran local models with during the run; empty when none ran on the CPU."""
+
+
+def cpu_threads(started: float | None = None) -> CpuThreads:
+    return CpuThreads(policy=threads.policy_label(), cores=threads.usable_cores(), torch=threads.counts_since(started))
+
+
 class Provenance(BaseModel):
     """Everything needed to reproduce (or distrust) a result file."""
 
@@ -45,6 +60,8 @@ class Provenance(BaseModel):
     snapshot: dict[str, Any] | None = None
     judge: str | None = None
     """The equivalence judge / NLI model used, where one was."""
+    threads: CpuThreads | None = None
+    """None in files written before 0.2.0."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -62,11 +79,12 @@ def build_provenance(
     """The one place a run's provenance is assembled.
 
     ``started`` (a ``time.perf_counter()`` value) and ``call_cache`` add the run's duration, the new
-    model calls per model and the cache file to ``extra``, as every lens records them.
+    model calls per model and the cache file to ``extra``, as every lens records them. The CPU threads
+    are those since ``started`` (or since the process began).
     """
     recorded = dict(extra or {})
     if started is not None:
-        recorded["model_calls_made"] = {m.info.spec: m.calls_made for m in models}
+        recorded["model_calls_made"] = {m.info.label: m.calls_made for m in models}
         recorded["seconds"] = round(time.perf_counter() - started, 2)
     if call_cache is not None:
         recorded["call_cache"] = str(call_cache)
@@ -76,5 +94,6 @@ def build_provenance(
         seeds=list(seeds),
         snapshot=snapshot,
         judge=judge,
+        threads=cpu_threads(started),
         extra=recorded,
     )

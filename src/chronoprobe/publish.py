@@ -20,6 +20,12 @@ Every command that writes a results folder goes through here:
 
 Stale staging and old folders are only ever touched under the lock, so they can
 belong to nobody alive and are deleted at the next claim.
+
+Commands that write single files (a table, a card, a dataset and its record) go through
+:func:`staged_files`: the same lock and staging folder, then each file is renamed into place.
+Every writer refuses an output that is, lies inside or holds an input of the same command
+(:func:`check_not_input`), a folder holding another kind of report, and a file it did not
+write; folders a claim created are removed again if the command fails.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import secrets
 import shutil
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -86,16 +92,40 @@ def _nearest_existing(path: Path) -> Path:
     return current
 
 
-def _ensure_parent(path: Path, option: str) -> None:
-    """Create ``path``'s missing parents; one-line ConfigError naming the option if that cannot work."""
+def _ensure_parent(path: Path, option: str) -> list[Path]:
+    """Create ``path``'s missing parents, returning them deepest first; one-line ConfigError if that cannot work."""
     where = f"{option} {path}"
     existing = _nearest_existing(path.parent)
     if not existing.is_dir():
         raise ConfigError(where, f"{existing} is a file, not a folder")
+    missing = []
+    current = path.parent
+    while current != existing and current != current.parent:
+        missing.append(current)
+        current = current.parent
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        _remove_empty(missing)
         raise ConfigError(where, f"cannot create folder {path.parent} ({exc.strerror})") from None
+    return missing
+
+
+def _remove_empty(folders: Sequence[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty: what a failed command created goes again."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+def _check_parent(path: Path, where: str) -> None:
+    """Read-only: ``path``'s nearest existing ancestor is a folder we can write in (nothing is created)."""
+    existing = _nearest_existing(path.parent)
+    if not existing.is_dir():
+        raise ConfigError(where, f"{existing} is a file, not a folder")
+    _probe_writable(existing, where)
 
 
 def _probe_writable(folder: Path, where: str) -> None:
@@ -108,46 +138,128 @@ def _probe_writable(folder: Path, where: str) -> None:
         raise ConfigError(where, f"cannot write in {folder} ({exc.strerror})") from None
 
 
-def check_output_file(path: Path, option: str = "--out") -> None:
-    """Before any work: ``path`` can be written as a file (missing parent folders are created)."""
+def check_output_file(
+    path: Path,
+    option: str = "--out",
+    *,
+    ours: Callable[[Path], bool] | None = None,
+    what: str = "a file chronoprobe wrote",
+) -> None:
+    """Before any work: ``path`` can be written as a file. Read-only: missing folders are created at publish time.
+
+    With ``ours``, an existing file is replaced only if ``ours(path)`` says this command wrote it.
+    """
     path = Path(path)
+    where = f"{option} {path}"
+    _check_file_target(path, option, ours, what)
+    _check_parent(path, where)
+    for folder in Path(os.path.abspath(path)).parents:
+        if is_report_folder(folder):  # a rerun replaces that folder whole, and this file with it
+            raise ConfigError(where, f"{folder} is a result folder; write the file somewhere else")
+
+
+def _check_file_target(path: Path, option: str, ours: Callable[[Path], bool] | None, what: str) -> None:
+    where = f"{option} {path}"
     if path.is_dir():
-        raise ConfigError(f"{option} {path}", "is a folder; give a file path")
-    _ensure_parent(path, option)
-    _probe_writable(path.parent, f"{option} {path}")
+        raise ConfigError(where, "is a folder; give a file path")
+    if ours is not None and os.path.lexists(path) and not ours(path):
+        raise ConfigError(
+            where, f"exists and is not {what}; refusing to overwrite it (move it away or give another {option})"
+        )
 
 
 def check_output_folder(path: Path, option: str = "--output-dir") -> None:
-    """Before any work: ``path`` is (or can be created as) a folder we can write files in."""
+    """Before any work: ``path`` is (or can be created as) a folder we can write files in; nothing is created."""
     path = Path(path)
+    where = f"{option} {path}"
     if os.path.lexists(path) and not path.is_dir():
-        raise ConfigError(f"{option} {path}", "is a file, not a folder")
-    _ensure_parent(path, option)
-    try:
-        path.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"{option} {path}", f"cannot create it ({exc.strerror})") from None
-    _probe_writable(path, f"{option} {path}")
+        raise ConfigError(where, "is a file, not a folder")
+    if path.is_dir():
+        _probe_writable(path, where)
+    else:
+        _check_parent(path, where)
 
 
-def _check_target(out: Path, option: str) -> None:
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+Inputs = Mapping[str, Path | None] | Iterable[tuple[str, Path | None]]
+"""What a command reads, by how the user named it: ``{"--from": path}`` or ``[("RUN_DIR", path), ...]``."""
+
+
+def check_not_input(outputs: Path | Sequence[Path], inputs: Inputs, option: str = "--out") -> None:
+    """Refuse an output that is an input of the same command, lies inside one, or holds one.
+
+    ``inputs`` maps how the user named each input (``--from``, ``RUN_DIR``) to its path; ``outputs``
+    are the paths the command writes, ``--out`` first. A folder output is replaced whole, so one
+    holding an input would delete it; a file output inside an input folder would change it.
+    """
+    written = [Path(outputs)] if isinstance(outputs, (str, os.PathLike)) else [Path(p) for p in outputs]
+    where = f"{option} {written[0]}"
+    pairs = list(inputs.items() if isinstance(inputs, Mapping) else inputs)
+    for output in written:
+        target = _real(output)
+        for label, given in pairs:
+            if given is None:
+                continue
+            source = _real(Path(given))
+            problem = _overlap(target, source, f"the {label} input {given}", option)
+            if problem is None:
+                continue
+            if output != written[0]:
+                problem = f"would also write {output}, which {problem.removeprefix('is ')}"
+            raise ConfigError(where, problem)
+
+
+def _overlap(target: Path, source: Path, named: str, option: str) -> str | None:
+    if target == source:
+        return f"is {named}; refusing to replace what this command reads"
+    if target.is_relative_to(source):
+        return f"lies inside {named}; write somewhere else"
+    if source.is_relative_to(target):
+        return f"holds {named}, which replacing it would delete; give another {option}"
+    return None
+
+
+def report_kind(folder: Path) -> str | None:
+    """What wrote a report folder (``outdated run``, ``conflicts run`` ...): its marker, else its run.json; None if unknown."""
+    for name in (MARKER, "run.json"):
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("kind"), str):
+            return str(data["kind"])
+    return None
+
+
+def _check_target(out: Path, option: str, kind: str | None = None) -> None:
     if not os.path.lexists(out):
         return
     if not out.is_dir():
         raise ConfigError(f"{option} {out}", "is a file, not a folder")
-    if any(out.iterdir()) and not is_report_folder(out):
+    if not any(out.iterdir()):
+        return
+    if not is_report_folder(out):
         raise ConfigError(
             f"{option} {out}", "exists and does not hold an earlier chronoprobe report; refusing to replace it"
         )
+    found = report_kind(out)
+    if kind is not None and found is not None and found != kind:
+        raise ConfigError(
+            f"{option} {out}",
+            f"holds a report from `{found}`; `{kind}` refuses to replace it (give another {option})",
+        )
 
 
-def check_output_dir(out: Path, option: str = "--out") -> None:
-    """Read-only check: ``out`` is missing, empty or an earlier report, and its parents can hold it."""
+def check_output_dir(out: Path, option: str = "--out", kind: str | None = None) -> None:
+    """Read-only check: ``out`` is missing, empty or an earlier report (of ``kind``), and its parents can hold it."""
     out = Path(out)
     existing = _nearest_existing(out.parent)
     if not existing.is_dir():
         raise ConfigError(f"{option} {out}", f"{existing} is a file, not a folder")
-    _check_target(out, option)
+    _check_target(out, option, kind)
 
 
 def _remove(path: Path) -> None:
@@ -182,13 +294,25 @@ class OutputClaim:
 
     Taken twice in one process (the CLI claims early, the writer again at publish time)
     it is shared; in another process or thread it fails with a one-line ConfigError.
+    ``kind`` refuses a folder holding another kind of report; ``check`` replaces the folder
+    check (file outputs). Parent folders the claim created are removed again on release
+    if nothing was published in them.
     """
 
-    def __init__(self, out: Path, option: str = "--out") -> None:
+    def __init__(
+        self,
+        out: Path,
+        option: str = "--out",
+        kind: str | None = None,
+        *,
+        check: Callable[[Path], None] | None = None,
+    ) -> None:
         self.out = _key(Path(out))
         self.shown = Path(out)
         self.option = option
+        self._check = check or (lambda path: _check_target(path, option, kind))
         self._fd: int | None = None
+        self._created: list[Path] = []
 
     def __enter__(self) -> OutputClaim:
         with _held_guard:
@@ -197,12 +321,13 @@ class OutputClaim:
                 if held[1] != threading.get_ident():
                     raise ConfigError(self.option, f"another chronoprobe run is writing {self.shown}")
                 self._fd = None  # shared: the first claim keeps the lock
+                self._check(self.shown)
                 return self
             self._acquire()
             _held[self.out] = (self, threading.get_ident())
         try:
             recover(self.out)
-            _check_target(self.out, self.option)
+            self._check(self.shown)
         except BaseException:
             self._release()
             raise
@@ -213,17 +338,19 @@ class OutputClaim:
 
     def _acquire(self) -> None:
         where = f"{self.option} {self.shown}"
-        _ensure_parent(self.out, self.option)
+        self._created = _ensure_parent(self.out, self.option)
         lock = _lock_path(self.out)
         while True:
             try:
                 fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             except OSError as exc:
+                _remove_empty(self._created)
                 raise ConfigError(where, f"cannot write in {self.out.parent} ({exc.strerror})") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
+                _remove_empty(self._created)
                 raise ConfigError(self.option, f"another chronoprobe run is writing {self.shown}") from None
             # The holder before us may have unlinked the lock file on release: then ours is stale.
             try:
@@ -245,6 +372,8 @@ class OutputClaim:
             finally:
                 os.close(self._fd)
                 self._fd = None
+        _remove_empty(self._created)  # a failed command leaves no folder it created
+        self._created = []
 
 
 USE_EXCHANGE = True
@@ -310,16 +439,46 @@ def _write_marker(folder: Path, kind: str) -> None:
 def staged(out: Path, kind: str, option: str = "--out") -> Iterator[Path]:
     """Yield an empty folder to write a results folder in; publish it as ``out`` if the block succeeds.
 
-    If the block raises, ``out`` keeps what it held and the staging folder is removed.
+    If the block raises, ``out`` keeps what it held and the staging folder is removed. A folder
+    holding another kind of report is refused.
     """
     out = Path(out)
-    with OutputClaim(out, option) as claim:
+    with OutputClaim(out, option, kind) as claim:
         staging = _new_sibling(claim.out, "staging")
         staging.mkdir()
         try:
             yield staging
             _write_marker(staging, kind)
             publish(staging, claim.out)
+        finally:
+            if os.path.lexists(staging):
+                _remove(staging)
+
+
+@contextmanager
+def staged_files(
+    out: Path,
+    option: str = "--out",
+    *,
+    ours: Callable[[Path], bool] | None = None,
+    what: str = "a file chronoprobe wrote",
+) -> Iterator[Path]:
+    """Yield an empty staging folder for a command that writes files; publish them beside ``out``.
+
+    Write ``out.name`` (and companions such as ``<stem>.report.json``) into the yielded folder. If
+    the block succeeds, each file is renamed into ``out``'s folder, ``out`` itself last; if it
+    raises, nothing is written and folders created for ``out`` are removed. Claimed like a results
+    folder, so two commands never write the same file; ``ours`` refuses a file this command did not write.
+    """
+    out = Path(out)
+    with OutputClaim(out, option, check=lambda path: _check_file_target(path, option, ours, what)) as claim:
+        staging = _new_sibling(claim.out, "staging")
+        staging.mkdir()
+        try:
+            yield staging
+            names = sorted(p.name for p in staging.iterdir())
+            for name in sorted(names, key=lambda n: n == claim.out.name):
+                os.replace(staging / name, claim.out.parent / name)
         finally:
             if os.path.lexists(staging):
                 _remove(staging)

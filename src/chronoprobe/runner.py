@@ -29,9 +29,9 @@ from chronoprobe.lens import Announce, Lens, ProgressFactory, Summary
 from chronoprobe.models.registry import (
     DEFAULT_MODEL,
     BackendOptions,
+    canonical_spec,
     load_backend,
     parse_model_spec,
-    redact_spec,
     strip_url_credentials,
 )
 from chronoprobe.paths import default_call_cache
@@ -52,17 +52,20 @@ def load_models(
     """Load every requested model (the embedded default if none) behind the cache, with distinct short names."""
     from chronoprobe.models.names import display_name, split_model_name, unique_names
 
-    for raw in specs or [DEFAULT_MODEL]:  # a bad spec fails before the first model loads, not after it
-        parse_model_spec(split_model_name(raw)[1])
+    named = [split_model_name(raw) for raw in specs or [DEFAULT_MODEL]]  # every name checked before any load
+    for _, spec in named:  # and every spec: a bad second one fails before the first model loads
+        parse_model_spec(spec)
     models = []
-    for raw in specs or [DEFAULT_MODEL]:
-        name, spec = split_model_name(raw)  # NAME=SPEC: the name is for display only, never in cache keys
-        with (announce or _quiet)(f"loading {redact_spec(spec)}"):
+    for name, spec in named:  # NAME=SPEC: the name is for people, never in cache keys
+        with (announce or _quiet)(f"loading {canonical_spec(spec)}"):
             backend = load_backend(spec, options)
         backend.info.name = name or display_name(spec)
+        backend.info.given_name = name
         models.append(CachedModel(backend, cache, source=ModelSource(spec=spec, options=options)))
     for model, name in zip(models, unique_names(m.info.name or m.info.spec for m in models), strict=True):
         model.info.name = name
+        if model.info.given_name is not None:  # two models given one name: "a", "a (2)" everywhere
+            model.info.given_name = name
     return models
 
 
@@ -76,13 +79,12 @@ def default_out(
     """``results/<lens>/<model>-<timestamp>``: one new folder per run, so nothing is replaced silently.
 
     The timestamp is UTC to the second; a folder that already exists gets ``-2``, ``-3`` ...
+    A model part longer than 80 characters is cut and ends in a hash of the whole.
     """
     from chronoprobe.models.names import display_name, file_safe
 
     names = [file_safe(display_name(m)) for m in (models or [DEFAULT_MODEL])]
-    label = "+".join(dict.fromkeys(names))
-    if len(label) > 80:
-        label = f"{names[0]}+{len(names) - 1}-more"
+    label = file_safe("+".join(dict.fromkeys(names)))  # a long spec or many models: cut, with a hash
     stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
     folder = root / lens.default_folder()
     base = f"{label}{lens.run_label()}-{stamp}"
@@ -138,7 +140,11 @@ def execute(
     """
     chosen_engine = parse_engine(engine)
     chosen_engine.check()
-    with publish.OutputClaim(out):  # shared with an earlier claim of this command
+    loaded_caches = [m.cache.path for m in models or [] if isinstance(m, CachedModel)]
+    cache_path = loaded_caches[0] if loaded_caches else (cache or default_call_cache())
+    publish.check_output_dir(out)
+    publish.check_not_input(out, [*lens.input_paths(), ("--cache", cache_path)])
+    with publish.OutputClaim(out, kind=lens.kind):  # shared with an earlier claim of this command
         if not lens.loaded:
             lens.load()
         started = time.perf_counter()

@@ -18,6 +18,9 @@ Two remedies, both on by default and both off with ``CHRONOPROBE_CPU_THREADS=tor
   CPU time) and give torch only the cores left, at least one.
 
 ``CHRONOPROBE_CPU_THREADS=<n>`` fixes the count at n (with the passive wait policy).
+
+Every count torch ran with is noted (:func:`counts_since`), so a run's provenance can say
+which thread counts produced it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ ENV = "CHRONOPROBE_CPU_THREADS"
 MIN_WINDOW_S = 0.5
 """Shorter windows between generate calls are too noisy to act on; the previous count is kept."""
 
+_IN_FORCE: dict[int, float] = {}
+"""Each torch thread count that local work ran with in this process -> when it last did (``time.perf_counter``)."""
+
 
 def policy() -> str:
     """``auto`` (default), ``torch`` (leave torch and OpenMP alone) or a positive thread count."""
@@ -42,6 +48,16 @@ def policy() -> str:
     from chronoprobe.errors import ConfigError
 
     raise ConfigError(f"${ENV}", f"{value!r} is not auto, torch or a positive number of threads")
+
+
+def policy_label() -> str:
+    """The policy as set, for the record; never raises (a bad value failed when the model loaded)."""
+    return os.environ.get(ENV, "auto").strip().lower() or "auto"
+
+
+def counts_since(started: float | None) -> list[int]:
+    """The torch thread counts local work ran with since ``started`` (``time.perf_counter()``; None: ever)."""
+    return sorted(n for n, last in _IN_FORCE.items() if started is None or last >= started)
 
 
 def prepare_openmp() -> None:
@@ -97,16 +113,21 @@ class AdaptiveThreads:
         self.threads = threads
 
     def adjust(self) -> int | None:
-        """Call before a burst of work; returns the thread count in force (None when torch decides)."""
-        if self.mode != "auto":
-            return self.threads
+        """Call before a burst of work; returns the thread count set (None when torch decides)."""
+        import torch
+
+        if self.mode == "auto":
+            self._follow_load()
+        _IN_FORCE[torch.get_num_threads()] = time.perf_counter()
+        return self.threads
+
+    def _follow_load(self) -> None:
         now = _cpu_seconds()
         if now is None or self._last is None:
-            return self.threads
+            return
         wall = now[0] - self._last[0]
         if wall < MIN_WINDOW_S:
-            return self.threads
+            return
         others = max(0.0, (now[1] - self._last[1]) - (now[2] - self._last[2])) / wall
         self._last = now
         self._set(threads_for(self.cores, others))
-        return self.threads

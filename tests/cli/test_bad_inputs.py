@@ -35,8 +35,6 @@ MULAN = (
 DYNAMICQA = f"--data {ASSETS / 'dynamicqa_small'}"
 RECENCY = f"--data {ASSETS / 'recency_sample.json'}"
 MOCK = "-m mock:constant=Paris"
-OTHER_HELPERS = "another part of issue 17 (output safety and stray folders) fixes this"
-STRAY = "issue 17: a failed command leaves an empty results/<lens>/ (another part of the issue fixes it)"
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +121,6 @@ class Case:
     expected: str
     """Text the error line must contain (the place it names)."""
     damage: Callable[[Path], None] | None = None
-    xfail: str | None = None
     spec: bool = False
     default_out: bool = False
     """Leave --out out: the command picks a folder under results/."""
@@ -182,19 +179,11 @@ CASES: list[Case] = [
     Case("outdated-max-new-tokens-word", f"outdated run {MOCK} --max-new-tokens many", "--max-new-tokens"),
     Case("outdated-concurrency-word", f"outdated run {MOCK} --concurrency lots", "--concurrency"),
     Case("outdated-no-such-cache-parent", f"outdated run {MOCK} --cache {{tmp}}/notes.txt/c.sqlite", "--cache"),
-    Case(
-        "outdated-default-out", f"outdated run {MOCK} --facts {{tmp}}/n.json", "n.json", default_out=True, xfail=STRAY
-    ),
-    Case(
-        "conflicts-default-out", f"conflicts run dynamicqa {MOCK} --data {{tmp}}/n", "n", default_out=True, xfail=STRAY
-    ),
+    Case("outdated-default-out", f"outdated run {MOCK} --facts {{tmp}}/n.json", "n.json", default_out=True),
+    Case("conflicts-default-out", f"conflicts run dynamicqa {MOCK} --data {{tmp}}/n", "n", default_out=True),
     Case("recency-default-out", f"recency eval {MOCK} --data {{tmp}}/n.json", "n.json", default_out=True),
     Case(
-        "editing-default-out",
-        f"editing run {MOCK} --method ike --dataset {{tmp}}/n.json",
-        "n.json",
-        default_out=True,
-        xfail=STRAY,
+        "editing-default-out", f"editing run {MOCK} --method ike --dataset {{tmp}}/n.json", "n.json", default_out=True
     ),
     # --- outdated score
     Case("score-generations-missing", "outdated score --generations {tmp}/nope --out {tmp}/scored", "nope"),
@@ -236,7 +225,6 @@ CASES: list[Case] = [
         "contexts-data-missing",
         f"conflicts contexts {MOCK} --data {{tmp}}/nope.jsonl --out {{tmp}}/ctx/c.jsonl",
         "nope.jsonl",
-        xfail=OTHER_HELPERS,
     ),
     Case("contexts-templates-invalid", f"conflicts contexts {MOCK} {MULAN} --templates {{tmp}}/bad.json", "bad.json"),
     Case("contexts-out-folder", f"conflicts contexts {MOCK} {MULAN} --out {{tmp}}/folder", "folder"),
@@ -531,7 +519,7 @@ CASES: list[Case] = [
         "summary.json",
         lambda tmp: (_no_run_json(tmp), (tmp / "run" / "summary.json").write_text('{"models": [1], "overall_key": 2}')),
     ),
-    Case("card-out-under-file", "card {tmp}/run --out {tmp}/notes.txt/c.html", "notes.txt", xfail=OTHER_HELPERS),
+    Case("card-out-under-file", "card {tmp}/run --out {tmp}/notes.txt/c.html", "notes.txt"),
     Case("results-out-under-file", "results {tmp}/run --out {tmp}/notes.txt/t.csv", "notes.txt"),
     Case(
         "edit-model-bad-spec",
@@ -594,12 +582,7 @@ def _argv(case: Case, tmp: Path) -> list[str]:
     return argv
 
 
-def _param(case: Case) -> object:
-    marks = [pytest.mark.xfail(reason=case.xfail, strict=False)] if case.xfail else []
-    return pytest.param(case, id=case.name, marks=marks)
-
-
-@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])
 def test_bad_input_is_one_clean_line(
     case: Case,
     good_run: Path,

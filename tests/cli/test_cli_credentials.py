@@ -9,7 +9,7 @@ import pytest
 
 from chronoprobe.cli.main import main
 from chronoprobe.models.base import Capability
-from chronoprobe.models.registry import parse_model_spec, redact_spec
+from chronoprobe.models.registry import canonical_spec, parse_model_spec
 from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
 
@@ -51,7 +51,7 @@ def _all_text(folder: Path) -> str:
     ],
 )
 def test_spec_is_recorded_without_userinfo(spec, shown):
-    assert redact_spec(spec) == shown
+    assert canonical_spec(spec) == shown
     parsed = parse_model_spec(spec)
     assert SECRET not in parsed.raw and SECRET not in (parsed.base_url or "")
 

@@ -47,7 +47,8 @@ def test_dataset_from_a_run_writes_dyknows_file_and_may_replace_its_own(
     code, text = invoke(monkeypatch, capsys, "editing", "dataset", "--from", str(audit), "--out", str(out))
     assert code == 0, text
     assert "1 facts to edit (Politicians 1, Teams 0, Positions 0)" in text
-    assert "not in the edit prompt" in text  # our catalogue's wording: the subject falls back to the country
+    # our catalogue's wording: the subject falls back to the country; one line says so, the build record lists it
+    assert "1 fact(s) take the entity's name as the edit subject" in text and "not in the edit prompt" not in text
     rows = json.loads(out.read_text())
     assert rows[0]["domain"] == "countries_byGDP" and list(rows[0]) == [
         "prompt",
@@ -60,7 +61,8 @@ def test_dataset_from_a_run_writes_dyknows_file_and_may_replace_its_own(
         "questions",
         "answers",
     ]
-    assert json.loads((out.parent / "editing_dataset.build.json").read_text())["model"] == "mock:editing-cli"
+    record = json.loads((out.parent / "editing_dataset.build.json").read_text())
+    assert record["model"] == "mock:editing-cli" and "not in the edit prompt" in record["notes"][0]
     code, text = invoke(monkeypatch, capsys, "editing", "dataset", "--from", str(audit), "--out", str(out))
     assert code == 0, text  # our own file: replaced
     out.write_text(out.read_text() + " ")  # changed by hand: no longer ours
@@ -113,7 +115,7 @@ def test_score_prints_a_summary_and_writes_the_folder(
         (["editing", "dataset", "--dataset", "{bad}"], "row 0"),
         (["editing", "dataset", "--dataset", "{bad}", "--out", "x.json"], "only with --from"),
         (
-            ["editing", "score", "--generations", "{tmp}", "--dataset", str(DATASETS), "--out", "{tmp}/o"],
+            ["editing", "score", "--generations", "{notes}", "--dataset", str(DATASETS), "--out", "{tmp}/o"],
             "no *_answers.json",
         ),
         (
@@ -132,7 +134,7 @@ def test_score_prints_a_summary_and_writes_the_folder(
             "'mine' is not one of ours, original",
         ),
         (
-            ["editing", "score", "--generations", str(ASSETS), "--dataset", "{tmp}", "--out", "{tmp}/o"],
+            ["editing", "score", "--generations", str(ASSETS), "--dataset", "{notes}", "--out", "{tmp}/o"],
             "no editing_dataset.json for model",
         ),
         (

@@ -1,4 +1,4 @@
-"""`--model NAME=SPEC`: the name labels the plots, the spec stays in provenance and cache keys."""
+"""`--model NAME=SPEC`: the name labels the model everywhere, the spec stays in provenance and cache keys."""
 
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ def test_named_model_in_an_outdated_run(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert list(summary["models"]) == ["smollm2"] and summary["models"]["smollm2"]["name"] == "tiny"
+    assert list(summary["models"]) == ["tiny"] and summary["models"]["tiny"]["name"] == "tiny"
     (info,) = summary["provenance"]["models"]
-    assert info["spec"] == "smollm2" and info["name"] == "tiny"
+    assert info["spec"] == "smollm2" and info["name"] == "tiny" and info["given_name"] == "tiny"
     for stem in ("recency", "verdicts"):
         assert (out / f"{stem}.png").is_file() and (out / f"{stem}.svg").is_file()
     assert ">tiny<" in (out / "recency.svg").read_text(encoding="utf-8")

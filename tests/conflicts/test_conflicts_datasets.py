@@ -21,6 +21,7 @@ from chronoprobe.conflicts.templates import (
 )
 from chronoprobe.datasets import dynamicqa as dq
 from chronoprobe.datasets import mulan as ml
+from chronoprobe.datasets.sources import packaged_dir
 from chronoprobe.errors import DataError
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -76,8 +77,8 @@ def test_malformed_dynamicqa_rows_name_file_and_row(tmp_path: Path):
         dq.load_dynamicqa(tmp_path / "nowhere")
 
 
-def test_shared_dynamicqa_counts(shared_data: Path):
-    facts = dq.load_dynamicqa(shared_data / "dynamicqa")
+def test_shipped_dynamicqa_counts():
+    facts = dq.load_dynamicqa(packaged_dir("dynamicqa"))
     counts = {c: sum(f.fact_class == c for f in facts) for c in ("static", "temporal", "disputed")}
     assert counts == {"static": 2500, "temporal": 2495, "disputed": 694}
     assert all("[ENTITY]" not in item.context for f in facts[:200] for item in dq.expand(f))

@@ -96,7 +96,7 @@ def test_prompt_methods_fix_the_facts_and_leave_others_alone(tmp_path: Path, dat
     harmonic = frame[(frame["metric"] == "rag-gold.harmonic_mean_pct") & (frame["class"] == "all")]
     assert harmonic["value"].tolist() == [100.0]
     card = render_card(find_runs([folder]).runs)
-    assert "Can it be fixed?" in card and "harmonic mean of efficacy and paraphrase · rag-gold" in card
+    assert "Can it be fixed?" in card and "harmonic mean of efficacy and paraphrase · RAG gold" in card
 
 
 def _no_gold() -> list[str]:
@@ -187,6 +187,11 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
     assert backend.info.edit is None
     calls = smol.calls_made
     assert calls > 0
+    from chronoprobe.cache import speed_subject
+
+    for method in ("rome", "memit"):  # the next run's plan line estimates edits by these
+        timing = smol.cache.timing(speed_subject("smollm2", f"edit:{method}"))
+        assert timing is not None and timing.count == 1 and timing.seconds > 0
     second = run("editing", smol, out=tmp_path / "second", **options)
     assert smol.calls_made == calls  # every answer of the edited models came from the cache
     runs = {r["method"]: r for r in second.summary.detail["models"]["smollm2"]["results"]}

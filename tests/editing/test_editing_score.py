@@ -1,7 +1,9 @@
 """Re-scoring generations in DyKnow's editing layout: a hand-made fixture whose numbers are computed by hand.
 
 tests/assets/editing_results holds one model (Llama-2-7b-chat-hf; its dataset folder is llama2-7b-chat)
-with 3 facts (2 Politicians, 1 Team) under ROME, MEMIT and RAG gold. Per fact, the verdicts of
+with 3 facts (2 Politicians, 1 Team) under ROME, MEMIT and RAG gold, and, as DyKnow's tree has, an
+``IKE/single_edits/Llama-2-7b-chat-hf-full-context`` folder (a copy of ROME's countries files) for
+which no editing dataset exists. Per fact, the verdicts of
 (edit prompt, paraphrase 1, paraphrase 2) by our classifier:
 
 ROME:  Aland (up, outdated, up: the answer repeats the question, only the text after its last
@@ -84,7 +86,11 @@ def test_a_missing_analysis_file_is_named(tmp_path: Path) -> None:
 
 def test_the_results_folder_itself_and_a_single_dataset_file(tmp_path: Path) -> None:
     folders = find_generations(ASSETS / "models_editing" / "results")
-    assert {(f.model, f.method) for f in folders} == {(MODEL, "ROME"), (MODEL, "MEMIT")}
+    assert {(f.model, f.method) for f in folders} == {
+        (MODEL, "ROME"),
+        (MODEL, "MEMIT"),
+        (f"{MODEL}-full-context", "IKE/single_edits"),
+    }
     summary = score_editing(
         ASSETS / "models_editing" / "results", DATASETS / "llama2-7b-chat" / "editing_dataset.json", tmp_path / "out"
     )
@@ -131,3 +137,55 @@ def test_bad_input_is_one_error(tmp_path: Path, generations: object, dataset: ob
 def test_an_unknown_model_filter_lists_the_models(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="models there: Llama-2-7b-chat-hf"):
         score_editing(ASSETS, DATASETS, tmp_path / "out", models=["gpt2-xl"])
+
+
+FULL_CONTEXT = ASSETS / "models_editing" / "results" / "IKE" / "single_edits" / f"{MODEL}-full-context"
+
+
+@pytest.mark.parametrize("labels", ["ours", "original"])
+def test_a_folder_without_a_dataset_is_skipped_and_listed(tmp_path: Path, labels: str) -> None:
+    """DyKnow's IKE/single_edits/*-full-context folders have no editing dataset: every other folder is still scored."""
+    summary = score_editing(ASSETS, DATASETS, tmp_path / "out", labels=labels)  # type: ignore[arg-type]
+    assert list(summary.no_dataset) == [str(FULL_CONTEXT)]
+    assert (
+        "no editing_dataset.json for model folder 'Llama-2-7b-chat-hf-full-context'"
+        in summary.no_dataset[str(FULL_CONTEXT)]
+    )
+    assert f"{MODEL}-full-context" not in summary.models and "ROME" in summary.models[MODEL]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Not scored" in report and f"`{FULL_CONTEXT}`" in report
+    assert json.loads((tmp_path / "out" / "scores.json").read_text())["no_dataset"] == summary.no_dataset
+
+
+def test_only_folders_without_a_dataset_is_still_one_error(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"no editing_dataset\.json for model Llama-2-7b-chat-hf-full-context"):
+        score_editing(ASSETS, DATASETS, tmp_path / "out", models=[f"{MODEL}-full-context"])
+    assert not (tmp_path / "out").exists()
+
+
+DYKNOW = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dyknow"
+
+
+@pytest.mark.skipif(
+    not (DYKNOW / "models_editing" / "results").is_dir(), reason="the authors' editing results are not in ../shared"
+)
+def test_the_authors_tree_scores_with_its_unused_folders_listed(tmp_path: Path) -> None:
+    summary = score_editing(DYKNOW, DYKNOW / "models_editing" / "editing_datasets", tmp_path / "out", labels="original")
+    assert summary.models
+    assert any(folder.endswith("-full-context") for folder in summary.no_dataset)
+
+
+def test_table_8_is_the_harmonic_mean_of_gold_and_noisy(tmp_path: Path) -> None:
+    """The authors' Table 8 numbers are the harmonic mean (6/6 cells), not the soft constraint its caption names."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ASSETS, tree)
+    noisy = tree / "RAG" / "noisy_results" / MODEL
+    shutil.copytree(tree / "models_editing" / "results" / "ROME" / "single_edits" / MODEL, noisy)
+    for analysis in noisy.glob("*_analysis.json"):
+        analysis.unlink()
+    summary = score_editing(tree, DATASETS, tmp_path / "out")
+    assert values(summary, "Noisy", "All") == pytest.approx((2 / 3, 1 / 3, 4 / 9, 2 / 3))
+    report = (tmp_path / "out" / "report.md").read_text()
+    table8 = report.split("(Table 8)")[1].split("###")[0]
+    # gold HM 1, noisy HM 4/9 over all 3 facts (the soft constraint would read 66.7%)
+    assert "| All | 3 | 100.0% [100.0, 100.0] | 44.4% [0.0, 66.7] |" in table8

@@ -25,7 +25,8 @@ from chronoprobe.models.registry import BackendOptions, load_backend, parse_mode
 )
 def test_valid_specs(raw: str, kind: str, target: str, revision: str, base_url: str | None) -> None:
     spec = parse_model_spec(raw)
-    assert (spec.raw, spec.kind, spec.target, spec.revision, spec.base_url) == (raw, kind, target, revision, base_url)
+    expected = (raw.strip(), kind, target, revision, base_url)  # the canonical spec is trimmed
+    assert (spec.raw, spec.kind, spec.target, spec.revision, spec.base_url) == expected
 
 
 @pytest.mark.parametrize(

@@ -86,3 +86,15 @@ def test_files_are_written_as_png_and_svg_with_a_tight_box(per_model, tmp_path: 
     assert year_labels and all("." not in y for y in year_labels)
     # the title is inside the saved picture: the tight box is at least as wide as the title text
     assert "qwen" in svg and LONG not in svg
+
+
+def test_the_box_plot_names_its_mean_marker(per_model) -> None:
+    ax = recency_figure(per_model).axes[0]
+    legend = ax.get_legend()
+    assert legend is not None
+    entries = dict(zip((t.get_text() for t in legend.get_texts()), legend.legend_handles, strict=True))
+    assert "mean" in entries and "median" in entries
+    # the legend's mean marker is the one drawn on the boxes
+    [drawn] = {(line.get_marker(), line.get_markerfacecolor()) for line in ax.lines if line.get_marker() == "^"}
+    mean = entries["mean"]
+    assert (mean.get_marker(), mean.get_markerfacecolor()) == drawn  # type: ignore[union-attr]

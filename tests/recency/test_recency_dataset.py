@@ -14,20 +14,15 @@ from chronoprobe.datasets.recencyqa import (
     stratum,
     write_recencyqa,
 )
+from chronoprobe.datasets.sources import packaged_dir
 from chronoprobe.errors import DataError
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json"
-
-
-def _shared() -> Path:
-    if not SHARED.is_file():
-        pytest.skip("../shared/data/recencyqa is not present")
-    return SHARED
+SHIPPED = packaged_dir("recencyqa") / "RecencyQA.json.gz"
 
 
 def test_loader_reads_the_full_dataset() -> None:
-    items = load_recencyqa(_shared())
+    items = load_recencyqa(SHIPPED)
     assert len(items) == 4031
     counts = Counter(item.final_stationary_label for item in items)
     assert counts == {Stationarity.STATIONARY: 2910, Stationarity.NON_STATIONARY: 1121}
@@ -78,7 +73,7 @@ def test_hub_source_fails_with_one_line_offline(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_stratified_sample_is_seeded_and_keeps_the_mix() -> None:
-    items = load_recencyqa(_shared())
+    items = load_recencyqa(SHIPPED)
     a = stratified_sample(items, 200, seed=0)
     assert a == stratified_sample(items, 200, seed=0)
     assert a != stratified_sample(items, 200, seed=1)

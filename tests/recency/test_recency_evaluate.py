@@ -6,6 +6,7 @@ import pytest
 
 from chronoprobe.datasets.recency_taxonomy import CLASSES, RecencyClass
 from chronoprobe.datasets.recencyqa import load_recencyqa
+from chronoprobe.datasets.sources import packaged_dir
 from chronoprobe.errors import ConfigError
 from chronoprobe.recency.evaluate import (
     EvalConfig,
@@ -34,9 +35,7 @@ def test_items_without_and_with_context() -> None:
 
 
 def test_few_shot_has_one_demo_per_class_and_never_the_question_itself() -> None:
-    if not (PROMPTS.parent / "RecencyQA.json").is_file():
-        pytest.skip("../shared/data/recencyqa is not present")
-    pool = load_recencyqa(PROMPTS.parent / "RecencyQA.json")
+    pool = load_recencyqa(packaged_dir("recencyqa") / "RecencyQA.json.gz")
     picker = FewShotPicker(pool, seed=0)
     demos = picker.demos(q_id=-1, with_context=False)
     assert sorted(c for _, c, _ in demos) == list(CLASSES)

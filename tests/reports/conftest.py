@@ -30,6 +30,16 @@ def dated_answers(prompt: MockPrompt, params: DecodingParams) -> str:
     return "Paris"
 
 
+EDITED = ("Giorgia Meloni", "Joe Biden", "Xi Jinping")
+"""The current holders of the facts the editing run edits (the audit's not-up-to-date ones)."""
+
+
+def edited_answers(prompt: MockPrompt, params: DecodingParams) -> str:
+    """The first current holder the prompt names (a passage, a demonstration), else the audit's answers."""
+    found = [(prompt.find(name), name) for name in EDITED if name in prompt]
+    return min(found)[1] if found else dated_answers(prompt, params)
+
+
 def _cli(*args: str) -> None:
     saved = sys.argv
     sys.argv = ["chronoprobe", *args]
@@ -69,11 +79,13 @@ def write_generations(folder: Path) -> Path:
 @pytest.fixture(scope="session")
 def run_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """``outdated`` (two models), ``score`` (outdated score), ``dynamicqa`` and ``mulan`` (conflicts),
-    ``recency``; all under one parent folder, ``root``."""
+    ``recency``; all under one parent folder, ``root``. Beside it, ``editing``: two prompt methods on the
+    facts the outdated run's ``dated`` model got wrong."""
     base = tmp_path_factory.mktemp("runs")
     root = base / "results"
     cache = str(base / "calls.sqlite")
     register_mock("card-dated", dated_answers)
+    register_mock("card-editor", edited_answers, chat_template=True)
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("CHRONOPROBE_HOME", str(base / "home"))
@@ -157,8 +169,37 @@ def run_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
                 "--out",
                 str(root / "recency"),
             )
+            dataset = base / "editing_dataset.json"
+            _cli(
+                "editing",
+                "dataset",
+                "--from",
+                str(root / "outdated"),
+                "--model",
+                "dated",
+                "--select",
+                "not-up-to-date",
+                "--out",
+                str(dataset),
+            )
+            _cli(
+                "editing",
+                "run",
+                "--dataset",
+                str(dataset),
+                "--model",
+                "dated=mock:card-editor",
+                "--method",
+                "rag-gold,ike-null",
+                "--no-locality",
+                "--cache",
+                cache,
+                "--out",
+                str(base / "editing"),
+            )
     finally:
         unregister_mock("card-dated")
+        unregister_mock("card-editor")
     yield {
         "root": root,
         "outdated": root / "outdated",
@@ -166,4 +207,5 @@ def run_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "dynamicqa": root / "conflicts" / "dynamicqa",
         "mulan": root / "conflicts" / "mulan",
         "recency": root / "recency",
+        "editing": base / "editing",
     }

@@ -15,9 +15,10 @@ SCORE_BLOCKS = {
 
 
 def _name_to_spec(summary: dict[str, Any], model: str) -> str:
+    """The summary's key for a model shown as ``model``: the name the user gave, else the spec."""
     for entry in summary["provenance"]["models"]:
         if entry.get("name") == model:
-            return str(entry["spec"])
+            return str(entry.get("given_name") or entry["spec"])
     return model
 
 
@@ -40,6 +41,8 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
     if "classes" in summary:  # conflicts
         found = summary["summary"][_name_to_spec(summary, model)][cls]["estimates"][metric]
         return found["value"], found["n"]
+    if "methods" in summary:  # editing
+        return _editing(summary, model, cls, metric)
     spec = _name_to_spec(summary, model)  # recency
     if len(parts) == 3:
         strategy, context, name = parts
@@ -58,3 +61,19 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
         return entry[name], None
     entry = next(r for r in summary["table7"] if (r["model"], r["strategy"]) == (spec, strategy))
     return entry["estimates"][name]["value"], entry["estimates"][name]["n"]
+
+
+def _editing(summary: dict[str, Any], model: str, cls: str, metric: str) -> tuple[float | None, int | None]:
+    """``ike-null.harmonic_mean_pct``, ``rome@50%.efficacy_pct``, ``rag-gold.ngram_entropy`` ..."""
+    setting, name = metric.split(".")
+    method, _, percent = setting.partition("@")
+    fraction = float(percent.rstrip("%")) / 100 if percent else 1.0
+    results = summary["models"][_name_to_spec(summary, model)]["results"]
+    result = next(r for r in results if (r["method"], r["fraction"]) == (method, fraction))
+    if name in ("ngram_entropy", "seconds_per_edit"):
+        return result["fluency" if name == "ngram_entropy" else name], None
+    if name.startswith("locality_"):
+        found = result["locality"][name.removeprefix("locality_").removesuffix("_pct")]
+    else:
+        found = result["scores"]["All" if cls == "all" else cls][name.removesuffix("_pct")]
+    return (None if found["value"] is None else 100.0 * found["value"]), found["n"]

@@ -130,3 +130,23 @@ def test_headline_cells_show_value_interval_and_n(run_folders: dict[str, Path], 
     assert cell is not None
     text = re.sub(r"<[^>]+>", " ", cell.group(1))
     assert " ".join(text.split()) == "25.0% [4.6, 69.9] n=4"
+
+
+def test_editing_methods_go_by_their_report_names(run_folders: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "card.html"
+    done = _card(str(run_folders["editing"]), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    html = out.read_text(encoding="utf-8")
+    page = _parse(out)
+    assert page.sections == ["editing"]
+    labels = re.findall(r'<th scope="row" class="metric">([^<]*)</th>', html)
+    assert "harmonic mean of efficacy and paraphrase · IKE" in labels  # DyKnow's IKE, the ike-null run
+    assert "soft constraint · RAG gold" in labels and "soft constraint · unedited" in labels
+    assert not [label for label in labels if "ike-null" in label or "rag-gold" in label]
+    # the cells keep the machine-readable keys, and their numbers are the summary's
+    headline = [c for c in page.cells if c["metric"] == "ike-null.harmonic_mean_pct" and c["class"] == "all"]
+    assert headline
+    for cell in page.cells:
+        value, n = expected(run_folders["editing"], cell["model"], cell["class"], cell["metric"])
+        assert (None if cell["value"] == "" else float(cell["value"])) == value, cell
+        assert (None if cell["n"] == "" else int(cell["n"])) == n, cell

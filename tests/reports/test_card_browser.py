@@ -1,7 +1,8 @@
 """The report card in a real headless Chromium (Debian's ``chromium``; ``.ci/run`` installs it).
 
 Loads a card of every lens over the Chrome DevTools Protocol and checks what a reader sees:
-the model names, every number cell equal to its run folder's summary.json, no request that
+the model names, editing methods by their report names, every number cell equal to its run
+folder's summary.json, recency's confusion matrices shown large enough to read, no request that
 leaves the file, no console error; then saves a screenshot. Set CHRONOPROBE_CARD_SCREENSHOT
 to a path to keep a copy (that is how docs/img/card.png is made).
 """
@@ -19,9 +20,15 @@ import pytest
 from cdp_browser import Browser, find_browser, is_local
 from summary_values import expected
 
+from chronoprobe.recency.report import CONFUSION_DPI, CONFUSION_FONT_PT
+
 BROWSER = find_browser()
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium; .ci/run does)")
 
+CONFUSION_JS = (
+    "JSON.stringify([...document.images].filter(i => i.alt.startsWith('confusion_'))"
+    ".map(i => [i.getBoundingClientRect().width, i.getBoundingClientRect().height, i.naturalWidth, i.naturalHeight]))"
+)
 CELLS_JS = (
     "JSON.stringify([...document.querySelectorAll('td[data-metric]')].map(e => ({...e.dataset, text: e.textContent})))"
 )
@@ -31,7 +38,16 @@ CELLS_JS = (
 def card(run_folders: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("card") / "card.html"
     done = subprocess.run(
-        [sys.executable, "-m", "chronoprobe.cli.main", "card", str(run_folders["root"]), "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "chronoprobe.cli.main",
+            "card",
+            str(run_folders["root"]),
+            str(run_folders["editing"]),
+            "--out",
+            str(out),
+        ],
         check=False,
         capture_output=True,
         text=True,
@@ -51,14 +67,23 @@ def test_card_in_headless_chromium(card: Path, run_folders: dict[str, Path], tmp
         text = browser.evaluate("document.body.innerText")
         sections = browser.evaluate("[...document.querySelectorAll('section.lens')].map(s => s.id)")
         images = browser.evaluate("[...document.images].map(i => [i.complete, i.naturalWidth])")
+        confusion = json.loads(browser.evaluate(CONFUSION_JS))
+        methods = browser.evaluate("[...document.querySelectorAll('#editing th.metric')].map(e => e.textContent)")
         shot = browser.screenshot(tmp_path / "card.png")
         browser.settle(0.3)
 
     # Model names as the runs named them (NAME=SPEC), and one section per lens.
     for name in ("dated", "paris", "echo", "other-model"):
         assert name in text
-    assert sections == ["outdated", "conflicts", "recency"]
+    assert sections == ["outdated", "conflicts", "recency", "editing"]
     assert images and all(done and width > 0 for done, width in images)  # every figure decoded
+
+    # Editing methods by their report names; the recency confusion matrices' smallest text about 10 px as shown.
+    assert "soft constraint · IKE" in methods and not [m for m in methods if "ike-null" in m]
+    assert len(confusion) == 4
+    for shown_width, shown_height, width, height in confusion:
+        assert shown_width / width == pytest.approx(shown_height / height, rel=0.02)  # not distorted
+        assert CONFUSION_FONT_PT / 72 * CONFUSION_DPI * shown_height / height >= 9.5
 
     # Every number cell equals its run folder's summary.json.
     folders = {str(path): path for path in run_folders.values()}

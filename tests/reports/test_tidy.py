@@ -74,7 +74,7 @@ def test_conflicts_rows_carry_every_estimate(run_folders: dict[str, Path]) -> No
         summary = json.loads((run_folders[name] / "summary.json").read_text())
         rows = _rows(run_folders[name])
         assert {(r.lens, r.dataset) for r in rows} == {("conflicts", dataset)}
-        names = {m["spec"]: m["name"] for m in summary["provenance"]["models"]}
+        names = {m["given_name"] or m["spec"]: m["name"] for m in summary["provenance"]["models"]}
         expected = {
             (names[spec], cls, metric): (e["value"], e["n"], e["ci_low"], e["ci_high"])
             for spec, per_class in summary["summary"].items()
@@ -91,7 +91,7 @@ def test_conflicts_rows_carry_every_estimate(run_folders: dict[str, Path]) -> No
 def test_recency_rows_carry_strategy_and_context(run_folders: dict[str, Path]) -> None:
     summary = json.loads((run_folders["recency"] / "summary.json").read_text())
     rows = _rows(run_folders["recency"])
-    entry = next(r for r in summary["runs"] if r["model"] == "mock:echo" and r["context_mode"] == "with")
+    entry = next(r for r in summary["runs"] if r["model"] == "echo" and r["context_mode"] == "with")
     accuracy = _pick(rows, "echo", "all", "zero-shot.with.accuracy")
     assert (accuracy.value, accuracy.n) == (entry["accuracy"], entry["n"])
     stationary = _pick(rows, "echo", "Stationary", "zero-shot.with.macro_f1")

@@ -33,6 +33,7 @@ from chronoprobe.paths import default_call_cache
 
 if TYPE_CHECKING:
     from chronoprobe.lens import Lens
+    from chronoprobe.publish import Inputs
     from chronoprobe.runner import RunResult
 
 console = Console(stderr=True)
@@ -251,15 +252,18 @@ def _click_context() -> object | None:
     return get_current_context(silent=True)
 
 
-def claim_output_dir(path: Path, option: str = "--out") -> None:
+def claim_output_dir(path: Path, option: str = "--out", *, kind: str | None = None, inputs: Inputs = ()) -> None:
     """Check and lock a results folder for the rest of this command, before any model loads.
 
-    One-line ConfigError if the path cannot be written, holds someone else's files, or
-    another run is writing it. The lock is released when the command ends.
+    One-line ConfigError if the path cannot be written, holds someone else's files or another
+    ``kind`` of report, is or holds or lies inside one of ``inputs``, or another run is writing
+    it. The lock is released when the command ends; folders created for it go again if it fails.
     """
-    from chronoprobe.publish import OutputClaim
+    from chronoprobe.publish import OutputClaim, check_not_input, check_output_dir
 
-    claim = OutputClaim(path, option)
+    check_output_dir(path, option)  # a user's folder is named as that first; another kind of report after the inputs
+    check_not_input(path, inputs, option)
+    claim = OutputClaim(path, option, kind)
     context = _click_context()
     if context is None:  # called outside a command (library use): hold it until exit
         import atexit
@@ -268,6 +272,11 @@ def claim_output_dir(path: Path, option: str = "--out") -> None:
         atexit.register(claim.__exit__, None, None, None)
     else:
         context.with_resource(claim)  # type: ignore[attr-defined]
+
+
+def claim_run_dir(lens: Lens[Any], out: Path, cache: Path | None, *extra: tuple[str, Path | None]) -> None:
+    """``claim_output_dir`` for a lens run: its kind, and every path it reads (the call cache included)."""
+    claim_output_dir(out, kind=lens.kind, inputs=[*lens.input_paths(), ("--cache", cache), *extra])
 
 
 def open_cache(path: Path | None) -> CallCache:

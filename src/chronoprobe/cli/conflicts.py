@@ -21,7 +21,7 @@ from chronoprobe.cli.common import (
     ModelOpt,
     QuantizeOpt,
     backend_options,
-    claim_output_dir,
+    claim_run_dir,
     console,
     load_models,
     open_cache,
@@ -36,7 +36,10 @@ app = typer.Typer(
 )
 
 DataOpt = Annotated[
-    Path | None, typer.Option(help="Local data: DynamicQA folder of CSVs, MuLan queries JSONL, or a contexts JSONL.")
+    Path | None,
+    typer.Option(
+        help="Local data: DynamicQA folder of CSVs, MuLan queries JSONL, or a contexts JSONL (default: DynamicQA's copy shipped with chronoprobe; MuLan's queries from the hub, coastalcph/fm_queries)."
+    ),
 ]
 JudgeOpt = Annotated[
     str, typer.Option(help="Equivalence judge: embedding\\[:<model>] (offline default), nli\\[:<hf id>], exact.")
@@ -137,7 +140,7 @@ def run(
     )
     lens = ConflictsLens(config)
     out = out or default_out(lens, model)
-    claim_output_dir(out)  # checked and locked before any model loads
+    claim_run_dir(lens, out, cache)  # checked and locked before any model loads
     lens.load()  # bad data and prompt files fail before any model loads
     started = time.perf_counter()
     result = run_in_terminal(
@@ -173,6 +176,25 @@ def _headline(values: dict, method: str) -> str:  # type: ignore[type-arg]
     return text + (f", update {success:.2f}{ci('update_success', 2)}" if success is not None else "")
 
 
+CONTEXTS = "a contexts file written by `chronoprobe conflicts contexts`"
+"""What ``conflicts contexts --out`` may replace (the refusal names it)."""
+
+
+def _is_provenance(path: Path) -> bool:
+    import json
+
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and {"command", "packages", "models"} <= set(record)
+
+
+def _contexts_here(out: Path) -> bool:
+    """A contexts file this command wrote: its provenance file sits beside it."""
+    return _is_provenance(out.with_suffix(".provenance.json"))
+
+
 @app.command("contexts")
 def contexts(
     model: ModelOpt = None,
@@ -197,9 +219,13 @@ def contexts(
     prompt_file: Annotated[
         Path | None, typer.Option(help="JSON file replacing our prompt wording (key passage).")
     ] = None,
-    out: Annotated[Path, typer.Option(help="Output JSONL (a provenance JSON is written next to it).")] = Path(
-        "results/conflicts/mulan_contexts.jsonl"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Output JSONL (a provenance JSON is written next to it). An earlier contexts file this command "
+            "wrote is replaced; any other file is refused, never overwritten."
+        ),
+    ] = Path("results/conflicts/mulan_contexts.jsonl"),
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
     batch_size: BatchOpt = "16",
@@ -218,9 +244,13 @@ def contexts(
     from chronoprobe.io import write_json_atomic, write_jsonl_atomic
     from chronoprobe.judges.embedding import Embedder
     from chronoprobe.provenance import build_provenance
-    from chronoprobe.publish import check_output_file
+    from chronoprobe.publish import check_not_input, check_output_file, staged_files
 
-    check_output_file(out, "--out")  # before any model loads
+    record = out.with_suffix(".provenance.json")
+    check_output_file(out, "--out", ours=_contexts_here, what=CONTEXTS)  # before any model loads
+    check_output_file(record, "--out", ours=_is_provenance, what=f"the provenance of {out.name}")
+    inputs = {"--data": data, "--aliases": aliases, "--templates": templates, "--prompt-file": prompt_file}
+    check_not_input([out, record], {**inputs, "--nli": Path(nli) if Path(nli).exists() else None, "--cache": cache})
     wording = PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
     store = open_cache(cache)
     config = ContextsConfig(
@@ -273,6 +303,7 @@ def contexts(
         judge=nli_record,
         extra={"embedding": embedder.model_id, "dropped": dropped, "kept": len(rows), "per_class": per_class},
     ).model_dump(mode="json")
-    write_jsonl_atomic(out, [r.model_dump(mode="json") for r in rows])
-    write_json_atomic(out.with_suffix(".provenance.json"), provenance)
+    with staged_files(out, ours=_contexts_here, what=CONTEXTS) as staging:
+        write_jsonl_atomic(staging / out.name, [r.model_dump(mode="json") for r in rows])
+        write_json_atomic(staging / record.name, provenance)
     console.print(f"wrote {len(rows)} contexts to {out} (dropped: {dropped})", highlight=False)

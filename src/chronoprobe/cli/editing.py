@@ -26,6 +26,7 @@ from chronoprobe.cli.common import (
     ModelOpt,
     backend_options,
     claim_output_dir,
+    claim_run_dir,
     console,
     run_in_terminal,
 )
@@ -59,24 +60,34 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+DATASET = "a dataset written by `chronoprobe editing dataset` (or it was changed since)"
+"""What ``editing dataset --out`` may replace (the refusal names it)."""
+
+
+def _is_our_dataset(out: Path) -> bool:
+    """A dataset this command wrote: its build record's checksum matches it."""
+    try:
+        recorded = json.loads(build_record_path(out).read_text(encoding="utf-8")).get("sha256")
+        return bool(recorded == _digest(out.read_text(encoding="utf-8")))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _is_build_record(path: Path) -> bool:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and "sha256" in record
+
+
 def _check_ours(out: Path) -> None:
     """Refuse to replace a file this command did not write (its build record must match it)."""
     from chronoprobe.publish import check_output_file
 
-    check_output_file(out, "--out")
-    if not out.exists():
-        return
+    check_output_file(out, "--out", ours=_is_our_dataset, what=DATASET)
     record = build_record_path(out)
-    try:
-        recorded = json.loads(record.read_text(encoding="utf-8")).get("sha256")
-        ours = recorded == _digest(out.read_text(encoding="utf-8"))
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    if not ours:
-        raise ConfigError(
-            f"--out {out}",
-            "exists and was not written by `chronoprobe editing dataset` (or was changed since); refusing to overwrite it",
-        )
+    check_output_file(record, "--out", ours=_is_build_record, what=f"the build record of {out.name}")
 
 
 def _print_counts(records: list[object], source: str) -> None:
@@ -85,6 +96,51 @@ def _print_counts(records: list[object], source: str) -> None:
     counts = group_counts(records)  # type: ignore[arg-type]
     shown = ", ".join(f"{group} {n}" for group, n in counts.items())
     console.print(f"{len(records)} facts to edit ({shown}) from {source}", highlight=False)
+
+
+def _print_fact_notes(count: int, model: str, listed_in: str) -> None:
+    """The per-fact notes as one line: there can be a hundred of them; ``listed_in`` holds the list."""
+    if count:
+        console.print(
+            f"[yellow]note[/]{model}: {count} fact(s) take the entity's name as the edit subject (DyKnow's "
+            f"subject phrase is not in our edit prompt); {listed_in} lists them",
+            highlight=False,
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min"
+
+
+def plan_line(plans: list[Any], config: Any) -> str:
+    """One line before the work: facts, methods, model calls and edits, and how long it may take."""
+    from chronoprobe.editing.config import COLUMN
+
+    methods = list(config.methods)
+    per_model = []
+    for plan in plans:
+        edits = "".join(f" + {n} {COLUMN[m]} edits" for m, n in plan.edits.items())
+        per_model.append(f"{plan.label}: {plan.facts} facts, {plan.calls:,} model calls{edits}")
+    seconds = sum(plan.seconds for plan in plans)
+    defaults = list(dict.fromkeys(d for plan in plans for d in plan.defaults))
+    if defaults:
+        basis = f"rough defaults where the call cache has not timed this model yet: {', '.join(defaults)}"
+    elif all(plan.timed for plan in plans):
+        basis = "as the call cache timed this model's earlier editing runs"
+    else:
+        basis = "partly from this model's other calls in the call cache, which had shorter prompts"
+    line = (
+        f"plan: {len(methods)} method(s) ({', '.join(methods)}); {'; '.join(per_model)}; "
+        f"about {_duration(seconds)} ({basis}); answers already in the call cache are not asked again"
+    )
+    if seconds > 600 and config.limit is None and any(plan.facts > 10 for plan in plans):
+        line += "; for a first look try --limit 10 --method ike-null,rag-gold"
+    return line
 
 
 @app.command("dataset")
@@ -104,7 +160,11 @@ def dataset(
         ),
     ] = "outdated",
     out: Annotated[
-        Path | None, typer.Option(help="Where to write the dataset (default editing_dataset.json; with --from).")
+        Path | None,
+        typer.Option(
+            help="Where to write the dataset (default editing_dataset.json; with --from). An earlier dataset this "
+            "command wrote is replaced; any other file is refused, never overwritten."
+        ),
     ] = None,
     read: Annotated[
         Path | None, typer.Option("--dataset", help="Read an editing_dataset.json (DyKnow's or ours) and summarise it.")
@@ -123,10 +183,16 @@ def dataset(
         return
     assert from_run is not None
     target = out or DEFAULT_DATASET
+    from chronoprobe.publish import check_not_input, staged_files
+
     _check_ours(target)  # before the run is read
+    check_not_input([target, build_record_path(target)], {"--from": from_run})
     built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]
+    per_fact = set(built.fact_notes.values())
     for note in built.notes:
-        console.print(f"[yellow]note[/]: {note}", highlight=False)
+        if note not in per_fact:
+            console.print(f"[yellow]note[/]: {note}", highlight=False)
+    _print_fact_notes(len(built.fact_notes), "", "the build record")
     for fact, why in built.skipped.items():
         console.print(f"[yellow]skipped[/] {fact}: {why}", highlight=False)
     if not built.records:
@@ -137,18 +203,19 @@ def dataset(
         )
     from chronoprobe.io import write_json_atomic
 
-    write_dataset(target, built.records)
-    write_json_atomic(
-        build_record_path(target),
-        {
-            "sha256": _digest(dataset_text(built.records)),
-            "run": built.run,
-            "model": built.model,
-            "select": built.select,
-            "notes": built.notes,
-            "skipped": built.skipped,
-        },
-    )
+    with staged_files(target, ours=_is_our_dataset, what=DATASET) as staging:
+        write_dataset(staging / target.name, built.records)
+        write_json_atomic(
+            staging / build_record_path(target).name,
+            {
+                "sha256": _digest(dataset_text(built.records)),
+                "run": built.run,
+                "model": built.model,
+                "select": built.select,
+                "notes": built.notes,
+                "skipped": built.skipped,
+            },
+        )
     _print_counts(list(built.records), f"{from_run} ({built.model}, --select {select})")
     console.print(f"dataset: {target}  build record: {build_record_path(target)}", highlight=False)
 
@@ -181,7 +248,7 @@ def score(
     from chronoprobe.editing.score import score_editing
     from chronoprobe.metrics.editing import ALL
 
-    claim_output_dir(out)
+    claim_output_dir(out, kind="editing score", inputs={"--generations": generations, "--dataset": dataset})
     summary = score_editing(generations, dataset, out, labels=labels, models=model)  # type: ignore[arg-type]
     for name, methods in summary.models.items():
         for method, scores in methods.items():
@@ -194,7 +261,7 @@ def score(
             )
             if scores.missing:
                 console.print(f"  [yellow]{len(scores.missing)} fact(s) without every answer, left out[/]")
-    for folder, why in summary.unlabelled.items():
+    for folder, why in {**summary.unlabelled, **summary.no_dataset}.items():
         console.print(f"[yellow]not scored[/] {folder}: {why}", highlight=False)
     console.print(f"scores.json and report.md in {out}")
 
@@ -269,7 +336,13 @@ def run(
             callback=_choice(("auto", *SELECT_CHOICES)),
         ),
     ] = "auto",
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N facts of the dataset.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only N facts, spread over Politicians, Teams and Positions (file order within each).",
+        ),
+    ] = None,
     locality: Annotated[
         bool, typer.Option("--locality/--no-locality", help="Re-run the whole audit on each edited model.")
     ] = True,
@@ -362,7 +435,7 @@ def run(
             )
     lens = EditingLens(config)
     out = out or default_out(lens, list(config.models))
-    claim_output_dir(out)
+    claim_run_dir(lens, out, cache)
     if save_edited is not None:
         from chronoprobe.publish import check_output_folder
 
@@ -371,7 +444,11 @@ def run(
     for spec, chosen in lens.sets.items():
         for note in chosen.notes:
             console.print(f"[yellow]note[/] ({spec}): {note}", highlight=False)
+        _print_fact_notes(len(chosen.fact_notes), f" ({spec})", "report.md")
         _print_counts(list(chosen.records), f"{chosen.source} for {spec}")
+    from chronoprobe.paths import default_call_cache
+
+    console.print(plan_line(lens.plan(cache or default_call_cache()), config), highlight=False, markup=False)
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
     result = run_in_terminal(lens, out, list(config.models), options, cache, engine)
     from chronoprobe.metrics.uncertainty import as_estimate

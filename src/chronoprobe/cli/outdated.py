@@ -24,7 +24,7 @@ from chronoprobe.cli.common import (
     backend_options,
     check_as_of,
     check_endpoint,
-    claim_output_dir,
+    claim_run_dir,
     console,
     progress_bar,
     run_in_terminal,
@@ -120,7 +120,9 @@ def run(
     )
     lens = OutdatedLens(config)
     out = out or default_out(lens, list(config.models))
-    claim_output_dir(out)  # checked and locked before any model loads
+    claim_run_dir(
+        lens, out, cache, ("--instruction-file", instruction_file)
+    )  # checked and locked before any model loads
     if live:
         with progress_bar(transient=True) as bar:
             task = bar.add_task("querying Wikidata", total=None)

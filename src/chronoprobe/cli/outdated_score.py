@@ -48,7 +48,10 @@ def score(
     when = dt.date.fromisoformat(as_of) if as_of is not None else None  # checked by check_as_of
     from chronoprobe.cli.common import claim_output_dir
 
-    claim_output_dir(out)
+    inputs = {"--generations": generations, "--gold": gold}
+    if snapshot is not None and Path(snapshot).exists():
+        inputs["--snapshot"] = Path(snapshot)
+    claim_output_dir(out, kind="outdated score", inputs=inputs)
     summary = score_generations(
         generations, out, gold=gold if gold is not None else snapshot, use_aliases=aliases, as_of=when
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -24,7 +25,7 @@ from chronoprobe.cli.common import (
     QuantizeOpt,
     backend_options,
     check_share,
-    claim_output_dir,
+    claim_run_dir,
     console,
     load_models,
     open_cache,
@@ -35,7 +36,7 @@ from chronoprobe.cli.common import (
 from chronoprobe.errors import ConfigError
 from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
 from chronoprobe.recency.gate import DEFAULT_TEMPERATURE as DEFAULT_GATE_TEMPERATURE
-from chronoprobe.recency.lens import DATA_ENV, default_data  # noqa: F401  (kept importable from here)
+from chronoprobe.recency.lens import DATA_ENV, LEGACY_NOTE, default_data, legacy_data  # noqa: F401  (kept importable from here)
 
 app = typer.Typer(
     help="Does the model know how fresh an answer must be? Recency classes of RecencyQA: evaluate, label, gate.",
@@ -55,7 +56,10 @@ def eval_(
     ] = None,
     sample_seed: Annotated[int, typer.Option(min=0, help="Seed of the stratified sample.")] = 0,
     data: Annotated[
-        str | None, typer.Option(help="RecencyQA JSON file, or hf:<owner>/<repo> for the hub (default: found locally).")
+        str | None,
+        typer.Option(
+            help="RecencyQA JSON file (or .json.gz), or hf:<owner>/<repo> for the hub (default: the copy shipped with chronoprobe, or $CHRONOPROBE_SHARED_DATA/recencyqa)."
+        ),
     ] = None,
     temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature (paper: 0.5; 0 = greedy).")] = 0.5,
     seed: Annotated[int, typer.Option(min=0, help="Decoding seed (also picks few-shot demonstrations).")] = 0,
@@ -111,9 +115,13 @@ def eval_(
         sample_seed=sample_seed,
     )
     lens = RecencyLens(config)
-    lens.load()  # bad prompt files and data fail before any model loads
+    if data is None and legacy_data():
+        console.print(f"[yellow]note[/]: {escape(LEGACY_NOTE)}", highlight=False, soft_wrap=True)
+    with warnings.catch_warnings():  # the note above says it once
+        warnings.simplefilter("ignore", DeprecationWarning)
+        lens.load()  # bad prompt files and data fail before any model loads
     out = out or default_out(lens, model)
-    claim_output_dir(out)  # checked and locked before any model loads
+    claim_run_dir(lens, out, cache)  # checked and locked before any model loads
     started = time.perf_counter()
     result = run_in_terminal(
         lens,
@@ -136,14 +144,37 @@ def eval_(
     console.print(f"report: {out / 'report.md'}  ({time.perf_counter() - started:.0f} s)")
 
 
+LABELLED = "a dataset written by `chronoprobe recency label`"
+"""What ``recency label --out`` may replace (the refusal names it)."""
+
+
+def _is_label_report(path: Path) -> bool:
+    import json
+
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and {"report", "provenance"} <= set(record)
+
+
+def _labelled_here(out: Path) -> bool:
+    """A dataset this command wrote: its report file sits beside it."""
+    return _is_label_report(out.with_name(out.stem + ".report.json"))
+
+
 @app.command("label")
 def label(
     questions: Annotated[
         Path, typer.Argument(help='JSONL file, one {"question": ...} per line (q_id, source, hop_type optional).')
     ],
-    out: Annotated[Path, typer.Option(help="Dataset to write, in RecencyQA JSON format.")] = Path(
-        "recency_dataset.json"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Dataset to write, in RecencyQA JSON format (its report beside it). An earlier dataset this "
+            "command wrote is replaced; any other file is refused, never overwritten."
+        ),
+    ] = Path("recency_dataset.json"),
     labeller: Annotated[
         str, typer.Option(help="Model spec that samples labels and writes and verifies contexts.")
     ] = "smollm2",
@@ -223,9 +254,20 @@ def label(
     if len(voters_specs) > 3:
         raise ConfigError("--voter", f"at most three voters, got {len(voters_specs)}")
     rows = read_questions(questions)
-    from chronoprobe.publish import check_output_file
+    from chronoprobe.publish import check_not_input, check_output_file, staged_files
 
-    check_output_file(out, "--out")  # before any model loads
+    report_path = out.with_name(out.stem + ".report.json")
+    check_output_file(out, "--out", ours=_labelled_here, what=LABELLED)  # before any model loads
+    check_output_file(report_path, "--out", ours=_is_label_report, what=f"the report of {out.name}")
+    inputs = {
+        "QUESTIONS": questions,
+        "--label-prompt": label_prompt,
+        "--verify-prompt": verify_prompt,
+        "--stationarity-prompt": stationarity_prompt,
+        "--context-prompt": context_prompt,
+        "--cache": cache,
+    }
+    check_not_input([out, report_path], inputs)
     started = time.perf_counter()
     call_cache = open_cache(cache)
     options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize)
@@ -246,11 +288,12 @@ def label(
         started=started,
         call_cache=call_cache.path,
     )
-    report_path = out.with_name(out.stem + ".report.json")
-    write_recencyqa(out, items)
-    write_json_atomic(
-        report_path, {"report": report.model_dump(mode="json"), "provenance": provenance.model_dump(mode="json")}
-    )
+    with staged_files(out, ours=_labelled_here, what=LABELLED) as staging:
+        write_recencyqa(staging / out.name, items)
+        write_json_atomic(
+            staging / report_path.name,
+            {"report": report.model_dump(mode="json"), "provenance": provenance.model_dump(mode="json")},
+        )
     console.print(
         f"{report.questions} questions: {report.kept} kept ({report.stationary} stationary, "
         f"{report.non_stationary} non-stationary), {len(report.discarded_rule4)} discarded by rule 4, "
@@ -357,7 +400,7 @@ def gate(
             typer.echo("\t".join(["RETRIEVE" if decision.retrieve else "NO RETRIEVAL", predicted, decision.question]))
             continue
         out.print(
-            f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(cached.info.spec)})"
+            f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(cached.info.label)})"
         )
         out.print(f"why: {escape(decision.reason)}")
         if decision.distribution:

@@ -43,17 +43,36 @@ def pick_format(fmt: str | None, out: Path | None) -> Format:
     )
 
 
-def check_out_file(out: Path) -> None:
-    """A path we may write a table to: not a folder, not a file inside a result folder."""
-    from chronoprobe.reports.tidy import MARKER, SUMMARY
+TABLE = "a table written by `chronoprobe results`"
+"""What ``results --out`` may replace (the refusal names it)."""
 
-    if out.is_dir():
-        raise ConfigError("--out", f"{out} is a folder; give a file name")
-    parent = out.parent
-    if (parent / MARKER).is_file() or (parent / SUMMARY).is_file():
-        raise ConfigError("--out", f"{parent} is a result folder; write the table somewhere else")
-    if parent.exists() and not parent.is_dir():
-        raise ConfigError("--out", f"{parent} is not a folder")
+
+def is_tidy_table(path: Path) -> bool:
+    """A file ``results`` wrote: a CSV, JSON or Parquet table with exactly the tidy columns."""
+    import json
+
+    from chronoprobe.reports.tidy import COLUMNS
+
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            import pandas as pd
+
+            return tuple(pd.read_parquet(path).columns) == COLUMNS
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16).decode("utf-8", errors="replace")
+        if head.split("\n", 1)[0].strip() == ",".join(COLUMNS):
+            return True
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except Exception:  # unreadable, or not a table at all: not ours
+        return False
+    return isinstance(rows, list) and (not rows or (isinstance(rows[0], dict) and tuple(rows[0]) == COLUMNS))
+
+
+def check_out_file(out: Path) -> None:
+    """A path we may write a table to: not a folder, not someone else's file, not inside a result folder."""
+    from chronoprobe.publish import check_output_file
+
+    check_output_file(out, "--out", ours=is_tidy_table, what=TABLE)
 
 
 def encode(frame: pd.DataFrame, fmt: Format) -> bytes:
@@ -96,20 +115,31 @@ def results(
         str | None,
         typer.Option("--format", help="csv, json or parquet (default: from --out's suffix; a table without --out)."),
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the table to this file instead of the terminal.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the table to this file instead of the terminal. An earlier table there is replaced; "
+            "any other file is refused, never overwritten."
+        ),
+    ] = None,
 ) -> None:
     """One tidy table (run, model, lens, dataset, class, metric, value, n, ci_low, ci_high) across runs and lenses."""
-    from chronoprobe.io import write_bytes_atomic
-    from chronoprobe.reports.tidy import results_frame
+    from chronoprobe.publish import check_not_input, staged_files
+    from chronoprobe.reports.tidy import find_runs, tidy_rows, to_frame
 
     chosen = pick_format(fmt, out)
     if out is not None:
         check_out_file(out)
-    frame, warnings = results_frame(dirs)
-    for warning in warnings:
+    found = find_runs(dirs)
+    if out is not None:
+        check_not_input(out, [("RUN_DIR", run.path) for run in found.runs])
+    frame = to_frame(tidy_rows(found.runs))
+    for warning in found.warnings:
         _err.print(f"[yellow]warning[/]: {warning}", highlight=False, soft_wrap=True)
     if out is not None:
-        write_bytes_atomic(out, encode(frame, chosen))
+        data = encode(frame, chosen)
+        with staged_files(out, ours=is_tidy_table, what=TABLE) as staging:
+            (staging / out.name).write_bytes(data)
         _err.print(f"{len(frame)} rows written to {out}", highlight=False)
     elif chosen == "table":
         print_table(frame, Console())

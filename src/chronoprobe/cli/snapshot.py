@@ -80,11 +80,12 @@ def fetch_command(
     is an error and saves nothing; an existing snapshot is kept unless --replace.
     """
     from chronoprobe import paths
-    from chronoprobe.publish import check_output_folder
+    from chronoprobe.publish import check_not_input, check_output_folder
 
     check_output_folder(output_dir if output_dir is not None else paths.home() / "snapshots", "--output-dir")
     name = name or f"wikidata-{dt.date.today().isoformat()}"
     path = snapshot_path(name, output_dir)
+    check_not_input(path, {"--catalogue": catalogue}, "--name")
     if path.exists() and not replace:  # checked before any request; save_snapshot checks again
         raise ConfigError(f"--name {name}", f"{path} already exists; pass --replace to overwrite it, or another --name")
     facts = load_catalogue(catalogue)[:limit] if limit else load_catalogue(catalogue)

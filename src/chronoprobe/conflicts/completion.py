@@ -132,7 +132,7 @@ def run_completion(
         prediction = answer_span(sample.text)
         rows.append(
             {
-                "model": model.info.spec,
+                "model": model.info.label,
                 "query_id": q.query_id,
                 "fact_id": q.fact_id,
                 "fact_class": q.fact_class,
@@ -231,7 +231,7 @@ def run_updates(
         prediction = answer_span(gen.samples[0].text)
         out.append(
             {
-                "model": model.info.spec,
+                "model": model.info.label,
                 "fact_id": q.fact_id,
                 "fact_class": q.fact_class,
                 "relation": q.relation,

@@ -121,7 +121,7 @@ def run_persuasion(
             t = config.rouge_threshold
             rows.append(
                 {
-                    "model": model.info.spec,
+                    "model": model.info.label,
                     "item_id": item.item_id,
                     "fact_id": item.fact_id,
                     "dataset": item.dataset,

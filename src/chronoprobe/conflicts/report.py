@@ -8,7 +8,7 @@ from typing import Any
 
 from chronoprobe.io import write_bytes_atomic
 from chronoprobe.metrics.uncertainty import ci_cell
-from chronoprobe.reports.markdown import provenance_section, table
+from chronoprobe.reports.markdown import provenance_section, recorded_label, table
 
 CLASS_LABELS = {
     "static": "Static",
@@ -284,7 +284,7 @@ def model_sweep_markdown(
     if len(summary) < 2:
         return ""
     per_class, gap_key = _SWEEP_COLUMNS[methodology]
-    infos = {m["spec"]: m for m in provenance.get("models", [])}
+    infos = {recorded_label(m): m for m in provenance.get("models", [])}
     changing = next((c for c in ("temporal", "mutable") if c in classes), None)
     stable = next((c for c in ("static", "immutable-1") if c in classes), None)
     gap_label = dict(per_class)[gap_key]

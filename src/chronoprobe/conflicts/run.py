@@ -19,7 +19,7 @@ from chronoprobe.conflicts import completion as comp
 from chronoprobe.conflicts import persuasion as pers
 from chronoprobe.conflicts import report
 from chronoprobe.conflicts.prompts import PromptWording
-from chronoprobe.conflicts.sources import dynamicqa_default, shared_path
+from chronoprobe.conflicts.sources import shared_path
 from chronoprobe.conflicts.templates import QuestionMatcher, load_converted_templates
 from chronoprobe.datasets import dynamicqa as dq
 from chronoprobe.datasets import mulan as ml
@@ -52,7 +52,7 @@ DQ_COMPLETION_CLASSES = ("static", "temporal")
 
 def load_persuasion_facts(config: RunConfig) -> tuple[list[dq.ContextFact], tuple[str, ...]]:
     if config.dataset == "dynamicqa":
-        facts = dq.load_dynamicqa(config.data or dynamicqa_default())
+        facts = dq.load_dynamicqa(config.data or dq.default_source())
         return dq.take_balanced(facts, config.limit), DQ_CLASSES
     if config.data is None:
         raise ConfigError(
@@ -67,12 +67,12 @@ def load_persuasion_facts(config: RunConfig) -> tuple[list[dq.ContextFact], tupl
 
 def load_completion_queries(config: RunConfig) -> tuple[list[comp.CompletionQuery], tuple[str, ...]]:
     if config.dataset == "mulan":
-        queries = ml.load_queries(config.data or ml.QUERIES_HUB_ID)
-        queries = ml.take_balanced_facts(queries, config.limit)
+        # the local files first: a missing one is named before the hub is tried
         templates = ml.load_templates(config.templates or shared_path("mulan/templates/clean.json", "--templates"))
         aliases = ml.load_aliases(config.aliases or shared_path("temporal_conflicts/aliases_MULAN.json", "--aliases"))
+        queries = ml.take_balanced_facts(ml.load_queries(config.data or ml.QUERIES_HUB_ID), config.limit)
         return comp.mulan_completion_queries(queries, templates, aliases), ml.MULAN_CLASSES
-    facts = dq.load_dynamicqa(config.data or dynamicqa_default(), classes=DQ_COMPLETION_CLASSES)
+    facts = dq.load_dynamicqa(config.data or dq.default_source(), classes=DQ_COMPLETION_CLASSES)
     facts = dq.take_balanced(facts, config.limit)
     converted = load_converted_templates(
         config.templates or shared_path("temporal_conflicts/dynamicqa_converted_templates.csv", "--templates")
@@ -122,7 +122,7 @@ def check_models(config: RunConfig, models: Sequence[CachedModel], judge: JudgeC
         return {}
     if judge is None:
         raise ConfigError("--judge", "the DynamicQA methodology needs an equivalence judge")
-    return {m.info.spec: pers.check_capabilities(m, config.persuasion) for m in models}
+    return {m.info.label: pers.check_capabilities(m, config.persuasion) for m in models}
 
 
 def run_model(
@@ -136,9 +136,9 @@ def run_model(
     """One model's rows: persuasion rows (DynamicQA methodology) or completion and update rows (MuLan's)."""
     if config.methodology == "dynamicqa":
         assert judge is not None
-        tick = progress_factory(f"{model.info.spec}", 3 * len(facts_or_queries)) if progress_factory else None
+        tick = progress_factory(model.info.label, 3 * len(facts_or_queries)) if progress_factory else None
         return pers.run_persuasion(model, facts_or_queries, judge.judge, config.persuasion, wording, tick)
-    tick = progress_factory(f"{model.info.spec}", len(facts_or_queries)) if progress_factory else None
+    tick = progress_factory(model.info.label, len(facts_or_queries)) if progress_factory else None
     completion_rows = comp.run_completion(model, facts_or_queries, config.completion, wording, tick)
     updates = comp.run_updates(model, facts_or_queries, completion_rows, config.completion, wording)
     return [*({"kind": "completion", **r} for r in completion_rows), *({"kind": "update", **u} for u in updates)]
@@ -150,7 +150,7 @@ def summarise(
     """Per model spec, per class: the methodology's metrics."""
     summary: dict[str, Any] = {}
     for model in models:
-        spec = model.info.spec
+        spec = model.info.label
         if config.methodology == "dynamicqa":
             summary[spec] = pers.summarise_persuasion(
                 [r for r in rows if r["model"] == spec],
@@ -176,7 +176,7 @@ def recipe(
     extra: dict[str, Any] = {
         "dataset": config.dataset,
         "methodology": config.methodology,
-        "data": str(config.data) if config.data else "default",
+        "data": _data_label(config),
         "limit": config.limit,
     }
     if config.methodology == "dynamicqa":
@@ -187,6 +187,14 @@ def recipe(
     extra["fidelity"] = config.completion.fidelity
     extra["f1_truncation"] = mm.f1_truncation(config.completion.fidelity)
     return config.completion.decoding().model_dump(mode="json"), [config.completion.seed], None, extra
+
+
+def _data_label(config: RunConfig) -> str:
+    if config.data is not None:
+        return str(config.data)
+    if config.dataset == "dynamicqa":
+        return dq.describe_source(dq.default_source())
+    return ml.QUERIES_HUB_ID
 
 
 def write_files(folder: Path, config: RunConfig, rows: Sequence[dict[str, Any]], result: dict[str, Any]) -> None:

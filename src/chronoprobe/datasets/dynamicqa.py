@@ -1,9 +1,10 @@
 """DynamicQA (Marjanović et al., 2024): questions with a Wikipedia context.
 
 Source: a local folder with ``Static_final.csv``, ``Temporal_final.csv`` and
-``Disputable_final.csv`` (first column an unnamed pandas index), or the hub id
-``copenlu/dynamicqa`` (needs ``huggingface_hub`` and network; files
-``static.csv``/``temporal.csv``/``disputable.csv``).
+``Disputable_final.csv`` (first column an unnamed pandas index; each may be gzipped,
+``.csv.gz``), or the hub id ``copenlu/dynamicqa`` (needs ``huggingface_hub`` and network;
+files ``static.csv``/``temporal.csv``/``disputable.csv``, a later upload that differs).
+Without a source, :func:`default_source`: the GitHub files, shipped gzipped in the package.
 
 Each row becomes two :class:`ContextItem` s: the context filled with the true
 answer (``obj``), and the counterfactual context filled with the substitute
@@ -24,11 +25,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chronoprobe.datasets.sources import describe, packaged_dir, shared_copy
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
 
 PLACEHOLDER = "[ENTITY]"
 HUB_ID = "copenlu/dynamicqa"
+ORIGIN = "github.com/copenlu/dynamicqa@4c6d2cb, MIT"
 FILES: dict[str, tuple[str, str]] = {
     # class: (local file, hub file)
     "static": ("Static_final.csv", "static.csv"),
@@ -189,8 +192,29 @@ def _hub_files(hub_id: str) -> dict[str, Path]:
             paths[fact_class] = Path(hf_hub_download(hub_id, hub_file, repo_type="dataset"))
         except Exception as exc:  # network and hub errors come in many types
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise ConfigError(f"dataset {hub_id}", f"could not download {hub_file} (needs network): {first}") from None
+            raise ConfigError(
+                f"dataset {hub_id}",
+                f"could not download {hub_file} (needs network: {first[:120]}); "
+                "without --data the shipped copy is used, or give --data a folder with the CSV files",
+            ) from None
     return paths
+
+
+def default_source() -> Path:
+    """``$CHRONOPROBE_SHARED_DATA/dynamicqa`` if there is one, else the copy shipped in the package."""
+    return shared_copy("dynamicqa") or packaged_dir("dynamicqa")
+
+
+def describe_source(source: str | Path) -> str:
+    """The source as provenance records it (the shipped copy by its origin)."""
+    return describe(source, ORIGIN)
+
+
+def _local_file(folder: Path, name: str) -> Path:
+    """``name`` in ``folder``, or its gzipped copy when only that is there."""
+    plain = folder / name
+    packed = folder / f"{name}.gz"
+    return packed if not plain.exists() and packed.is_file() else plain
 
 
 def load_dynamicqa(
@@ -202,12 +226,14 @@ def load_dynamicqa(
         raise ConfigError("dynamicqa classes", f"unknown class(es) {unknown}; known: {list(FILES)}")
     folder = Path(source).expanduser()
     if folder.is_dir():
-        paths = {c: folder / FILES[c][0] for c in classes}
+        paths = {c: _local_file(folder, FILES[c][0]) for c in classes}
     elif str(source) == HUB_ID:
         paths = _hub_files(HUB_ID)
     else:
         raise DataError(
-            str(source), f"not a folder with {', '.join(f for f, _ in FILES.values())} (nor the hub id {HUB_ID})"
+            str(source),
+            f"not a folder with {', '.join(f for f, _ in FILES.values())} (nor the hub id {HUB_ID}); "
+            "give --data such a folder (the files may be .csv.gz)",
         )
     facts: list[ContextFact] = []
     for fact_class in classes:
@@ -217,16 +243,6 @@ def load_dynamicqa(
 
 def take_balanced(facts: Sequence[ContextFact], limit: int | None) -> list[ContextFact]:
     """At most ``limit`` facts in total, spread evenly over classes (file order within a class)."""
-    if limit is None:
-        return list(facts)
-    by_class: dict[str, list[ContextFact]] = {}
-    for fact in facts:
-        by_class.setdefault(fact.fact_class, []).append(fact)
-    chosen: list[ContextFact] = []
-    queues = {c: list(v) for c, v in by_class.items()}
-    while len(chosen) < limit and any(queues.values()):
-        for fact_class in list(queues):
-            if queues[fact_class] and len(chosen) < limit:
-                chosen.append(queues[fact_class].pop(0))
-    order = {id(f): i for i, f in enumerate(facts)}
-    return sorted(chosen, key=lambda f: order[id(f)])
+    from chronoprobe.datasets.balance import take_balanced as spread
+
+    return spread(facts, limit, lambda fact: fact.fact_class)

@@ -31,6 +31,10 @@ from chronoprobe.io import read_text
 QUERIES_HUB_ID = "coastalcph/fm_queries"
 ALIASES_HUB_ID = "coastalcph/fm_aliases"
 OBJECT_SLOT = "_X_"
+NOT_SHIPPED = (
+    "MuLan has no licence, so chronoprobe does not ship it: give --data a local file in this format "
+    "(JSONL, docs/conflicts.md), or load it from the hub (network)"
+)
 
 IMMUTABLE_1 = ("P740", "P103", "P19", "P20", "P30", "P36", "P159", "P449", "P364", "P495", "P140", "P138")
 IMMUTABLE_N = ("P47", "P136", "P166", "P69", "P101", "P530", "P27", "P1412", "P1303", "P190")
@@ -170,15 +174,13 @@ def _hub_rows(hub_id: str) -> Iterable[dict[str, Any]]:
         import datasets
     except ImportError:
         raise ConfigError(
-            f"dataset {hub_id}",
-            "loading from the hub needs the optional `datasets` package "
-            "(pip install 'chronoprobe[hub]') and network; or pass a local file in the same format",
+            f"dataset {hub_id}", f"{NOT_SHIPPED}; loading it needs pip install 'chronoprobe[hub]'"
         ) from None
     try:
         return list(datasets.load_dataset(hub_id)["train"])
     except Exception as exc:  # network and hub errors come in many types
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ConfigError(f"dataset {hub_id}", f"could not load it (needs network): {first}") from None
+        raise ConfigError(f"dataset {hub_id}", f"{NOT_SHIPPED}; the hub failed: {first[:160]}") from None
 
 
 def load_aliases(source: str | Path) -> dict[str, list[str]]:

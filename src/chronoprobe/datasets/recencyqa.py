@@ -2,8 +2,9 @@
 
 The file is a JSON list; each row carries the question, its 13-sample label
 distribution, the majority label, the stationarity label and one verified
-context per recency label. We read it from a path, or from a Hugging Face
-dataset repo (``hf:<owner>/<name>[/<file>]``), which needs the network.
+context per recency label. We read it from a path (gzipped if it ends in ``.gz``),
+or from a Hugging Face dataset repo (``hf:<owner>/<name>[/<file>]``), which needs the
+network. Without a source, :func:`default_source`: the authors' file, shipped gzipped.
 """
 
 from __future__ import annotations
@@ -18,10 +19,22 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, Stationarity, parse_label
+from chronoprobe.datasets.sources import describe, packaged_dir, shared_copy
 from chronoprobe.errors import DataError
 from chronoprobe.io import read_text
 
 DEFAULT_HUB_FILE = "Dataset/RecencyQA.json"
+ORIGIN = "github.com/DataScienceUIBK/RecencyQA@2d460b5, MIT"
+
+
+def default_source() -> Path:
+    """``$CHRONOPROBE_SHARED_DATA/recencyqa/RecencyQA.json`` if there is one, else the shipped copy."""
+    return shared_copy("recencyqa/RecencyQA.json") or packaged_dir("recencyqa") / "RecencyQA.json.gz"
+
+
+def describe_source(source: str | Path) -> str:
+    """The source as provenance records it (the shipped copy by its origin)."""
+    return describe(source, ORIGIN)
 
 
 class LabelContext(BaseModel):
@@ -148,7 +161,7 @@ def load_recencyqa(source: str | Path) -> list[RecencyItem]:
         path = Path(text).expanduser()
         where = str(path)
         if not path.is_file():
-            raise DataError(where, "no such file (give the RecencyQA JSON file, or hf:<owner>/<repo>)")
+            raise DataError(where, "no such file; give --data the RecencyQA JSON file (or hf:<owner>/<repo>)")
     try:
         rows = json.loads(read_text(path, where))
     except json.JSONDecodeError as exc:
@@ -172,7 +185,7 @@ def _download_from_hub(spec: str) -> Path:
         raise DataError(
             spec,
             f"could not fetch {filename} from the hub dataset {repo_id} ({first[:160]}); "
-            "download RecencyQA.json and pass its path instead",
+            "give --data a RecencyQA JSON file instead (without --data the shipped copy is used)",
         ) from None
 
 

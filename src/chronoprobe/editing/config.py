@@ -51,7 +51,7 @@ class EditingConfig(BaseModel):
     facts that are not up-to-date when fewer than ``min_facts`` are outdated."""
     min_facts: int = Field(10, ge=1)
     limit: int | None = Field(None, ge=1)
-    """Only the first N facts of the dataset."""
+    """Only N facts, spread over Table 3's groups (file order within each group)."""
     methods: tuple[Method, ...] = METHODS
     mode: Mode | None = None
     """``single`` (one edit at a time) or ``batch`` (all at once); default per method as DyKnow ran it."""

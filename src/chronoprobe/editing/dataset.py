@@ -197,6 +197,8 @@ class BuiltDataset(BaseModel):
     records: list[EditRecord]
     notes: list[str]
     """Things the user should know (a subject that had to differ from DyKnow's wording)."""
+    fact_notes: dict[str, str] = {}
+    """fact id -> its note among ``notes``, for the notes that concern one fact."""
     skipped: dict[str, str]
     """fact id -> why a fact that qualified is not in the dataset."""
     model: str
@@ -246,23 +248,38 @@ def audit_config_of(log: dict[str, Any], where: str) -> Any:
 
 
 def _choose_model(log: dict[str, Any], rows_models: Sequence[str], model: str | None, where: str) -> str:
+    """The run's key for ``model``: a ``--model`` value (``NAME=SPEC``, a spec or a name), matched in canonical form.
+
+    A run keys its models by the name the user gave, else by the spec without credentials; the
+    name, the spec, or a spec the run recorded for a named model all find it.
+    """
+    from chronoprobe.models.names import split_model_name
+    from chronoprobe.models.registry import canonical_spec
+
     summary = log.get("summary") or {}
-    specs = [str(s) for s in dict.fromkeys([*(summary.get("models") or []), *rows_models])]
-    names: dict[str, str] = {}
-    for spec, detail in ((summary.get("detail") or {}).get("models") or {}).items():
-        if isinstance(detail, dict) and isinstance(detail.get("name"), str):
-            names[detail["name"]] = spec
-    if not specs:
+    keys = [str(s) for s in dict.fromkeys([*(summary.get("models") or []), *rows_models])]
+    if not keys:
         raise DataError(where, "the run has no answers")
     if model is None:
-        if len(specs) > 1:
-            raise ConfigError("--model", f"the run holds several models; pick one of {', '.join(specs)}")
-        return specs[0]
-    if model in specs:
-        return model
-    if model in names:
-        return names[model]
-    raise ConfigError(f"--model {model}", f"not in this run; its models are {', '.join(specs)}")
+        if len(keys) > 1:
+            raise ConfigError("--model", f"the run holds several models; pick one of {', '.join(keys)}")
+        return keys[0]
+    also: dict[str, str] = {}  # display names and recorded specs -> the run's key
+    for key, detail in ((summary.get("detail") or {}).get("models") or {}).items():
+        if isinstance(detail, dict) and isinstance(detail.get("name"), str):
+            also.setdefault(detail["name"], key)
+    for info in (log.get("provenance") or {}).get("models") or []:
+        if isinstance(info, dict) and isinstance(info.get("spec"), str):
+            also.setdefault(info["spec"], str(info.get("given_name") or info["spec"]))
+    name, spec = split_model_name(model)
+    for wanted in (name, canonical_spec(spec)):
+        if wanted in keys:
+            return wanted
+    for wanted in (name, canonical_spec(spec)):
+        if wanted is not None and also.get(wanted) in keys:
+            return also[wanted]
+    shown = f"{name}={canonical_spec(spec)}" if name else canonical_spec(spec)
+    raise ConfigError(f"--model {shown}", f"not in this run; its models are {', '.join(keys)}")
 
 
 def _fact_verdicts(rows: Iterable[Any], facts: Mapping[str, Fact]) -> dict[str, dict[int, Verdict]]:
@@ -308,6 +325,7 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
     verdicts = _fact_verdicts((r for r in rows if r.model == spec), by_id)
     records: dict[str, list[EditRecord]] = {domain: [] for domain in DOMAIN_ORDER}
     notes: list[str] = []
+    fact_notes: dict[str, str] = {}
     skipped: dict[str, str] = {}
     for fact in facts:
         asked = verdicts.get(fact.fact_id)
@@ -324,13 +342,24 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
             skipped[fact.fact_id] = problem
         if not include:
             continue
+        noted = len(notes)
         built = _record(fact, snapshot.answers[fact.fact_id].counted().statements, notes)
+        if len(notes) > noted:
+            fact_notes[fact.fact_id] = notes[-1]
         if isinstance(built, str):
             skipped[fact.fact_id] = built
         else:
             records[fact.category].append(built)
     ordered = [r for domain in DOMAIN_ORDER for r in records[domain]]
-    return BuiltDataset(records=ordered, notes=notes, skipped=skipped, model=spec, select=select, run=str(folder))
+    return BuiltDataset(
+        records=ordered,
+        notes=notes,
+        fact_notes=fact_notes,
+        skipped=skipped,
+        model=spec,
+        select=select,
+        run=str(folder),
+    )
 
 
 def _record(fact: Fact, statements: Sequence[Statement], notes: list[str]) -> EditRecord | str:

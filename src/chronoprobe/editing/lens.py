@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.editing.config import METHODS, WEIGHT_METHODS, EditingConfig
-from chronoprobe.editing.rows import EditingRow, MethodRun
+from chronoprobe.editing.config import COLUMN, METHODS, WEIGHT_METHODS, EditingConfig
+from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.models.base import Capability
@@ -27,7 +27,13 @@ class EditSet:
     source: str
     select: str | None = None
     notes: list[str] = field(default_factory=list)
+    """Notes about the whole set (how it was chosen)."""
+    fact_notes: dict[str, str] = field(default_factory=dict)
+    """fact id -> a note about that fact (e.g. its subject), for the facts in ``records``."""
     skipped: dict[str, str] = field(default_factory=dict)
+
+    def all_notes(self) -> list[str]:
+        return [*self.notes, *self.fact_notes.values()]
 
 
 @dataclass
@@ -46,6 +52,9 @@ class EditingLens(Lens[EditingRow]):
 
     name = "editing"
     kind = "editing run"
+    input_options: ClassVar[dict[str, str]] = {"from_run": "--from", "prompts_file": "--prompts"}
+    text_paths = frozenset({"snapshot"})
+    output_fields = frozenset({"save_edited"})
     row_type = EditingRow
     config_type = EditingConfig
     capabilities = frozenset({Capability.GENERATE})
@@ -63,7 +72,7 @@ class EditingLens(Lens[EditingRow]):
 
     def load(self) -> None:
         from chronoprobe.editing.prompts import load_prompts
-        from chronoprobe.models.names import split_model_name
+        from chronoprobe.models.names import model_label, split_model_name
 
         config = self.config
         prompts = load_prompts(config.prompts_file)
@@ -80,21 +89,26 @@ class EditingLens(Lens[EditingRow]):
 
             load_corpus(config.stats_corpus)
         from chronoprobe.editing.run import check_spec
+        from chronoprobe.models.registry import canonical_spec
 
         for raw in config.models:
-            check_spec(split_model_name(raw)[1], config.methods)
+            check_spec(canonical_spec(split_model_name(raw)[1]), config.methods)
         if "serac" in config.methods and config.serac_counterfactual != "base-with-context":
             from chronoprobe.models.registry import parse_model_spec
 
             parse_model_spec(split_model_name(config.serac_counterfactual)[1])
-        for raw in config.models:
-            spec = split_model_name(raw)[1]
-            self.sets[spec] = self._edit_set(spec)
+        for raw in config.models:  # keyed as the loaded model will be (info.label), never by a raw spec
+            if model_label(raw) in self.sets:
+                raise ConfigError(f"--model {model_label(raw)}", "given twice; give each model its own NAME=")
+            self.sets[model_label(raw)] = self._edit_set(raw)
         self.audit = self._audit_context()
         self.tools = Tools(prompts=prompts)
         self.loaded = True
 
-    def _edit_set(self, spec: str) -> EditSet:
+    def _edit_set(self, raw: str) -> EditSet:
+        """The facts for the model of one ``--model`` value (``NAME=SPEC`` or a spec, credentials and all)."""
+        from chronoprobe.models.names import model_label
+
         config = self.config
         if config.dataset is not None:
             from chronoprobe.editing.dataset import read_dataset
@@ -102,31 +116,37 @@ class EditingLens(Lens[EditingRow]):
             chosen = EditSet(read_dataset(config.dataset), source=str(config.dataset))
         else:
             assert config.from_run is not None
-            chosen = self._from_run(spec)
-        if config.limit is not None:
-            chosen.records = chosen.records[: config.limit]
+            chosen = self._from_run(raw)
+        if config.limit is not None and len(chosen.records) > config.limit:
+            _limit(chosen, config.limit)
         if not chosen.records:
-            raise DataError(chosen.source, f"no facts to edit for {spec}" + _why(chosen))
+            raise DataError(chosen.source, f"no facts to edit for {model_label(raw)}" + _why(chosen))
         return chosen
 
-    def _from_run(self, spec: str) -> EditSet:
+    def _from_run(self, raw: str) -> EditSet:
         from chronoprobe.editing.dataset import build_from_run
 
         config = self.config
         assert config.from_run is not None
         select = "outdated" if config.select == "auto" else config.select
-        built = build_from_run(config.from_run, model=spec, select=select)
-        notes = list(built.notes)
+        built = build_from_run(config.from_run, model=raw, select=select)
+        notes: list[str] = []
         if config.select == "auto" and len(built.records) < config.min_facts:
             fewer = len(built.records)
-            built = build_from_run(config.from_run, model=spec, select="not-up-to-date")
+            built = build_from_run(config.from_run, model=raw, select="not-up-to-date")
             notes = [
                 f"only {fewer} fact(s) are outdated (fewer than {config.min_facts}), so every fact that is not "
-                f"up-to-date is edited: {len(built.records)} facts",
-                *built.notes,
+                f"up-to-date qualifies: {len(built.records)} facts"
             ]
+        per_fact = set(built.fact_notes.values())
+        edited = {r.fact_id for r in built.records}
         return EditSet(
-            built.records, source=str(config.from_run), select=built.select, notes=notes, skipped=built.skipped
+            built.records,
+            source=str(config.from_run),
+            select=built.select,
+            notes=[*notes, *(n for n in built.notes if n not in per_fact)],
+            fact_notes={fact: note for fact, note in built.fact_notes.items() if fact in edited},
+            skipped=built.skipped,
         )
 
     def _audit_context(self) -> Any:
@@ -184,26 +204,54 @@ class EditingLens(Lens[EditingRow]):
                 editor.edit_request(record)
         self._models.append(model)
 
+    def plan(self, cache_path: Path | None = None) -> list[RunPlan]:
+        """What the run will do per model, before any model loads: facts, calls, edits and a time estimate.
+
+        Times come from what the call cache at ``cache_path`` measured for the same model spec
+        (model calls, and seconds per fact for each weight method); without a measurement, a rough
+        default stands in and the plan says so."""
+        from chronoprobe.editing.run import baseline_calls, method_calls, method_plan
+        from chronoprobe.models.names import model_label, split_model_name
+
+        assert self.loaded, "load() first"
+        cache = CallCache(cache_path) if cache_path is not None and cache_path.is_file() else None
+        plans = []
+        try:
+            for raw in self.config.models:
+                spec = split_model_name(raw)[1]
+                records = self.sets[model_label(raw)].records
+                applications = method_plan(self.config, records)
+                calls = {UNEDITED: baseline_calls(self.config, self.audit, records)}
+                edits: dict[str, int] = {}
+                for method, fraction, subset in applications:
+                    calls[method] = calls.get(method, 0) + method_calls(
+                        self.config, self.audit, method, fraction, subset
+                    )
+                    if method in WEIGHT_METHODS:
+                        edits[method] = edits.get(method, 0) + len(subset)
+                plans.append(_estimate(spec, len(records), calls, edits, cache, label=model_label(raw)))
+        finally:
+            if cache is not None:
+                cache.close()
+        return plans
+
     # --- the run -------------------------------------------------------------------------------
 
     def _editor(self, model: CachedModel, progress: ProgressFactory | None = None) -> Any:
         from chronoprobe.editing.run import ModelEditor
 
-        records = self.sets[model.info.spec].records
+        records = self.sets[model.info.label].records
         return ModelEditor(self.config, model, records, self.audit, self.tools, progress)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[EditingRow]:
-        from chronoprobe.editing.run import scaling_subsets
+        from chronoprobe.editing.run import baseline_calls, method_calls, method_plan
 
         editor = self._editor(model, progress)
         records = editor.records
-        plan: list[tuple[str, float, list[EditRecord]]] = [(m, 1.0, records) for m in self.config.methods]
-        fractions = [f for f in self.config.scaling if f < 1.0]
-        for fraction, subset in scaling_subsets(records, fractions).items():
-            plan += [(m, fraction, subset) for m in self.config.methods]
-        total = len(editor.scored(records)) + len(editor.fluency(records)) + len(editor.locality([]))
-        total += sum(editor.planned_calls(m, f, s) for m, f, s in plan)
-        tick = progress(model.info.spec, total) if progress else None
+        plan = method_plan(self.config, records)
+        total = baseline_calls(self.config, self.audit, records)
+        total += sum(method_calls(self.config, self.audit, m, f, s) for m, f, s in plan)
+        tick = progress(model.info.label, total) if progress else None
         editor.baseline(tick)
         for method, fraction, subset in plan:
             editor.apply(method, fraction, subset, tick)
@@ -218,7 +266,7 @@ class EditingLens(Lens[EditingRow]):
 
         per_model: dict[str, Any] = {}
         for model in models:
-            spec = model.info.spec
+            spec = model.info.label
             chosen = self.sets[spec]
             per_model[spec] = summarise_model(
                 chosen.records,
@@ -228,7 +276,7 @@ class EditingLens(Lens[EditingRow]):
                     "source": chosen.source,
                     "select": chosen.select,
                     "facts": len(chosen.records),
-                    "notes": chosen.notes,
+                    "notes": chosen.all_notes(),
                     "skipped": chosen.skipped,
                 },
             )
@@ -291,6 +339,70 @@ class EditingLens(Lens[EditingRow]):
         write_report_files(folder, rows, summary.detail, provenance)
 
 
+@dataclass
+class RunPlan:
+    """One model's share of an editing run, counted before it starts."""
+
+    spec: str
+    """The model spec, credentials removed (what the call cache times)."""
+    label: str
+    """What the run calls the model: its NAME, else its spec."""
+    facts: int
+    calls: int
+    """Prompts sent if nothing is cached yet (answers already in the cache are not asked again)."""
+    edits: dict[str, int]
+    """Weight method -> facts it edits (scaling fractions included)."""
+    seconds: float
+    timed: bool
+    """Every part of ``seconds`` comes from this cache's timing of the same work (an earlier editing run)."""
+    defaults: list[str]
+    """The rough defaults ``seconds`` had to use, e.g. ``2.0 s per call``; empty when the cache timed everything."""
+
+
+ROUGH_SECONDS = {"call": 2.0, "rome": 60.0, "memit": 30.0}
+"""Without a measurement in the call cache: SmolLM2 on 2 busy CPU cores took about 2 s per editing prompt (long
+IKE/RAG prompts, 100-token fluency answers), and ROME and MEMIT about 60 and 30 s per fact edited
+(docs/editing.md's runs). A GPU or an API is faster, a larger model on CPU slower."""
+
+
+def _estimate(
+    spec: str, facts: int, calls: dict[str, int], edits: dict[str, int], cache: CallCache | None, *, label: str
+) -> RunPlan:
+    """Seconds per call of each method as this cache timed it in earlier editing runs, else as it timed any
+    call of the model (shorter prompts: an underestimate), else a rough default; the same for edits."""
+    from chronoprobe.cache import speed_subject
+    from chronoprobe.models.registry import canonical_spec
+
+    def timed(what: str) -> float | None:
+        timing = cache.timing(speed_subject(spec, what)) if cache is not None else None
+        return timing.per_step if timing is not None else None
+
+    seconds, defaults, exact = 0.0, [], True
+    any_call = timed("call")
+    for step, count in calls.items():
+        rate = timed(f"editing:{step}")
+        exact &= rate is not None
+        if rate is None and any_call is None:
+            defaults.append(f"{ROUGH_SECONDS['call']:.1f} s per call")
+        seconds += count * (rate if rate is not None else any_call if any_call is not None else ROUGH_SECONDS["call"])
+    for method, count in edits.items():
+        rate = timed(f"edit:{method}")
+        exact &= rate is not None
+        if rate is None:
+            defaults.append(f"{ROUGH_SECONDS[method]:.0f} s per {COLUMN[method]} edit")
+        seconds += count * (rate if rate is not None else ROUGH_SECONDS[method])
+    return RunPlan(
+        spec=canonical_spec(spec),
+        label=label,
+        facts=facts,
+        calls=sum(calls.values()),
+        edits=edits,
+        seconds=seconds,
+        timed=exact,
+        defaults=list(dict.fromkeys(defaults)),
+    )
+
+
 def _settings(run: MethodRun) -> dict[str, Any]:
     return {
         "mode": run.mode,
@@ -299,6 +411,21 @@ def _settings(run: MethodRun) -> dict[str, Any]:
         "stats": run.stats,
         "reused_from_cache": run.reused,
     }
+
+
+def _limit(chosen: EditSet, limit: int) -> None:
+    """Keep ``limit`` facts spread over Table 3's groups (as ``conflicts run --limit`` spreads over classes)."""
+    from chronoprobe.datasets.balance import take_balanced
+    from chronoprobe.editing.dataset import group_counts
+
+    total = len(chosen.records)
+    chosen.records = take_balanced(chosen.records, limit, lambda record: record.group)
+    kept = {r.fact_id for r in chosen.records}
+    chosen.fact_notes = {fact: note for fact, note in chosen.fact_notes.items() if fact in kept}
+    shown = ", ".join(f"{group} {n}" for group, n in group_counts(chosen.records).items())
+    chosen.notes.append(
+        f"--limit {limit}: {len(chosen.records)} of the {total} facts are edited, spread over the groups ({shown})"
+    )
 
 
 def _why(chosen: EditSet) -> str:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from chronoprobe.cache import CachedModel, sample_key, stable_hash
+from chronoprobe.cache import CachedModel, sample_key, speed_subject, stable_hash
 from chronoprobe.datasets.editing_records import GROUP_OF, EditRecord, EditRequest
 from chronoprobe.editing.config import WEIGHT_METHODS, EditingConfig
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun, Role
@@ -117,6 +117,42 @@ def judge_record(record: EditRecord, gold: FactAnswers, question: str, response:
     return classify_response(response, gold, use_aliases=use_aliases, prompt=question, subject=record.element).verdict
 
 
+def locality_facts(config: EditingConfig, audit: AuditContext | None, edited: Sequence[EditRecord]) -> list[Fact]:
+    """The audit's facts the locality check asks about: every fact with gold that was not edited.
+
+    Empty when no method of the run is checked for locality (the in-context methods leave other facts alone)."""
+    if not config.locality or audit is None or not set(LOCALITY_METHODS) & set(config.methods):
+        return []
+    edited_ids = {r.fact_id for r in edited}
+    return [f for f in audit.facts if f.fact_id not in edited_ids and f.fact_id not in audit.skipped]
+
+
+def baseline_calls(config: EditingConfig, audit: AuditContext | None, records: Sequence[EditRecord]) -> int:
+    """Prompts the unedited model is asked: every scored question, the fluency prompts, the audit."""
+    fluency = len(records) if config.fluency else 0
+    audit_questions = sum(len(f.templates) for f in locality_facts(config, audit, []))
+    return sum(len(r.scored_types) for r in records) + fluency + audit_questions
+
+
+def method_calls(
+    config: EditingConfig, audit: AuditContext | None, method: str, fraction: float, subset: Sequence[EditRecord]
+) -> int:
+    """Prompts one method sends over ``subset`` (before the cache): the questions, fluency, and the locality audit."""
+    count = sum(len(r.scored_types) for r in subset) + (len(subset) if config.fluency else 0)
+    if fraction == 1.0 and method in LOCALITY_METHODS:
+        count += sum(len(f.templates) for f in locality_facts(config, audit, subset))
+    return count
+
+
+def method_plan(config: EditingConfig, records: list[EditRecord]) -> list[tuple[str, float, list[EditRecord]]]:
+    """(method, fraction, facts) for every application, in run order: each method on all facts, then scaling."""
+    plan: list[tuple[str, float, list[EditRecord]]] = [(m, 1.0, records) for m in config.methods]
+    fractions = [f for f in config.scaling if f < 1.0]
+    for fraction, subset in scaling_subsets(records, fractions).items():
+        plan += [(m, fraction, subset) for m in config.methods]
+    return plan
+
+
 class ModelEditor:
     """Everything one model goes through in an editing run."""
 
@@ -179,7 +215,7 @@ class ModelEditor:
                     before = self._before.get((fact_id, item.kind or ""))
             rows.append(
                 EditingRow(
-                    model=self.model.info.spec,
+                    model=self.model.info.label,
                     method=method,
                     fraction=fraction,
                     role=item.role,
@@ -202,6 +238,8 @@ class ModelEditor:
         answers: dict[int, tuple[str, str]] = {}
         models = list(dict.fromkeys(id(a.answered_by) for a in asked))
         by_id = {id(a.answered_by): a.answered_by or self.model for a in asked}
+        made_before = sum(m.calls_made for m in by_id.values())
+        started = time.perf_counter()
         for key in models:
             for fluency, params in ((False, self.config.decoding()), (True, self.config.fluency_decoding())):
                 group = [
@@ -211,6 +249,10 @@ class ModelEditor:
                     continue
                 generations = by_id[key].generate([asked[i].prompt for i in group], params, progress=tick)
                 answers.update({i: (g.text, g.rendered_prompt) for i, g in zip(group, generations, strict=True)})
+        fresh = sum(m.calls_made for m in by_id.values()) - made_before
+        if fresh:  # what the next run's plan line estimates this method's calls by
+            subject = speed_subject(self._spec(), f"editing:{method}")
+            self.model.cache.add_timing(subject, fresh, time.perf_counter() - started)
         ordered = [answers[i] for i in range(len(asked))]
         return self._rows(method, fraction, asked, [a for a, _ in ordered], [r for _, r in ordered])
 
@@ -229,13 +271,8 @@ class ModelEditor:
 
     def locality(self, edited: Sequence[EditRecord]) -> list[Asked]:
         """The audit's questions about every fact that was not edited."""
-        if not self.config.locality or self.audit is None:
-            return []
-        edited_ids = {r.fact_id for r in edited}
         asked = []
-        for fact in self.audit.facts:
-            if fact.fact_id in edited_ids or fact.fact_id in self.audit.skipped:
-                continue
+        for fact in locality_facts(self.config, self.audit, edited):
             for index, template in enumerate(fact.templates):
                 asked.append(Asked(fact, "locality", None, template, self.plain(template), template_index=index))
         return asked
@@ -261,13 +298,6 @@ class ModelEditor:
                 row.before = row.verdict
         self.rows += rows
 
-    def planned_calls(self, method: str, fraction: float, subset: Sequence[EditRecord]) -> int:
-        """Prompts ``apply`` will send (for the progress bar's total)."""
-        count = sum(len(r.scored_types) for r in subset) + (len(subset) if self.config.fluency else 0)
-        if fraction == 1.0 and method in LOCALITY_METHODS:
-            count += len(self.locality(subset))
-        return count
-
     def apply(self, method: str, fraction: float, subset: list[EditRecord], tick: Tick | None) -> None:
         if method in WEIGHT_METHODS:
             self._weights(method, fraction, subset, tick)
@@ -286,13 +316,13 @@ class ModelEditor:
         stored = self.model.cache.get_many([timing_key])
         if timing_key in stored and self._all_cached(asked, plan.edit_hash):
             run = MethodRun(**stored[timing_key][0])
-            run = run.model_copy(update={"reused": True, "model": self.model.info.spec})
+            run = run.model_copy(update={"reused": True, "model": self.model.info.label})
             with self._identity(plan.edit_hash):
                 self.rows += self._answer(method, fraction, asked, tick)
             self.runs.append(run)
             return
         save_to = self._save_dir(method, fraction)
-        label = f"{self.model.info.name or self.model.info.spec}: {method} edits" + (
+        label = f"{self.model.info.name or self.model.info.label}: {method} edits" + (
             f" ({100 * fraction:g}%)" if fraction < 1.0 else ""
         )
         edits = self.progress(label, len(subset)) if self.progress else None
@@ -303,8 +333,10 @@ class ModelEditor:
             self.rows += self._answer(method, fraction, asked, tick)
         seconds = [t.seconds for t in timings]
         resumed = sum(t.reused for t in timings)
+        if subset:  # what the next run's plan line estimates edits by (seconds per fact edited)
+            self.model.cache.add_timing(speed_subject(self._spec(), f"edit:{method}"), len(subset), sum(seconds))
         run = MethodRun(
-            model=self.model.info.spec,
+            model=self.model.info.label,
             method=method,
             fraction=fraction,
             mode=self.config.mode_of(method),
@@ -320,6 +352,10 @@ class ModelEditor:
         )
         self.model.cache.put_many("editing-timing", [(timing_key, run.model_dump(mode="json"), None)])
         self.runs.append(run)
+
+    def _spec(self) -> str:
+        """The spec the model was loaded from (as ``--model`` gave it): what the speed table is keyed by."""
+        return self.model.source.spec if self.model.source else self.model.info.spec
 
     def _save_dir(self, method: str, fraction: float) -> Any:
         if self.config.save_edited is None:
@@ -368,7 +404,7 @@ class ModelEditor:
         edited = len(subset) - len(built.skipped)
         self.runs.append(
             MethodRun(
-                model=self.model.info.spec,
+                model=self.model.info.label,
                 method=method,
                 fraction=fraction,
                 mode=self.config.mode_of(method),

@@ -99,6 +99,8 @@ class EditingScoreSummary(BaseModel):
     """model folder -> method (table column) -> scores."""
     unlabelled: dict[str, str] = Field(default_factory=dict)
     """With ``--labels original``: folder -> why it was left out (no analysis files)."""
+    no_dataset: dict[str, str] = Field(default_factory=dict)
+    """Folder -> why it was left out: no editing dataset for its model (e.g. DyKnow's unused ``*-full-context``)."""
     provenance: Provenance
 
 
@@ -160,13 +162,20 @@ class _Datasets:
         )
         self._read: dict[Path, list[EditRecord]] = {}
 
-    def path_for(self, model: str) -> Path:
+    def find(self, model: str) -> Path | None:
+        """The dataset for ``model``'s folder, or None when the dataset folder has none for it."""
         if self.single is not None:
             return self.single
         for name in dataset_folder_names(model):
             candidate = self.source / name / DATASET_FILE
             if candidate.is_file():
                 return candidate
+        return None
+
+    def path_for(self, model: str) -> Path:
+        found = self.find(model)
+        if found is not None:
+            return found
         present = sorted(p.name for p in self.source.iterdir() if (p / DATASET_FILE).is_file())
         raise DataError(
             f"--dataset {self.source}",
@@ -313,12 +322,18 @@ def score_editing(
     # Everything is read and scored before anything is written: bad input leaves no output.
     scored: dict[str, dict[str, MethodScores]] = {}
     unlabelled: dict[str, str] = {}
+    no_dataset: dict[str, str] = {}
     for folder in sorted(folders, key=lambda f: (f.model, _method_key(f.method))):
         if labels == "original" and not any(folder.path.glob("*_analysis.json")):
             unlabelled[str(folder.path)] = "no *_analysis.json (DyKnow did not label it)"
             continue
-        path = datasets.path_for(folder.model)
+        path = datasets.find(folder.model)
+        if path is None:  # e.g. DyKnow's IKE/single_edits/<model>-full-context: an older run of no table
+            no_dataset[str(folder.path)] = f"no {DATASET_FILE} for model folder {folder.model!r} in {dataset}"
+            continue
         scored.setdefault(folder.model, {})[folder.method] = score_folder(folder, datasets.records(path), path, labels)
+    if not scored and no_dataset:
+        datasets.path_for(folders[0].model)  # nothing could be scored: the missing dataset is the error
     if not scored:
         first = folders[0].path / "<category>_analysis.json"
         raise DataError(str(first), "not found; --labels original needs DyKnow's analysis files beside the answers")
@@ -328,6 +343,7 @@ def score_editing(
         labels=labels,
         models=scored,
         unlabelled=unlabelled,
+        no_dataset=no_dataset,
         provenance=build_provenance(
             [],
             extra={
@@ -383,6 +399,13 @@ def report_markdown(summary: EditingScoreSummary) -> str:
         lines += _table(model, methods, "harmonic_mean")
         lines += ["", "### Soft constraint: any scored prompt up to date (Table 7)", ""]
         lines += _table(model, methods, "soft_constraint")
+        if "RAG Gold" in methods and "Noisy" in methods:
+            lines += ["", "### Noisy retrieval: harmonic mean, gold document vs noise + gold (Table 8)", ""]
+            lines += _table(model, {m: methods[m] for m in ("RAG Gold", "Noisy")}, "harmonic_mean")
+            lines += [
+                "",
+                "Table 8's caption names the soft constraint; its numbers are the harmonic mean (docs/editing.md).",
+            ]
         lines += ["", "### Efficacy and paraphrase success (All)", "", "| method | E | P |", "|---|---:|---:|"]
         for method, scores in methods.items():
             everything = scores.groups[ALL]
@@ -401,8 +424,9 @@ def report_markdown(summary: EditingScoreSummary) -> str:
                         f"- {method}: {len(scores.not_in_dataset)} answered fact(s) not in the dataset, ignored"
                     )
         lines.append("")
-    if summary.unlabelled:
+    left_out = {**summary.unlabelled, **summary.no_dataset}
+    if left_out:
         lines += ["## Not scored", ""]
-        lines += [f"- `{folder}`: {why}" for folder, why in summary.unlabelled.items()]
+        lines += [f"- `{folder}`: {why}" for folder, why in left_out.items()]
         lines.append("")
     return "\n".join(lines)

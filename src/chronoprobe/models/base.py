@@ -164,6 +164,13 @@ class BackendInfo(BaseModel):
     """Set while the weights are edited: a hash of the method, its hyperparameters and the edits (in cache keys)."""
     sampler: str | None = None
     """How this backend draws sampled tokens, where that changed over versions; in the cache keys of sampled calls."""
+    given_name: str | None = None
+    """The NAME of ``--model NAME=SPEC``, when the user gave one; not in cache keys."""
+
+    @property
+    def label(self) -> str:
+        """What rows, summaries and reports call this model: the name the user gave, else the spec."""
+        return self.given_name or self.spec
 
 
 class Backend(abc.ABC):

@@ -106,6 +106,14 @@ def device_map_label(model: Any) -> str:
     return f"auto ({', '.join(devices)}: whole model)"
 
 
+def loaded_parameters(model: Any) -> int:
+    """Parameters of a loaded model, shared ones once; 4-bit weights count as what they unpack to."""
+    counter = getattr(model, "num_parameters", None)
+    if callable(counter):
+        return int(counter())
+    return int(sum(p.numel() for p in model.parameters()))
+
+
 def execution_device(model: Any) -> str:
     """Where a dispatched model takes its inputs: the device of its input embeddings."""
     return str(model.get_input_embeddings().weight.device)
@@ -425,6 +433,7 @@ def load_model(config: HFConfig) -> Loaded:
         model = attach_adapter(model, adapter, where, merge=config.quantize is None)
         model_id = f"{model_id}+{adapter.source}"
         extra["adapter"] = f"{adapter.source}@{adapter.resolved_revision}"
+    extra["parameters"] = str(loaded_parameters(model))
     return Loaded(
         model=model,
         tokenizer=tokenizer,

@@ -194,9 +194,9 @@ class OpenAIBackend(Backend):
     """One HTTP request per prompt (``n`` samples in it), ``concurrency`` requests in flight."""
 
     def __init__(self, config: OpenAIConfig, *, transport: httpx.BaseTransport | None = None) -> None:
-        from chronoprobe.models.registry import redact_spec, split_userinfo
+        from chronoprobe.models.registry import canonical_spec, split_userinfo
 
-        spec = redact_spec(config.spec) if config.spec else None
+        spec = canonical_spec(config.spec) if config.spec else None
         where = f"model {spec or config.model}"
         base_url, url_key = split_userinfo(config.base_url)  # credentials never reach a message or a record
         if not base_url.startswith(("http://", "https://")):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Annotated, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -90,37 +90,36 @@ def split_userinfo(url: str) -> tuple[str, str | None]:
     try:
         parts = urlsplit(url)
     except ValueError:
-        return url, None
+        return strip_url_credentials(url), None
     if "@" not in parts.netloc:
-        return url, None
-    userinfo, _, hostport = parts.netloc.rpartition("@")
+        return strip_url_credentials(url), None
+    userinfo = parts.netloc.rpartition("@")[0]
     user, _, password = userinfo.partition(":")
-    secret = password or user or None
-    return urlunsplit(parts._replace(netloc=hostport)), secret
+    return strip_url_credentials(url), password or user or None
 
 
-_URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@")
+# Everything between "scheme://" and the last "@" of the authority (which ends at / ? # or a space),
+# so a password that itself holds an "@" goes too.
+_URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
 
 
 def strip_url_credentials(text: str) -> str:
-    """``text`` with the ``user:password@`` part of every URL in it removed (e.g. a recorded command line)."""
+    """``text`` with the ``user:password@`` part of every URL in it removed.
+
+    The one redaction of chronoprobe: specs, recorded command lines, configs and error messages
+    all go through it, so what is shown and what is recorded always agree.
+    """
     return _URL_USERINFO.sub(r"\1", text)
 
 
-def redact_spec(raw: str) -> str:
-    """A model spec as it may be shown and recorded: any credentials in a URL removed."""
-    kind, sep, rest = raw.strip().partition(":")
-    if kind != "openai" or not sep:
-        return raw
-    name, at, url = rest.partition("@")  # split as parse_model_spec does
-    if not at:
-        return raw
-    return f"{kind}:{name}@{split_userinfo(url)[0]}"
+def canonical_spec(raw: str) -> str:
+    """A model spec as it is shown, recorded and matched: trimmed, with any URL credentials removed."""
+    return strip_url_credentials(raw.strip())
 
 
 def parse_model_spec(raw: str) -> ModelSpec:
-    raw = redact_spec(raw)  # credentials are picked up by load_backend, never kept in the spec
-    spec = raw.strip()
+    raw = canonical_spec(raw)  # credentials are picked up by load_backend, never kept in the spec
+    spec = raw
     where = f"model spec {raw!r}"
     if spec in {"smollm2", "default"}:
         return ModelSpec(raw=raw, kind="smollm2", target="smollm2")
@@ -245,7 +244,6 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
     backend.info.model_id = (
         "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
     )
-    backend.info.extra["parameters"] = str(sum(p.numel() for p in backend.model.parameters()))
     if spec.kind == "smollm2":
         backend.info.extra["licence"] = "Apache-2.0"
     if spec.kind == "gemma3-270m":

@@ -182,7 +182,7 @@ def run_audit(
         then = judge(generation.text, answers, as_of=config.as_of) if config.as_of else None
         records.append(
             ResponseRecord(
-                model=model.info.spec,
+                model=model.info.label,
                 fact_id=fact.fact_id,
                 category=fact.category,
                 subject=fact.subject,

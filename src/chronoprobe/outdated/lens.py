@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.knowledge.types import Fact, Snapshot
@@ -25,6 +25,8 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     name = "outdated"
     kind = "outdated run"
+    input_options: ClassVar[dict[str, str]] = {"facts_file": "--facts"}
+    text_paths = frozenset({"snapshot"})
     row_type = ResponseRecord
     config_type = AuditConfig
     config: AuditConfig
@@ -44,7 +46,7 @@ class OutdatedLens(Lens[ResponseRecord]):
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ResponseRecord]:
         assert self.gold is not None, "load() first"
         total = sum(len(f.templates) for f in self.facts if f.fact_id not in self.no_gold)
-        tick = progress(model.info.spec, total) if progress else None
+        tick = progress(model.info.label, total) if progress else None
         return run_audit(self.config, model, self.facts, self.gold, progress=tick)
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ResponseRecord]) -> Summary:
@@ -52,7 +54,7 @@ class OutdatedLens(Lens[ResponseRecord]):
 
         per_model: dict[str, dict[str, Any]] = {}
         for model in models:
-            spec = model.info.spec
+            spec = model.info.label
             per_model[spec] = summarize_model(
                 [r for r in rows if r.model == spec], with_as_of=self.config.as_of is not None, no_gold=self.no_gold
             )

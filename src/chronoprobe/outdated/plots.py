@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 COLOURS = {"up-to-date": "#2a9d8f", "outdated": "#e9c46a", "irrelevant": "#bbbbbb", "ambiguous": "#e76f51"}
 WHISKER = 1.5
 """Whiskers reach the furthest answer within 1.5 IQR of the box (matplotlib's default)."""
+MEAN_MARK: dict[str, Any] = {"marker": "^", "markerfacecolor": "#2a9d8f", "markeredgecolor": "#2a9d8f", "markersize": 7}
+MEDIAN_COLOUR = "#e76f51"
 
 
 def model_labels(per_model: Mapping[str, dict[str, Any]], width: int = 22) -> list[str]:
@@ -60,7 +62,15 @@ def recency_figure(per_model: Mapping[str, dict[str, Any]]) -> Figure:
     positions = list(range(1, len(labels) + 1))
     filled = [(x, ys) for x, ys in zip(positions, years, strict=True) if ys]
     if filled:
-        ax.boxplot([ys for _, ys in filled], positions=[x for x, _ in filled], showmeans=True, widths=0.5)
+        ax.boxplot(
+            [ys for _, ys in filled],
+            positions=[x for x, _ in filled],
+            showmeans=True,
+            meanprops=MEAN_MARK,
+            medianprops={"color": MEDIAN_COLOUR},
+            widths=0.5,
+        )
+        _box_legend(ax)
         ranges = [whisker_range(ys) for _, ys in filled]
         low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
         pad = max(1.0, 0.08 * (high - low))
@@ -113,6 +123,18 @@ def recency_figure(per_model: Mapping[str, dict[str, Any]]) -> Figure:
         fontsize=8,
     )
     return fig
+
+
+def _box_legend(ax: Any) -> None:
+    """Name the box plot's marks, right of the axes."""
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], linestyle="none", label="mean", **MEAN_MARK),
+        Line2D([], [], color=MEDIAN_COLOUR, label="median"),
+        Line2D([], [], color="black", linewidth=0.8, label=f"box: middle half\nwhiskers: {WHISKER:g} IQR"),
+    ]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
 
 
 def verdicts_figure(per_model: Mapping[str, dict[str, Any]], per_row: int = 3) -> Figure:

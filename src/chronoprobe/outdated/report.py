@@ -22,7 +22,7 @@ from chronoprobe.metrics.uncertainty import cell, ci_cell
 from chronoprobe.outdated.audit import ResponseRecord
 from chronoprobe.outdated.prompts import prompting_label
 from chronoprobe.outdated.summary import ALL
-from chronoprobe.reports.markdown import provenance_section, table
+from chronoprobe.reports.markdown import provenance_section, recorded_label, table
 
 
 def _verdict_rows(
@@ -51,7 +51,7 @@ def _prompting_lines(provenance: dict[str, Any]) -> list[str]:
     """Which prompt form each model got (chat template + instruction, or the bare sentence) and its licence."""
     rows = [
         [
-            m["spec"],
+            recorded_label(m),
             prompting_label(chat_template=bool(m.get("chat_template"))),
             (m.get("extra") or {}).get("licence", "–"),
         ]

@@ -224,7 +224,7 @@ def evaluate(
                 parsed = parse_recency_answer(sample.text, last=strategy == "cot")
                 rows.append(
                     {
-                        "model": model.info.spec,
+                        "model": model.info.label,
                         "strategy": strategy,
                         "context_mode": mode,
                         "item_id": item.item_id,

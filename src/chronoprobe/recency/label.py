@@ -238,7 +238,7 @@ def label_dataset(
     vote_params = DecodingParams(n=1, temperature=0.0, seed=config.seed, max_new_tokens=config.vote_max_new_tokens)
     votes_by_voter = []
     for voter in voters:
-        callback = progress(f"stationarity votes ({voter.info.spec})", len(vote_prompts)) if progress else None
+        callback = progress(f"stationarity votes ({voter.info.label})", len(vote_prompts)) if progress else None
         generations = voter.generate(vote_prompts, vote_params, progress=callback) if vote_prompts else []
         votes_by_voter.append([parse_stationarity_vote(g.text) for g in generations])
 
@@ -294,7 +294,7 @@ def label_dataset(
                 final_stationary_label=decision.final,
                 extra={
                     "label_samples": [label.label if label is not None else None for label in row_samples],
-                    "stationarity_votes": dict(zip([v.info.spec for v in voters], decision.votes, strict=True)),
+                    "stationarity_votes": dict(zip([v.info.label for v in voters], decision.votes, strict=True)),
                     "preliminary_stationarity": decision.preliminary.value,
                     "stationarity_rule": decision.rule,
                     "contexts_verified": verified,

@@ -4,38 +4,48 @@ from __future__ import annotations
 
 import copy
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.recency.evaluate import EvalConfig
 
-DATA_ENV = "CHRONOPROBE_RECENCYQA"
+DATA_ENV = SHARED_DATA_ENV
+LEGACY_DATA_ENV = "CHRONOPROBE_RECENCYQA"
+LEGACY_NOTE = (
+    f"{LEGACY_DATA_ENV} is deprecated and will go: pass --data, or set {SHARED_DATA_ENV} to a folder "
+    "holding recencyqa/RecencyQA.json (without either, the shipped copy is used)"
+)
+
+
+def legacy_data() -> str | None:
+    """The file ``$CHRONOPROBE_RECENCYQA`` names, if set (the older variable; still honoured)."""
+    return os.environ.get(LEGACY_DATA_ENV) or None
 
 
 def default_data() -> str:
-    """$CHRONOPROBE_RECENCYQA, else RecencyQA.json in ./ or in a shared/data/recencyqa folder next to the checkout."""
-    if os.environ.get(DATA_ENV):
-        return os.environ[DATA_ENV]
-    candidates = [Path.cwd() / "RecencyQA.json", Path.cwd() / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json"]
-    repo = Path(__file__).resolve().parents[3]
-    candidates.append(repo / ".." / "shared" / "data" / "recencyqa" / "RecencyQA.json")
-    for candidate in candidates:
-        if candidate.is_file():
-            return str(candidate.resolve())
-    raise ConfigError("--data", f"RecencyQA.json not found; pass --data PATH (or hf:<owner>/<repo>) or set {DATA_ENV}")
+    """$CHRONOPROBE_RECENCYQA (deprecated), else $CHRONOPROBE_SHARED_DATA/recencyqa/RecencyQA.json, else the shipped copy."""
+    legacy = legacy_data()
+    if legacy:
+        warnings.warn(LEGACY_NOTE, DeprecationWarning, stacklevel=2)
+        return legacy
+    from chronoprobe.datasets.recencyqa import default_source
+
+    return str(default_source())
 
 
 class RecencyRunConfig(EvalConfig):
     """An evaluation's config plus where its questions come from."""
 
     data: str | None = None
-    """RecencyQA JSON file or ``hf:<owner>/<repo>``; None: found locally (``recency eval --data``)."""
+    """RecencyQA JSON file or ``hf:<owner>/<repo>``; None: ``$CHRONOPROBE_SHARED_DATA`` or the shipped copy (``recency eval --data``)."""
     sample: int | None = Field(None, ge=1)
     """Stratified sample of N questions (stationarity x majority label); None: every question."""
     sample_seed: int = Field(0, ge=0)
@@ -70,6 +80,8 @@ class RecencyLens(Lens[RecencyRow]):
 
     name = "recency"
     kind = "recency eval"
+    input_options: ClassVar[dict[str, str]] = {"prompt_files": "--prompt-file"}
+    text_paths = frozenset({"data"})
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig
@@ -81,13 +93,14 @@ class RecencyLens(Lens[RecencyRow]):
         self.questions: list[Any] = []
 
     def load(self) -> None:
-        from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
+        from chronoprobe.datasets.recencyqa import describe_source, load_recencyqa, stratified_sample
         from chronoprobe.recency.evaluate import resolve_templates
 
         for name in self.config.strategies:
             resolve_templates(self.config, name)  # bad prompt files fail before any model loads
-        self.source = self.config.data or default_data()
-        self.pool = load_recencyqa(self.source)
+        data = self.config.data or default_data()
+        self.pool = load_recencyqa(data)
+        self.source = describe_source(data)
         self.questions = stratified_sample(self.pool, self.config.sample, self.config.sample_seed)
         if not self.questions:
             raise ConfigError("--sample", "selects no questions")
@@ -105,8 +118,8 @@ class RecencyLens(Lens[RecencyRow]):
         detail = summarise([r.model_dump() for r in rows], self.config.tolerance)
         summary = self.summary_from_detail(detail)
         for model in models:  # a model without rows still shows up
-            summary.headline.setdefault(model.info.spec, {})
-        summary.models = [m.info.spec for m in models]
+            summary.headline.setdefault(model.info.label, {})
+        summary.models = [m.info.label for m in models]
         return summary
 
     @classmethod

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import io
 import re
+import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from chronoprobe.io import write_bytes_atomic
 from chronoprobe.metrics.uncertainty import cell
 from chronoprobe.reports.markdown import fmt, provenance_section, table
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _pct(value: float | None) -> str:
@@ -28,38 +32,41 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "model"
 
 
-def confusion_png(path: Path, matrix: list[list[int]], labels: list[str], title: str) -> None:
-    """Rows = gold, columns = predicted (+ unparseable). Written atomically."""
-    import matplotlib
+CONFUSION_FONT_PT = 9.0
+"""The smallest text in a confusion matrix: about 10 px where the report card shows the figure 360 px high."""
+CONFUSION_DPI = 160
+"""Twice the pixels the card shows, so the figure stays sharp on a high-density screen."""
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def confusion_figure(matrix: list[list[int]], labels: list[str], title: str) -> Figure:
+    """Rows = gold, columns = predicted (+ unparseable), sized to be read where the report card shows it."""
+    from matplotlib.figure import Figure
 
     data = np.asarray(matrix)
-    fig, ax = plt.subplots(figsize=(8.5, 7))
-    ax.imshow(data, cmap="Blues")
     columns = [*labels, "unparseable"]
-    ax.set_xticks(range(len(columns)), columns, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(len(labels)), labels, fontsize=8)
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("gold")
-    ax.set_title(title, fontsize=10)
+    fig = Figure(figsize=(5.4, 4.5), layout="constrained")
+    ax = fig.subplots()
+    ax.imshow(data, cmap="Blues", aspect="auto")
+    ax.set_xticks(range(len(columns)), columns, rotation=55, ha="right", rotation_mode="anchor")
+    ax.set_yticks(range(len(labels)), labels)
+    ax.tick_params(labelsize=CONFUSION_FONT_PT, length=2, pad=2)
+    if len(columns) > len(labels):  # unparseable answers are not a class: set them apart
+        ax.axvline(len(labels) - 0.5, color="#555555", linewidth=1)
+    ax.set_xlabel("predicted", fontsize=10)
+    ax.set_ylabel("gold", fontsize=10)
+    ax.set_title(textwrap.fill(title, 60), fontsize=10)
     peak = data.max() if data.size else 0
     for (row, col), value in np.ndenumerate(data):
         if value:
-            ax.text(
-                col,
-                row,
-                str(value),
-                ha="center",
-                va="center",
-                fontsize=7,
-                color="white" if value > peak / 2 else "black",
-            )
-    fig.tight_layout()
+            colour = "white" if value > peak / 2 else "black"
+            ax.text(col, row, str(value), ha="center", va="center", fontsize=CONFUSION_FONT_PT, color=colour)
+    return fig
+
+
+def confusion_png(path: Path, matrix: list[list[int]], labels: list[str], title: str) -> None:
+    """:func:`confusion_figure` as a PNG, written atomically."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
+    confusion_figure(matrix, labels, title).savefig(buffer, format="png", dpi=CONFUSION_DPI)
     write_bytes_atomic(path, buffer.getvalue())
 
 
@@ -213,4 +220,4 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["confusion_png", "fmt", "render", "slug"]
+__all__ = ["confusion_figure", "confusion_png", "fmt", "render", "slug"]

@@ -78,18 +78,25 @@ _UNIT_RATES = {"accuracy", "f1", "rate", "confidence"}
 """Words that mark a rate on a 0-1 scale (``accuracy_no_context``, ``macro_f1``, ``unparseable_rate``)."""
 
 
+CARD = "a chronoprobe card"
+"""What ``card --out`` may replace (the refusal names it)."""
+
+
+def is_card(path: Path) -> bool:
+    """A file this command wrote: its first lines carry our generator mark."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return GENERATOR_MARK in head
+
+
 def check_card_path(out: Path) -> None:
-    """Refuse an output path that is a folder or a file that is not a card we wrote."""
-    if out.is_dir():
-        raise ConfigError("--out", f"{out} is a folder; give a file name such as card.html")
-    if out.exists():
-        try:
-            with out.open("rb") as handle:
-                head = handle.read(4096).decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise ConfigError("--out", f"cannot read {out} ({exc.strerror or exc})") from None
-        if GENERATOR_MARK not in head:
-            raise ConfigError("--out", f"{out} exists and is not a chronoprobe card; not overwriting it")
+    """Refuse an output path that is a folder, cannot be written, or is a file that is not a card we wrote."""
+    from chronoprobe.publish import check_output_file
+
+    check_output_file(out, "--out", ours=is_card, what=CARD)
 
 
 # --- numbers -----------------------------------------------------------------------------------
@@ -123,8 +130,31 @@ def _suffix(lens: str, metric: str) -> str:
     return "%" if _is_pct(metric) else ""
 
 
-def metric_label(metric: str) -> str:
-    """``zero-shot.with.accuracy`` -> ``accuracy · zero-shot, with context``."""
+def method_names(runs: Iterable[RunFolder]) -> dict[str, str]:
+    """Editing methods by the names their reports use (``ike-null`` -> ``IKE``), as each run recorded them.
+
+    An editing summary gives every result its report column, so the card never keeps a second list of names.
+    """
+    names: dict[str, str] = {}
+    for run in runs:
+        models = run.summary.get("models") if run.lens == "editing" else None
+        for model in models.values() if isinstance(models, Mapping) else ():
+            results = model.get("results") if isinstance(model, Mapping) else None
+            for result in results if isinstance(results, list) else ():
+                if isinstance(result, Mapping) and result.get("method") and result.get("column"):
+                    names[str(result["method"])] = str(result["column"])
+    return names
+
+
+def _method_label(setting: str, methods: Mapping[str, str]) -> str:
+    """``ike-null@50%`` -> ``IKE @50%``."""
+    method, at, fraction = setting.partition("@")
+    return methods.get(method, method) + (f" {at}{fraction}" if at else "")
+
+
+def metric_label(metric: str, methods: Mapping[str, str] | None = None) -> str:
+    """``zero-shot.with.accuracy`` -> ``accuracy · zero-shot, with context``; ``ike-null.efficacy_pct`` ->
+    ``efficacy · IKE`` given the editing ``methods`` names."""
     parts = metric.split(".")
     prefix = ""
     if parts[0] == "as_of":
@@ -135,6 +165,8 @@ def metric_label(metric: str) -> str:
     setting = parts[:-1]
     if len(setting) == 2:
         return f"{prefix}{base} · {setting[0]}, {setting[1]} context"
+    if setting and methods is not None:
+        return f"{prefix}{base} · {', '.join(_method_label(part, methods) for part in setting)}"
     if setting:
         return f"{prefix}{base} · {', '.join(setting)}"
     return prefix + base
@@ -233,6 +265,7 @@ def _table(
     caption: str,
     show_class: bool,
     show_metric: bool = True,
+    methods: Mapping[str, str] | None = None,
 ) -> str:
     index = {(r.run, r.model, r.cls, r.metric): r for r in rows}
     several = len({c.run.run for c in columns}) > 1
@@ -248,7 +281,7 @@ def _table(
             cls_cell = f'<th scope="rowgroup" rowspan="{span}"{kind}>{escape(cls)}</th>'
             group = ' class="group"' if span > 1 and previous is not None else ""
         previous = cls
-        label = f'<th scope="row" class="metric">{escape(metric_label(metric))}</th>' if show_metric else ""
+        label = f'<th scope="row" class="metric">{escape(metric_label(metric, methods))}</th>' if show_metric else ""
         cells = "".join(_number_cell(index.get((c.run.run, c.model, cls, metric))) for c in columns)
         body.append(f"<tr{group}>{cls_cell}{label}{cells}</tr>")
     return (
@@ -373,7 +406,9 @@ def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, li
         parts.append(f'<article class="dataset" id="{lens}-{_slug(dataset)}"><h3>{escape(dataset)}</h3>')
         keys = _headline_keys(lens, rows)
         if keys:
-            parts.append(_table(keys, columns, rows, "Headline numbers, 95% intervals", show_class=lens == "conflicts"))
+            methods = method_names(group) if lens == "editing" else None
+            caption = "Headline numbers, 95% intervals"
+            parts.append(_table(keys, columns, rows, caption, show_class=lens == "conflicts", methods=methods))
         else:
             parts.append('<p class="none">No headline numbers in these folders.</p>')
         if lens == "outdated":

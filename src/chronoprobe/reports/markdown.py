@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+
+def recorded_label(model: Mapping[str, Any]) -> str:
+    """What a run's rows and summary call a model recorded in its provenance: the given name, else the spec."""
+    return str(model.get("given_name") or model.get("spec"))
 
 
 def fmt(value: Any, digits: int = 1) -> str:
@@ -26,11 +31,19 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 1
     return "\n".join(lines)
 
 
+def cpu_threads_text(record: dict[str, Any]) -> str:
+    """``torch ran with 2 (policy auto, 2 cores)``, from provenance's ``threads``."""
+    counts = record.get("torch") or []
+    used = f"torch ran with {', '.join(str(n) for n in counts)}" if counts else "no local model ran on the CPU"
+    return f"{used} (policy {record.get('policy')}, {record.get('cores')} cores)"
+
+
 def provenance_section(provenance: dict[str, Any]) -> str:
     lines = ["## Provenance", ""]
     for model in provenance.get("models", []):
+        named = f" ({model['given_name']})" if model.get("given_name") else ""
         lines.append(
-            f"- model `{model['spec']}`: {model['model_id']} @ {model['revision']}, backend {model['backend']}, "
+            f"- model `{model['spec']}`{named}: {model['model_id']} @ {model['revision']}, backend {model['backend']}, "
             f"dtype {model.get('dtype')}, batch size {model.get('batch_size')}, chat template {model.get('chat_template')}"
         )
     if provenance.get("snapshot"):
@@ -45,5 +58,7 @@ def provenance_section(provenance: dict[str, Any]) -> str:
     lines.append(f"- decoding: `{provenance.get('decoding')}`")
     versions = ", ".join(f"{k} {v}" for k, v in provenance.get("packages", {}).items())
     lines.append(f"- packages: {versions}")
+    if provenance.get("threads"):
+        lines.append(f"- CPU threads: {cpu_threads_text(provenance['threads'])}")
     lines.append(f"- created {provenance.get('created')} by `{provenance.get('command')}`")
     return "\n".join(lines) + "\n"

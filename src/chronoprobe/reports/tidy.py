@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from chronoprobe.errors import DataError
 from chronoprobe.io import json_kind, read_text
+from chronoprobe.reports.markdown import recorded_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,6 +95,8 @@ class ModelEntry:
     name: str
     spec: str
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    key: str = ""
+    """The run's key for it in the summary and rows (the name the user gave, else the spec)."""
 
 
 @dataclass(frozen=True)
@@ -282,7 +285,7 @@ def _walk(root: Path, depth: int) -> Iterator[tuple[Path, str]]:
 
 def _provenance_models(provenance: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     models = provenance.get("models") or []
-    return {str(m.get("spec")): m for m in models if isinstance(m, dict)}
+    return {recorded_label(m): m for m in models if isinstance(m, dict)}
 
 
 def _models(kind: str, summary: Mapping[str, Any], provenance: Mapping[str, Any]) -> tuple[ModelEntry, ...]:
@@ -304,7 +307,9 @@ def _models(kind: str, summary: Mapping[str, Any], provenance: Mapping[str, Any]
         name: Any = info.get("name")
         if kind in ("outdated run", "editing run"):
             name = summary["models"][spec].get("name") or name
-        entries.append(ModelEntry(name=str(name or spec), spec=spec, provenance=info))
+        entries.append(
+            ModelEntry(name=str(name or spec), spec=str(info.get("spec") or spec), provenance=info, key=spec)
+        )
     return tuple(entries)
 
 
@@ -384,7 +389,7 @@ def _group_rows(base: _Base, group: Mapping[str, Any], prefix: str = "") -> list
 
 def _outdated_run_rows(run: RunFolder) -> list[Row]:
     rows: list[Row] = []
-    names = {m.spec: m.name for m in run.models}
+    names = {m.key: m.name for m in run.models}
     for spec, model in run.summary["models"].items():
         for block, prefix in (("per_category", ""), ("as_of", "as_of.")):
             for category, group in (model.get(block) or {}).items():
@@ -410,7 +415,7 @@ def _outdated_score_rows(run: RunFolder) -> list[Row]:
 
 def _conflicts_rows(run: RunFolder) -> list[Row]:
     rows: list[Row] = []
-    names = {m.spec: m.name for m in run.models}
+    names = {m.key: m.name for m in run.models}
     for spec, per_class in run.summary["summary"].items():
         for cls in run.summary["classes"]:
             if cls in per_class:
@@ -420,7 +425,7 @@ def _conflicts_rows(run: RunFolder) -> list[Row]:
 
 def _recency_rows(run: RunFolder) -> list[Row]:
     rows: list[Row] = []
-    names = {m.spec: m.name for m in run.models}
+    names = {m.key: m.name for m in run.models}
     for entry in run.summary["runs"]:
         model = names[str(entry["model"])]
         prefix = f"{entry['strategy']}.{entry['context_mode']}."
@@ -447,7 +452,7 @@ _EDITING_MEASURES = ("efficacy", "paraphrase", "harmonic_mean", "soft_constraint
 def _editing_rows(run: RunFolder) -> list[Row]:
     """Per method (and scaling fraction) and Table 3 group: the four measures in percent; locality and fluency."""
     rows: list[Row] = []
-    names = {m.spec: m.name for m in run.models}
+    names = {m.key: m.name for m in run.models}
     for spec, model in run.summary["models"].items():
         for result in model["results"]:
             method = str(result["method"])

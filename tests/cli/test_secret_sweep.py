@@ -1,0 +1,105 @@
+"""The secret sweep: every command that takes a model, run against a real loopback server that wants a key,
+with the key in the model URL (``user:KEY@``) and another in ``$OPENAI_API_KEY``. Neither key may appear
+in any file the commands write (run folders, the call cache, CHRONOPROBE_HOME, results and card files)
+nor on stdout or stderr."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from chronoprobe.cli.main import main
+from chronoprobe.testing import MockBackend
+from chronoprobe.testing.mock import MOCK_CAPABILITIES
+from chronoprobe.testing.openai_server import OpenAIServer
+
+URL_KEY = "sk-url-Zq81TopSecret"
+ENV_KEY = "sk-env-Hq27AlsoSecret"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+def draghi() -> MockBackend:
+    return MockBackend(
+        lambda prompt, params: " Mario Draghi",
+        name="echo",
+        capabilities=MOCK_CAPABILITIES,
+    )
+
+
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
+    capsys.readouterr()
+    code: object = 0
+    try:
+        main()
+    except SystemExit as stopped:
+        code = stopped.code
+    captured = capsys.readouterr()
+    return (code if isinstance(code, int) else 1), captured.out + captured.err
+
+
+def commands(tmp: Path, url_spec: str, env_spec: str) -> dict[str, list[str]]:
+    """Every command that takes --model (or reads what one wrote), in an order where each has its input."""
+    cache = ["--cache", str(tmp / "c.sqlite")]
+    questions = tmp / "questions.jsonl"
+    questions.write_text('{"question": "Who is the prime minister of Italy?"}\n', encoding="utf-8")
+    runs = [tmp / name for name in ("audit", "conflicts", "recency", "edit-from", "edit-dataset")]
+    return {
+        "outdated run": ["outdated", "run", "--model", url_spec, "--model", f"envy={env_spec}", "--limit", "2",
+                         "--out", str(runs[0]), *cache],
+        "conflicts run": ["conflicts", "run", "mulan", "--data", str(ASSETS / "mulan_queries.jsonl"),
+                          "--aliases", str(ASSETS / "mulan_aliases.jsonl"), "--templates", str(ASSETS / "mulan_templates.json"),
+                          "--limit", "3", "--judge", "exact", "--model", url_spec, "--out", str(runs[1]), *cache],
+        "conflicts contexts": ["conflicts", "contexts", "--model", url_spec, "--data", str(ASSETS / "mulan_queries.jsonl"),
+                               "--aliases", str(ASSETS / "mulan_aliases.jsonl"), "--templates", str(ASSETS / "mulan_templates.json"),
+                               "--no-nli-filter", "--limit", "2", "--out", str(tmp / "contexts" / "ctx.jsonl"), *cache],
+        "recency eval": ["recency", "eval", "--data", str(ASSETS / "recency_sample.json"), "--model", url_spec,
+                         "--strategy", "zero-shot", "--context", "without", "--out", str(runs[2]), *cache],
+        "recency label": ["recency", "label", str(questions), "--labeller", url_spec, "--samples", "2", "--verify-samples", "1", "--candidates", "1",
+                          "--context-rounds", "1",
+                          "--out", str(tmp / "labels" / "labels.jsonl"), *cache],
+        "recency gate": ["recency", "gate", "Who is the prime minister of Italy?", "--model", url_spec, *cache],
+        "editing dataset": ["editing", "dataset", "--from", str(runs[0]), "--model", url_spec,
+                            "--out", str(tmp / "ds.json")],
+        "editing run --from": ["editing", "run", "--from", str(runs[0]), "--model", url_spec, "--method", "rag-gold,ike",
+                               "--no-locality", "--out", str(runs[3]), *cache],
+        "editing run --dataset": ["editing", "run", "--dataset", str(tmp / "ds.json"), "--model", url_spec,
+                                  "--method", "rag-gold", "--out", str(runs[4]), *cache],
+        "results": ["results", *map(str, runs)],
+        "results --out": ["results", *map(str, runs), "--out", str(tmp / "tables" / "results.csv")],
+        "card": ["card", *map(str, runs), "--out", str(tmp / "card" / "card.html")],
+    }  # fmt: skip
+
+
+def test_no_key_in_any_output_file_or_on_the_console(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    printed: dict[str, str] = {}
+    with (
+        OpenAIServer(draghi(), model_name="echo", api_key=URL_KEY) as by_url,
+        OpenAIServer(draghi(), model_name="echo", api_key=ENV_KEY) as by_env,
+    ):
+        url_spec = f"openai:echo@http://user:{URL_KEY}@127.0.0.1:{by_url.port}/v1"
+        env_spec = f"openai:echo@http://127.0.0.1:{by_env.port}/v1"
+        for name, args in commands(tmp_path, url_spec, env_spec).items():
+            code, printed[name] = cli(monkeypatch, capsys, *args)
+            assert code == 0, f"{name}: {printed[name]}"
+        assert by_url.stats.count > 0 and by_env.stats.count > 0  # both keys were really used
+
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "questions.jsonl"]
+    assert len(files) > 40 and any(p.suffix == ".sqlite" for p in files)  # the call cache is swept too
+    found = [
+        f"{place}: {key}"
+        for key in (URL_KEY, ENV_KEY)
+        for place, text in [
+            *((str(p.relative_to(tmp_path)), p.read_bytes().decode("utf-8", "replace")) for p in files),
+            *((f"console of {name}", text) for name, text in printed.items()),
+        ]
+        if key in text
+    ]
+    print(f"secret sweep: {len(files)} files and {len(printed)} consoles checked, {len(found)} secret(s) found")
+    assert found == []
