@@ -200,7 +200,7 @@ CASES: list[Case] = [
     Case("conflicts-unknown-methodology", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --methodology x", "x"),
     Case("conflicts-data-missing", f"conflicts run dynamicqa {MOCK} --data {{tmp}}/nope", "nope"),
     Case("conflicts-data-empty-folder", f"conflicts run dynamicqa {MOCK} --data {{tmp}}/folder", "folder"),
-    Case("conflicts-mulan-data-invalid", f"conflicts run mulan {MOCK} --data {{tmp}}/bad.json", "bad.json"),
+    Case("conflicts-mulan-data-invalid", f"conflicts run mulan {MOCK} {MULAN} --data {{tmp}}/bad.json", "bad.json"),
     Case(
         "conflicts-unknown-judge",
         f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --judge telepathy",
