@@ -150,6 +150,94 @@ def verdicts_figure(per_model: Mapping[str, dict[str, Any]], per_row: int = 3) -
     return fig
 
 
+def _wrap(text: str, width: int = 30) -> str:
+    return textwrap.fill(text, width) if len(text) > width else text
+
+
+def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
+    """One panel per model: the as-of curve, the knowledge date with its 95% band, and the
+    published cutoff (dashed) when one was given."""
+    from matplotlib.figure import Figure
+
+    names = unique_names(per_model)
+    blocks = list(per_model.values())
+    cols = min(per_row, max(1, len(blocks)))
+    rows = math.ceil(len(blocks) / cols)
+    fig = Figure(figsize=(cols * 4.2 + 0.6, rows * 3.4))
+    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+    for ax, name, block in zip(axes, names, blocks, strict=False):
+        curve = block["curve"]
+        ax.plot(curve["dates"], [100 * s for s in curve["share"]], color="#264653", lw=1.4, label="as-of curve")
+        estimate = block["per_category"]["all"]["estimate"]
+        if estimate["ci_low"] is not None and estimate["ci_high"] is not None:
+            ax.axvspan(estimate["ci_low"], estimate["ci_high"], color="#2a9d8f", alpha=0.2, label="95% interval")
+        ax.axvline(estimate["value"], color="#2a9d8f", lw=2, label=f"knowledge date {estimate['label']}")
+        if block.get("published_cutoff_year") is not None:
+            ax.axvline(
+                block["published_cutoff_year"],
+                color="#e76f51",
+                lw=1.5,
+                ls="--",
+                label=f"published cutoff {block['published_cutoff']}",
+            )
+        ax.set_title(f"{_wrap(name)}\n(n={estimate['n']} facts)", fontsize=9)
+        ax.set_xlabel("date (year)")
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower left")
+    for ax in axes[len(blocks) :]:
+        ax.set_visible(False)
+    for ax in axes[::cols]:
+        ax.set_ylabel("% of dated answers valid then")
+    fig.suptitle("When does the model's knowledge stop?", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
+    """Small multiples, one panel per category (``all`` first): the share of what each model knew
+    at its knowledge date that still holds later, with its 95% band; one line per model."""
+    from matplotlib.figure import Figure
+
+    names = unique_names(per_model)
+    categories: list[str] = []
+    for block in per_model.values():
+        for category in (block.get("staleness") or {}).get("per_category") or {}:
+            if category not in categories:
+                categories.append(category)
+    categories.sort(key=lambda c: (c != "all", c))
+    cols = min(per_row, max(1, len(categories)))
+    rows = max(1, math.ceil(len(categories) / cols))
+    fig = Figure(figsize=(cols * 3.8 + 0.6, rows * 3.3 + 0.4))
+    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+    palette = ["#264653", "#e76f51", "#2a9d8f", "#8e44ad", "#e9c46a", "#1f77b4"]
+    for ax, category in zip(axes, categories, strict=False):
+        for index, (name, block) in enumerate(zip(names, per_model.values(), strict=True)):
+            curve = (block.get("staleness") or {}).get("per_category", {}).get(category)
+            if curve is None:
+                continue
+            colour = palette[index % len(palette)]
+            dates = curve["dates"]
+            ax.plot(dates, [100 * s for s in curve["share"]], color=colour, lw=1.5, label=f"{name} (n={curve['n']})")
+            if None not in curve["low"] and None not in curve["high"]:
+                ax.fill_between(
+                    dates, [100 * v for v in curve["low"]], [100 * v for v in curve["high"]], color=colour, alpha=0.15
+                )
+        ax.axhline(50, color="#999999", lw=0.8, ls=":")
+        ax.set_title(_wrap(category, 34), fontsize=9)
+        ax.set_ylim(0, 102)
+        ax.grid(alpha=0.3)
+        ax.set_xlabel("date (year)")
+        ax.legend(fontsize=7, loc="lower left")
+    for ax in axes[len(categories) :]:
+        ax.set_visible(False)
+    for ax in axes[::cols]:
+        ax.set_ylabel("% still current")
+    fig.suptitle("How fast does what the model knew go stale?", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def save_figure(fig: Figure, path: Path) -> list[Path]:
     """Save ``fig`` as ``path`` (PNG) and beside it as SVG, cropped to its content."""
     import matplotlib
