@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import chronoprobe as cp
 from tests.outdated.test_outdated_mock_e2e import run_cli
 
 from chronoprobe.knowledge.catalogue import load_catalogue
@@ -94,6 +96,27 @@ def test_outdated_run_dates_a_model_frozen_on_one_day(
 
     log = json.loads((out / "run.json").read_text())
     assert log["summary"]["detail"]["models"][frozen_mock]["knowledge_date"] == block
+
+    dates = cp.knowledge_date(out)
+    [row] = dates[(dates["metric"] == "knowledge_date") & (dates["class"] == "all")].itertuples()
+    assert (row.model, row.value, row.n, row.month) == ("frozen", estimate["value"], estimate["n"], estimate["label"])
+    assert dates[dates["metric"] == "published_cutoff"]["value"].tolist() == [2019.5 - 1 / 12]
+    curves = cp.staleness(cp.load(out))
+    overall = curves[curves["class"] == "all"]
+    assert overall["still_current"].iloc[0] > 0.9 and overall["date"].iloc[0] == estimate["value"]
+    assert overall["still_current"].is_monotonic_decreasing and set(curves["class"]) >= {"all", "countries_byGDP"}
+
+    # A run folder written before the knowledge date existed gets it computed from its rows.
+    for name in ("run.json", "summary.json"):
+        data = json.loads((out / name).read_text())
+        models = data["summary"]["detail"]["models"] if name == "run.json" else data["models"]
+        del models[frozen_mock]["knowledge_date"]
+        (out / name).write_text(json.dumps(data))
+    again = cp.knowledge_date(out)
+    assert (
+        again[again["metric"] == "knowledge_date"]["value"].tolist()
+        == dates[dates["metric"] == "knowledge_date"]["value"].tolist()
+    )
 
 
 def test_a_cutoff_for_an_unknown_model_is_one_line_before_any_work(tmp_path: Path) -> None:
