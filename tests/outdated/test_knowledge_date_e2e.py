@@ -10,10 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-import chronoprobe as cp
 from tests.outdated.test_outdated_mock_e2e import run_cli
 
+import chronoprobe as cp
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.metrics.knowledge_date import GRID_STEP, parse_month

@@ -196,45 +196,46 @@ def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: i
 
 def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
     """Small multiples, one panel per category (``all`` first): the share of what each model knew
-    at its knowledge date that still holds later, with its 95% band; one line per model."""
+    at its knowledge date that still holds later, with its 95% band; one line per model, one
+    legend for the figure (long names wrap there), each panel's n in its title."""
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
     names = unique_names(per_model)
-    categories: list[str] = []
-    for block in per_model.values():
-        for category in (block.get("staleness") or {}).get("per_category") or {}:
-            if category not in categories:
-                categories.append(category)
-    categories.sort(key=lambda c: (c != "all", c))
+    curves_of = [(block.get("staleness") or {}).get("per_category") or {} for block in per_model.values()]
+    categories = sorted({c for curves in curves_of for c in curves}, key=lambda c: (c != "all", c))
     cols = min(per_row, max(1, len(categories)))
     rows = max(1, math.ceil(len(categories) / cols))
-    fig = Figure(figsize=(cols * 3.8 + 0.6, rows * 3.3 + 0.4))
+    fig = Figure(figsize=(cols * 3.8 + 0.6, rows * 3.2 + 0.5 + 0.3 * len(names)))
     axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
     palette = ["#264653", "#e76f51", "#2a9d8f", "#8e44ad", "#e9c46a", "#1f77b4"]
     for ax, category in zip(axes, categories, strict=False):
-        for index, (name, block) in enumerate(zip(names, per_model.values(), strict=True)):
-            curve = (block.get("staleness") or {}).get("per_category", {}).get(category)
+        counts = []
+        for index, curves in enumerate(curves_of):
+            curve = curves.get(category)
+            counts.append("–" if curve is None else str(curve["n"]))
             if curve is None:
                 continue
             colour = palette[index % len(palette)]
             dates = curve["dates"]
-            ax.plot(dates, [100 * s for s in curve["share"]], color=colour, lw=1.5, label=f"{name} (n={curve['n']})")
+            ax.plot(dates, [100 * s for s in curve["share"]], color=colour, lw=1.5)
             if None not in curve["low"] and None not in curve["high"]:
                 ax.fill_between(
                     dates, [100 * v for v in curve["low"]], [100 * v for v in curve["high"]], color=colour, alpha=0.15
                 )
         ax.axhline(50, color="#999999", lw=0.8, ls=":")
-        ax.set_title(_wrap(category, 34), fontsize=9)
+        ax.set_title(f"{_wrap(category, 34)}\nn = {', '.join(counts)} values", fontsize=9)
         ax.set_ylim(0, 102)
         ax.grid(alpha=0.3)
         ax.set_xlabel("date (year)")
-        ax.legend(fontsize=7, loc="lower left")
     for ax in axes[len(categories) :]:
         ax.set_visible(False)
     for ax in axes[::cols]:
         ax.set_ylabel("% still current")
-    fig.suptitle("How fast does what the model knew go stale?", fontsize=10)
-    fig.tight_layout()
+    handles = [Line2D([], [], color=palette[i % len(palette)], lw=2) for i in range(len(names))]
+    fig.legend(handles, [_wrap(n, 60) for n in names], fontsize=8, loc="lower center", ncol=1, frameon=False)
+    fig.suptitle("How fast does what the model knew at its knowledge date go stale?", fontsize=10)
+    fig.tight_layout(rect=(0, 0.02 + 0.035 * len(names), 1, 1))
     return fig
 
 
