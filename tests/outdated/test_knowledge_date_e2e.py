@@ -13,11 +13,12 @@ import pytest
 from tests.outdated.test_outdated_mock_e2e import run_cli
 
 import chronoprobe as cp
+from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.metrics.knowledge_date import GRID_STEP, parse_month
 from chronoprobe.models.base import DecodingParams
-from chronoprobe.outdated.knowledge_date import dated_answers, parse_cutoffs
+from chronoprobe.outdated.knowledge_date import dated_answers, parse_cutoffs, parse_deployed_at
 from chronoprobe.outdated.score import score_generations
 from chronoprobe.reports.tidy import results_frame
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
@@ -145,11 +146,17 @@ def test_a_cutoff_for_an_unknown_model_is_one_line_before_any_work(tmp_path: Pat
 
 
 def test_cutoffs_are_checked_against_the_model_names() -> None:
-    assert parse_cutoffs(["qwen=2024-01"], ["qwen", "hf:Qwen/X"]) == {"qwen": "2024-01"}
-    assert parse_cutoffs(["2017-12"], ["gpt2-xl"]) == {"gpt2-xl": "2017-12"}
+    assert parse_cutoffs(["hf:Qwen/X=2024-01"], [["qwen", "hf:Qwen/X"]]) == {"hf:Qwen/X": "2024-01"}
+    assert parse_cutoffs(["2024-01"], [["qwen", "hf:Qwen/X"]]) == {"qwen": "2024-01"}
+    assert parse_cutoffs(["2017-12"], [["gpt2-xl"]]) == {"gpt2-xl": "2017-12"}
     for bad in (["2017-13"], ["x=2017"], ["gpt2-xl=Dec 2017"]):
-        with pytest.raises(Exception, match="--cutoff"):
-            parse_cutoffs(bad, ["gpt2-xl"])
+        with pytest.raises(ConfigError, match="--cutoff"):
+            parse_cutoffs(bad, [["gpt2-xl"]])
+    with pytest.raises(ConfigError, match="several models"):
+        parse_cutoffs(["2017-12"], [["a"], ["b"]])
+    assert parse_deployed_at("2025-01") == "2025-01" and parse_deployed_at(None) is None
+    with pytest.raises(ConfigError, match="--deployed-at"):
+        parse_deployed_at("next year")
 
 
 def test_irrelevant_and_ambiguous_answers_are_left_out_and_counted() -> None:

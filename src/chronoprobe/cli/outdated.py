@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -108,7 +107,6 @@ def run(
     deployed_at: DeployedAtOpt = None,
 ) -> None:
     """Ask every fact's three paraphrases, judge each answer, and write a report folder."""
-    from chronoprobe.models.names import display_name
     from chronoprobe.outdated.audit import AuditConfig
     from chronoprobe.outdated.knowledge_date import parse_cutoffs, parse_deployed_at
     from chronoprobe.outdated.lens import OutdatedLens
@@ -125,7 +123,7 @@ def run(
         max_new_tokens=max_new_tokens,
         limit=limit,
         **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
-        cutoffs=parse_cutoffs(cutoff or [], _model_names(model or ["smollm2"], display_name)),
+        cutoffs=parse_cutoffs(cutoff or [], _model_names(model or ["smollm2"])),
         deployed_at=parse_deployed_at(deployed_at),
     )
     lens = OutdatedLens(config)
@@ -166,12 +164,11 @@ def run(
     console.print(f"report: {out / 'report.md'}")
 
 
-def _model_names(models: list[str], display_name: Callable[[str], str]) -> list[str]:
+def _model_names(models: list[str]) -> list[tuple[str, str]]:
     """What --cutoff may call each model: its display name and its spec."""
-    from chronoprobe.models.names import split_model_name
+    from chronoprobe.models.names import display_name, split_model_name
 
-    names = [display_name(m) for m in models] + [split_model_name(m)[1] for m in models]
-    return list(dict.fromkeys(names))
+    return [(display_name(m), split_model_name(m)[1]) for m in models]
 
 
 app.command("score")(score)  # the re-scoring command lives in its own module

@@ -47,7 +47,7 @@ def score(
     from chronoprobe.outdated.knowledge_date import parse_cutoffs, parse_deployed_at
     from chronoprobe.outdated.score import score_generations
 
-    cutoffs = parse_cutoffs(cutoff or [], [generations.name])  # the scored model is named after its folder
+    cutoffs = parse_cutoffs(cutoff or [], [[generations.name]])  # the scored model is named after its folder
 
     if gold is not None and snapshot is not None:
         raise ConfigError("--gold/--snapshot", "give one of them, not both")

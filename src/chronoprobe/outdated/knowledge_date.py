@@ -50,11 +50,12 @@ _CUTOFF = re.compile(r"^(?:(?P<name>.+?)=)?(?P<date>\d{4}(?:-\d{2}){0,2})$")
 # --- options --------------------------------------------------------------------------------------
 
 
-def parse_cutoffs(values: Iterable[str], names: Sequence[str], option: str = "--cutoff") -> dict[str, str]:
+def parse_cutoffs(values: Iterable[str], models: Sequence[Sequence[str]], option: str = "--cutoff") -> dict[str, str]:
     """``NAME=YYYY-MM`` (or a bare date when there is one model) -> {model name: date}.
 
-    ``names`` are the models' names as the user may write them (display name and spec).
+    ``models``: per model, the names the user may call it by (display name, spec).
     """
+    known = [name for names in models for name in names]
     cutoffs: dict[str, str] = {}
     for value in values:
         match = _CUTOFF.match(value.strip())
@@ -66,11 +67,11 @@ def parse_cutoffs(values: Iterable[str], names: Sequence[str], option: str = "--
         except ValueError as exc:
             raise ConfigError(option, f"{value!r}: {exc}") from None
         if name is None:
-            if len(names) != 1:
-                raise ConfigError(option, f"{value!r}: name the model (NAME=DATE); models: {', '.join(names)}")
-            name = names[0]
-        if name not in names:
-            raise ConfigError(option, f"{value!r}: no model named {name!r}; models: {', '.join(names)}")
+            if len(models) != 1:
+                raise ConfigError(option, f"{value!r}: with several models, name one (NAME=DATE): {', '.join(known)}")
+            name = models[0][0]
+        if name not in known:
+            raise ConfigError(option, f"{value!r}: no model named {name!r}; models: {', '.join(known)}")
         cutoffs[name] = date
     return cutoffs
 
