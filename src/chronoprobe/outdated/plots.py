@@ -18,6 +18,7 @@ import numpy as np
 
 from chronoprobe.metrics.dyknow import VERDICTS
 from chronoprobe.models.names import display_name, unique_names
+from chronoprobe.outdated.knowledge_date import is_wide
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -180,7 +181,8 @@ def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: i
                 ls="--",
                 label=f"published cutoff {block['published_cutoff']}",
             )
-        ax.set_title(f"{_wrap(name)}\n(n={estimate['n']} facts)", fontsize=9)
+        wide = ", wide interval: few dated facts" if is_wide(estimate) else ""
+        ax.set_title(f"{_wrap(name)}\n(n={estimate['n']} facts{wide})", fontsize=9)
         ax.set_xlabel("date (year)")
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
