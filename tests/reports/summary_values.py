@@ -22,10 +22,34 @@ def _name_to_spec(summary: dict[str, Any], model: str) -> str:
     return model
 
 
+def _knowledge(block: dict[str, Any], cls: str, metric: str) -> tuple[float | None, int | None]:
+    """The knowledge-date numbers of an outdated summary (``knowledge_date`` block)."""
+    if metric in ("knowledge_date", "knowledge_date_naive"):
+        found = block["per_category"][cls]["estimate" if metric == "knowledge_date" else "naive"]
+        return found["value"], found["n"]
+    if metric == "published_cutoff":
+        return block["published_cutoff_year"], None
+    curve = block["staleness"]["per_category"].get(cls)
+    if metric == "freshness_half_life_years":
+        return curve["half_life_years"]["value"], curve["half_life_years"]["n"]
+    if metric == "still_current_at_snapshot_pct":
+        return 100.0 * curve["share"][-1], curve["n"]
+    months = "0" if metric == "deployed_at.stale_pct" else metric[len("deployed_at.stale_") : -len("m_pct")]
+    point = block["deployed_at"]["per_category"][cls][months]
+    return point["value"], point["n"]
+
+
+KNOWLEDGE_METRICS = ("knowledge_date", "published_cutoff", "freshness_half_life", "still_current", "deployed_at")
+
+
 def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | None, int | None]:
     """(value, n) of ``metric`` for ``model`` and ``cls`` as summary.json records it."""
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     parts = metric.split(".")
+    if metric.startswith(KNOWLEDGE_METRICS):
+        if "overall_key" in summary:
+            return _knowledge(summary["models"][_name_to_spec(summary, model)]["knowledge_date"], cls, metric)
+        return _knowledge(summary["knowledge_date"], cls, metric)
     if "overall_key" in summary:  # outdated run
         block = "per_category"
         if parts[0] == "as_of":

@@ -451,3 +451,21 @@ def show_notices() -> None:
 
 
 show_notices()  # every command module imports this one
+
+
+CutoffOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cutoff",
+        help="A model's published knowledge cutoff, NAME=YYYY-MM (repeatable; NAME as in --model NAME=SPEC, "
+        "or the spec): a marker on the knowledge-date plot and a row in results.",
+    ),
+]
+DeployedAtOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--deployed-at",
+        help="Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): "
+        "the share of what it knows that is stale then, 6 and 12 months later.",
+    ),
+]

@@ -382,6 +382,34 @@ def _outdated_run_rows(run: RunFolder) -> list[Row]:
             for category, group in (model.get(block) or {}).items():
                 base = _base(run, names[spec], category)
                 rows.extend(_group_rows(base, group, prefix))
+        rows.extend(_knowledge_date_rows(run, names[spec], model.get("knowledge_date")))
+    return rows
+
+
+def _knowledge_date_rows(run: RunFolder, model: str, block: Mapping[str, Any] | None) -> list[Row]:
+    """The knowledge date (decimal years), its naive floor, the published cutoff, and per category
+    the freshness half-life, the share still current at the snapshot and the deployment forecast."""
+    if not block:
+        return []
+    rows: list[Row] = []
+    for category, entry in (block.get("per_category") or {}).items():
+        base = _base(run, model, category)
+        rows.append(_estimate_row(base, "knowledge_date", entry["estimate"]))
+        rows.append(_estimate_row(base, "knowledge_date_naive", entry["naive"]))
+    if block.get("published_cutoff_year") is not None:
+        rows.append(
+            Row(**_base(run, model, ALL), metric="published_cutoff", value=_num(block["published_cutoff_year"]))
+        )
+    for category, curve in ((block.get("staleness") or {}).get("per_category") or {}).items():
+        base = _base(run, model, category)
+        rows.append(_estimate_row(base, "freshness_half_life_years", curve["half_life_years"]))
+        last = {"value": curve["share"][-1], "n": curve["n"], "ci_low": curve["low"][-1], "ci_high": curve["high"][-1]}
+        rows.append(_estimate_row(base, "still_current_at_snapshot_pct", last, scale=100.0))
+    for category, points in ((block.get("deployed_at") or {}).get("per_category") or {}).items():
+        base = _base(run, model, category)
+        for months, point in points.items():
+            name = "deployed_at.stale_pct" if months == "0" else f"deployed_at.stale_{months}m_pct"
+            rows.append(_estimate_row(base, name, point))
     return rows
 
 
@@ -397,6 +425,7 @@ def _outdated_score_rows(run: RunFolder) -> list[Row]:
                 rows.append(_estimate_row(base, f"{prefix}{name}.{verdict}", estimate, scale=100.0))
         if estimates.get("inconsistency"):
             rows.append(_estimate_row(base, f"{prefix}inconsistency_pct", estimates["inconsistency"], scale=100.0))
+    rows.extend(_knowledge_date_rows(run, run.models[0].name, run.summary.get("knowledge_date")))
     return rows
 
 
