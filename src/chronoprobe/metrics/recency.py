@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -231,6 +231,7 @@ def per_class_f1_estimates(gold: Sequence[int], pred: Sequence[Pred]) -> dict[in
 
 Asked = tuple[Hashable, int, Pred]
 """(question, gold class, prediction) of one answer."""
+OfCounts = Callable[[np.ndarray], np.ndarray]
 
 
 def delta_percent_estimates(
@@ -262,7 +263,7 @@ def delta_percent_estimates(
 
     by_question = per_question(with_context), per_question(without_context)
 
-    def statistic(of_counts: Any) -> Any:
+    def statistic(of_counts: OfCounts) -> OfCounts:
         def delta(idx: np.ndarray) -> np.ndarray:
             weights = resample_counts(idx, len(questions)).astype(np.float64)
             shape = (idx.shape[0], n_classes, n_classes + 1)
