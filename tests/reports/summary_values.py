@@ -63,7 +63,8 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
         found = estimates if len(parts) == 1 else estimates[parts[1]]
         return (None if found["value"] is None else 100.0 * found["value"]), found["n"]
     if "classes" in summary:  # conflicts
-        found = summary["summary"][_name_to_spec(summary, model)][cls]["estimates"][metric]
+        estimates = summary["summary"][_name_to_spec(summary, model)][cls]["estimates"]
+        found = estimates[parts[0]] if len(parts) == 1 else estimates[parts[0]][parts[1]]
         return found["value"], found["n"]
     if "methods" in summary:  # editing
         return _editing(summary, model, cls, metric)
@@ -74,7 +75,7 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
             r for r in summary["runs"] if (r["model"], r["strategy"], r["context_mode"]) == (spec, strategy, context)
         )
         if name == "f1":
-            return entry["per_class_f1"][cls], None
+            return entry["per_class_f1"][cls], entry["per_class_f1_estimates"][cls]["n"]
         group = entry if cls == "all" else entry[cls]
         return group["estimates"][name]["value"], group["estimates"][name]["n"]
     strategy, name = parts
@@ -82,7 +83,7 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
         entry = next(
             r for r in summary["table6"] if (r["model"], r["strategy"], r["stationarity"]) == (spec, strategy, cls)
         )
-        return entry[name], None
+        return entry[name], entry["estimates"][name]["n"]
     entry = next(r for r in summary["table7"] if (r["model"], r["strategy"]) == (spec, strategy))
     return entry["estimates"][name]["value"], entry["estimates"][name]["n"]
 

@@ -449,13 +449,21 @@ def _recency_rows(run: RunFolder) -> list[Row]:
         for key, group in entry.items():
             if isinstance(group, dict) and "estimates" in group:  # the stationarity groups
                 rows.extend(_group_rows(_base(run, model, key), group, prefix))
+        per_class = entry.get("per_class_f1_estimates") or {}
         for label, f1 in (entry.get("per_class_f1") or {}).items():
-            rows.append(Row(**_base(run, model, label), metric=prefix + "f1", value=_num(f1)))
+            if isinstance(per_class.get(label), dict):
+                rows.append(_estimate_row(_base(run, model, label), prefix + "f1", per_class[label]))
+            else:
+                rows.append(Row(**_base(run, model, label), metric=prefix + "f1", value=_num(f1)))
     for entry in run.summary.get("table6") or []:
         base = _base(run, names[str(entry["model"])], str(entry["stationarity"]))
+        deltas = entry.get("estimates") or {}
         for key in ("accuracy_delta_pct", "f1_delta_pct"):
-            if key in entry:
-                rows.append(Row(**base, metric=f"{entry['strategy']}.{key}", value=_num(entry[key])))
+            metric = f"{entry['strategy']}.{key}"
+            if isinstance(deltas.get(key), dict):
+                rows.append(_estimate_row(base, metric, {**deltas[key], "value": entry[key]}))
+            elif key in entry:
+                rows.append(Row(**base, metric=metric, value=_num(entry[key])))
     for entry in run.summary.get("table7") or []:
         base = _base(run, names[str(entry["model"])], "Non-Stationary")
         rows.extend(_group_rows(base, entry, f"{entry['strategy']}."))
