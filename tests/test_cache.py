@@ -65,6 +65,24 @@ def test_the_sampler_is_in_sampled_keys_only():
     assert sample_key(new, "p", sampled, 0) != sample_key(info, "p", sampled, 0)
 
 
+def test_multinomial_keys_are_those_of_releases_before_0_2():
+    """--sampler multinomial draws as 0.1 did and finds the samples 0.1 cached (keys computed by 0.1's code)."""
+    info = BackendInfo(
+        spec="smollm2",
+        backend="hf",
+        model_id="HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)",
+        revision="gguf-sha256:0123456789abcdef",
+        dtype="float32",
+        chat_template=True,
+    )
+    prompt = "<|im_start|>user\nSay hello.<|im_end|>\n"
+    sampled = DecodingParams(temperature=0.5, n=10, seed=10, max_new_tokens=20)
+    release_0_1_key = "b6aa7583d873d046f759696c008c25ba30c1295bee6bcd86cb09eab08096fd83"
+    multinomial = info.model_copy(update={"sampler": "multinomial"})
+    assert sample_key(multinomial, prompt, sampled, 3) == release_0_1_key
+    assert sample_key(info.model_copy(update={"sampler": "inverse-cdf"}), prompt, sampled, 3) != release_0_1_key
+
+
 def test_batches_are_planned_over_the_whole_request(tmp_path):
     """A resumed request feeds the backend the same batch composition as a fresh one."""
     cache = CallCache(tmp_path / "c.sqlite")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from chronoprobe.threads import prepare_openmp as _prepare_openmp
 
@@ -23,12 +23,14 @@ __all__ = [
     "Model",
     "Run",
     "__version__",
+    "knowledge_date",
     "lenses",
     "load",
     "model",
     "recency_gate",
     "recency_gate_many",
     "run",
+    "staleness",
 ]
 
 _LAZY = {
@@ -36,6 +38,8 @@ _LAZY = {
     "load": "chronoprobe.api",
     "model": "chronoprobe.api",
     "lenses": "chronoprobe.api",
+    "knowledge_date": "chronoprobe.api",
+    "staleness": "chronoprobe.api",
     "Model": "chronoprobe.api",
     "Run": "chronoprobe.api",
     "recency_gate": "chronoprobe.recency.gate",
@@ -48,7 +52,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from chronoprobe.api import Model, Run, lenses, load, model, run
+    from chronoprobe.api import Model, Run, knowledge_date, lenses, load, model, run, staleness
     from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError, DataError, EndpointError
     from chronoprobe.recency.gate import recency_gate, recency_gate_many
 

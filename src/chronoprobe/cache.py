@@ -29,6 +29,7 @@ from chronoprobe.engines.base import Engine, ModelSource
 from chronoprobe.engines.local import LocalEngine
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.models.base import (
+    UNKEYED_SAMPLER,
     Backend,
     BackendInfo,
     DecodingParams,
@@ -239,7 +240,8 @@ def model_identity(info: BackendInfo) -> dict[str, Any]:
 
 def sample_key(info: BackendInfo, rendered_prompt: str, params: DecodingParams, index: int) -> str:
     identity = model_identity(info)
-    if info.sampler is not None and not params.greedy:  # greedy answers do not depend on the sampler
+    # Greedy answers do not depend on the sampler; the unkeyed one keeps the keys of the releases that used it.
+    if info.sampler not in (None, UNKEYED_SAMPLER) and not params.greedy:
         identity["sampler"] = info.sampler
     return stable_hash(
         {

@@ -117,3 +117,30 @@ def test_console_headline_shows_interval_and_n() -> None:
     static = summarise_persuasion(ROWS, ["static"])["static"]
     assert _headline(static, "dynamicqa").endswith("(n=5)")
     assert _headline({"cp": 0.5}, "dynamicqa") == "CP 0.500"  # an old summary without estimates
+
+
+def test_each_relation_f1_has_its_interval_and_n() -> None:
+    rows = [
+        _completion_row(0, 1.0, "Paris", 0.9),  # P2
+        _completion_row(1, 0.0, "Rome", 0.2),  # P1
+        _completion_row(2, 0.5, "New York", None),  # P2
+        _completion_row(3, 0.0, "", 0.0),  # P1, empty: left out
+        _completion_row(5, 1.0, "Lyon", 0.4),  # P1
+    ]
+    stats = summarise_completion(rows, [], ["c"])["c"]
+    assert stats["f1_per_relation"] == {"P1": 50.0, "P2": 75.0}
+    per_relation = stats["estimates"]["f1_per_relation"]
+    # P1 scores 0 and 100: resampled means 0, 50, 100 (1/4, 1/2, 1/4), so the interval is [0, 100]
+    assert per_relation["P1"] == bootstrap_mean([0.0, 100.0], point=50.0).to_json()
+    assert (per_relation["P1"]["n"], per_relation["P1"]["ci_low"], per_relation["P1"]["ci_high"]) == (2, 0.0, 100.0)
+    assert (per_relation["P2"]["n"], per_relation["P2"]["ci_low"], per_relation["P2"]["ci_high"]) == (2, 50.0, 100.0)
+    report = completion_markdown({"m": {"c": stats}}, ["c"], "t")
+    assert "| Model | Class | Relation | F1 | F1 95% CI |" in report
+    assert "| m | c | P1 | 50.00 | [0.00, 100.00] (n=2) |" in report
+
+
+def test_negative_semantic_entropy_is_explained_in_the_report() -> None:
+    rows = [dict(r, se_context=-0.95) if r["fact_id"] == "a" else r for r in ROWS]
+    summary = {"m": summarise_persuasion(rows, ["static"])}
+    assert "below zero" in persuasion_markdown(summary, ["static"], "t", rows)
+    assert "below zero" not in persuasion_markdown({"m": summarise_persuasion(ROWS, ["static"])}, ["static"], "t", ROWS)

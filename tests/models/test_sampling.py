@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from chronoprobe.models.base import DecodingParams
-from chronoprobe.models.sampling import NUCLEUS_CANDIDATES, pick_tokens
+from chronoprobe.models.sampling import NUCLEUS_CANDIDATES, pick_tokens, pick_tokens_multinomial
 
 
 def full_sort_nucleus(logits: torch.Tensor, top_p: float) -> set[int]:
@@ -87,3 +87,66 @@ def test_each_row_depends_only_on_its_own_uniform():
 def test_sampling_without_uniforms_is_refused():
     with pytest.raises(ValueError, match="uniform"):
         pick_tokens(torch.zeros(1, 3), DecodingParams(temperature=1.0), None)
+
+
+# --- the draw of releases before 0.2.0 (--sampler multinomial) -------------------------------------
+
+
+def release_0_1_draw(logits: torch.Tensor, params: DecodingParams, generator: torch.Generator) -> torch.Tensor:
+    """pick_tokens as releases before 0.2.0 wrote it (before commit ec448bb), kept here as the reference."""
+    if params.greedy:
+        return logits.argmax(dim=-1)
+    scores = logits / params.temperature
+    if params.top_k is not None:
+        kth = torch.topk(scores, min(params.top_k, scores.shape[-1]), dim=-1).values[:, -1:]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    if params.top_p >= 1.0:
+        return torch.multinomial(torch.softmax(scores, dim=-1), 1, generator=generator).squeeze(-1)
+
+    def sample_sorted(sorted_scores, log_norm, top_p):
+        probs = (sorted_scores - log_norm).exp()
+        cumulative = probs.cumsum(dim=-1)
+        fits = cumulative[:, -1] >= top_p
+        keep = (cumulative - probs) < top_p
+        return torch.multinomial(probs * keep, 1, generator=generator).squeeze(-1), fits
+
+    log_norm = torch.logsumexp(scores, dim=-1, keepdim=True)
+    width = min(NUCLEUS_CANDIDATES, scores.shape[-1])
+    top_scores, top_ids = torch.topk(scores, width, dim=-1)
+    position, fits = sample_sorted(top_scores, log_norm, params.top_p)
+    tokens = top_ids.gather(-1, position.unsqueeze(-1)).squeeze(-1)
+    if width < scores.shape[-1] and not bool(fits.all()):
+        wide = (~fits).nonzero().squeeze(-1)
+        sorted_scores, sorted_ids = torch.sort(scores[wide], descending=True, dim=-1)
+        wide_position, _ = sample_sorted(sorted_scores, log_norm[wide], params.top_p)
+        tokens[wide] = sorted_ids.gather(-1, wide_position.unsqueeze(-1)).squeeze(-1)
+    return tokens
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        DecodingParams(temperature=0.5),
+        DecodingParams(temperature=0.7, top_p=0.9),
+        DecodingParams(temperature=1.5, top_k=50),
+        DecodingParams(temperature=1.0, top_k=400, top_p=0.95),
+    ],
+)
+def test_multinomial_draws_what_releases_before_0_2_drew(params):
+    """Same seed, same steps: the same tokens, including rows whose nucleus needs the full sort."""
+    vocab = 1000
+    peaked = torch.randn(8, vocab, generator=torch.Generator().manual_seed(2)) * 4
+    flat = torch.randn(8, vocab, generator=torch.Generator().manual_seed(3)) * 0.01
+    logits = torch.cat([peaked, flat])[torch.randperm(16, generator=torch.Generator().manual_seed(4))]
+    ours, theirs = torch.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    for _ in range(5):  # consecutive steps share one generator, as in the decode loop
+        expected = release_0_1_draw(logits, params, theirs)
+        assert pick_tokens_multinomial(logits, params, ours).tolist() == expected.tolist()
+
+
+def test_the_two_samplers_draw_differently():
+    logits = torch.randn(64, 200, generator=torch.Generator().manual_seed(5))
+    params = DecodingParams(temperature=1.0)
+    multinomial = pick_tokens_multinomial(logits, params, torch.Generator().manual_seed(0))
+    inverse = pick_tokens(logits, params, uniforms(64, seed=0))
+    assert multinomial.tolist() != inverse.tolist()

@@ -98,3 +98,32 @@ def test_the_box_plot_names_its_mean_marker(per_model) -> None:
     [drawn] = {(line.get_marker(), line.get_markerfacecolor()) for line in ax.lines if line.get_marker() == "^"}
     mean = entries["mean"]
     assert (mean.get_marker(), mean.get_markerfacecolor()) == drawn  # type: ignore[union-attr]
+
+
+def _knowledge_block(start: float) -> dict[str, Any]:
+    dates = [start + i / 12 for i in range(24)]
+    curve = {"dates": dates, "share": [1 - i / 48 for i in range(24)], "low": [0.4] * 24, "high": [1.0] * 24}
+    estimate = {"value": start, "n": 40, "ci_low": start - 1, "ci_high": start + 0.5, "label": "x"}
+    return {
+        "curve": {"dates": dates, "share": [0.5] * 24},
+        "per_category": {"all": {"estimate": estimate}},
+        "published_cutoff": "2019-12",
+        "published_cutoff_year": 2019.917,
+        "staleness": {"per_category": {c: {**curve, "n": 10} for c in ("all", *CATEGORIES)}},
+    }
+
+
+def test_knowledge_figures_keep_long_names_readable() -> None:
+    from chronoprobe.outdated.plots import knowledge_date_figure, staleness_figure
+
+    blocks = {LONG: _knowledge_block(2018.0), "qwen": _knowledge_block(2020.0)}
+    dated = knowledge_date_figure(blocks)
+    titles = [ax.get_title() for ax in dated.axes if ax.get_visible()]
+    assert len(titles) == 2 and all(len(line) <= 32 for t in titles for line in t.splitlines())
+    assert any("published cutoff 2019-12" in t.get_text() for ax in dated.axes for t in ax.get_legend().get_texts())
+    stale = staleness_figure(blocks)
+    panels = [ax for ax in stale.axes if ax.get_visible()]
+    assert [ax.get_title().splitlines()[0] for ax in panels] == ["all", *sorted(CATEGORIES)]
+    assert all(ax.get_title().endswith("n = 10, 10 values") for ax in panels)
+    [legend] = stale.legends
+    assert all(len(line) <= 60 for t in legend.get_texts() for line in t.get_text().splitlines())

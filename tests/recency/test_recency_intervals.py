@@ -72,3 +72,27 @@ def test_report_cells_read_value_and_interval(tmp_path: Path) -> None:
     first = json.loads(paths["summary"].read_text())
     second = json.loads(again["summary"].read_text())
     assert [r["estimates"] for r in first["runs"]] == [r["estimates"] for r in second["runs"]]
+
+
+def test_table6_delta_and_per_class_f1_have_intervals(tmp_path: Path) -> None:
+    from chronoprobe.metrics.recency import delta_percent_estimates
+
+    summary = summarise(ROWS)
+    stationary = next(e for e in summary["table6"] if e["stationarity"] == "Stationary")
+    # q1 right with and without; q2 only without (wrong): accuracy 1 vs 1/2, Δ% +100 over 2 questions
+    assert stationary["accuracy_delta_pct"] == 100.0
+    delta = stationary["estimates"]["accuracy_delta_pct"]
+    assert (delta["value"], delta["n"], delta["method"]) == (100.0, 2, "bootstrap")
+    assert delta == (
+        delta_percent_estimates(
+            [(1, 0, 0)], [(1, 0, 0), (2, 11, 10)], {"accuracy": 100.0, "f1": stationary["f1_delta_pct"]}
+        )["accuracy"].to_json()
+    )
+    without = next(r for r in summary["runs"] if r["context_mode"] == "without")
+    assert set(without["per_class_f1_estimates"]) == set(without["per_class_f1"])
+    day = without["per_class_f1_estimates"]["A-Day"]  # q1: 1 right of the 1 answer that involves A-Day
+    assert (day["value"], day["n"], day["ci_high"]) == (1.0, 1, 1.0)
+    report = write_eval_outputs(tmp_path, ROWS, Provenance())["report"].read_text()
+    assert f"+100.0% [{delta['ci_low']:.1f}, {delta['ci_high']:.1f}] (n=2)" in report
+    low = day["ci_low"]
+    assert f"1.00 [{low:.2f}, 1.00] (n=1)" in report

@@ -22,10 +22,34 @@ def _name_to_spec(summary: dict[str, Any], model: str) -> str:
     return model
 
 
+def _knowledge(block: dict[str, Any], cls: str, metric: str) -> tuple[float | None, int | None]:
+    """The knowledge-date numbers of an outdated summary (``knowledge_date`` block)."""
+    if metric in ("knowledge_date", "knowledge_date_naive"):
+        found = block["per_category"][cls]["estimate" if metric == "knowledge_date" else "naive"]
+        return found["value"], found["n"]
+    if metric == "published_cutoff":
+        return block["published_cutoff_year"], None
+    curve = block["staleness"]["per_category"].get(cls)
+    if metric == "freshness_half_life_years":
+        return curve["half_life_years"]["value"], curve["half_life_years"]["n"]
+    if metric == "still_current_at_snapshot_pct":
+        return 100.0 * curve["share"][-1], curve["n"]
+    months = "0" if metric == "deployed_at.stale_pct" else metric[len("deployed_at.stale_") : -len("m_pct")]
+    point = block["deployed_at"]["per_category"][cls][months]
+    return point["value"], point["n"]
+
+
+KNOWLEDGE_METRICS = ("knowledge_date", "published_cutoff", "freshness_half_life", "still_current", "deployed_at")
+
+
 def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | None, int | None]:
     """(value, n) of ``metric`` for ``model`` and ``cls`` as summary.json records it."""
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     parts = metric.split(".")
+    if metric.startswith(KNOWLEDGE_METRICS):
+        if "overall_key" in summary:
+            return _knowledge(summary["models"][_name_to_spec(summary, model)]["knowledge_date"], cls, metric)
+        return _knowledge(summary["knowledge_date"], cls, metric)
     if "overall_key" in summary:  # outdated run
         block = "per_category"
         if parts[0] == "as_of":
@@ -39,7 +63,8 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
         found = estimates if len(parts) == 1 else estimates[parts[1]]
         return (None if found["value"] is None else 100.0 * found["value"]), found["n"]
     if "classes" in summary:  # conflicts
-        found = summary["summary"][_name_to_spec(summary, model)][cls]["estimates"][metric]
+        estimates = summary["summary"][_name_to_spec(summary, model)][cls]["estimates"]
+        found = estimates[parts[0]] if len(parts) == 1 else estimates[parts[0]][parts[1]]
         return found["value"], found["n"]
     if "methods" in summary:  # editing
         return _editing(summary, model, cls, metric)
@@ -50,7 +75,7 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
             r for r in summary["runs"] if (r["model"], r["strategy"], r["context_mode"]) == (spec, strategy, context)
         )
         if name == "f1":
-            return entry["per_class_f1"][cls], None
+            return entry["per_class_f1"][cls], entry["per_class_f1_estimates"][cls]["n"]
         group = entry if cls == "all" else entry[cls]
         return group["estimates"][name]["value"], group["estimates"][name]["n"]
     strategy, name = parts
@@ -58,7 +83,7 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
         entry = next(
             r for r in summary["table6"] if (r["model"], r["strategy"], r["stationarity"]) == (spec, strategy, cls)
         )
-        return entry[name], None
+        return entry[name], entry["estimates"][name]["n"]
     entry = next(r for r in summary["table7"] if (r["model"], r["strategy"]) == (spec, strategy))
     return entry["estimates"][name]["value"], entry["estimates"][name]["n"]
 

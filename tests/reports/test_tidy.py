@@ -75,12 +75,17 @@ def test_conflicts_rows_carry_every_estimate(run_folders: dict[str, Path]) -> No
         rows = _rows(run_folders[name])
         assert {(r.lens, r.dataset) for r in rows} == {("conflicts", dataset)}
         names = {m["given_name"] or m["spec"]: m["name"] for m in summary["provenance"]["models"]}
-        expected = {
-            (names[spec], cls, metric): (e["value"], e["n"], e["ci_low"], e["ci_high"])
+        flat = {  # per-relation F1 is one estimate per relation
+            (spec, cls, metric if "value" in e else f"{metric}.{sub}"): e if "value" in e else e[sub]
             for spec, per_class in summary["summary"].items()
             for cls, group in per_class.items()
             for metric, e in group["estimates"].items()
             if e is not None  # a metric that does not apply to the class (no-context accuracy of disputed facts)
+            for sub in ([None] if "value" in e else e)
+        }
+        expected = {
+            (names[spec], cls, metric): (e["value"], e["n"], e["ci_low"], e["ci_high"])
+            for (spec, cls, metric), e in flat.items()
         }
         assert {(r.model, r.cls, r.metric): (r.value, r.n, r.ci_low, r.ci_high) for r in rows} == expected
     mulan = _rows(run_folders["mulan"])
@@ -98,7 +103,8 @@ def test_recency_rows_carry_strategy_and_context(run_folders: dict[str, Path]) -
     assert stationary.n == entry["Stationary"]["n"]
     label, f1 = next(iter(entry["per_class_f1"].items()))
     per_label = _pick(rows, "echo", label, "zero-shot.with.f1")
-    assert (per_label.value, per_label.n, per_label.ci_low) == (f1, None, None)
+    interval = entry["per_class_f1_estimates"][label]
+    assert (per_label.value, per_label.n, per_label.ci_low) == (f1, interval["n"], interval["ci_low"])
     transition = _pick(rows, "paris", "Non-Stationary", "zero-shot.transition_accuracy")
     assert transition.n == summary["table7"][1]["estimates"]["transition_accuracy"]["n"]
     assert {r.dataset for r in rows} == {"recency_sample"}

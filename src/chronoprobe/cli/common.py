@@ -28,6 +28,7 @@ from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, check_cache_file
 from chronoprobe.errors import ChronoprobeError
+from chronoprobe.models.base import DEFAULT_SAMPLER, SAMPLERS
 from chronoprobe.models.registry import BackendOptions
 from chronoprobe.paths import default_call_cache
 
@@ -192,6 +193,14 @@ ApiModeOpt = Annotated[
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="openai backend: requests in flight at once.")]
 TemperatureOpt = Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")]
 SeedOpt = Annotated[int, typer.Option(min=0, help="Sampling seed.")]
+SamplerOpt = Annotated[
+    str,
+    typer.Option(
+        help="hf: how sampled tokens are drawn: inverse-cdf (default since 0.2.0) or multinomial "
+        "(reproduces the samples of releases before 0.2.0; docs/backends.md).",
+        callback=_one_of(SAMPLERS),
+    ),
+]
 
 
 def check_engine(value: str) -> str:
@@ -230,6 +239,7 @@ def backend_options(
     concurrency: int = 4,
     device_map: str | None = None,
     quantize: str | None = None,
+    sampler: str = DEFAULT_SAMPLER,
 ) -> BackendOptions:
     """The backend options from already validated CLI values (``batch_size`` may be the text ``auto``)."""
     return BackendOptions(
@@ -241,6 +251,7 @@ def backend_options(
         chat_template=chat_template,
         api_mode=api_mode,
         concurrency=concurrency,
+        sampler=sampler,
     )
 
 
@@ -451,3 +462,21 @@ def show_notices() -> None:
 
 
 show_notices()  # every command module imports this one
+
+
+CutoffOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cutoff",
+        help="A model's published knowledge cutoff, NAME=YYYY-MM (repeatable; NAME as in --model NAME=SPEC, "
+        "or the spec): a marker on the knowledge-date plot and a row in results.",
+    ),
+]
+DeployedAtOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--deployed-at",
+        help="Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): "
+        "the share of what it knows that is stale then, 6 and 12 months later.",
+    ),
+]

@@ -20,6 +20,7 @@ from chronoprobe.cli.common import (
     EngineOpt,
     ModelOpt,
     QuantizeOpt,
+    SamplerOpt,
     backend_options,
     claim_run_dir,
     console,
@@ -75,6 +76,19 @@ def run(
     judge: JudgeOpt = "embedding",
     judge_fallback: JudgeFallbackOpt = False,
     samples: Annotated[int, typer.Option(min=1, help="Samples per input (DynamicQA methodology).")] = 10,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, help="Sampling temperature (default: 0.5 for DynamicQA's methodology, 0 = greedy for MuLan's)."
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Decoding seed (default: 10 for DynamicQA's methodology, 0 for MuLan's, where it also picks the memorised facts).",
+        ),
+    ] = None,
     min_confidence: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="MuLan methodology: first-token confidence a memorised fact needs.")
     ] = 0.5,
@@ -110,6 +124,7 @@ def run(
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
     engine: EngineOpt = "local",
+    sampler: SamplerOpt = "inverse-cdf",
 ) -> None:
     """Run a dataset through a methodology and write items.jsonl, summary.json, report.md (and cp.png)."""
     from chronoprobe.conflicts.completion import CompletionConfig
@@ -124,6 +139,9 @@ def run(
         raise ConfigError("--methodology", f"{method!r} is not dynamicqa or mulan")
     if fidelity not in {"corrected", "original"}:
         raise ConfigError("--fidelity", f"{fidelity!r} is not corrected or original")
+    decoding: dict[str, float | int] = {
+        key: value for key, value in (("temperature", temperature), ("seed", seed)) if value is not None
+    }  # unset: the methodology's own
     config = ConflictsConfig(
         dataset=dataset,
         methodology=method,
@@ -131,8 +149,8 @@ def run(
         aliases=aliases,
         templates=templates,
         limit=limit,
-        persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation),
-        completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence),
+        persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation, **decoding),
+        completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence, **decoding),
         prompt_file=prompt_file,
         judge=judge,
         judge_fallback=judge_fallback,
@@ -147,7 +165,9 @@ def run(
         lens,
         out,
         model,
-        backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
+        backend_options(
+            dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize, sampler=sampler
+        ),
         cache,
         engine,
     )

@@ -14,6 +14,8 @@ from chronoprobe.cli.common import (
     CacheOpt,
     ChatTemplateOpt,
     ConcurrencyOpt,
+    CutoffOpt,
+    DeployedAtOpt,
     DeviceMapOpt,
     DeviceOpt,
     DTypeOpt,
@@ -32,6 +34,7 @@ from chronoprobe.cli.common import (
 from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
+from chronoprobe.outdated.knowledge_report import knowledge_date_line
 
 app = typer.Typer(
     help="Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata.", no_args_is_help=True
@@ -100,9 +103,12 @@ def run(
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
     engine: EngineOpt = "local",
+    cutoff: CutoffOpt = None,
+    deployed_at: DeployedAtOpt = None,
 ) -> None:
     """Ask every fact's three paraphrases, judge each answer, and write a report folder."""
     from chronoprobe.outdated.audit import AuditConfig
+    from chronoprobe.outdated.knowledge_date import parse_cutoffs, parse_deployed_at
     from chronoprobe.outdated.lens import OutdatedLens
     from chronoprobe.runner import default_out
 
@@ -117,6 +123,8 @@ def run(
         max_new_tokens=max_new_tokens,
         limit=limit,
         **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
+        cutoffs=parse_cutoffs(cutoff or [], _model_names(model or ["smollm2"])),
+        deployed_at=parse_deployed_at(deployed_at),
     )
     lens = OutdatedLens(config)
     out = out or default_out(lens, list(config.models))
@@ -154,7 +162,15 @@ def run(
             f"[bold]{spec}[/]: {shares} (soft constraint, 95% Wilson intervals; "
             f"{len(facts_list) - len(no_gold)} facts judged, {len(no_gold)} without gold; {calls[spec]} new model calls)"
         )
+        console.print(knowledge_date_line(spec, summary.get("knowledge_date")), highlight=False)
     console.print(f"report: {out / 'report.md'}")
+
+
+def _model_names(models: list[str]) -> list[tuple[str, str]]:
+    """What --cutoff may call each model: its display name and its spec."""
+    from chronoprobe.models.names import display_name, split_model_name
+
+    return [(display_name(m), split_model_name(m)[1]) for m in models]
 
 
 app.command("score")(score)  # the re-scoring command lives in its own module

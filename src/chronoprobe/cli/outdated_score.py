@@ -12,8 +12,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from chronoprobe.cli.common import SnapshotOpt, check_as_of
+from chronoprobe.cli.common import CutoffOpt, DeployedAtOpt, SnapshotOpt, check_as_of
 from chronoprobe.errors import ConfigError
+from chronoprobe.outdated.knowledge_report import knowledge_date_line
 
 _console = Console(stderr=True)
 
@@ -39,9 +40,14 @@ def score(
             help="Judge against what was current on this date (YYYY-MM-DD) instead of now.", callback=check_as_of
         ),
     ] = None,
+    cutoff: CutoffOpt = None,
+    deployed_at: DeployedAtOpt = None,
 ) -> None:
-    """Judge existing generations: up-to-date / outdated / irrelevant / ambiguous per answer."""
+    """Judge existing generations: up-to-date / outdated / irrelevant / ambiguous per answer; date the model's knowledge."""
+    from chronoprobe.outdated.knowledge_date import parse_cutoffs, parse_deployed_at
     from chronoprobe.outdated.score import score_generations
+
+    cutoffs = parse_cutoffs(cutoff or [], [[generations.name]])  # the scored model is named after its folder
 
     if gold is not None and snapshot is not None:
         raise ConfigError("--gold/--snapshot", "give one of them, not both")
@@ -53,7 +59,13 @@ def score(
         inputs["--snapshot"] = Path(snapshot)
     claim_output_dir(out, kind="outdated score", inputs=inputs)
     summary = score_generations(
-        generations, out, gold=gold if gold is not None else snapshot, use_aliases=aliases, as_of=when
+        generations,
+        out,
+        gold=gold if gold is not None else snapshot,
+        use_aliases=aliases,
+        as_of=when,
+        cutoff=cutoffs.get(generations.name),
+        deployed_at=parse_deployed_at(deployed_at),
     )
     for category, result in {**summary.categories, "all": summary.overall}.items():
         soft, ci = result.soft_constraint, result.estimates
@@ -72,7 +84,8 @@ def score(
             f"[yellow]no gold[/] answer for {len(summary.no_gold)} fact(s): left out of every rate "
             "(listed as no_gold in summary.json)"
         )
-    _console.print(f"answer sheets and summary.json in {out}")
+    _console.print(knowledge_date_line(summary.model, summary.knowledge_date), highlight=False)
+    _console.print(f"answer sheets, summary.json and report.md in {out}")
 
 
 def register(app: typer.Typer) -> None:

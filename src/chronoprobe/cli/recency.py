@@ -23,6 +23,7 @@ from chronoprobe.cli.common import (
     EngineOpt,
     ModelOpt,
     QuantizeOpt,
+    SamplerOpt,
     backend_options,
     check_share,
     claim_run_dir,
@@ -88,6 +89,7 @@ def eval_(
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
     engine: EngineOpt = "local",
+    sampler: SamplerOpt = "inverse-cdf",
 ) -> None:
     """Classify each question's recency class, with and without its context; write metrics, tables and plots."""
     from chronoprobe.recency.evaluate import STRATEGIES
@@ -127,7 +129,9 @@ def eval_(
         lens,
         out,
         model,
-        backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
+        backend_options(
+            dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize, sampler=sampler
+        ),
         cache,
         engine,
     )
@@ -224,6 +228,7 @@ def label(
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
+    sampler: SamplerOpt = "inverse-cdf",
 ) -> None:
     """Label new questions the RecencyQA way: 13 samples, stationarity votes + rules, verified contexts."""
     from chronoprobe.datasets.recencyqa import write_recencyqa
@@ -270,7 +275,9 @@ def label(
     check_not_input([out, report_path], inputs)
     started = time.perf_counter()
     call_cache = open_cache(cache)
-    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize)
+    options = backend_options(
+        dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize, sampler=sampler
+    )
     specs = list(dict.fromkeys([labeller, *voters_specs]))
     loaded = dict(zip(specs, load_models(specs, options, call_cache), strict=True))
     voters = [loaded[v] for v in voters_specs] or [loaded[labeller]]
@@ -349,6 +356,7 @@ def gate(
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,
     cache: CacheOpt = None,
+    sampler: SamplerOpt = "inverse-cdf",
 ) -> None:
     """Say whether QUESTION needs retrieval (its answer may change within the threshold), and why.
 
@@ -379,7 +387,9 @@ def gate(
     call_cache = open_cache(cache)
     cached = load_models(
         specs,
-        backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
+        backend_options(
+            dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize, sampler=sampler
+        ),
         call_cache,
     )[0]
     gate_options = {"context": context, "temperature": temperature, "min_share": min_share, "seed": seed}

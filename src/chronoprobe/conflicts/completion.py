@@ -51,11 +51,18 @@ class CompletionConfig(BaseModel):
     update success exactly; ``corrected`` (default) uses our fixes (docs/conflicts.md)."""
     min_confidence: float = 0.5
     seed: int = 0
+    """Picks the memorised facts and their new objects, and seeds decoding when ``temperature`` > 0."""
+    temperature: float = 0.0
+    """0: greedy, as MuLan's methodology decodes."""
     per_class: int | None = None
 
     def decoding(self) -> DecodingParams:
         return DecodingParams(
-            max_new_tokens=self.max_new_tokens, temperature=0.0, token_logprobs=True, first_token_prob=True
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+            token_logprobs=True,
+            first_token_prob=True,
         )
 
 
@@ -294,19 +301,32 @@ def summarise_completion(
 
 def _completion_estimates(
     stats: dict[str, Any], mine: Sequence[dict[str, Any]], ups: Sequence[dict[str, Any]], config: CompletionConfig
-) -> dict[str, dict[str, Any]]:
-    """n and a 95% interval for F1, confidence (seeded bootstrap over queries) and update success (Wilson).
+) -> dict[str, Any]:
+    """n and a 95% interval for F1, confidence, each relation's F1 (seeded bootstrap over queries)
+    and update success (Wilson).
 
     Weighting relations by their example counts makes F1 and confidence plain means over the
     queries they count, so those queries are what the bootstrap resamples.
     """
     f1s = [100.0 * r["f1"] for r in mine if not mm.is_empty_prediction(r["prediction"])]
+    per_relation = {
+        relation: bootstrap_mean(
+            [
+                100.0 * r["f1"]
+                for r in mine
+                if r["relation"] == relation and not mm.is_empty_prediction(r["prediction"])
+            ],
+            point=point,
+        ).to_json()
+        for relation, point in stats["f1_per_relation"].items()
+    }
     confidences = [r["confidence"] for r in mine if r["confidence"] is not None]
     successes = [mm.update_succeeded(u["prediction"], u["new_object"], fidelity=config.fidelity) for u in ups]
     return {
         "f1": bootstrap_mean(f1s, point=stats["f1"]).to_json(),
         "confidence": bootstrap_mean(confidences, point=stats["confidence"]).to_json(),
         "update_success": wilson_from_flags(successes).reported_as(stats["update_success"]).to_json(),
+        "f1_per_relation": per_relation,
     }
 
 

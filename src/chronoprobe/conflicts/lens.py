@@ -96,8 +96,10 @@ class ConflictsLens(Lens[ConflictsRow]):
         return [ConflictsRow(**row) for row in rows]
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ConflictsRow]) -> Summary:
-        summary = conflicts_run.summarise(self.config, models, [r.model_dump() for r in rows], self.classes)
-        return self.summary_from_detail({"classes": list(self.classes), "summary": summary})
+        dumped = [r.model_dump() for r in rows]
+        summary = conflicts_run.summarise(self.config, models, dumped, self.classes)
+        gaps = conflicts_run.sweep_gaps(self.config, dumped, summary, self.classes)
+        return self.summary_from_detail({"classes": list(self.classes), "summary": summary, "gaps": gaps})
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
@@ -116,6 +118,8 @@ class ConflictsLens(Lens[ConflictsRow]):
 
     def report(self, folder: Path, rows: Sequence[ConflictsRow], summary: Summary, provenance: dict[str, Any]) -> None:
         result = {"classes": summary.detail["classes"], "summary": summary.detail["summary"], "provenance": provenance}
+        if "gaps" in summary.detail:
+            result["gaps"] = summary.detail["gaps"]
         conflicts_run.write_files(folder, self.config, [r.model_dump(mode="json") for r in rows], result)
 
     def run_label(self) -> str:

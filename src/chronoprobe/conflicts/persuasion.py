@@ -21,7 +21,7 @@ from chronoprobe.datasets.dynamicqa import ContextFact, ContextItem, expand
 from chronoprobe.errors import CapabilityError
 from chronoprobe.judges.base import Judge, cluster_many
 from chronoprobe.metrics import conflicts as m
-from chronoprobe.metrics.uncertainty import Estimate, bootstrap_mean, wilson_from_flags
+from chronoprobe.metrics.uncertainty import Estimate, bootstrap_difference, bootstrap_mean, wilson_from_flags
 from chronoprobe.models.base import Capability, DecodingParams, Generation, require
 
 
@@ -207,6 +207,16 @@ def summarise_persuasion(
 
 def _clean(values: Sequence[float | None]) -> list[float]:
     return [v for v in values if v is not None and not math.isnan(v)]
+
+
+def cp_difference(rows: Sequence[dict[str, Any]], first: str, second: str, point: float | None) -> Estimate:
+    """CP of class ``first`` minus CP of class ``second`` (one model's rows), with a bootstrap that
+    resamples each class's items on its own; n counts the items of both."""
+
+    def cps(fact_class: str) -> list[float]:
+        return _clean([r["cp"] for r in rows if r["fact_class"] == fact_class])
+
+    return bootstrap_difference(cps(first), cps(second), point=point)
 
 
 def _persuasion_estimates(

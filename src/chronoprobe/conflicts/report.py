@@ -24,10 +24,37 @@ def _label(fact_class: str) -> str:
     return CLASS_LABELS.get(fact_class, fact_class)
 
 
+NEGATIVE_ENTROPY_NOTE = (
+    "Some semantic entropies here are below zero. That is how the estimator behaves, not an error: it sums "
+    "the samples' length-normalised probabilities exp(l_i), which are per-token geometric means and not "
+    "shares of one distribution, so a cluster of several confident samples has L_k = log Σ exp(l_i) > 0 "
+    "(docs/conflicts.md, Semantic entropy)."
+)
+
+
+def _negative_entropy(
+    summary: Mapping[str, Mapping[str, Mapping[str, Any]]], rows: Sequence[Mapping[str, Any]]
+) -> bool:
+    """Whether any item's semantic entropy, class mean or interval bound is below zero."""
+    keys = ("se_context", "se_no_context")
+    values = [r.get(k) for r in rows for k in keys]
+    for per_class in summary.values():
+        for stats in per_class.values():
+            estimates = stats.get("estimates") or {}
+            values += [stats.get(k) for k in keys]
+            values += [(estimates.get(k) or {}).get("ci_low") for k in keys]
+    return any(isinstance(v, int | float) and v < 0 for v in values)
+
+
 def persuasion_markdown(
-    summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str], title: str
+    summary: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    classes: Sequence[str],
+    title: str,
+    rows: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """Accuracy (Tables 2/8), CP (3/9), SE (4), stubborn/persuaded (5/10) for every model."""
+    """Accuracy (Tables 2/8), CP (3/9), SE (4), stubborn/persuaded (5/10) for every model.
+
+    ``rows`` (the run's items) let the report say when an item's semantic entropy is negative."""
     heads = ["Model", *(_label(c) for c in classes), *(f"{_label(c)} {CI}" for c in classes)]
     acc_rows, cp_rows, se_rows, sp_rows = [], [], [], []
     cp_keys = ("cp", "cp_true_context", "cp_counterfactual")
@@ -97,6 +124,7 @@ def persuasion_markdown(
         "",
         table(heads, se_rows, digits=3),
         "",
+        *([NEGATIVE_ENTROPY_NOTE, ""] if _negative_entropy(summary, rows) else []),
         "## Stubborn and persuaded instances (counterfactual contexts)",
         "",
         table(
@@ -171,8 +199,9 @@ def completion_markdown(
     rel_rows = []
     for spec, per_class in summary.items():
         for c in classes:
+            relation_cis = (per_class[c].get("estimates") or {}).get("f1_per_relation") or {}
             for relation, value in sorted(per_class[c]["f1_per_relation"].items()):
-                rel_rows.append([spec, _label(c), relation, value])
+                rel_rows.append([spec, _label(c), relation, value, ci_cell(relation_cis.get(relation), 2)])
     parts = [
         f"# {title}",
         "",
@@ -213,7 +242,7 @@ def completion_markdown(
         "",
         "## F1 per relation",
         "",
-        table(["Model", "Class", "Relation", "F1"], rel_rows, digits=2),
+        table(["Model", "Class", "Relation", "F1", f"F1 {CI}"], rel_rows, digits=2),
         "",
     ]
     return "\n".join(parts)
@@ -275,11 +304,13 @@ def model_sweep_markdown(
     classes: Sequence[str],
     provenance: Mapping[str, Any],
     methodology: str,
+    gaps: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """One row per model, smallest first: the study's model-size sweep (empty for a single model).
 
-    The last column is the gap the study tracks across sizes: temporal (or mutable) minus
-    static (or immutable-1), for CP under DynamicQA's methodology and update success under MuLan's.
+    The last columns are the gap the study tracks across sizes: temporal (or mutable) minus
+    static (or immutable-1), for CP under DynamicQA's methodology and update success under MuLan's,
+    and its 95% interval and n where ``gaps`` (``summary.json``'s) has them.
     """
     if len(summary) < 2:
         return ""
@@ -294,8 +325,11 @@ def model_sweep_markdown(
         "Chat template",
         *(f"{_label(c)} {label}" for c in classes for _, label in per_class),
     ]
+    show_ci = bool(gaps) and bool(changing and stable)
     if changing and stable:
         headers.append(f"{gap_label} {_label(changing)} − {_label(stable)}")
+        if show_ci:
+            headers.append(CI)
     rows = []
     for order, (spec, stats) in enumerate(summary.items()):
         info = infos.get(spec, {})
@@ -309,6 +343,8 @@ def model_sweep_markdown(
         if changing and stable:
             high, low = stats[changing].get(gap_key), stats[stable].get(gap_key)
             row.append(_fixed(None if high is None or low is None else high - low))
+            if show_ci:
+                row.append(ci_cell((gaps or {}).get(spec)))
         rows.append(((size, order), row))
     rows.sort(key=lambda pair: pair[0])
     return "\n".join(
@@ -316,7 +352,13 @@ def model_sweep_markdown(
             "",
             "## Model sweep",
             "",
-            "The study's size sweep: one row per model, smallest first (parameters as loaded; – where unknown).",
+            "The study's size sweep: one row per model, smallest first (parameters as loaded; – where unknown)."
+            + (
+                " The gap's interval: a bootstrap over each class's items (CP), Newcombe's interval for a "
+                "difference of two proportions (update success); n counts the items of both classes."
+                if show_ci
+                else ""
+            ),
             "",
             table(headers, [row for _, row in rows]),
             "",

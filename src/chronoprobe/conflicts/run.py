@@ -27,6 +27,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.metrics import mulan as mm
+from chronoprobe.metrics.uncertainty import as_estimate, newcombe
 
 Dataset = Literal["dynamicqa", "mulan"]
 
@@ -109,7 +110,8 @@ def run(
     provenance = build_provenance(models, decoding=decoding, seeds=seeds, judge=judge_record, extra=extra).model_dump(
         mode="json"
     )
-    result = {"classes": list(classes), "summary": summary, "provenance": provenance}
+    gaps = sweep_gaps(config, rows, summary, classes)
+    result = {"classes": list(classes), "summary": summary, "gaps": gaps, "provenance": provenance}
     with publish.staged(config.out, "conflicts run") as out:
         write_files(out, config, rows, result)
     return result
@@ -165,6 +167,36 @@ def summarise(
     return summary
 
 
+SWEEP_GAP = {"dynamicqa": "cp", "mulan": "update_success"}
+"""The number whose gap between a changing and a stable class the study's size sweep follows."""
+
+
+def sweep_gaps(
+    config: RunConfig, rows: Sequence[dict[str, Any]], summary: dict[str, Any], classes: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Per model spec: the sweep's gap, temporal (or mutable) minus static (or immutable-1), for CP
+    under DynamicQA's methodology and update success under MuLan's, with n and a 95% interval:
+    a bootstrap over each class's items for CP, Newcombe's interval for update success."""
+    changing = next((c for c in ("temporal", "mutable") if c in classes), None)
+    stable = next((c for c in ("static", "immutable-1") if c in classes), None)
+    if changing is None or stable is None:
+        return {}
+    key = SWEEP_GAP[config.methodology]
+    gaps: dict[str, dict[str, Any]] = {}
+    for spec, per_class in summary.items():
+        high, low = per_class[changing].get(key), per_class[stable].get(key)
+        point = None if high is None or low is None else high - low
+        if config.methodology == "dynamicqa":
+            estimate = pers.cp_difference([r for r in rows if r["model"] == spec], changing, stable, point)
+        else:
+            first, second = (as_estimate((per_class[c].get("estimates") or {}).get(key)) for c in (changing, stable))
+            if first is None or second is None:
+                continue
+            estimate = newcombe(first, second, point=point)
+        gaps[spec] = {"metric": key, "classes": [changing, stable], **estimate.to_json()}
+    return gaps
+
+
 def _without_kind(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k != "kind"}
 
@@ -202,10 +234,10 @@ def write_files(folder: Path, config: RunConfig, rows: Sequence[dict[str, Any]],
     summary, classes, provenance = result["summary"], result["classes"], result["provenance"]
     title = f"{_name(config.dataset)} through {_name(config.methodology)}'s methodology"
     if config.methodology == "dynamicqa":
-        body = report.persuasion_markdown(summary, classes, title)
+        body = report.persuasion_markdown(summary, classes, title, rows)
     else:
         body = report.completion_markdown(summary, classes, title, config.completion.fidelity)
-    body += report.model_sweep_markdown(summary, classes, provenance, config.methodology)
+    body += report.model_sweep_markdown(summary, classes, provenance, config.methodology, result.get("gaps"))
     write_jsonl_atomic(folder / "items.jsonl", rows)
     write_json_atomic(folder / "summary.json", result)
     if config.methodology == "dynamicqa":

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
-from chronoprobe.metrics.uncertainty import RESAMPLES, SEED, Estimate, bootstrap, wilson_from_flags
+from chronoprobe.metrics.uncertainty import (
+    RESAMPLES,
+    SEED,
+    Estimate,
+    bootstrap,
+    resample_counts,
+    wilson,
+    wilson_from_flags,
+)
 
 N_CLASSES = 12
 
@@ -170,13 +178,106 @@ def _macro_f1_of_resamples(codes: np.ndarray, idx: np.ndarray, n_classes: int) -
     cells = n_classes * (n_classes + 1)
     flat = (codes[idx] + (np.arange(batch) * cells)[:, None]).ravel()
     counts = np.bincount(flat, minlength=batch * cells).reshape(batch, n_classes, n_classes + 1)
+    return _macro_f1_of_counts(counts)
+
+
+def _macro_f1_of_counts(counts: np.ndarray) -> np.ndarray:
+    """Macro F1 of every ``(n_classes, n_classes + 1)`` confusion matrix in ``counts`` (NaN where no class is seen)."""
+    n_classes = counts.shape[1]
     tp = np.diagonal(counts[:, :, :n_classes], axis1=1, axis2=2)
     gold_count = counts.sum(axis=2)
     pred_count = counts[:, :, :n_classes].sum(axis=1)
     seen = (gold_count + pred_count) > 0
     f1 = np.divide(2.0 * tp, gold_count + pred_count, out=np.zeros(tp.shape), where=seen)
-    macro: np.ndarray = f1.sum(axis=1) / seen.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        macro: np.ndarray = f1.sum(axis=1) / seen.sum(axis=1)
     return macro
+
+
+def _accuracy_of_counts(counts: np.ndarray) -> np.ndarray:
+    """Exact-match accuracy of every confusion matrix in ``counts`` (NaN for an empty one)."""
+    n_classes = counts.shape[1]
+    right = np.diagonal(counts[:, :, :n_classes], axis1=1, axis2=2).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share: np.ndarray = right / counts.sum(axis=(1, 2))
+    return share
+
+
+def per_class_f1_estimates(gold: Sequence[int], pred: Sequence[Pred]) -> dict[int, Estimate]:
+    """:func:`per_class_f1` with n and a 95% interval for every class.
+
+    F1_c = 2TP / (2TP + FP + FN) = 2p / (1 + p), where p = TP / n is the share right among the
+    n = TP + FP + FN items that involve class c (gold c, or predicted c). The interval is the
+    Wilson interval of p mapped through the same increasing function; n is those items.
+    """
+    points = per_class_f1(gold, pred)
+    estimates = {}
+    for c, point in points.items():
+        involved = [
+            (int(g), p) for g, p in zip(gold, pred, strict=True) if int(g) == c or (p is not None and int(p) == c)
+        ]
+        right = sum(g == c and p is not None and int(p) == c for g, p in involved)
+        share = wilson(right, len(involved))
+        low, high = share.ci_low, share.ci_high
+        estimates[c] = Estimate(
+            value=point,
+            n=len(involved),
+            ci_low=None if low is None else 2 * low / (1 + low),
+            ci_high=None if high is None else 2 * high / (1 + high),
+            method="wilson",
+        )
+    return estimates
+
+
+Asked = tuple[Hashable, int, Pred]
+"""(question, gold class, prediction) of one answer."""
+OfCounts = Callable[[np.ndarray], np.ndarray]
+
+
+def delta_percent_estimates(
+    with_context: Sequence[Asked],
+    without_context: Sequence[Asked],
+    points: Mapping[str, float | None],
+    *,
+    n_classes: int = N_CLASSES,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> dict[str, Estimate]:
+    """Table 6's Δ% of accuracy and macro F1 (``points["accuracy"]``, ``points["f1"]``) with 95% intervals.
+
+    A question's answers with and without its context (several contexts for a non-stationary
+    question) stay together: the bootstrap resamples questions, recomputes both sides from the
+    resampled answers and takes :func:`delta_percent`; n is the number of questions.
+    Resamples whose without-context value is 0 (Δ% undefined) are left out.
+    """
+    questions = list(dict.fromkeys(q for q, _, _ in [*with_context, *without_context]))
+    where = {q: i for i, q in enumerate(questions)}
+
+    def per_question(answers: Sequence[Asked]) -> np.ndarray:
+        counts = np.zeros((len(questions), n_classes * (n_classes + 1)))
+        for question, gold, prediction in answers:
+            counts[
+                where[question], int(gold) * (n_classes + 1) + (n_classes if prediction is None else int(prediction))
+            ] += 1
+        return counts
+
+    by_question = per_question(with_context), per_question(without_context)
+
+    def statistic(of_counts: OfCounts) -> OfCounts:
+        def delta(idx: np.ndarray) -> np.ndarray:
+            weights = resample_counts(idx, len(questions)).astype(np.float64)
+            shape = (idx.shape[0], n_classes, n_classes + 1)
+            with_value, without_value = (of_counts((weights @ q).reshape(shape)) for q in by_question)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out: np.ndarray = (with_value - without_value) / without_value * 100.0
+            return np.where(without_value == 0, np.nan, out)
+
+        return delta
+
+    return {
+        key: bootstrap(len(questions), statistic(of_counts), points.get(key), resamples=resamples, seed=seed)
+        for key, of_counts in (("accuracy", _accuracy_of_counts), ("f1", _macro_f1_of_counts))
+    }
 
 
 def macro_f1_estimate(

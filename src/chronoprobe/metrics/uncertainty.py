@@ -2,7 +2,9 @@
 
 - proportions (k of n): the Wilson score interval;
 - means and other statistics over items: a percentile bootstrap that resamples the items
-  with a seeded ``numpy`` Generator, so the same inputs always give the same interval.
+  with a seeded ``numpy`` Generator, so the same inputs always give the same interval;
+- differences between two independent groups: Newcombe's hybrid score interval for two
+  proportions, a bootstrap that resamples each group on its own for two means.
 
 An :class:`Estimate` keeps the reported value beside its n and interval. With no items
 (n = 0) the value and the interval are ``None``; a bootstrap over a single item gives no
@@ -25,7 +27,7 @@ SEED = 0
 _CHUNK = 200
 """Resamples drawn per batch: bounds memory to _CHUNK x n indices; fixed, so results stay reproducible."""
 
-Method = Literal["wilson", "bootstrap"]
+Method = Literal["wilson", "bootstrap", "newcombe"]
 
 
 class Estimate(BaseModel):
@@ -136,13 +138,77 @@ def bootstrap(
     for start in range(0, resamples, _CHUNK):
         batch = min(_CHUNK, resamples - start)
         stats.append(np.asarray(statistic(rng.integers(0, n, size=(batch, n))), dtype=np.float64))
-    values = np.concatenate(stats)
-    values = values[np.isfinite(values)]
+    return _percentiles(np.concatenate(stats), point, n, level)
+
+
+def _percentiles(statistics: np.ndarray, point: float, n: int, level: float) -> Estimate:
+    """The percentile interval of the finite resample statistics around ``point``."""
+    values = statistics[np.isfinite(statistics)]
     if values.size == 0:
         return Estimate(value=point, n=n, ci_low=None, ci_high=None, method="bootstrap", level=level)
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(values, [tail, 1.0 - tail])
     return Estimate(value=point, n=n, ci_low=float(low), ci_high=float(high), method="bootstrap", level=level)
+
+
+def resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """How often each of ``n`` items is drawn in every resample: ``(batch, n)`` indices to ``(batch, n)`` counts.
+
+    Lets a statistic over clusters of rows (the rows of a question) be computed as counts @ per-cluster totals.
+    """
+    batch = idx.shape[0]
+    flat = (idx + (np.arange(batch) * n)[:, None]).ravel()
+    counts: np.ndarray = np.bincount(flat, minlength=batch * n).reshape(batch, n)
+    return counts
+
+
+def bootstrap_difference(
+    first: Sequence[float] | np.ndarray,
+    second: Sequence[float] | np.ndarray,
+    *,
+    point: float | None = None,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    """mean(first) − mean(second) for two independent groups, each resampled on its own
+    (percentile bootstrap); n counts the items of both. ``point``: the value to report."""
+    _check_level(level)
+    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    n = int(a.size + b.size)
+    if point is None and a.size and b.size:
+        point = float(a.mean() - b.mean())
+    if not a.size or not b.size or point is None or not math.isfinite(point):
+        value = point if a.size and b.size else None
+        return Estimate(value=value, n=n, ci_low=None, ci_high=None, method="bootstrap", level=level)
+    if a.size == 1 and b.size == 1:
+        return Estimate(value=point, n=n, ci_low=None, ci_high=None, method="bootstrap", level=level)
+    rng = np.random.default_rng(seed)
+    stats = []
+    for start in range(0, resamples, _CHUNK):
+        batch = min(_CHUNK, resamples - start)
+        first_means = a[rng.integers(0, a.size, size=(batch, a.size))].mean(axis=1)
+        second_means = b[rng.integers(0, b.size, size=(batch, b.size))].mean(axis=1)
+        stats.append(first_means - second_means)
+    return _percentiles(np.concatenate(stats), point, n, level)
+
+
+def newcombe(first: Estimate, second: Estimate, *, point: float | None = None) -> Estimate:
+    """first − second for two independent proportions, from their Wilson estimates: Newcombe's
+    hybrid score interval (his method 10), at their level and on their scale; n counts both groups.
+
+    lower = d − sqrt((p1 − l1)² + (u2 − p2)²), upper = d + sqrt((u1 − p1)² + (p2 − l2)²).
+    """
+    n = first.n + second.n
+    p1, p2 = first.value, second.value
+    if p1 is None or p2 is None:
+        return Estimate(value=None, n=n, ci_low=None, ci_high=None, method="newcombe", level=first.level)
+    d = p1 - p2 if point is None else point
+    if first.ci_low is None or first.ci_high is None or second.ci_low is None or second.ci_high is None:
+        return Estimate(value=d, n=n, ci_low=None, ci_high=None, method="newcombe", level=first.level)
+    low = d - math.hypot(p1 - first.ci_low, second.ci_high - p2)
+    high = d + math.hypot(first.ci_high - p1, p2 - second.ci_low)
+    return Estimate(value=d, n=n, ci_low=low, ci_high=high, method="newcombe", level=first.level)
 
 
 def bootstrap_mean(

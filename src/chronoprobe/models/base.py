@@ -22,6 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.errors import CapabilityError
 
+Sampler = Literal["inverse-cdf", "multinomial"]
+"""How the hf decode loop draws a sampled token (``models/sampling.py``)."""
+SAMPLERS: tuple[Sampler, ...] = ("inverse-cdf", "multinomial")
+DEFAULT_SAMPLER: Sampler = "inverse-cdf"
+UNKEYED_SAMPLER: Sampler = "multinomial"
+"""The sampler of releases before 0.2.0, whose cache keys named no sampler: its keys still name none,
+so samples cached by those releases serve ``--sampler multinomial``."""
+
 
 class Capability(enum.StrEnum):
     GENERATE = "generate"
@@ -163,7 +171,8 @@ class BackendInfo(BaseModel):
     edit: str | None = None
     """Set while the weights are edited: a hash of the method, its hyperparameters and the edits (in cache keys)."""
     sampler: str | None = None
-    """How this backend draws sampled tokens, where that changed over versions; in the cache keys of sampled calls."""
+    """How this backend draws sampled tokens (hf: ``inverse-cdf`` or ``multinomial``; None: the server's or
+    library's own); in the cache keys of sampled calls, except ``multinomial`` (see :data:`UNKEYED_SAMPLER`)."""
     given_name: str | None = None
     """The NAME of ``--model NAME=SPEC``, when the user gave one; not in cache keys."""
 

@@ -27,6 +27,7 @@ from chronoprobe.models.base import (
     Generation,
     Prompt,
     Sample,
+    Sampler,
     render_with_tokenizer,
 )
 from chronoprobe.models.kv_buffer import cache_argument, cache_of, preallocate
@@ -43,7 +44,7 @@ from chronoprobe.models.loading import (
     rows_that_fit,
 )
 from chronoprobe.models.prefill_groups import length_groups, merge, mergeable, repeated
-from chronoprobe.models.sampling import pick_tokens
+from chronoprobe.models.sampling import pick_tokens, pick_tokens_multinomial
 from chronoprobe.threads import AdaptiveThreads
 
 NOMINAL_NEW_TOKENS = 32
@@ -73,10 +74,11 @@ class HFConfig(BaseModel):
     spec: str | None = None
     revision_label: str | None = None
     """Overrides the recorded revision (e.g. the GGUF file's hash for converted models)."""
+    sampler: Sampler = "inverse-cdf"
+    """``inverse-cdf``: one uniform number per row and step (models/sampling.py). ``multinomial``: the
+    decode loop of releases before 0.2.0 for sampled calls (``torch.multinomial``, every row decoding to
+    the batch's end, one padded prefill), which reproduces their samples exactly."""
 
-
-SAMPLER = "inverse-cdf"
-"""Sampled tokens come from one uniform number per row and step (models/sampling.py); in sampled calls' cache keys."""
 
 AUTO_PROBE_ROWS = 64
 """The longest prompts of a request that --batch-size auto probes with."""
@@ -152,7 +154,7 @@ class HFBackend(Backend):
             chat_template=self.use_chat_template,
             is_chat_model=self.has_chat_template,
             extra=loaded.extra,
-            sampler=SAMPLER,
+            sampler=config.sampler,
         )
         if loaded.adapter_revision is not None:  # the adapter's files are part of what produced an output
             self._info.revision = f"{self._info.revision}+{loaded.adapter_revision}"
@@ -274,7 +276,9 @@ class HFBackend(Backend):
                 mask[i, width - len(row) :] = 1
         return ids.to(self.device), mask.to(self.device)
 
-    def _prefill(self, token_ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
+    def _prefill(
+        self, token_ids: Sequence[Sequence[int]], *, grouped: bool = True
+    ) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
         """Run the prompts; return (last logits, KV cache, attention mask, last positions).
 
         Prompts in a batch usually share a long prefix (system prompt, instruction,
@@ -284,7 +288,8 @@ class HFBackend(Backend):
         without a passage) run in groups of similar length, so that short rows
         are not padded to the longest; the groups' caches are then laid side by
         side, padded where the mask hides them. Positions and the attention mask
-        make all of this equivalent to running each full prompt.
+        make all of this equivalent to running each full prompt. ``grouped=False``
+        keeps one padded prefill, as releases before 0.2.0 ran it.
         """
         shared = _common_prefix_length(token_ids)
         if len(token_ids) < 2 or shared < _MIN_SHARED_PREFIX:
@@ -294,7 +299,9 @@ class HFBackend(Backend):
             prefix = torch.tensor([list(token_ids[0][:shared])], dtype=torch.long, device=self.device)
             prefix_cache = cache_of(self.model(input_ids=prefix, use_cache=True, **self._keep_last))
         suffixes = [row[shared:] for row in token_ids]
-        groups = length_groups([len(s) for s in suffixes]) if self.prefill_groups and self._caches_merge else []
+        groups = (
+            length_groups([len(s) for s in suffixes]) if grouped and self.prefill_groups and self._caches_merge else []
+        )
         if len(groups) > 1:
             parts = []
             for group in groups:
@@ -336,10 +343,12 @@ class HFBackend(Backend):
         those still decoding, so the model no longer runs on them. Each step
         draws one uniform number for every original row (see
         ``models/sampling.py``), so when rows leave changes nothing for the
-        others.
+        others. Under ``--sampler multinomial`` sampled calls run as releases
+        before 0.2.0 ran them, so that their samples come out identical.
         """
         device = self.device
-        logits, cache, attention, last_position = self._prefill(token_ids)
+        legacy = self.config.sampler == "multinomial" and not params.greedy
+        logits, cache, attention, last_position = self._prefill(token_ids, grouped=not legacy)
         n = params.n
         if not preallocate(cache, repeats=n, extra_tokens=params.max_new_tokens) and n > 1:
             cache.batch_repeat_interleave(n)
@@ -353,7 +362,7 @@ class HFBackend(Backend):
         eos = torch.tensor(self.eos_ids or [-1], device=device)
         pad_id = int(self.tokenizer.pad_token_id)
         steps = params.max_new_tokens
-        can_drop = self.drop_finished_rows and hasattr(cache, "batch_select_indices")
+        can_drop = self.drop_finished_rows and not legacy and hasattr(cache, "batch_select_indices")
 
         present = torch.arange(rows, device=device)  # the original row of each row still in the batch
         finished = torch.zeros(rows, dtype=torch.bool, device=device)
@@ -363,9 +372,12 @@ class HFBackend(Backend):
         dist_sum = torch.zeros_like(logits) if params.mean_distribution else None
 
         for step in range(steps):
-            uniforms = None if params.greedy else torch.rand(rows, generator=generator, device=device)[present]
             log_norm = torch.logsumexp(logits, dim=-1, keepdim=True)
-            token = pick_tokens(logits, params, uniforms)
+            if legacy:
+                token = pick_tokens_multinomial(logits, params, generator)
+            else:
+                uniforms = None if params.greedy else torch.rand(rows, generator=generator, device=device)[present]
+                token = pick_tokens(logits, params, uniforms)
             token = torch.where(finished, torch.full_like(token, pad_id), token)
             active = ~finished
             if dist_sum is not None:

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.models.base import Backend
+from chronoprobe.models.base import DEFAULT_SAMPLER, Backend, Sampler
 
 DEFAULT_MODEL = "smollm2"
 
@@ -38,6 +38,8 @@ class BackendOptions(BaseModel):
     batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] = 16
     """``auto`` (hf): the largest batch that fits; other backends take their default."""
     chat_template: bool | None = None
+    sampler: Sampler = DEFAULT_SAMPLER
+    """hf: how sampled tokens are drawn; ``multinomial`` reproduces releases before 0.2.0 (docs/backends.md)."""
     trust_remote_code: bool = False
     api_mode: Literal["chat", "completions"] = "chat"
     concurrency: int = 4
@@ -237,6 +239,7 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
         quantize=options.quantize,
         batch_size=options.batch_size,
         chat_template=options.chat_template,
+        sampler=options.sampler,
         spec=raw,
         revision_label=f"gguf-sha256:{digest[:16]}",
     )
@@ -276,6 +279,7 @@ def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -
                 quantize=options.quantize,
                 batch_size=options.batch_size,
                 chat_template=options.chat_template,
+                sampler=options.sampler,
                 trust_remote_code=options.trust_remote_code,
                 spec=raw,
             )

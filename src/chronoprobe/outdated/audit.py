@@ -43,6 +43,10 @@ class AuditConfig(BaseModel):
     max_new_tokens: int = Field(20, ge=1)
     limit: int | None = Field(None, ge=1)
     instruction: str = CHAT_INSTRUCTION
+    cutoffs: dict[str, str] = Field(default_factory=dict)
+    """Published knowledge cutoffs by model name or spec (``--cutoff NAME=YYYY-MM``): a marker on the plot."""
+    deployed_at: str | None = None
+    """``--deployed-at``: forecast how much of what each model knows is stale from this date on."""
 
     def decoding(self) -> DecodingParams:
         return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, seed=0)

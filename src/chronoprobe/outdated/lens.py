@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from chronoprobe.cache import CachedModel
 from chronoprobe.knowledge.types import Fact, Snapshot
 from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.models.names import display_name
 from chronoprobe.outdated.audit import (
     AuditConfig,
     ResponseRecord,
@@ -59,8 +60,23 @@ class OutdatedLens(Lens[ResponseRecord]):
                 [r for r in rows if r.model == spec], with_as_of=self.config.as_of is not None, no_gold=self.no_gold
             )
             per_model[spec]["name"] = model.info.name or spec  # short label for the plots
+            per_model[spec]["knowledge_date"] = self._knowledge_date(model, [r for r in rows if r.model == spec])
         as_of = self.config.as_of.isoformat() if self.config.as_of else None
         return self.summary_from_detail({"as_of": as_of, "models": per_model, "overall_key": ALL})
+
+    def _knowledge_date(self, model: CachedModel, rows: Sequence[ResponseRecord]) -> dict[str, Any]:
+        """The model's knowledge date and staleness (no model calls: the rows and the snapshot's periods)."""
+        from chronoprobe.outdated.knowledge_date import dated_answers, knowledge_summary
+
+        assert self.gold is not None, "load() first"
+        answers, excluded = dated_answers(
+            ((r.fact_id, r.category, r.verdict, r.matched) for r in rows), self.gold.answers
+        )
+        names = (model.info.name, model.info.spec, display_name(model.info.spec))
+        cutoff = next((self.config.cutoffs[n] for n in names if n and n in self.config.cutoffs), None)
+        return knowledge_summary(
+            answers, excluded, self.gold.retrieved, cutoff=cutoff, deployed_at=self.config.deployed_at
+        )
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:

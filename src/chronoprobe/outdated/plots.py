@@ -18,6 +18,7 @@ import numpy as np
 
 from chronoprobe.metrics.dyknow import VERDICTS
 from chronoprobe.models.names import display_name, unique_names
+from chronoprobe.outdated.knowledge_date import is_wide
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -169,6 +170,96 @@ def verdicts_figure(per_model: Mapping[str, dict[str, Any]], per_row: int = 3) -
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 0.9), frameon=False)
     fig.tight_layout()
+    return fig
+
+
+def _wrap(text: str, width: int = 30) -> str:
+    return textwrap.fill(text, width) if len(text) > width else text
+
+
+def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
+    """One panel per model: the as-of curve, the knowledge date with its 95% band, and the
+    published cutoff (dashed) when one was given."""
+    from matplotlib.figure import Figure
+
+    names = unique_names(per_model)
+    blocks = list(per_model.values())
+    cols = min(per_row, max(1, len(blocks)))
+    rows = math.ceil(len(blocks) / cols)
+    fig = Figure(figsize=(cols * 4.2 + 0.6, rows * 3.4))
+    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+    for ax, name, block in zip(axes, names, blocks, strict=False):
+        curve = block["curve"]
+        ax.plot(curve["dates"], [100 * s for s in curve["share"]], color="#264653", lw=1.4, label="as-of curve")
+        estimate = block["per_category"]["all"]["estimate"]
+        if estimate["ci_low"] is not None and estimate["ci_high"] is not None:
+            ax.axvspan(estimate["ci_low"], estimate["ci_high"], color="#2a9d8f", alpha=0.2, label="95% interval")
+        ax.axvline(estimate["value"], color="#2a9d8f", lw=2, label=f"knowledge date {estimate['label']}")
+        if block.get("published_cutoff_year") is not None:
+            ax.axvline(
+                block["published_cutoff_year"],
+                color="#e76f51",
+                lw=1.5,
+                ls="--",
+                label=f"published cutoff {block['published_cutoff']}",
+            )
+        wide = ", wide interval: few dated facts" if is_wide(estimate) else ""
+        ax.set_title(f"{_wrap(name)}\n(n={estimate['n']} facts{wide})", fontsize=9)
+        ax.set_xlabel("date (year)")
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower left")
+    for ax in axes[len(blocks) :]:
+        ax.set_visible(False)
+    for ax in axes[::cols]:
+        ax.set_ylabel("% of dated answers valid then")
+    fig.suptitle("When does the model's knowledge stop?", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
+    """Small multiples, one panel per category (``all`` first): the share of what each model knew
+    at its knowledge date that still holds later, with its 95% band; one line per model, one
+    legend for the figure (long names wrap there), each panel's n in its title."""
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    names = unique_names(per_model)
+    curves_of = [(block.get("staleness") or {}).get("per_category") or {} for block in per_model.values()]
+    categories = sorted({c for curves in curves_of for c in curves}, key=lambda c: (c != "all", c))
+    cols = min(per_row, max(1, len(categories)))
+    rows = max(1, math.ceil(len(categories) / cols))
+    fig = Figure(figsize=(cols * 3.8 + 0.6, rows * 3.2 + 0.5 + 0.3 * len(names)))
+    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+    palette = ["#264653", "#e76f51", "#2a9d8f", "#8e44ad", "#e9c46a", "#1f77b4"]
+    for ax, category in zip(axes, categories, strict=False):
+        counts = []
+        for index, curves in enumerate(curves_of):
+            curve = curves.get(category)
+            counts.append("–" if curve is None else str(curve["n"]))
+            if curve is None:
+                continue
+            colour = palette[index % len(palette)]
+            dates = curve["dates"]
+            ax.plot(dates, [100 * s for s in curve["share"]], color=colour, lw=1.5)
+            if None not in curve["low"] and None not in curve["high"]:
+                ax.fill_between(
+                    dates, [100 * v for v in curve["low"]], [100 * v for v in curve["high"]], color=colour, alpha=0.15
+                )
+        ax.axhline(50, color="#999999", lw=0.8, ls=":")
+        ax.set_title(f"{_wrap(category, 34)}\nn = {', '.join(counts)} values", fontsize=9)
+        ax.set_ylim(0, 102)
+        ax.grid(alpha=0.3)
+        ax.set_xlabel("date (year)")
+    for ax in axes[len(categories) :]:
+        ax.set_visible(False)
+    for ax in axes[::cols]:
+        ax.set_ylabel("% still current")
+    handles = [Line2D([], [], color=palette[i % len(palette)], lw=2) for i in range(len(names))]
+    fig.legend(handles, [_wrap(n, 60) for n in names], fontsize=8, loc="lower center", ncol=1, frameon=False)
+    fig.suptitle("How fast does what the model knew at its knowledge date go stale?", fontsize=10)
+    fig.tight_layout(rect=(0, 0.02 + 0.035 * len(names), 1, 1))
     return fig
 
 

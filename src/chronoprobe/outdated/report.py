@@ -20,6 +20,7 @@ from chronoprobe.io import (
 from chronoprobe.metrics.dyknow import VERDICTS
 from chronoprobe.metrics.uncertainty import cell, ci_cell
 from chronoprobe.outdated.audit import ResponseRecord
+from chronoprobe.outdated.knowledge_report import knowledge_lines, write_knowledge_plots
 from chronoprobe.outdated.prompts import prompting_label
 from chronoprobe.outdated.summary import ALL
 from chronoprobe.reports.markdown import provenance_section, recorded_label, table
@@ -134,9 +135,15 @@ def render_markdown(per_model: Mapping[str, dict[str, Any]], provenance: dict[st
         "",
         "![verdicts per category](verdicts.png)",
         "",
+        *knowledge_lines(_knowledge_blocks(per_model)),
         provenance_section(provenance),
     ]
     return "\n".join(parts)
+
+
+def _knowledge_blocks(per_model: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """Display name -> knowledge-date block, for the models whose summary has one."""
+    return {str(s.get("name") or m): s.get("knowledge_date") for m, s in per_model.items() if "knowledge_date" in s}
 
 
 def _no_gold_lines(per_model: Mapping[str, dict[str, Any]], provenance: dict[str, Any]) -> list[str]:
@@ -209,4 +216,5 @@ def write_report_files(
     )
     plot_recency(per_model, folder / "recency.png")
     plot_verdicts(per_model, folder / "verdicts.png")
+    write_knowledge_plots(folder, _knowledge_blocks(per_model))
     write_text_atomic(folder / "report.md", render_markdown(per_model, provenance, as_of))

@@ -108,6 +108,8 @@ class ScoreSummary(BaseModel):
     overall: CategoryScore
     no_gold: list[str] = Field(default_factory=list)
     """Facts whose gold has no dated answer: not judged, outside every rate and sheet."""
+    knowledge_date: dict[str, Any] | None = None
+    """The effective knowledge date and staleness (:mod:`chronoprobe.outdated.knowledge_date`)."""
     provenance: Provenance
 
 
@@ -331,11 +333,15 @@ def score_generations(
     use_aliases: bool = False,
     as_of: dt.date | None = None,
     gold_answers: Mapping[str, FactAnswers] | None = None,
+    cutoff: str | None = None,
+    deployed_at: str | None = None,
 ) -> ScoreSummary:
     """Classify every response in ``generations_dir`` and write sheets and summary to ``out_dir``.
 
     ``gold``: a ``grc_generated.json``, a snapshot name/path, or None (shipped snapshot).
     ``gold_answers`` bypasses loading (already-loaded gold answers by fact id).
+    ``cutoff``: the model's published knowledge cutoff (YYYY-MM), a marker on the knowledge-date plot;
+    ``deployed_at``: forecast the staleness from that date on.
     """
     generations_dir = Path(generations_dir)
     files = answers_files(generations_dir)
@@ -362,6 +368,7 @@ def score_generations(
         categories={category: aggregate(items) for category, items in by_category.items()},
         overall=aggregate(everything),
         no_gold=sorted(no_gold),
+        knowledge_date=_knowledge_date(everything, gold_map, gold_description, cutoff, deployed_at),
         provenance=build_provenance(
             [],
             snapshot=gold_description,
@@ -379,4 +386,34 @@ def score_generations(
             write_json_atomic(staging / f"{category}_answer_sheet.json", answer_sheet(items))
         write_jsonl_atomic(staging / "classifications.jsonl", (_classification_row(i) for i in everything))
         write_json_atomic(staging / "summary.json", summary.model_dump(mode="json"))
+        if summary.knowledge_date is not None:
+            from chronoprobe.outdated.knowledge_report import write_score_report
+
+            write_score_report(staging, summary.model, summary.knowledge_date)
     return summary
+
+
+def _knowledge_date(
+    scored: list[ScoredResponse],
+    gold: Mapping[str, FactAnswers],
+    description: Mapping[str, Any],
+    cutoff: str | None,
+    deployed_at: str | None,
+) -> dict[str, Any] | None:
+    """The knowledge-date block over the paraphrase answers; None when the gold carries no retrieval date."""
+    from chronoprobe.outdated.knowledge_date import dated_answers, knowledge_summary
+
+    retrieved = description.get("retrieved")
+    if retrieved is None:
+        return None
+    answers, excluded = dated_answers(
+        (
+            (i.response.fact_id, i.response.category, i.classification.verdict, i.classification.matched_labels)
+            for i in scored
+            if i.response.prompt_key not in EXCLUDED_PROMPT_KEYS
+        ),
+        gold,
+    )
+    return knowledge_summary(
+        answers, excluded, dt.date.fromisoformat(str(retrieved)), cutoff=cutoff, deployed_at=deployed_at
+    )

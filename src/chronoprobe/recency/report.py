@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronoprobe.io import write_bytes_atomic
-from chronoprobe.metrics.uncertainty import cell
+from chronoprobe.metrics.uncertainty import as_estimate, cell
 from chronoprobe.reports.markdown import fmt, provenance_section, table
 
 if TYPE_CHECKING:
@@ -20,6 +20,15 @@ if TYPE_CHECKING:
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:+.1f}%"
+
+
+def _delta(entry: dict[str, Any], key: str) -> str:
+    """Δ% with its interval and n of questions where the summary has them (older summaries: the bare Δ%)."""
+    estimate = as_estimate((entry.get("estimates") or {}).get(key))
+    if estimate is None or estimate.value is None:
+        return _pct(entry[key])
+    interval = estimate.interval(1) if estimate.has_interval else "[–]"
+    return f"{_pct(entry[key])} {interval} (n={estimate.n})"
 
 
 def _v(entry: dict[str, Any], key: str, digits: int = 3) -> Any:
@@ -68,6 +77,30 @@ def confusion_png(path: Path, matrix: list[list[int]], labels: list[str], title:
     buffer = io.BytesIO()
     confusion_figure(matrix, labels, title).savefig(buffer, format="png", dpi=CONFUSION_DPI)
     write_bytes_atomic(path, buffer.getvalue())
+
+
+def _per_class_f1(summary: dict[str, Any]) -> list[str]:
+    """One row per run: each class's F1, with its 95% interval and n where the summary has them."""
+    labels = summary["labels"]
+    rows = []
+    for run in summary["runs"]:
+        estimates = run.get("per_class_f1_estimates")
+        if estimates is None:  # a summary written before per-class intervals
+            cells = [run["per_class_f1"].get(label) for label in labels]
+        else:
+            cells = [_f1_cell(estimates.get(label)) for label in labels]
+        rows.append([run["model"], run["strategy"], run["context_mode"], *cells])
+    return [
+        "Each cell: F1 [95% interval] (n): the Wilson interval of p = TP / (TP + FP + FN) mapped through "
+        "F1 = 2p / (1 + p); n counts the answers whose gold or predicted class it is (docs/recency.md).",
+        "",
+        table(["model", "strategy", "context", *labels], rows, digits=2),
+    ]
+
+
+def _f1_cell(estimate: dict[str, Any] | None) -> str | None:
+    """``0.50 [0.21, 0.79] (n=6)``; None (an empty cell) for a class the run never saw."""
+    return None if estimate is None else f"{cell(estimate, 2)} (n={estimate['n']})"
 
 
 def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
@@ -130,10 +163,10 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
                 f"{e['n_with']}/{e['n_without']}",
                 _v(e, "accuracy_with"),
                 _v(e, "accuracy_without"),
-                _pct(e["accuracy_delta_pct"]),
+                _delta(e, "accuracy_delta_pct"),
                 _v(e, "f1_with"),
                 _v(e, "f1_without"),
-                _pct(e["f1_delta_pct"]),
+                _delta(e, "f1_delta_pct"),
             ]
         )
     lines.append(
@@ -156,6 +189,12 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
     )
     if not any(e["n_with"] and e["n_without"] for e in summary["table6"]):
         lines += ["", "_Δ% needs both context modes (`--context both`)._"]
+    else:
+        lines += [
+            "",
+            "Δ% = (with − without) / without × 100, with its 95% interval: a seeded bootstrap over questions "
+            "(a question's answers with and without context stay together); n counts the questions.",
+        ]
     lines += ["", "## Recency transition on non-stationary questions (Table 7 style)", ""]
     t7 = [
         [
@@ -190,12 +229,7 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
     else:
         lines.append("_No with-context answers on non-stationary questions in this run._")
     lines += ["", "## Per-class F1", ""]
-    labels = summary["labels"]
-    pc_rows = [
-        [run["model"], run["strategy"], run["context_mode"]] + [run["per_class_f1"].get(label) for label in labels]
-        for run in summary["runs"]
-    ]
-    lines.append(table(["model", "strategy", "context", *labels], pc_rows, digits=2))
+    lines += _per_class_f1(summary)
     lines += ["", "## How answers were parsed", ""]
     parse_rows = [
         [

@@ -29,6 +29,9 @@ def overall(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any
     gold, pred = _labels(rows)
     summary: dict[str, Any] = dict(m.classification_summary(gold, pred, tolerance))
     summary["per_class_f1"] = {RecencyClass(c).label: f for c, f in m.per_class_f1(gold, pred).items()}
+    summary["per_class_f1_estimates"] = {
+        RecencyClass(c).label: e.to_json() for c, e in m.per_class_f1_estimates(gold, pred).items()
+    }
     summary["confusion"] = m.confusion_matrix(gold, pred).tolist()
     summary["parsed_by"] = dict(Counter(r["parsed_by"] for r in rows))
     summary["truncated"] = sum(r.get("finish_reason") == "length" for r in rows)
@@ -50,9 +53,11 @@ def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         for stationarity in ("Stationary", "Non-Stationary"):
             entry: dict[str, Any] = {"model": model, "strategy": strategy, "stationarity": stationarity}
             estimates: dict[str, Any] = {}
+            asked: dict[str, list[tuple[Any, int, int | None]]] = {}
             for mode in ("with", "without"):
                 subset = [r for r in group if r["stationarity"] == stationarity and r["context_mode"] == mode]
                 gold, pred = _labels(subset)
+                asked[mode] = [(r["q_id"], g, p) for r, g, p in zip(subset, gold, pred, strict=True)]
                 entry[f"n_{mode}"] = len(subset)
                 entry[f"accuracy_{mode}"] = m.accuracy(gold, pred)
                 entry[f"f1_{mode}"] = m.macro_f1(gold, pred)
@@ -62,6 +67,13 @@ def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 estimates[f"f1_{mode}"] = m.macro_f1_estimate(gold, pred).to_json()
             entry["accuracy_delta_pct"] = m.delta_percent(entry["accuracy_with"], entry["accuracy_without"])
             entry["f1_delta_pct"] = m.delta_percent(entry["f1_with"], entry["f1_without"])
+            deltas = m.delta_percent_estimates(
+                asked["with"],
+                asked["without"],
+                {"accuracy": entry["accuracy_delta_pct"], "f1": entry["f1_delta_pct"]},
+            )
+            estimates["accuracy_delta_pct"] = deltas["accuracy"].to_json()
+            estimates["f1_delta_pct"] = deltas["f1"].to_json()
             entry["estimates"] = estimates
             table.append(entry)
     return table

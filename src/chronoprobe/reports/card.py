@@ -63,6 +63,11 @@ METRIC_LABELS = {
     "tolerant_accuracy": "accuracy (±1 class)",
     "macro_f1": "macro F1",
     "unparseable_rate": "unparseable",
+    "knowledge_date": "knowledge date (decimal year)",
+    "knowledge_date_naive": "knowledge date, naive argmax (decimal year)",
+    "published_cutoff": "published cutoff (decimal year)",
+    "freshness_half_life_years": "freshness half-life (years)",
+    "still_current_at_snapshot_pct": "known at the knowledge date, still current at the snapshot",
 }
 _HEADLINE_CONFLICTS = (
     "cp",
@@ -74,6 +79,8 @@ _HEADLINE_CONFLICTS = (
     "update_success",
 )
 _HEADLINE_RECENCY = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate")
+_DECIMAL_YEARS = {"knowledge_date", "knowledge_date_naive", "published_cutoff", "freshness_half_life_years"}
+"""Dates and durations in years: two decimals (a month is 0.083)."""
 _UNIT_RATES = {"accuracy", "f1", "rate", "confidence"}
 """Words that mark a rate on a 0-1 scale (``accuracy_no_context``, ``macro_f1``, ``unparseable_rate``)."""
 
@@ -118,6 +125,8 @@ def _fmt(value: float, lens: str, metric: str) -> str:
     scale = unit_scale(lens, metric)
     if scale == 100.0:
         return f"{value:.1f}"
+    if metric in _DECIMAL_YEARS:
+        return f"{value:.2f}"
     return f"{value:.3f}"
 
 
@@ -245,6 +254,7 @@ def _headline_keys(lens: str, rows: Sequence[Row]) -> list[tuple[str, str]]:
     if lens == "outdated":
         wanted = [f"soft_constraint_pct.{v}" for v in VERDICTS] + ["inconsistency_pct"]
         wanted += [f"as_of.{m}" for m in wanted]
+        wanted += ["knowledge_date", "published_cutoff", "freshness_half_life_years"]
         return [(ALL, m) for m in wanted if (ALL, m) in present]
     if lens == "conflicts":
         classes = dict.fromkeys(c for c, _ in present)

@@ -56,6 +56,14 @@ def provenance_section(provenance: dict[str, Any]) -> str:
     if provenance.get("seeds"):
         lines.append(f"- seeds: {provenance['seeds']}")
     lines.append(f"- decoding: `{provenance.get('decoding')}`")
+    sampled_by = {m["spec"]: m["sampler"] for m in provenance.get("models", []) if m.get("sampler")}
+    if sampled_by:
+        hint = (
+            " (`--sampler multinomial` reproduces releases before 0.2.0)"
+            if "inverse-cdf" in sampled_by.values()
+            else ""
+        )
+        lines.append(f"- sampler: {', '.join(f'{spec} {name}' for spec, name in sampled_by.items())}{hint}")
     versions = ", ".join(f"{k} {v}" for k, v in provenance.get("packages", {}).items())
     lines.append(f"- packages: {versions}")
     if provenance.get("threads"):

@@ -395,6 +395,34 @@ def _outdated_run_rows(run: RunFolder) -> list[Row]:
             for category, group in (model.get(block) or {}).items():
                 base = _base(run, names[spec], category)
                 rows.extend(_group_rows(base, group, prefix))
+        rows.extend(_knowledge_date_rows(run, names[spec], model.get("knowledge_date")))
+    return rows
+
+
+def _knowledge_date_rows(run: RunFolder, model: str, block: Mapping[str, Any] | None) -> list[Row]:
+    """The knowledge date (decimal years), its naive floor, the published cutoff, and per category
+    the freshness half-life, the share still current at the snapshot and the deployment forecast."""
+    if not block:
+        return []
+    rows: list[Row] = []
+    for category, entry in (block.get("per_category") or {}).items():
+        base = _base(run, model, category)
+        rows.append(_estimate_row(base, "knowledge_date", entry["estimate"]))
+        rows.append(_estimate_row(base, "knowledge_date_naive", entry["naive"]))
+    if block.get("published_cutoff_year") is not None:
+        rows.append(
+            Row(**_base(run, model, ALL), metric="published_cutoff", value=_num(block["published_cutoff_year"]))
+        )
+    for category, curve in ((block.get("staleness") or {}).get("per_category") or {}).items():
+        base = _base(run, model, category)
+        rows.append(_estimate_row(base, "freshness_half_life_years", curve["half_life_years"]))
+        last = {"value": curve["share"][-1], "n": curve["n"], "ci_low": curve["low"][-1], "ci_high": curve["high"][-1]}
+        rows.append(_estimate_row(base, "still_current_at_snapshot_pct", last, scale=100.0))
+    for category, points in ((block.get("deployed_at") or {}).get("per_category") or {}).items():
+        base = _base(run, model, category)
+        for months, point in points.items():
+            name = "deployed_at.stale_pct" if months == "0" else f"deployed_at.stale_{months}m_pct"
+            rows.append(_estimate_row(base, name, point))
     return rows
 
 
@@ -410,6 +438,7 @@ def _outdated_score_rows(run: RunFolder) -> list[Row]:
                 rows.append(_estimate_row(base, f"{prefix}{name}.{verdict}", estimate, scale=100.0))
         if estimates.get("inconsistency"):
             rows.append(_estimate_row(base, f"{prefix}inconsistency_pct", estimates["inconsistency"], scale=100.0))
+    rows.extend(_knowledge_date_rows(run, run.models[0].name, run.summary.get("knowledge_date")))
     return rows
 
 
@@ -433,13 +462,21 @@ def _recency_rows(run: RunFolder) -> list[Row]:
         for key, group in entry.items():
             if isinstance(group, dict) and "estimates" in group:  # the stationarity groups
                 rows.extend(_group_rows(_base(run, model, key), group, prefix))
+        per_class = entry.get("per_class_f1_estimates") or {}
         for label, f1 in (entry.get("per_class_f1") or {}).items():
-            rows.append(Row(**_base(run, model, label), metric=prefix + "f1", value=_num(f1)))
+            if isinstance(per_class.get(label), dict):
+                rows.append(_estimate_row(_base(run, model, label), prefix + "f1", per_class[label]))
+            else:
+                rows.append(Row(**_base(run, model, label), metric=prefix + "f1", value=_num(f1)))
     for entry in run.summary.get("table6") or []:
         base = _base(run, names[str(entry["model"])], str(entry["stationarity"]))
+        deltas = entry.get("estimates") or {}
         for key in ("accuracy_delta_pct", "f1_delta_pct"):
-            if key in entry:
-                rows.append(Row(**base, metric=f"{entry['strategy']}.{key}", value=_num(entry[key])))
+            metric = f"{entry['strategy']}.{key}"
+            if isinstance(deltas.get(key), dict):
+                rows.append(_estimate_row(base, metric, {**deltas[key], "value": entry[key]}))
+            elif key in entry:
+                rows.append(Row(**base, metric=metric, value=_num(entry[key])))
     for entry in run.summary.get("table7") or []:
         base = _base(run, names[str(entry["model"])], "Non-Stationary")
         rows.extend(_group_rows(base, entry, f"{entry['strategy']}."))
