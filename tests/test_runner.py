@@ -67,6 +67,9 @@ def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, moc
     result = execute(OutdatedLens(config), tmp_path / "run", models=[mock_spec], cache=tmp_path / "calls.sqlite")
     new = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))["models"][mock_spec]
     new.pop("name")
+    assert (
+        "estimate" in new.pop("knowledge_date")["per_category"]["all"]
+    )  # 0.2's addition; every older number as before
     assert new == json.loads(json.dumps(old))
     log = _log(tmp_path / "run")
     assert log["lens"] == "outdated" and log["kind"] == "outdated run" and log["format"] == "chronoprobe-run/1"
@@ -79,7 +82,7 @@ def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, moc
     assert {"report.md", "recency.png", "verdicts.png", ".chronoprobe-run"} <= {
         p.name for p in (tmp_path / "run").iterdir()
     }
-    assert log["files"]["plots"] == ["recency.png", "verdicts.png"]
+    assert log["files"]["plots"] == ["knowledge_date.png", "recency.png", "staleness.png", "verdicts.png"]
 
 
 def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock_spec: str) -> None:

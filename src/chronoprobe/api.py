@@ -302,8 +302,8 @@ def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
     if folder.kind == "outdated score":
         block = folder.summary.get("knowledge_date")
         return {folder.models[0].name: block} if block else {}
-    names = {m.spec: m.name for m in folder.models}
-    blocks = {names[spec]: model.get("knowledge_date") for spec, model in folder.summary["models"].items()}
+    names = {m.key or m.spec: m.name for m in folder.models}  # keyed as the run's summary and rows key them
+    blocks = {names[key]: model.get("knowledge_date") for key, model in folder.summary["models"].items()}
     if all(blocks.values()):
         return {name: block for name, block in blocks.items() if block}
     return _recomputed_blocks(run if isinstance(run, Run) else load(path), names)
@@ -316,8 +316,8 @@ def _recomputed_blocks(run: Run, names: dict[str, str]) -> dict[str, dict[str, A
     snapshot_name = (run.provenance.get("snapshot") or {}).get("name")
     snapshot = load_snapshot(str(snapshot_name) if snapshot_name else None)
     blocks = {}
-    for spec, name in names.items():
-        rows = [r for r in run.rows if getattr(r, "model", None) == spec]
+    for key, name in names.items():
+        rows = [r for r in run.rows if getattr(r, "model", None) == key]
         answers, excluded = dated_answers(
             ((r.fact_id, r.category, r.verdict, r.matched) for r in rows),  # type: ignore[attr-defined]
             snapshot.answers,

@@ -69,3 +69,13 @@ def test_extras_and_revisions_are_printed(monkeypatch: pytest.MonkeyPatch, capsy
     for shown in ("pip install 'chronoprobe[ray]'", "pip install 'chronoprobe[quant]'", "hf:<id>[@rev]"):
         assert shown in text, shown
     assert "--chat-template --no-chat-template Apply" in text  # a flag shows no value placeholder
+
+
+def test_python_dash_m_runs_the_same_command_line() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "chronoprobe", "outdated", "run", "--bogus"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and done.stderr.startswith("error: No such option: --bogus")

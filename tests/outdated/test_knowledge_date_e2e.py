@@ -75,7 +75,7 @@ def test_outdated_run_dates_a_model_frozen_on_one_day(
         str(tmp_path / "calls.sqlite"),
     )
     assert "knowledge date 2019-" in printed
-    block = json.loads((out / "summary.json").read_text())["models"][frozen_mock]["knowledge_date"]
+    block = json.loads((out / "summary.json").read_text())["models"]["frozen"]["knowledge_date"]
     estimate = block["per_category"]["all"]["estimate"]
     assert abs(estimate["value"] - parse_month("2019-06-15")) <= 0.5
     assert estimate["ci_low"] <= estimate["value"] <= estimate["ci_high"]
@@ -95,7 +95,7 @@ def test_outdated_run_dates_a_model_frozen_on_one_day(
     assert {"freshness_half_life_years", "published_cutoff", "deployed_at.stale_6m_pct"} <= set(frame["metric"])
 
     log = json.loads((out / "run.json").read_text())
-    assert log["summary"]["detail"]["models"][frozen_mock]["knowledge_date"] == block
+    assert log["summary"]["detail"]["models"]["frozen"]["knowledge_date"] == block
 
     dates = cp.knowledge_date(out)
     [row] = dates[(dates["metric"] == "knowledge_date") & (dates["class"] == "all")].itertuples()
@@ -110,7 +110,7 @@ def test_outdated_run_dates_a_model_frozen_on_one_day(
     for name in ("run.json", "summary.json"):
         data = json.loads((out / name).read_text())
         models = data["summary"]["detail"]["models"] if name == "run.json" else data["models"]
-        del models[frozen_mock]["knowledge_date"]
+        del models["frozen"]["knowledge_date"]
         (out / name).write_text(json.dumps(data))
     again = cp.knowledge_date(out)
     assert (

@@ -1,0 +1,5 @@
+"""``python -m chronoprobe``: the same command line as ``chronoprobe``."""
+
+from chronoprobe.cli.main import main
+
+main()
