@@ -15,20 +15,14 @@ from typing import Annotated, Any
 import typer
 
 from chronoprobe.cli.common import (
-    ApiModeOpt,
-    BatchOpt,
-    CacheOpt,
-    ChatTemplateOpt,
-    ConcurrencyOpt,
-    DeviceOpt,
-    DTypeOpt,
-    EngineOpt,
+    DEFAULT_MODEL_OPTIONS,
     ModelOpt,
-    backend_options,
+    ModelOptions,
     claim_output_dir,
     claim_run_dir,
     console,
     run_in_terminal,
+    with_model_options,
 )
 from chronoprobe.errors import ConfigError
 
@@ -302,6 +296,7 @@ def _config(**options: Any) -> Any:
 
 
 @app.command("run")
+@with_model_options("device_map", "quantize", "sampler")
 def run(
     model: ModelOpt = None,
     from_run: Annotated[
@@ -385,14 +380,7 @@ def run(
     out: Annotated[
         Path | None, typer.Option(help="Report folder (default: a new results/editing/<model>-<timestamp>).")
     ] = None,
-    dtype: DTypeOpt = "auto",
-    device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
-    chat_template: ChatTemplateOpt = None,
-    api_mode: ApiModeOpt = "chat",
-    concurrency: ConcurrencyOpt = 4,
-    cache: CacheOpt = None,
-    engine: EngineOpt = "local",
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Edit each fact the model got wrong (or give it the fact in context), re-ask, judge, and report."""
     from chronoprobe.editing.lens import EditingLens, validate_methods
@@ -423,19 +411,19 @@ def run(
         max_new_tokens=max_new_tokens,
         **({"methods": methods} if methods else {}),
     )
-    if engine != "local":
+    if backend.engine != "local":
         from chronoprobe.editing.config import PROMPT_METHODS, WEIGHT_METHODS
 
         weights = sorted(WEIGHT_METHODS & set(config.methods))
         if weights:
             raise ConfigError(
-                f"--engine {engine}",
+                f"--engine {backend.engine}",
                 f"{', '.join(weights)} edit the weights in this process, so they run on --engine local only; "
                 f"with Ray pick prompt methods (--method {','.join(PROMPT_METHODS)})",
             )
     lens = EditingLens(config)
     out = out or default_out(lens, list(config.models))
-    claim_run_dir(lens, out, cache)
+    claim_run_dir(lens, out, backend.cache)
     if save_edited is not None:
         from chronoprobe.publish import check_output_folder
 
@@ -448,9 +436,8 @@ def run(
         _print_counts(list(chosen.records), f"{chosen.source} for {spec}")
     from chronoprobe.paths import default_call_cache
 
-    console.print(plan_line(lens.plan(cache or default_call_cache()), config), highlight=False, markup=False)
-    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
-    result = run_in_terminal(lens, out, list(config.models), options, cache, engine)
+    console.print(plan_line(lens.plan(backend.cache or default_call_cache()), config), highlight=False, markup=False)
+    result = run_in_terminal(lens, out, list(config.models), backend)
     from chronoprobe.metrics.uncertainty import as_estimate
 
     for spec, summary in result.summary.detail["models"].items():
