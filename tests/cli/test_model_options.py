@@ -85,7 +85,7 @@ def test_each_value_reaches_its_own_backend_option() -> None:
 
 
 @pytest.mark.parametrize("path", sorted(OFFERED), ids=" ".join)
-def test_every_command_offers_the_one_declaration(path: tuple[str, ...]) -> None:
+def test_every_command_offers_the_one_declaration(path: tuple[str, str]) -> None:
     declared = {p.name: p for p in model_option_parameters()}
     params = [p for p in _command(path).params if p.name in ALL]
     assert [p.name for p in params] == [name for name in MODEL_OPTIONS if name in OFFERED[path]]
