@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import inspect
 import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_type_hints
 from urllib.parse import urlsplit
 
 import typer
@@ -28,8 +31,8 @@ from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, check_cache_file
 from chronoprobe.errors import ChronoprobeError
-from chronoprobe.models.base import DEFAULT_SAMPLER, SAMPLERS
-from chronoprobe.models.registry import BackendOptions
+from chronoprobe.models.base import DEFAULT_SAMPLER, Sampler
+from chronoprobe.models.registry import ApiMode, BackendOptions, DeviceMap, DType, Quantize
 from chronoprobe.paths import default_call_cache
 
 if TYPE_CHECKING:
@@ -39,10 +42,12 @@ if TYPE_CHECKING:
 
 console = Console(stderr=True)
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-API_MODES = ("chat", "completions")
-QUANTIZE = ("8bit", "4bit")
-DEVICE_MAPS = ("auto",)
+# the allowed values are the registry's own types
+DTYPES: tuple[str, ...] = get_args(DType)
+API_MODES: tuple[str, ...] = get_args(ApiMode)
+QUANTIZE: tuple[str, ...] = get_args(Quantize)
+DEVICE_MAPS: tuple[str, ...] = get_args(DeviceMap)
+SAMPLERS: tuple[str, ...] = get_args(Sampler)
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
 
 
@@ -231,6 +236,7 @@ SnapshotOpt = Annotated[
 
 
 def backend_options(
+    *,
     dtype: str = "auto",
     device: str = "auto",
     batch_size: int | str = 16,
@@ -253,6 +259,85 @@ def backend_options(
         concurrency=concurrency,
         sampler=sampler,
     )
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How a command loads and calls its models: the backend options, the call cache and the engine.
+
+    The one declaration of these options: each field's annotation is its typer option. A command
+    takes them as one parameter, ``backend: ModelOptions = DEFAULT_MODEL_OPTIONS``, under
+    :func:`with_model_options`, which offers the fields as options at that parameter's place.
+    """
+
+    dtype: DTypeOpt = "auto"
+    device: DeviceOpt = "auto"
+    batch_size: BatchOpt = "16"
+    device_map: DeviceMapOpt = None
+    quantize: QuantizeOpt = None
+    chat_template: ChatTemplateOpt = None
+    api_mode: ApiModeOpt = "chat"
+    concurrency: ConcurrencyOpt = 4
+    cache: CacheOpt = None
+    engine: EngineOpt = "local"
+    sampler: SamplerOpt = DEFAULT_SAMPLER
+
+    def backend(self) -> BackendOptions:
+        """The options the registry loads a model with."""
+        chosen = asdict(self)
+        del chosen["cache"], chosen["engine"]
+        return backend_options(**chosen)
+
+
+DEFAULT_MODEL_OPTIONS = ModelOptions()
+MODEL_OPTIONS: tuple[str, ...] = tuple(field.name for field in fields(ModelOptions))
+
+
+def model_option_parameters(offered: Sequence[str] = MODEL_OPTIONS) -> list[inspect.Parameter]:
+    """The ``offered`` fields of :class:`ModelOptions` as command parameters (typer reads their annotations)."""
+    hints = get_type_hints(ModelOptions, include_extras=True)
+    return [
+        inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, annotation=hints[name], default=getattr(DEFAULT_MODEL_OPTIONS, name)
+        )
+        for name in offered
+    ]
+
+
+CommandT = Callable[..., None]
+
+
+def with_model_options(*omit: str) -> Callable[[CommandT], CommandT]:
+    """Offer the shared model options on a command, all but ``omit``, in place of its ``ModelOptions`` parameter.
+
+    The command is called with that parameter filled in by name; an option it does not offer keeps
+    the ``ModelOptions`` default (e.g. ``sampler`` for a command that only decodes greedily).
+    """
+    unknown = set(omit) - set(MODEL_OPTIONS)
+    if unknown:
+        raise ValueError(f"not model options: {', '.join(sorted(unknown))}")
+    offered = tuple(name for name in MODEL_OPTIONS if name not in omit)
+
+    def decorate(command: CommandT) -> CommandT:
+        signature = inspect.signature(command, eval_str=True)
+        [slot] = [p.name for p in signature.parameters.values() if p.annotation is ModelOptions]
+        parameters: list[inspect.Parameter] = []
+        for parameter in signature.parameters.values():
+            if parameter.name == slot:
+                parameters.extend(model_option_parameters(offered))
+            else:
+                parameters.append(parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+
+        @functools.wraps(command)
+        def with_options(**values: Any) -> None:
+            chosen = ModelOptions(**{name: values.pop(name) for name in offered if name in values})
+            command(**values, **{slot: chosen})
+
+        with_options.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # read by typer
+        with_options.__annotations__ = {p.name: p.annotation for p in parameters}
+        return with_options
+
+    return decorate
 
 
 def _click_context() -> object | None:
@@ -414,19 +499,12 @@ def progress_ticks() -> Iterator[Callable[[str, int], Callable[[int], None]]]:
         yield task_progress(bar)
 
 
-def run_in_terminal(
-    lens: Lens[Any],
-    out: Path,
-    models: list[str] | None,
-    options: BackendOptions,
-    cache: Path | None,
-    engine: str = "local",
-) -> RunResult:
+def run_in_terminal(lens: Lens[Any], out: Path, models: list[str] | None, backend: ModelOptions) -> RunResult:
     """Run ``lens`` through the runner with the CLI's progress bars and model-loading status."""
     from chronoprobe.engines import parse_engine
     from chronoprobe.runner import execute
 
-    chosen = parse_engine(engine)  # a bad --engine or a missing Ray: one line, before any model loads
+    chosen = parse_engine(backend.engine)  # a bad --engine or a missing Ray: one line, before any model loads
     if not chosen.local:
         console.print(f"engine: {chosen.label}", highlight=False)
 
@@ -434,8 +512,8 @@ def run_in_terminal(
         lens,
         out,
         models=models,
-        options=options,
-        cache=cache,
+        options=backend.backend(),
+        cache=backend.cache,
         progress_display=progress_ticks,
         announce=console.status,
         engine=chosen,

@@ -9,25 +9,16 @@ from typing import Annotated
 import typer
 
 from chronoprobe.cli.common import (
-    ApiModeOpt,
-    BatchOpt,
-    CacheOpt,
-    ChatTemplateOpt,
-    ConcurrencyOpt,
-    DeviceMapOpt,
-    DeviceOpt,
-    DTypeOpt,
-    EngineOpt,
+    DEFAULT_MODEL_OPTIONS,
     ModelOpt,
-    QuantizeOpt,
-    SamplerOpt,
-    backend_options,
+    ModelOptions,
     claim_run_dir,
     console,
     load_models,
     open_cache,
     progress_bar,
     run_in_terminal,
+    with_model_options,
 )
 from chronoprobe.errors import ConfigError
 
@@ -58,6 +49,7 @@ def _judge_device(device: str) -> str:
 
 
 @app.command("run")
+@with_model_options()
 def run(
     dataset: Annotated[str, typer.Argument(help="dynamicqa or mulan.")],
     methodology: Annotated[
@@ -114,17 +106,7 @@ def run(
             help="Output folder (default: a new results/conflicts/<model>-<dataset>-<methodology>-<timestamp>)."
         ),
     ] = None,
-    dtype: DTypeOpt = "auto",
-    device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
-    device_map: DeviceMapOpt = None,
-    quantize: QuantizeOpt = None,
-    chat_template: ChatTemplateOpt = None,
-    api_mode: ApiModeOpt = "chat",
-    concurrency: ConcurrencyOpt = 4,
-    cache: CacheOpt = None,
-    engine: EngineOpt = "local",
-    sampler: SamplerOpt = "inverse-cdf",
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Run a dataset through a methodology and write items.jsonl, summary.json, report.md (and cp.png)."""
     from chronoprobe.conflicts.completion import CompletionConfig
@@ -154,23 +136,14 @@ def run(
         prompt_file=prompt_file,
         judge=judge,
         judge_fallback=judge_fallback,
-        judge_device=device,
+        judge_device=backend.device,
     )
     lens = ConflictsLens(config)
     out = out or default_out(lens, model)
-    claim_run_dir(lens, out, cache)  # checked and locked before any model loads
+    claim_run_dir(lens, out, backend.cache)  # checked and locked before any model loads
     lens.load()  # bad data and prompt files fail before any model loads
     started = time.perf_counter()
-    result = run_in_terminal(
-        lens,
-        out,
-        model,
-        backend_options(
-            dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize, sampler=sampler
-        ),
-        cache,
-        engine,
-    )
+    result = run_in_terminal(lens, out, model, backend)
     if lens.judge is not None and lens.judge.fallback_reason:
         console.print(f"[yellow]judge fallback[/]: {lens.judge.record}", highlight=False)
     console.print(f"wrote {out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")
@@ -216,6 +189,7 @@ def _contexts_here(out: Path) -> bool:
 
 
 @app.command("contexts")
+@with_model_options("engine", "sampler")
 def contexts(
     model: ModelOpt = None,
     data: Annotated[
@@ -246,15 +220,7 @@ def contexts(
             "wrote is replaced; any other file is refused, never overwritten."
         ),
     ] = Path("results/conflicts/mulan_contexts.jsonl"),
-    dtype: DTypeOpt = "auto",
-    device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
-    device_map: DeviceMapOpt = None,
-    quantize: QuantizeOpt = None,
-    chat_template: ChatTemplateOpt = None,
-    api_mode: ApiModeOpt = "chat",
-    concurrency: ConcurrencyOpt = 4,
-    cache: CacheOpt = None,
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Write Wikipedia-style contexts for MuLan facts (generate, NLI-filter, swap the object, subsample)."""
     from chronoprobe.conflicts.contexts import ContextsConfig, build_contexts
@@ -270,9 +236,11 @@ def contexts(
     check_output_file(out, "--out", ours=_contexts_here, what=CONTEXTS)  # before any model loads
     check_output_file(record, "--out", ours=_is_provenance, what=f"the provenance of {out.name}")
     inputs = {"--data": data, "--aliases": aliases, "--templates": templates, "--prompt-file": prompt_file}
-    check_not_input([out, record], {**inputs, "--nli": Path(nli) if Path(nli).exists() else None, "--cache": cache})
+    check_not_input(
+        [out, record], {**inputs, "--nli": Path(nli) if Path(nli).exists() else None, "--cache": backend.cache}
+    )
     wording = PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
-    store = open_cache(cache)
+    store = open_cache(backend.cache)
     config = ContextsConfig(
         min_entailment=None if no_nli_filter else min_entailment,
         per_class=per_class,
@@ -283,7 +251,7 @@ def contexts(
     queries = ml.take_balanced_facts(all_queries, limit)
     templates_map = ml.load_templates(templates or shared_path("mulan/templates/clean.json", "--templates"))
     alias_map = ml.load_aliases(aliases or shared_path("temporal_conflicts/aliases_MULAN.json", "--aliases"))
-    judge_device = _judge_device(device)
+    judge_device = _judge_device(backend.device)
     entail = None
     nli_record = "none (--no-nli-filter)"
     if not no_nli_filter:
@@ -294,11 +262,7 @@ def contexts(
         entail = nli_model.entailment
         nli_record = f"nli:{nli_model.model_id}@{nli_model.revision} entailment >= {min_entailment}"
     embedder = Embedder(cache=store, device=judge_device)
-    generators = load_models(
-        model,
-        backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize),
-        store,
-    )
+    generators = load_models(model, backend.backend(), store)
     if len(generators) != 1:
         raise ConfigError("--model", "contexts takes exactly one generator model")
     generator = generators[0]

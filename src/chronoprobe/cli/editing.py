@@ -15,20 +15,14 @@ from typing import Annotated, Any
 import typer
 
 from chronoprobe.cli.common import (
-    ApiModeOpt,
-    BatchOpt,
-    CacheOpt,
-    ChatTemplateOpt,
-    ConcurrencyOpt,
-    DeviceOpt,
-    DTypeOpt,
-    EngineOpt,
+    DEFAULT_MODEL_OPTIONS,
     ModelOpt,
-    backend_options,
+    ModelOptions,
     claim_output_dir,
     claim_run_dir,
     console,
     run_in_terminal,
+    with_model_options,
 )
 from chronoprobe.errors import ConfigError
 
@@ -301,98 +295,107 @@ def _config(**options: Any) -> Any:
         raise ConfigError(f"--{field.replace('_', '-')}" if field else "editing run", message) from None
 
 
+FromRunOpt = Annotated[
+    Path | None, typer.Option("--from", help="An `outdated run` folder: edit the facts this model got wrong.")
+]
+EditDatasetOpt = Annotated[Path | None, typer.Option(help="Or an editing_dataset.json (DyKnow's or ours) to edit.")]
+MethodOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--method",
+        help="Comma-separated (or repeated): rome, memit, serac, ike, ike-null, rag-gold, rag-retrieved, "
+        "rag-noisy (default: all).",
+    ),
+]
+ModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="single (one edit after another) or batch (all at once); default per method as DyKnow ran it "
+        "(ROME single, MEMIT and SERAC batch).",
+        callback=lambda v: None if v is None else _choice(MODE_CHOICES)(v),
+    ),
+]
+ScalingOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="Also edit these fractions of the facts together, e.g. 0.25,0.5,0.75,1 (Figure 3)."),
+]
+RunSelectOpt = Annotated[
+    str,
+    typer.Option(
+        help="With --from: outdated (DyKnow's rule), not-up-to-date, or auto (outdated facts; all facts that "
+        "are not up-to-date when fewer than 10 are outdated).",
+        callback=_choice(("auto", *SELECT_CHOICES)),
+    ),
+]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option(min=1, help="Only N facts, spread over Politicians, Teams and Positions (file order within each)."),
+]
+LocalityOpt = Annotated[
+    bool, typer.Option("--locality/--no-locality", help="Re-run the whole audit on each edited model.")
+]
+FluencyOpt = Annotated[
+    bool, typer.Option("--fluency/--no-fluency", help="Generate 100 tokens per edit prompt for n-gram entropy.")
+]
+HparamsOpt = Annotated[
+    Path | None, typer.Option(help="YAML/JSON overriding ROME/MEMIT hyperparameters (EasyEdit's key names).")
+]
+StatsCorpusOpt = Annotated[
+    Path | None,
+    typer.Option(help="Text corpus for MEMIT's statistics: .txt (one document per line) or .jsonl ({'text': ...})."),
+]
+StatsDocumentsOpt = Annotated[int | None, typer.Option(min=1, help="Use at most N documents of the statistics corpus.")]
+SaveEditedOpt = Annotated[
+    Path | None, typer.Option(help="Write each weight-edited model here; otherwise edited weights stay in memory.")
+]
+PromptsOpt = Annotated[
+    Path | None, typer.Option(help="JSON file with the IKE / RAG / SERAC prompt templates to use instead of ours.")
+]
+SeracThresholdOpt = Annotated[
+    float | None, typer.Option(min=0.0, max=1.0, help="SERAC scope threshold (cosine similarity, default 0.77).")
+]
+SeracScopeOpt = Annotated[
+    str, typer.Option(help="SERAC* scope classifier: embedding, embedding:<model> or nli:<hf id>.")
+]
+SeracCounterfactualOpt = Annotated[
+    str,
+    typer.Option(
+        help="Who answers SERAC*'s in-scope questions: base-with-context (the model itself, edit in context) "
+        "or another model spec."
+    ),
+]
+EditSeedOpt = Annotated[int, typer.Option(help="Seed for ROME/MEMIT's context templates.")]
+MaxNewTokensOpt = Annotated[int, typer.Option(min=1, help="Tokens to generate per answer.")]
+RunOutOpt = Annotated[
+    Path | None, typer.Option(help="Report folder (default: a new results/editing/<model>-<timestamp>).")
+]
+
+
 @app.command("run")
+@with_model_options("device_map", "quantize", "sampler")
 def run(
     model: ModelOpt = None,
-    from_run: Annotated[
-        Path | None, typer.Option("--from", help="An `outdated run` folder: edit the facts this model got wrong.")
-    ] = None,
-    dataset: Annotated[Path | None, typer.Option(help="Or an editing_dataset.json (DyKnow's or ours) to edit.")] = None,
-    method: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--method",
-            help="Comma-separated (or repeated): rome, memit, serac, ike, ike-null, rag-gold, rag-retrieved, "
-            "rag-noisy (default: all).",
-        ),
-    ] = None,
-    mode: Annotated[
-        str | None,
-        typer.Option(
-            help="single (one edit after another) or batch (all at once); default per method as DyKnow ran it "
-            "(ROME single, MEMIT and SERAC batch).",
-            callback=lambda v: None if v is None else _choice(MODE_CHOICES)(v),
-        ),
-    ] = None,
-    scaling: Annotated[
-        list[str] | None,
-        typer.Option(help="Also edit these fractions of the facts together, e.g. 0.25,0.5,0.75,1 (Figure 3)."),
-    ] = None,
-    select: Annotated[
-        str,
-        typer.Option(
-            help="With --from: outdated (DyKnow's rule), not-up-to-date, or auto (outdated facts; all facts that "
-            "are not up-to-date when fewer than 10 are outdated).",
-            callback=_choice(("auto", *SELECT_CHOICES)),
-        ),
-    ] = "auto",
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Only N facts, spread over Politicians, Teams and Positions (file order within each).",
-        ),
-    ] = None,
-    locality: Annotated[
-        bool, typer.Option("--locality/--no-locality", help="Re-run the whole audit on each edited model.")
-    ] = True,
-    fluency: Annotated[
-        bool, typer.Option("--fluency/--no-fluency", help="Generate 100 tokens per edit prompt for n-gram entropy.")
-    ] = True,
-    hparams: Annotated[
-        Path | None, typer.Option(help="YAML/JSON overriding ROME/MEMIT hyperparameters (EasyEdit's key names).")
-    ] = None,
-    stats_corpus: Annotated[
-        Path | None,
-        typer.Option(
-            help="Text corpus for MEMIT's statistics: .txt (one document per line) or .jsonl ({'text': ...})."
-        ),
-    ] = None,
-    stats_documents: Annotated[
-        int | None, typer.Option(min=1, help="Use at most N documents of the statistics corpus.")
-    ] = None,
-    save_edited: Annotated[
-        Path | None, typer.Option(help="Write each weight-edited model here; otherwise edited weights stay in memory.")
-    ] = None,
-    prompts: Annotated[
-        Path | None, typer.Option(help="JSON file with the IKE / RAG / SERAC prompt templates to use instead of ours.")
-    ] = None,
-    serac_threshold: Annotated[
-        float | None, typer.Option(min=0.0, max=1.0, help="SERAC scope threshold (cosine similarity, default 0.77).")
-    ] = None,
-    serac_scope: Annotated[
-        str, typer.Option(help="SERAC* scope classifier: embedding, embedding:<model> or nli:<hf id>.")
-    ] = "embedding",
-    serac_counterfactual: Annotated[
-        str,
-        typer.Option(
-            help="Who answers SERAC*'s in-scope questions: base-with-context (the model itself, edit in context) "
-            "or another model spec."
-        ),
-    ] = "base-with-context",
-    seed: Annotated[int, typer.Option(help="Seed for ROME/MEMIT's context templates.")] = 0,
-    max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens to generate per answer.")] = 20,
-    out: Annotated[
-        Path | None, typer.Option(help="Report folder (default: a new results/editing/<model>-<timestamp>).")
-    ] = None,
-    dtype: DTypeOpt = "auto",
-    device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
-    chat_template: ChatTemplateOpt = None,
-    api_mode: ApiModeOpt = "chat",
-    concurrency: ConcurrencyOpt = 4,
-    cache: CacheOpt = None,
-    engine: EngineOpt = "local",
+    from_run: FromRunOpt = None,
+    dataset: EditDatasetOpt = None,
+    method: MethodOpt = None,
+    mode: ModeOpt = None,
+    scaling: ScalingOpt = None,
+    select: RunSelectOpt = "auto",
+    limit: LimitOpt = None,
+    locality: LocalityOpt = True,
+    fluency: FluencyOpt = True,
+    hparams: HparamsOpt = None,
+    stats_corpus: StatsCorpusOpt = None,
+    stats_documents: StatsDocumentsOpt = None,
+    save_edited: SaveEditedOpt = None,
+    prompts: PromptsOpt = None,
+    serac_threshold: SeracThresholdOpt = None,
+    serac_scope: SeracScopeOpt = "embedding",
+    serac_counterfactual: SeracCounterfactualOpt = "base-with-context",
+    seed: EditSeedOpt = 0,
+    max_new_tokens: MaxNewTokensOpt = 20,
+    out: RunOutOpt = None,
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Edit each fact the model got wrong (or give it the fact in context), re-ask, judge, and report."""
     from chronoprobe.editing.lens import EditingLens, validate_methods
@@ -423,37 +426,53 @@ def run(
         max_new_tokens=max_new_tokens,
         **({"methods": methods} if methods else {}),
     )
-    if engine != "local":
-        from chronoprobe.editing.config import PROMPT_METHODS, WEIGHT_METHODS
-
-        weights = sorted(WEIGHT_METHODS & set(config.methods))
-        if weights:
-            raise ConfigError(
-                f"--engine {engine}",
-                f"{', '.join(weights)} edit the weights in this process, so they run on --engine local only; "
-                f"with Ray pick prompt methods (--method {','.join(PROMPT_METHODS)})",
-            )
+    _check_engine(backend.engine, config)
     lens = EditingLens(config)
     out = out or default_out(lens, list(config.models))
-    claim_run_dir(lens, out, cache)
+    claim_run_dir(lens, out, backend.cache)
     if save_edited is not None:
         from chronoprobe.publish import check_output_folder
 
         check_output_folder(save_edited, "--save-edited")
+    _load_and_plan(lens, backend.cache)
+    result = run_in_terminal(lens, out, list(config.models), backend)
+    _print_scores(result.summary.detail["models"])
+    console.print(f"report: {out / 'report.md'}")
+
+
+def _check_engine(engine: str, config: Any) -> None:
+    """Weight edits change the model in this process: Ray may run prompt methods only."""
+    if engine == "local":
+        return
+    from chronoprobe.editing.config import PROMPT_METHODS, WEIGHT_METHODS
+
+    weights = sorted(WEIGHT_METHODS & set(config.methods))
+    if weights:
+        raise ConfigError(
+            f"--engine {engine}",
+            f"{', '.join(weights)} edit the weights in this process, so they run on --engine local only; "
+            f"with Ray pick prompt methods (--method {','.join(PROMPT_METHODS)})",
+        )
+
+
+def _load_and_plan(lens: Any, cache: Path | None) -> None:
+    """Read the facts to edit, print their notes and counts, then the plan line."""
+    from chronoprobe.paths import default_call_cache
+
     lens.load()
     for spec, chosen in lens.sets.items():
         for note in chosen.notes:
             console.print(f"[yellow]note[/] ({spec}): {note}", highlight=False)
         _print_fact_notes(len(chosen.fact_notes), f" ({spec})", "report.md")
         _print_counts(list(chosen.records), f"{chosen.source} for {spec}")
-    from chronoprobe.paths import default_call_cache
+    console.print(plan_line(lens.plan(cache or default_call_cache()), lens.config), highlight=False, markup=False)
 
-    console.print(plan_line(lens.plan(cache or default_call_cache()), config), highlight=False, markup=False)
-    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency)
-    result = run_in_terminal(lens, out, list(config.models), options, cache, engine)
+
+def _print_scores(per_model: dict[str, Any]) -> None:
+    """Each model's headline line per method: harmonic mean and soft constraint over every fact."""
     from chronoprobe.metrics.uncertainty import as_estimate
 
-    for spec, summary in result.summary.detail["models"].items():
+    for spec, summary in per_model.items():
         for entry in summary["results"]:
             if entry["fraction"] != 1.0:
                 continue
@@ -466,4 +485,3 @@ def run(
                 f"({entry['facts']} facts): HM {hm.format_pct()}  soft constraint {soft.format_pct()}",
                 highlight=False,
             )
-    console.print(f"report: {out / 'report.md'}")

@@ -1,7 +1,9 @@
 """Entry point: ``chronoprobe <lens> <command>``.
 
-Each lens (outdated, conflicts, recency, snapshot) registers a typer sub-app in
-its own module. User errors print as one red line and exit with status 2.
+Each lens (outdated, conflicts, recency, editing) and the snapshot tools register a typer
+sub-app in their own module; a plug-in lens without one gets ``chronoprobe <lens> run``
+generated from its config (:mod:`chronoprobe.cli.lens_command`). User errors print as one
+red line and exit with status 2.
 """
 
 from __future__ import annotations
@@ -76,8 +78,12 @@ def _readable_help_types() -> None:
 
 def _register() -> None:
     _readable_help_types()
-    if app.registered_groups:  # already done (main() called twice in one process, as the tests do)
-        return
+    if not app.registered_groups:  # done once (main() runs several times in one process, as the tests do)
+        _register_written()
+    _register_generated()
+
+
+def _register_written() -> None:
     for module_name, attribute, name in _SUBAPPS:
         try:
             module = importlib.import_module(module_name)
@@ -94,6 +100,38 @@ def _register() -> None:
                 continue
             raise
         app.command(name)(getattr(module, function))
+
+
+_GENERATED: dict[str, type[Any]] = {}
+"""Lens name -> the plug-in lens class its generated group was made for."""
+
+
+def _register_generated() -> None:
+    """A ``chronoprobe <lens> run`` group for every registered lens without a written one, kept in step with the registry.
+
+    A lens whose name a command already has, or whose module cannot be imported, gets none
+    (``chronoprobe.run`` still names the import error).
+    """
+    from chronoprobe.cli.lens_command import lens_app, lens_names
+    from chronoprobe.lens import lens_class
+
+    taken = {name for *_, name in _SUBAPPS + _COMMANDS} | {c.name for c in app.registered_commands}
+    wanted: dict[str, type[Any]] = {}
+    for name in lens_names():
+        if name in taken:
+            continue
+        try:
+            wanted[name] = lens_class(name)
+        except (ChronoprobeError, ImportError):
+            continue
+    stale = {name for name, cls in _GENERATED.items() if wanted.get(name) is not cls}
+    app.registered_groups = [g for g in app.registered_groups if g.name not in stale]
+    for name in stale:
+        del _GENERATED[name]
+    for name, cls in wanted.items():
+        if name not in _GENERATED:
+            app.add_typer(lens_app(cls), name=name)
+            _GENERATED[name] = cls
 
 
 def package_version() -> str:

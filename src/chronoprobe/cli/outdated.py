@@ -9,27 +9,19 @@ from typing import Annotated
 import typer
 
 from chronoprobe.cli.common import (
-    ApiModeOpt,
-    BatchOpt,
-    CacheOpt,
-    ChatTemplateOpt,
-    ConcurrencyOpt,
+    DEFAULT_MODEL_OPTIONS,
     CutoffOpt,
     DeployedAtOpt,
-    DeviceMapOpt,
-    DeviceOpt,
-    DTypeOpt,
-    EngineOpt,
     ModelOpt,
-    QuantizeOpt,
+    ModelOptions,
     SnapshotOpt,
-    backend_options,
     check_as_of,
     check_endpoint,
     claim_run_dir,
     console,
     progress_bar,
     run_in_terminal,
+    with_model_options,
 )
 from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
@@ -58,6 +50,7 @@ def _read_instruction(path: Path) -> str:
 
 
 @app.command("run")
+@with_model_options("sampler")
 def run(
     model: ModelOpt = None,
     out: Annotated[
@@ -93,16 +86,7 @@ def run(
         Path | None,
         typer.Option(help="Chat instruction to use instead of ours; must contain {sentence} (the paraphrase)."),
     ] = None,
-    dtype: DTypeOpt = "auto",
-    device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
-    device_map: DeviceMapOpt = None,
-    quantize: QuantizeOpt = None,
-    chat_template: ChatTemplateOpt = None,
-    api_mode: ApiModeOpt = "chat",
-    concurrency: ConcurrencyOpt = 4,
-    cache: CacheOpt = None,
-    engine: EngineOpt = "local",
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
     cutoff: CutoffOpt = None,
     deployed_at: DeployedAtOpt = None,
 ) -> None:
@@ -129,7 +113,7 @@ def run(
     lens = OutdatedLens(config)
     out = out or default_out(lens, list(config.models))
     claim_run_dir(
-        lens, out, cache, ("--instruction-file", instruction_file)
+        lens, out, backend.cache, ("--instruction-file", instruction_file)
     )  # checked and locked before any model loads
     if live:
         with progress_bar(transient=True) as bar:
@@ -145,8 +129,7 @@ def run(
         console.print(
             f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate"
         )
-    options = backend_options(dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize)
-    result = run_in_terminal(lens, out, list(config.models), options, cache, engine)
+    result = run_in_terminal(lens, out, list(config.models), backend)
     per_model = result.summary.detail["models"]
     calls = result.provenance["extra"]["model_calls_made"]
     from chronoprobe.metrics.uncertainty import as_estimate

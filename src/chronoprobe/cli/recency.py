@@ -12,19 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from chronoprobe.cli.common import (
-    ApiModeOpt,
-    BatchOpt,
-    CacheOpt,
-    ChatTemplateOpt,
-    ConcurrencyOpt,
-    DeviceMapOpt,
-    DeviceOpt,
-    DTypeOpt,
-    EngineOpt,
+    DEFAULT_MODEL_OPTIONS,
     ModelOpt,
-    QuantizeOpt,
-    SamplerOpt,
-    backend_options,
+    ModelOptions,
     check_share,
     claim_run_dir,
     console,
@@ -33,6 +23,7 @@ from chronoprobe.cli.common import (
     progress_bar,
     run_in_terminal,
     task_progress,
+    with_model_options,
 )
 from chronoprobe.errors import ConfigError
 from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
@@ -46,6 +37,7 @@ app = typer.Typer(
 
 
 @app.command("eval")
+@with_model_options()
 def eval_(
     model: ModelOpt = None,
     strategy: Annotated[
@@ -79,17 +71,7 @@ def eval_(
     out: Annotated[
         Path | None, typer.Option(help="Result folder (default: a new results/recency/<model>-<timestamp>).")
     ] = None,
-    dtype: DTypeOpt = "auto",
-    device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
-    device_map: DeviceMapOpt = None,
-    quantize: QuantizeOpt = None,
-    chat_template: ChatTemplateOpt = None,
-    api_mode: ApiModeOpt = "chat",
-    concurrency: ConcurrencyOpt = 4,
-    cache: CacheOpt = None,
-    engine: EngineOpt = "local",
-    sampler: SamplerOpt = "inverse-cdf",
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Classify each question's recency class, with and without its context; write metrics, tables and plots."""
     from chronoprobe.recency.evaluate import STRATEGIES
@@ -123,18 +105,9 @@ def eval_(
         warnings.simplefilter("ignore", DeprecationWarning)
         lens.load()  # bad prompt files and data fail before any model loads
     out = out or default_out(lens, model)
-    claim_run_dir(lens, out, cache)  # checked and locked before any model loads
+    claim_run_dir(lens, out, backend.cache)  # checked and locked before any model loads
     started = time.perf_counter()
-    result = run_in_terminal(
-        lens,
-        out,
-        model,
-        backend_options(
-            dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize, sampler=sampler
-        ),
-        cache,
-        engine,
-    )
+    result = run_in_terminal(lens, out, model, backend)
     from chronoprobe.metrics.uncertainty import cell
 
     for run in result.summary.detail["runs"]:
@@ -168,6 +141,7 @@ def _labelled_here(out: Path) -> bool:
 
 
 @app.command("label")
+@with_model_options("engine")
 def label(
     questions: Annotated[
         Path, typer.Argument(help='JSONL file, one {"question": ...} per line (q_id, source, hop_type optional).')
@@ -219,16 +193,7 @@ def label(
     context_prompt: Annotated[
         Path | None, typer.Option(help="Context generation prompt file ({question}, {label}).")
     ] = None,
-    dtype: DTypeOpt = "auto",
-    device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
-    device_map: DeviceMapOpt = None,
-    quantize: QuantizeOpt = None,
-    chat_template: ChatTemplateOpt = None,
-    api_mode: ApiModeOpt = "chat",
-    concurrency: ConcurrencyOpt = 4,
-    cache: CacheOpt = None,
-    sampler: SamplerOpt = "inverse-cdf",
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Label new questions the RecencyQA way: 13 samples, stationarity votes + rules, verified contexts."""
     from chronoprobe.datasets.recencyqa import write_recencyqa
@@ -270,16 +235,13 @@ def label(
         "--verify-prompt": verify_prompt,
         "--stationarity-prompt": stationarity_prompt,
         "--context-prompt": context_prompt,
-        "--cache": cache,
+        "--cache": backend.cache,
     }
     check_not_input([out, report_path], inputs)
     started = time.perf_counter()
-    call_cache = open_cache(cache)
-    options = backend_options(
-        dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize, sampler=sampler
-    )
+    call_cache = open_cache(backend.cache)
     specs = list(dict.fromkeys([labeller, *voters_specs]))
-    loaded = dict(zip(specs, load_models(specs, options, call_cache), strict=True))
+    loaded = dict(zip(specs, load_models(specs, backend.backend(), call_cache), strict=True))
     voters = [loaded[v] for v in voters_specs] or [loaded[labeller]]
     with progress_bar() as bar:
         items, report = label_dataset(rows, loaded[labeller], voters, config, progress=task_progress(bar))
@@ -317,6 +279,7 @@ def label(
 
 
 @app.command("gate")
+@with_model_options("engine")
 def gate(
     question: Annotated[str | None, typer.Argument(help="The question to route (or use --questions FILE).")] = None,
     questions: Annotated[
@@ -347,16 +310,7 @@ def gate(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the decision as JSON (one compact record per line with --questions).")
     ] = False,
-    dtype: DTypeOpt = "auto",
-    device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
-    device_map: DeviceMapOpt = None,
-    quantize: QuantizeOpt = None,
-    chat_template: ChatTemplateOpt = None,
-    api_mode: ApiModeOpt = "chat",
-    concurrency: ConcurrencyOpt = 4,
-    cache: CacheOpt = None,
-    sampler: SamplerOpt = "inverse-cdf",
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Say whether QUESTION needs retrieval (its answer may change within the threshold), and why.
 
@@ -384,14 +338,8 @@ def gate(
     specs = model or None
     if specs and len(specs) > 1:
         raise ConfigError("--model", "the gate uses one model")
-    call_cache = open_cache(cache)
-    cached = load_models(
-        specs,
-        backend_options(
-            dtype, device, batch_size, chat_template, api_mode, concurrency, device_map, quantize, sampler=sampler
-        ),
-        call_cache,
-    )[0]
+    call_cache = open_cache(backend.cache)
+    cached = load_models(specs, backend.backend(), call_cache)[0]
     gate_options = {"context": context, "temperature": temperature, "min_share": min_share, "seed": seed}
     if len(asked) == 1:  # one question: no progress bar, so stderr stays empty
         decisions = recency_gate_many(asked, cached, threshold, samples, **gate_options)  # type: ignore[arg-type]

@@ -23,17 +23,22 @@ from chronoprobe.models.base import DEFAULT_SAMPLER, Backend, Sampler
 
 DEFAULT_MODEL = "smollm2"
 
+DType = Literal["auto", "float32", "bfloat16", "float16"]
+DeviceMap = Literal["auto"]
+Quantize = Literal["8bit", "4bit"]
+ApiMode = Literal["chat", "completions"]
+
 
 class BackendOptions(BaseModel):
     """Options that apply to whichever backend a spec selects."""
 
     model_config = ConfigDict(frozen=True)
 
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    dtype: DType = "auto"
     device: str = "auto"
-    device_map: Literal["auto"] | None = None
+    device_map: DeviceMap | None = None
     """hf: let accelerate spread the weights over every GPU and RAM (``--device-map auto``)."""
-    quantize: Literal["8bit", "4bit"] | None = None
+    quantize: Quantize | None = None
     """hf: bitsandbytes 8-/4-bit weights on a CUDA GPU (``pip install 'chronoprobe[quant]'``)."""
     batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] = 16
     """``auto`` (hf): the largest batch that fits; other backends take their default."""
@@ -41,7 +46,7 @@ class BackendOptions(BaseModel):
     sampler: Sampler = DEFAULT_SAMPLER
     """hf: how sampled tokens are drawn; ``multinomial`` reproduces releases before 0.2.0 (docs/backends.md)."""
     trust_remote_code: bool = False
-    api_mode: Literal["chat", "completions"] = "chat"
+    api_mode: ApiMode = "chat"
     concurrency: int = 4
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 60.0

@@ -1,0 +1,108 @@
+"""The model options are declared once (``ModelOptions``) and reach the backend by name."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+import pytest
+import typer.main
+
+from chronoprobe.cli.common import MODEL_OPTIONS, ModelOptions, model_option_parameters
+from chronoprobe.cli.main import _register, app, main
+from chronoprobe.models.registry import BackendOptions
+
+ALL = set(MODEL_OPTIONS)
+OFFERED = {
+    ("outdated", "run"): ALL - {"sampler"},
+    ("conflicts", "run"): ALL,
+    ("conflicts", "contexts"): ALL - {"engine", "sampler"},
+    ("recency", "eval"): ALL,
+    ("recency", "label"): ALL - {"engine"},
+    ("recency", "gate"): ALL - {"engine"},
+    ("editing", "run"): ALL - {"device_map", "quantize", "sampler"},
+}
+"""Which shared options each command that loads a model offers (unchanged from before the shared declaration)."""
+
+
+def _command(path: tuple[str, ...]) -> Any:
+    _register()
+    command: Any = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    return command
+
+
+def _literal_values(annotation: Any) -> set[object]:
+    if get_origin(annotation) is Literal:
+        return set(get_args(annotation))
+    return {value for member in get_args(annotation) for value in _literal_values(member)}
+
+
+def test_the_allowed_values_are_the_registrys_own() -> None:
+    from chronoprobe.cli.common import API_MODES, DEVICE_MAPS, DTYPES, QUANTIZE, SAMPLERS
+
+    fields = BackendOptions.model_fields
+    for field, shown in (
+        ("dtype", DTYPES),
+        ("api_mode", API_MODES),
+        ("device_map", DEVICE_MAPS),
+        ("quantize", QUANTIZE),
+        ("sampler", SAMPLERS),
+    ):
+        assert set(shown) == _literal_values(fields[field].annotation) != set(), field
+
+
+def test_each_value_reaches_its_own_backend_option() -> None:
+    chosen = ModelOptions(
+        dtype="float16",
+        device="cpu",
+        batch_size="auto",
+        device_map="auto",
+        quantize="4bit",
+        chat_template=False,
+        api_mode="completions",
+        concurrency=7,
+        cache=Path("calls.sqlite"),
+        engine="local",
+        sampler="multinomial",
+    )
+    assert chosen.backend() == BackendOptions(
+        dtype="float16",
+        device="cpu",
+        batch_size="auto",
+        device_map="auto",
+        quantize="4bit",
+        chat_template=False,
+        api_mode="completions",
+        concurrency=7,
+        sampler="multinomial",
+    )
+    assert ModelOptions(batch_size="3").backend().batch_size == 3
+    assert ModelOptions().backend() == BackendOptions()
+
+
+@pytest.mark.parametrize("path", sorted(OFFERED), ids=" ".join)
+def test_every_command_offers_the_one_declaration(path: tuple[str, str]) -> None:
+    declared = {p.name: p for p in model_option_parameters()}
+    params = [p for p in _command(path).params if p.name in ALL]
+    assert [p.name for p in params] == [name for name in MODEL_OPTIONS if name in OFFERED[path]]
+    for param in params:
+        typer_info = declared[param.name].annotation.__metadata__[0]
+        assert param.help == typer_info.help and param.default == declared[param.name].default, param.name
+
+
+def test_the_values_given_on_the_command_line_reach_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = ["outdated", "run", "-m", "mock:constant=Paris", "--limit", "1", "--batch-size", "3", "--no-chat-template"]
+    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args, "--cache", str(tmp_path / "c.sqlite"), "--out", str(out)])
+    try:
+        main()
+    except SystemExit as stopped:
+        assert stopped.code in (0, None), capsys.readouterr().err
+    [model] = json.loads((out / "run.json").read_text(encoding="utf-8"))["provenance"]["models"]
+    assert (model["batch_size"], model["chat_template"]) == (3, False)
