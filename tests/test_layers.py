@@ -16,7 +16,7 @@ PACKAGE = Path(chronoprobe.__file__).parent
 LENSES = {"outdated", "conflicts", "recency", "editing"}
 BUILDS_ON = {"editing": {"outdated"}}
 """The one lens that uses another: editing re-runs the outdated audit (its facts, prompts and judge), as DyKnow §4 builds on §3."""
-ABOVE_THE_FOUNDATION = LENSES | {"lens", "runner", "api", "cli"}
+ABOVE_THE_FOUNDATION = LENSES | {"lens", "runner", "api", "cli", "__main__"}
 
 
 def _imports() -> dict[str, set[str]]:
@@ -54,3 +54,75 @@ def test_lenses_do_not_import_each_other_or_the_cli() -> None:
         lens: sorted(graph[lens] & ((LENSES - {lens} - BUILDS_ON.get(lens, set())) | {"cli"})) for lens in LENSES
     }
     assert offending == {lens: [] for lens in LENSES}
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """Module of ``chronoprobe`` -> the modules of ``chronoprobe`` it imports, lazily or for type checking alike.
+
+    ``from a import b`` counts as an import of ``a.b`` where that is a module, else of ``a``. The
+    package root imports its public surface by name on first use (and only for type checking in
+    its source), so it is left out as an importer: every module may import ``__version__`` from it.
+    """
+    files = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        if module == "chronoprobe":
+            continue
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        targets = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                source = ".".join([*base, node.module] if node.module else base)
+                names = [
+                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in files else source for alias in node.names
+                ]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                while name and name not in files:
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    targets.add(name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in graph.get(module, ()):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_module_graph_has_no_import_cycles() -> None:
+    """Where two modules need each other, one of them (or a third) should own what both use."""
+    assert _cycles(_module_imports()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

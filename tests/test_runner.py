@@ -8,11 +8,13 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.conflicts.lens import ConflictsConfig, ConflictsLens
+from chronoprobe.lens import Lens
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.models.registry import BackendOptions, load_backend
 from chronoprobe.outdated.audit import AuditConfig
@@ -176,7 +178,7 @@ def test_default_out_is_one_new_folder_per_run(tmp_path: Path) -> None:
         default_out(lens, ["qwen=hf:Qwen/Qwen2.5-0.5B-Instruct"], tmp_path, now=now).name == "qwen-20260102T030405Z-2"
     )
     assert default_out(lens, None, tmp_path, now=now).name == "smollm2-20260102T030405Z"
-    conflicts = ConflictsLens(ConflictsConfig(dataset="mulan"))
+    conflicts = ConflictsLens(ConflictsConfig(dataset="mulan"))  # type: ignore[call-arg]  # a validator fills methodology from dataset
     assert default_out(conflicts, ["gguf:/m/x.gguf", "smollm2"], tmp_path, now=now).name == (
         "x+smollm2-mulan-mulan-20260102T030405Z"
     )
@@ -199,9 +201,9 @@ def test_bad_data_fails_before_any_model_loads(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr("chronoprobe.runner.load_backend", refuse)
     missing = tmp_path / "missing.json"
-    lenses = [
+    lenses: list[Lens[Any]] = [
         RecencyLens(RecencyRunConfig(data=str(missing))),
-        ConflictsLens(ConflictsConfig(dataset="dynamicqa", data=missing)),
+        ConflictsLens(ConflictsConfig(dataset="dynamicqa", data=missing)),  # type: ignore[call-arg]  # a validator fills methodology from dataset
         OutdatedLens(AuditConfig(facts_file=missing)),
     ]
     for lens in lenses:

@@ -319,7 +319,7 @@ def _recomputed_blocks(run: Run, names: dict[str, str]) -> dict[str, dict[str, A
     for key, name in names.items():
         rows = [r for r in run.rows if getattr(r, "model", None) == key]
         answers, excluded = dated_answers(
-            ((r.fact_id, r.category, r.verdict, r.matched) for r in rows),  # type: ignore[attr-defined]
+            ((r.fact_id, r.category, r.verdict, r.matched) for r in rows),  # type: ignore[attr-defined]  # an outdated run's rows, typed as any lens's
             snapshot.answers,
         )
         blocks[name] = knowledge_summary(answers, excluded, snapshot.retrieved)

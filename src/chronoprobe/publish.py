@@ -382,7 +382,7 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
-def _libc_renameat2() -> object | None:
+def _libc_renameat2() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -401,7 +401,7 @@ def exchange(a: Path, b: Path) -> bool:
     func = _libc_renameat2()
     if func is None:
         return False
-    result = func(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)  # type: ignore[operator]
+    result = func(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     if result == 0:
         return True
     code = ctypes.get_errno()

@@ -120,7 +120,7 @@ class Case:
     argv: str
     expected: str
     """Text the error line must contain (the place it names)."""
-    damage: Callable[[Path], None] | None = None
+    damage: Callable[[Path], object] | None = None
     spec: bool = False
     default_out: bool = False
     """Leave --out out: the command picks a folder under results/."""

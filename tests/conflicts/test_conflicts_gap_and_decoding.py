@@ -93,7 +93,7 @@ def mock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    code: object = 0
+    code: str | int | None = 0
     try:
         main()
     except SystemExit as stopped:

@@ -8,6 +8,7 @@ import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -245,7 +246,7 @@ def test_mulan_through_mulan(
     rows = read_rows(out)
     completions = [r for r in rows if r["kind"] == "completion"]
     assert len(completions) == 30
-    by_fact = {}
+    by_fact: dict[str, set[tuple[Any, ...]]] = {}
     for r in completions:
         by_fact.setdefault(r["fact_id"], set()).add((r["prediction"], r["f1"], round(r["confidence"], 6)))
     assert by_fact == {

@@ -23,14 +23,15 @@ def test_tiny_gpt2_uses_conv1d_layout() -> None:
     arch = detect(model)
     assert (arch.family, arch.n_layers, arch.conv1d) == ("gpt2", 2, True)
     rewrite = get_module(model, arch.rewrite_name(1))
-    assert tuple(rewrite.weight.shape) == (4 * 32, 32)  # Conv1D keeps [in, out]
+    weight = rewrite.get_parameter("weight")
+    assert tuple(weight.shape) == (4 * 32, 32)  # Conv1D keeps [in, out]
     for name in (arch.layer_name(1), arch.mlp_name(1), arch.final_norm, arch.lm_head):
         get_module(model, name)
-    before = rewrite.weight.detach().clone()
+    before = weight.detach().clone()
     delta = torch.zeros(32, 4 * 32)  # given as [out, in]
     delta[3, 7] = 1.0
     add_to_weight(rewrite, delta, conv1d=True)
-    assert float(rewrite.weight.detach()[7, 3] - before[7, 3]) == 1.0
+    assert float(weight.detach()[7, 3] - before[7, 3]) == 1.0
 
 
 def test_unsupported_family_is_one_line_config_error() -> None:

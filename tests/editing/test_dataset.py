@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,7 +118,9 @@ def test_selection_rules() -> None:
 
 # --- building from a run ------------------------------------------------------------------------
 
-GRC = {  # DyKnow's wording (a grc_generated.json), so DyKnow's subjects occur in the prompts
+GRC: dict[
+    str, dict[str, dict[str, Any]]
+] = {  # DyKnow's wording (a grc_generated.json), so DyKnow's subjects occur in the prompts
     "countries_byGDP": {
         "Italy": {
             "Prime Minister of Italy": {

@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,7 +173,7 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
     smol = model("smollm2", cache=tmp_path / "calls.sqlite")
     backend = smol.backend
     before = _weights_digest(backend.model)  # type: ignore[attr-defined]
-    options = {
+    options: dict[str, Any] = {
         "methods": ("rome", "memit"),
         "dataset": dataset,
         "limit": 1,

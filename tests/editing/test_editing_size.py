@@ -199,7 +199,7 @@ def test_prompt_methods_alone_do_not_re_ask_the_audit(audit: Path, tmp_path: Pat
     with_serac.load()
     [checked] = with_serac.plan(None)
     assert checked.calls == 3 * 3 * 3 + 130 * 3 + (130 - 3) * 3  # the whole audit before, the 127 others after
-    options = {"from_run": audit, "limit": 3, "fluency": False, "methods": ("rag-gold",)}
+    options: dict[str, Any] = {"from_run": audit, "limit": 3, "fluency": False, "methods": ("rag-gold",)}
     result = run("editing", NOBODY, out=tmp_path / "run", cache=tmp_path / "c.sqlite", **options)
     assert not [row for row in result.rows if row.role == "locality"]
 

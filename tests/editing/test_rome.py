@@ -108,9 +108,9 @@ def test_gpt2_conv1d_rank_one_update_hits_the_value(tmp_path: Path, tokenizer, m
     templates = context_templates(model, tokenizer, hp.context_template_length_params, 0)
     update = compute_rome_update(model, tokenizer, arch, FRANCE, hp, templates, stats=stats)
     rewrite = arch.rewrite_name(1)
-    before = get_module(model, rewrite).weight.detach().clone()
+    before = get_module(model, rewrite).get_parameter("weight").detach().clone()
     apply_update(model, arch, update)
-    after = get_module(model, rewrite).weight.detach()
+    after = get_module(model, rewrite).get_parameter("weight").detach()
     assert after.shape == before.shape == (128, 32)
     assert torch.allclose(after - before, torch.outer(update.left, update.right))  # [in, out] = u rᵀ
     # W'x = v*: the edited down-projection now emits the optimised value at the subject's last token
@@ -141,7 +141,8 @@ def test_rome_default_hparams_on_smollm2(smollm2) -> None:  # type: ignore[no-un
         assert calls == [(1, 1)] and len(timings) == 1 and timings[0].steps <= hp.v_num_grad_steps
         assert logprob(model, tokenizer, FRANCE.prompt, "Rome") > logprob(model, tokenizer, FRANCE.prompt, "Paris")
         assert not torch.equal(
-            get_module(model, arch.rewrite_name(5)).weight, saved["model.layers.5.mlp.down_proj.weight"]
+            get_module(model, arch.rewrite_name(5)).get_parameter("weight"),
+            saved["model.layers.5.mlp.down_proj.weight"],
         )
     finally:
         backup.restore()

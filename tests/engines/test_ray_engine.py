@@ -73,7 +73,7 @@ def _rows(run: cp.Run) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_an_outdated_run_on_smollm2_through_ray_equals_the_local_engine(cluster: Path, tmp_path: Path) -> None:
-    common = {"model": "smollm2", "limit": 3, "batch_size": 2}
+    common: dict[str, Any] = {"model": "smollm2", "limit": 3, "batch_size": 2}
     local = cp.run("outdated", out=tmp_path / "local", cache=tmp_path / "local.sqlite", **common)
     remote = cp.run("outdated", out=tmp_path / "ray", cache=tmp_path / "ray.sqlite", engine="ray", **common)
     assert _rows(remote) == _rows(local)
@@ -155,7 +155,12 @@ def test_an_unreachable_head_is_one_line_before_any_model_loads(tmp_path: Path) 
 
 
 def test_the_api_checks_the_head_before_the_lens_loads_or_the_cache_opens(tmp_path: Path) -> None:
-    options = {"model": "mock:echo", "limit": 1, "out": tmp_path / "run", "cache": tmp_path / "c.sqlite"}
+    options: dict[str, Any] = {
+        "model": "mock:echo",
+        "limit": 1,
+        "out": tmp_path / "run",
+        "cache": tmp_path / "c.sqlite",
+    }
     with pytest.raises(ConfigError, match=r"no Ray head answers at 127\.0\.0\.1:1"):
         cp.run("outdated", engine="ray:127.0.0.1:1", **options)
     assert not (tmp_path / "c.sqlite").exists() and not (tmp_path / "run").exists()

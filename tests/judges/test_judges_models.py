@@ -25,7 +25,7 @@ def tiny_nli(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
     tokenizer = BertTokenizer(str(folder / "vocab.txt"))
     torch.manual_seed(0)
-    config = BertConfig(
+    config = BertConfig(  # type: ignore[call-arg]  # num_labels goes through PretrainedConfig's **kwargs
         vocab_size=len(vocab),
         hidden_size=16,
         num_hidden_layers=1,

@@ -11,7 +11,7 @@ from wdqs_stub import fixture_store
 
 from chronoprobe.errors import ConfigError, DataError, EndpointError
 from chronoprobe.knowledge.sparql import QUERY_TEMPLATE, build_query, parse_results
-from chronoprobe.knowledge.types import FactAnswers, WikidataDate
+from chronoprobe.knowledge.types import FactAnswers, Statement, WikidataDate
 
 
 @pytest.fixture(scope="module")
@@ -20,11 +20,11 @@ def store() -> pyoxigraph.Store:
 
 
 def run(store: pyoxigraph.Store, qid: str, pid: str) -> FactAnswers:
-    raw = store.query(build_query(qid, pid)).serialize(format=pyoxigraph.QueryResultsFormat.JSON)
+    raw = store.query(build_query(qid, pid)).serialize(format=pyoxigraph.QueryResultsFormat.JSON)  # type: ignore[arg-type]  # a SELECT gives solutions: pyoxigraph types the result as any query's
     return parse_results(json.loads(raw), fact_id=f"{qid}/{pid}", endpoint="fixture")
 
 
-def by_id(answers: FactAnswers) -> dict[str, object]:
+def by_id(answers: FactAnswers) -> dict[str, Statement]:
     return {s.statement_id: s for s in answers.statements}
 
 

@@ -92,7 +92,7 @@ class StubWDQS:
             time.sleep(fault.delay_s)
         if fault is None or fault.evaluate:
             try:
-                body = self.store.query(query).serialize(format=pyoxigraph.QueryResultsFormat.JSON)
+                body = self.store.query(query).serialize(format=pyoxigraph.QueryResultsFormat.JSON)  # type: ignore[arg-type]  # a SELECT gives solutions: pyoxigraph types the result as any query's
             except (SyntaxError, ValueError, OSError) as exc:
                 self._send(handler, 400, str(exc).encode(), {"Content-Type": "text/plain"})
                 return

@@ -73,7 +73,7 @@ def test_table6_delta_interval_by_hand() -> None:
     deltas = delta_percent_estimates(with_context, without, {"accuracy": 100.0, "f1": 200.0})
     accuracy, f1 = deltas["accuracy"], deltas["f1"]
     assert (accuracy.value, accuracy.n, accuracy.ci_low, accuracy.ci_high) == (100.0, 2, 0.0, 100.0)
-    assert (f1.value, f1.n, f1.ci_low, f1.ci_high) == (200.0, 2, pytest.approx(0.0), pytest.approx(200.0))
+    assert (f1.value, f1.n, f1.ci_low, f1.ci_high) == (200.0, 2, pytest.approx(0.0), pytest.approx(200.0))  # type: ignore[comparison-overlap]  # approx equals a float
     assert delta_percent_estimates(with_context, without, {"accuracy": None, "f1": None})["f1"].value is None
 
 

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from chronoprobe.datasets.editing_records import EditRecord
+from chronoprobe.metrics.dyknow import Verdict
 from chronoprobe.metrics.editing import (
     ALL,
     editing_scores,
@@ -62,7 +63,7 @@ def athlete(name: str) -> EditRecord:
 
 
 RECORDS = [country("Aland"), country("Borduria"), athlete("Carl Player")]
-VERDICTS = {  # edit prompt first, then the two paraphrases
+VERDICTS: dict[str, dict[str, Verdict]] = {  # edit prompt first, then the two paraphrases
     "countries_byGDP/Aland/President of Aland": {
         "rephrased_2": "up-to-date",
         "contextualized": "up-to-date",

@@ -13,7 +13,7 @@ def _sample(seed: int, n: int = 40) -> tuple[list[int], list[int | None]]:
     rng = np.random.default_rng(seed)
     gold = [int(g) for g in rng.integers(0, 12, size=n)]
     pred: list[int | None] = [
-        None if rng.random() < 0.15 else int(min(11, max(0, g + rng.integers(-2, 3)))) for g in gold
+        None if rng.random() < 0.15 else min(11, max(0, g + int(rng.integers(-2, 3)))) for g in gold
     ]
     return gold, pred
 

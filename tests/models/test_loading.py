@@ -232,7 +232,7 @@ def _save_lora(model: torch.nn.Module, folder: Path, targets: list[str]) -> Path
     torch.manual_seed(0)
     # init_lora_weights=False: random B as well as A, so the adapter changes the outputs at once
     peft_model = get_peft_model(model, LoraConfig(r=8, target_modules=targets, init_lora_weights=False))
-    peft_model.save_pretrained(folder)
+    peft_model.save_pretrained(str(folder))
     return folder
 
 

@@ -36,6 +36,6 @@ def test_every_text_is_readable_at_card_size(tmp_path: Path) -> None:
     ax = figure.axes[0]
     texts = [*ax.get_xticklabels(), *ax.get_yticklabels(), *ax.texts, ax.title, ax.xaxis.label, ax.yaxis.label]
     assert len(ax.get_xticklabels()) == len(labels) + 1 and len(ax.texts) > 100
-    smallest = min(t.get_fontsize() for t in texts if t.get_text())
+    smallest = min(float(t.get_fontsize()) for t in texts if t.get_text())
     assert smallest / 72 * dpi * scale >= READABLE_PX
     assert width * scale <= CARD_IMAGE_BOX[0] and height * scale <= CARD_IMAGE_BOX[1] + 1

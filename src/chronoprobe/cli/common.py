@@ -344,7 +344,7 @@ def _click_context() -> object | None:
     try:  # recent typer vendors click
         from typer._click.globals import get_current_context
     except ImportError:  # pragma: no cover - depends on the installed typer
-        from click import get_current_context  # type: ignore[no-redef]
+        from click import get_current_context  # type: ignore[no-redef]  # older typer: the same function from click itself
     return get_current_context(silent=True)
 
 
@@ -367,7 +367,7 @@ def claim_output_dir(path: Path, option: str = "--out", *, kind: str | None = No
         claim.__enter__()
         atexit.register(claim.__exit__, None, None, None)
     else:
-        context.with_resource(claim)  # type: ignore[attr-defined]
+        context.with_resource(claim)  # type: ignore[attr-defined]  # a click Context, typed object to fit click and typer's copy alike
 
 
 def claim_run_dir(lens: Lens[Any], out: Path, cache: Path | None, *extra: tuple[str, Path | None]) -> None:

@@ -152,7 +152,7 @@ def run(
         console.print(f"{spec}: {line}", highlight=False)
 
 
-def _headline(values: dict, method: str) -> str:  # type: ignore[type-arg]
+def _headline(values: dict, method: str) -> str:  # type: ignore[type-arg]  # one class's block of summary JSON, any layout
     """Headline numbers with their 95% interval and n (when the summary has them)."""
     estimates = values.get("estimates") or {}
 

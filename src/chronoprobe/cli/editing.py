@@ -87,7 +87,7 @@ def _check_ours(out: Path) -> None:
 def _print_counts(records: list[object], source: str) -> None:
     from chronoprobe.editing.dataset import group_counts
 
-    counts = group_counts(records)  # type: ignore[arg-type]
+    counts = group_counts(records)  # type: ignore[arg-type]  # the callers pass EditRecords
     shown = ", ".join(f"{group} {n}" for group, n in counts.items())
     console.print(f"{len(records)} facts to edit ({shown}) from {source}", highlight=False)
 
@@ -181,7 +181,7 @@ def dataset(
 
     _check_ours(target)  # before the run is read
     check_not_input([target, build_record_path(target)], {"--from": from_run})
-    built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]
+    built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]  # --select's callback allows only Selection values
     per_fact = set(built.fact_notes.values())
     for note in built.notes:
         if note not in per_fact:
@@ -243,7 +243,7 @@ def score(
     from chronoprobe.metrics.editing import ALL
 
     claim_output_dir(out, kind="editing score", inputs={"--generations": generations, "--dataset": dataset})
-    summary = score_editing(generations, dataset, out, labels=labels, models=model)  # type: ignore[arg-type]
+    summary = score_editing(generations, dataset, out, labels=labels, models=model)  # type: ignore[arg-type]  # --labels' callback allows only Labels values
     for name, methods in summary.models.items():
         for method, scores in methods.items():
             everything = scores.groups[ALL]

@@ -24,7 +24,7 @@ from chronoprobe.errors import ChronoprobeError
 try:  # recent typer vendors click; older typer uses click itself
     from typer._click.exceptions import ClickException, UsageError
 except ImportError:  # pragma: no cover - depends on the installed typer
-    from click.exceptions import ClickException, UsageError  # type: ignore[assignment]
+    from click.exceptions import ClickException, UsageError  # type: ignore[assignment]  # older typer: click's own classes
 
 app = typer.Typer(
     name="chronoprobe",
@@ -72,7 +72,7 @@ def _readable_help_types() -> None:
             text = _shown(self, ctx)
             return None if text is None else _LIST_TYPE.sub(r"<\1>", str(text))
 
-        display_type_rich._chronoprobe = True  # type: ignore[attr-defined]
+        display_type_rich._chronoprobe = True  # type: ignore[attr-defined]  # a marker on the function: patch typer once
         cls.display_type_rich = display_type_rich  # type: ignore[method-assign]  # typer has no hook for this
 
 

@@ -138,7 +138,7 @@ def run(
         overall = summary["per_category"]["all"]["soft_constraint_pct"]
         ci = summary["per_category"]["all"]["estimates"]["soft_constraint_pct"]
         shares = "  ".join(
-            f"{v} {overall[v]:.1f}% {as_estimate(ci[v]).interval(1)}"  # type: ignore[union-attr]
+            f"{v} {overall[v]:.1f}% {as_estimate(ci[v]).interval(1)}"  # type: ignore[union-attr]  # the outdated summary holds an estimate per verdict
             for v in ("up-to-date", "outdated", "irrelevant", "ambiguous")
         )
         console.print(

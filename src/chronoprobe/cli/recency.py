@@ -342,11 +342,11 @@ def gate(
     cached = load_models(specs, backend.backend(), call_cache)[0]
     gate_options = {"context": context, "temperature": temperature, "min_share": min_share, "seed": seed}
     if len(asked) == 1:  # one question: no progress bar, so stderr stays empty
-        decisions = recency_gate_many(asked, cached, threshold, samples, **gate_options)  # type: ignore[arg-type]
+        decisions = recency_gate_many(asked, cached, threshold, samples, **gate_options)  # type: ignore[arg-type]  # one dict of mixed-type keywords
     else:
         with progress_bar() as bar:
             advance = task_progress(bar)("recency gate", len(asked))
-            decisions = recency_gate_many(asked, cached, threshold, samples, progress=advance, **gate_options)  # type: ignore[arg-type]
+            decisions = recency_gate_many(asked, cached, threshold, samples, progress=advance, **gate_options)  # type: ignore[arg-type]  # one dict of mixed-type keywords
     out = Console(highlight=False, soft_wrap=True)  # stdout: the decision is the command's output
     for decision in decisions:
         if as_json:

@@ -33,7 +33,7 @@ def pick_format(fmt: str | None, out: Path | None) -> Format:
             raise ConfigError("--format", "table is for the terminal; give csv, json or parquet with --out")
         if chosen == "parquet" and out is None:
             raise ConfigError("--format", "parquet is binary; give --out FILE.parquet")
-        return chosen  # type: ignore[return-value]
+        return chosen  # type: ignore[return-value]  # checked against the format names just above
     if out is None:
         return "table"
     if out.suffix.lower() in _SUFFIXES:

@@ -2,13 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.editing_records import EditRecord
+from chronoprobe.editing.config import EditingConfig
+from chronoprobe.editing.rows import Role
+from chronoprobe.knowledge.types import Fact
+from chronoprobe.models.base import Prompt
 
-if TYPE_CHECKING:
-    from chronoprobe.editing.run import Asked, ModelEditor
+
+@dataclass
+class Asked:
+    """One question to put to a model, and how to record the answer."""
+
+    record_or_fact: EditRecord | Fact
+    role: Role
+    kind: str | None
+    question: str
+    prompt: Prompt
+    routed: bool | None = None
+    similarity: float | None = None
+    template_index: int | None = None
+    answered_by: CachedModel | None = None
+    """Another model that answers this question (SERAC*'s counterfactual model); None: the model being edited."""
+
+
+class Editor(Protocol):
+    """What the methods here need of the model being edited (``editing.run.ModelEditor``)."""
+
+    config: EditingConfig
+    records: list[EditRecord]
+    tools: Any
+
+    def scored(self, records: Sequence[EditRecord]) -> list[Asked]: ...
+
+    def fluency(
+        self, records: Sequence[EditRecord], prompt_of: Callable[[EditRecord], Prompt] | None = None
+    ) -> list[Asked]: ...
+
+    def locality(self, edited: Sequence[EditRecord]) -> list[Asked]: ...
 
 
 @dataclass
@@ -19,7 +54,7 @@ class Built:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-def build(editor: ModelEditor, method: str, subset: list[EditRecord]) -> Built:
+def build(editor: Editor, method: str, subset: list[EditRecord]) -> Built:
     if method == "serac":
         return _serac(editor, subset)
     if method in ("ike", "ike-null"):
@@ -27,8 +62,7 @@ def build(editor: ModelEditor, method: str, subset: list[EditRecord]) -> Built:
     return _rag(editor, method, subset)
 
 
-def _serac(editor: ModelEditor, subset: list[EditRecord]) -> Built:
-    from chronoprobe.editing.run import Asked
+def _serac(editor: Editor, subset: list[EditRecord]) -> Built:
     from chronoprobe.editing.serac import Serac, SeracConfig
 
     tools = editor.tools
@@ -64,11 +98,11 @@ def _serac(editor: ModelEditor, subset: list[EditRecord]) -> Built:
     return Built(asked=asked, settings=serac.describe(), notes=[serac.config.label])
 
 
-def _ike(editor: ModelEditor, method: str, subset: list[EditRecord]) -> Built:
-    from chronoprobe.editing.ike import IkeBuilder
-    from chronoprobe.editing.run import Asked
+def _ike(editor: Editor, method: str, subset: list[EditRecord]) -> Built:
+    from chronoprobe.editing.ike import IkeBuilder, IkeVariant
 
-    builder = IkeBuilder(method, subset, embedder=editor.tools.embedder, prompts=editor.tools.prompts)  # type: ignore[arg-type]
+    variant: IkeVariant = "ike-null" if method == "ike-null" else "ike"
+    builder = IkeBuilder(variant, subset, embedder=editor.tools.embedder, prompts=editor.tools.prompts)
     asked: list[Asked] = []
     own = 0
     for a in editor.scored(subset) + editor.fluency(subset):
@@ -85,11 +119,15 @@ def _ike(editor: ModelEditor, method: str, subset: list[EditRecord]) -> Built:
     return Built(asked=asked, settings=builder.describe(), notes=notes)
 
 
-def _rag(editor: ModelEditor, method: str, subset: list[EditRecord]) -> Built:
-    from chronoprobe.editing.rag import RagBuilder
-    from chronoprobe.editing.run import Asked
+def _rag(editor: Editor, method: str, subset: list[EditRecord]) -> Built:
+    from chronoprobe.editing.rag import RagBuilder, RagMethod
 
-    builder = RagBuilder(method, subset, prompts=editor.tools.prompts, retriever=editor.tools.retriever)  # type: ignore[arg-type]
+    rag_methods: dict[str, RagMethod] = {
+        "rag-gold": "rag-gold",
+        "rag-retrieved": "rag-retrieved",
+        "rag-noisy": "rag-noisy",
+    }
+    builder = RagBuilder(rag_methods[method], subset, prompts=editor.tools.prompts, retriever=editor.tools.retriever)
     asked: list[Asked] = []
     skipped: dict[str, str] = {}
     for a in editor.scored(subset) + editor.fluency(subset):

@@ -282,6 +282,72 @@ def optimise_value(
     False runs every row whole at every step (the original pattern; same result).
     """
     device = model_device(model)
+    value_rows = _value_rows(tokenizer, request, templates, add_special_tokens)
+    groups = _row_groups(
+        model, value_rows.rows, value_rows.lookups, pad_id(tokenizer), device, prefix_cache=prefix_cache
+    )
+    order = _pick_order(groups, value_rows.picks)
+    delta = _Delta()
+    # The logits come from the loss layer's output through the final norm and the unembedding,
+    # at the labelled positions only; the forward pass stops after that block, which skips the
+    # full-vocabulary projection of every position (for the last layer these are the model's logits).
+    loss_module = arch.layer_name(arch.n_layers - 1 if loss_layer is None else loss_layer)
+    objective = _Objective(
+        final_norm=get_module(model, arch.final_norm),
+        lm_head=get_module(model, arch.lm_head),
+        label_ids=torch.tensor(value_rows.target * value_rows.n_rewrite, device=device),
+        n_rewrite=value_rows.n_rewrite,
+        target_length=len(value_rows.target),
+        hp=hp,
+    )
+    optimiser: torch.optim.Optimizer | None = None
+    steps = 0
+    loss_value = float("inf")
+    with torch.enable_grad():
+        for step in range(hp.v_num_grad_steps):
+            steps = step + 1
+            tune_threads(model)
+            gathered = []
+            for group in groups:
+                with trace(
+                    model, edit_outputs={module: delta.adder(group)}, outputs=[loss_module], stop_after=loss_module
+                ) as record:
+                    group.run(model)
+                gathered.append(record.outputs[loss_module][group.pick_rows, group.pick_cols])
+            assert delta.delta is not None and delta.initial is not None
+            loss = objective.loss(torch.cat(gathered)[order], delta.delta, delta.initial)
+            loss_value = float(loss.detach())
+            if loss_value < _EARLY_STOP or step == hp.v_num_grad_steps - 1:
+                break
+            if optimiser is None:
+                optimiser = torch.optim.Adam([delta.delta], lr=hp.v_lr)
+            optimiser.zero_grad()
+            torch.autograd.backward(loss, inputs=[delta.delta])  # what loss.backward does; typed
+            optimiser.step()
+            delta.clamp(hp.clamp_norm_factor * delta.initial.norm())
+    assert delta.delta is not None and delta.initial is not None
+    return ValueResult(
+        target=(delta.initial + delta.delta).detach(), initial=delta.initial, steps=steps, loss=loss_value
+    )
+
+
+@dataclass(frozen=True)
+class _ValueRows:
+    """The rows δ is optimised on: each template + prompt, teacher-forced on the target, then the KL row."""
+
+    rows: list[list[int]]
+    lookups: list[int]
+    """Each row's subject-last-token column."""
+    target: list[int]
+    picks: list[tuple[int, int]]
+    """What the loss reads, in order: each rewrite row's target positions, then the KL row's lookup."""
+
+    @property
+    def n_rewrite(self) -> int:
+        return len(self.rows) - 1
+
+
+def _value_rows(tokenizer: Any, request: EditRequest, templates: Sequence[str], add_special_tokens: bool) -> _ValueRows:
     target = _target_ids(tokenizer, request.target)
     rows: list[list[int]] = []
     lookups: list[int] = []
@@ -296,76 +362,65 @@ def optimise_value(
     rows.append(encode(tokenizer, kl_text, True))
     lookups.append(subject_last_index(tokenizer, kl_text, request.subject, 0, True))
     n_rewrite = len(templates)
-    # What the loss reads, in order: each rewrite row's target positions, then the KL row's lookup.
     picks = [(r, c) for r, positions in enumerate(label_positions) for c in positions] + [(n_rewrite, lookups[-1])]
-    label_ids = torch.tensor(target * n_rewrite, device=device)
-    groups = _row_groups(model, rows, lookups, pad_id(tokenizer), device, prefix_cache=prefix_cache)
-    order = _pick_order(groups, picks)
+    return _ValueRows(rows=rows, lookups=lookups, target=target, picks=picks)
+
+
+@dataclass
+class _Delta:
+    """δ and o₀, both made at the first forward pass from the bare prompt (row 0) at its lookup."""
 
     delta: torch.Tensor | None = None
     initial: torch.Tensor | None = None
 
-    def delta_adder(group: _RowGroup) -> Callable[[torch.Tensor], torch.Tensor]:
+    def adder(self, group: _RowGroup) -> Callable[[torch.Tensor], torch.Tensor]:
+        """The hook that adds δ to ``group``'s rows at their lookup columns."""
+
         def add_delta(output: torch.Tensor) -> torch.Tensor:
-            nonlocal delta, initial
-            if initial is None:  # o₀: the bare prompt (row 0) at its lookup, before any step
+            if self.initial is None:
                 local = group.local[0]
-                initial = output[local, group.lookup_cols[local]].detach().float().clone()
-                delta = torch.zeros_like(initial, requires_grad=True)
-            assert delta is not None
+                self.initial = output[local, group.lookup_cols[local]].detach().float().clone()
+                self.delta = torch.zeros_like(self.initial, requires_grad=True)
+            assert self.delta is not None
             index = (group.row_index, group.lookup_index)
-            return output.index_put(index, output[index] + delta.to(output.dtype))
+            return output.index_put(index, output[index] + self.delta.to(output.dtype))
 
         return add_delta
 
-    # The logits come from the loss layer's output through the final norm and the unembedding,
-    # at the labelled positions only; the forward pass stops after that block, which skips the
-    # full-vocabulary projection of every position (for the last layer these are the model's logits).
-    loss_module = arch.layer_name(arch.n_layers - 1 if loss_layer is None else loss_layer)
-    final_norm = get_module(model, arch.final_norm)
-    lm_head = get_module(model, arch.lm_head)
-    n_labels = len(picks) - 1
-    optimiser: torch.optim.Optimizer | None = None
+    def clamp(self, limit: torch.Tensor) -> None:
+        """Scale δ back onto the ball of radius ``limit``."""
+        assert self.delta is not None
+        with torch.no_grad():
+            norm = self.delta.norm()
+            if norm > limit:
+                self.delta.mul_(limit / norm)
+
+
+@dataclass
+class _Objective:
+    """The loss of one step, from the loss layer's output at the picked positions (see :func:`optimise_value`)."""
+
+    final_norm: nn.Module
+    lm_head: nn.Module
+    label_ids: torch.Tensor
+    n_rewrite: int
+    target_length: int
+    hp: EditHparams
     kl_init: torch.Tensor | None = None
-    steps = 0
-    loss_value = float("inf")
-    with torch.enable_grad():
-        for step in range(hp.v_num_grad_steps):
-            steps = step + 1
-            tune_threads(model)
-            gathered = []
-            for group in groups:
-                with trace(
-                    model, edit_outputs={module: delta_adder(group)}, outputs=[loss_module], stop_after=loss_module
-                ) as record:
-                    group.run(model)
-                gathered.append(record.outputs[loss_module][group.pick_rows, group.pick_cols])
-            hidden = torch.cat(gathered)[order]
-            log_probs = torch.log_softmax(lm_head(final_norm(hidden)).float(), dim=-1)
-            picked = log_probs[torch.arange(n_labels, device=device), label_ids].view(n_rewrite, len(target))
-            nll = -picked.mean(dim=1).mean()
-            kl_log = log_probs[n_labels]
-            if kl_init is None:
-                kl_init = kl_log.detach().clone()
-            kl = torch.sum(kl_init.exp() * (kl_init - kl_log))
-            assert delta is not None and initial is not None
-            decay = hp.v_weight_decay * (delta.norm() / initial.norm() ** 2)
-            loss = nll + hp.kl_factor * kl + decay
-            loss_value = float(loss.detach())
-            if loss_value < _EARLY_STOP or step == hp.v_num_grad_steps - 1:
-                break
-            if optimiser is None:
-                optimiser = torch.optim.Adam([delta], lr=hp.v_lr)
-            optimiser.zero_grad()
-            loss.backward(inputs=[delta])
-            optimiser.step()
-            limit = hp.clamp_norm_factor * initial.norm()
-            with torch.no_grad():
-                norm = delta.norm()
-                if norm > limit:
-                    delta.mul_(limit / norm)
-    assert delta is not None and initial is not None
-    return ValueResult(target=(initial + delta).detach(), initial=initial, steps=steps, loss=loss_value)
+    """The KL row's log-probabilities at the first step: P₀."""
+
+    def loss(self, hidden: torch.Tensor, delta: torch.Tensor, initial: torch.Tensor) -> torch.Tensor:
+        n_labels = self.n_rewrite * self.target_length
+        log_probs = torch.log_softmax(self.lm_head(self.final_norm(hidden)).float(), dim=-1)
+        picked = log_probs[torch.arange(n_labels, device=self.label_ids.device), self.label_ids]
+        nll = -picked.view(self.n_rewrite, self.target_length).mean(dim=1).mean()
+        kl_log = log_probs[n_labels]
+        if self.kl_init is None:
+            self.kl_init = kl_log.detach().clone()
+        kl = torch.sum(self.kl_init.exp() * (self.kl_init - kl_log))
+        decay = self.hp.v_weight_decay * (delta.norm() / initial.norm() ** 2)
+        loss: torch.Tensor = nll + self.hp.kl_factor * kl + decay
+        return loss
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ from typing import Any
 
 from chronoprobe.cache import CachedModel, sample_key, speed_subject, stable_hash
 from chronoprobe.datasets.editing_records import GROUP_OF, EditRecord, EditRequest
+from chronoprobe.editing import context_methods
 from chronoprobe.editing.config import WEIGHT_METHODS, EditingConfig
+from chronoprobe.editing.context_methods import Asked
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun, Role
 from chronoprobe.errors import CapabilityError
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
@@ -43,22 +45,6 @@ class AuditContext:
     use_aliases: bool = False
     skipped: set[str] = field(default_factory=set)
     """Facts without gold: never asked."""
-
-
-@dataclass
-class Asked:
-    """One question to put to a model, and how to record the answer."""
-
-    record_or_fact: EditRecord | Fact
-    role: Role
-    kind: str | None
-    question: str
-    prompt: Prompt
-    routed: bool | None = None
-    similarity: float | None = None
-    template_index: int | None = None
-    answered_by: CachedModel | None = None
-    """Another model that answers this question (SERAC*'s counterfactual model); None: the model being edited."""
 
 
 LOCAL_WEIGHTS = frozenset({"smollm2", "gemma3-270m", "hf", "gguf"})
@@ -394,8 +380,6 @@ class ModelEditor:
         return len(found) == len(set(keys))
 
     def _in_context(self, method: str, fraction: float, subset: list[EditRecord], tick: Tick | None) -> None:
-        from chronoprobe.editing import context_methods
-
         started = time.perf_counter()
         built = context_methods.build(self, method, subset)
         seconds = time.perf_counter() - started

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import logging
 import pickle
-import re
 import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from chronoprobe import errors
 from chronoprobe.engines.base import Engine, ModelSource
-from chronoprobe.errors import ChronoprobeError, ConfigError, EndpointError
+from chronoprobe.engines.ray_errors import first_line, user_error
+from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
 from chronoprobe.models.registry import load_backend, parse_model_spec
 
@@ -87,9 +86,7 @@ class RayEngine(Engine):
                     log_to_driver=False,
                 )
             except Exception as exc:  # ConnectionError, ValueError, RuntimeError ... all mean: no cluster there
-                raise ConfigError(
-                    f"--engine {self.label}", f"cannot reach a Ray cluster ({_first_line(exc)})"
-                ) from None
+                raise ConfigError(f"--engine {self.label}", f"cannot reach a Ray cluster ({first_line(exc)})") from None
             self._owned = True
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False  # the CLI draws its own bar
@@ -120,7 +117,7 @@ class RayEngine(Engine):
         if parse_model_spec(source.spec).kind == "vllm":
             from chronoprobe.engines.ray_llm import vllm_batches
 
-            yield from vllm_batches(self, backend, source, batches, params)
+            yield from vllm_batches(self.label, self.workers, backend, source, batches, params)
             return
         import ray
 
@@ -154,50 +151,6 @@ class RayEngine(Engine):
         if gpu:
             return max(1, int(resources.get("GPU", 1)))
         return max(1, int(resources.get("CPU", 1) / max(self.cpus_per_worker, 1e-3)))
-
-
-def user_error(exc: BaseException, label: str) -> Exception:
-    """A worker's ChronoprobeError as itself (one line); any other Ray failure as an EndpointError."""
-    chain = _chain(exc)
-    for current in chain:
-        if isinstance(current, ChronoprobeError):
-            # Ray re-raises a worker's error as a class derived from it: rebuild our own class
-            ours: type[ChronoprobeError] = next(
-                c for c in type(current).__mro__ if c.__module__ == ChronoprobeError.__module__
-            )
-            return ours(str(getattr(current, "where", label)), str(getattr(current, "problem", _first_line(current))))
-    # an actor whose constructor failed keeps only the text of its error: find our line in it
-    texts = "\n".join(str(e) for e in chain)
-    found = _WORKER_ERROR.findall(texts)
-    if found:
-        name, message = found[-1]
-        where, _, problem = message.partition(": ")
-        kind: type[ChronoprobeError] = getattr(errors, name)
-        return kind(where, problem or message)
-    import ray.exceptions
-
-    if isinstance(exc, ray.exceptions.RayError):
-        return EndpointError(f"Ray cluster ({label})", _first_line(exc))
-    return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
-
-
-_WORKER_ERROR = re.compile(r"\b(ConfigError|DataError|CapabilityError|EndpointError): (.+?)\s*$", re.MULTILINE)
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """``exc`` and its causes (Ray keeps a worker's error in ``.cause``), each once."""
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in chain:
-        chain.append(current)
-        cause = getattr(current, "cause", None)
-        current = cause if isinstance(cause, BaseException) else current.__cause__
-    return chain
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__
 
 
 def _import_ray(label: str) -> Any:

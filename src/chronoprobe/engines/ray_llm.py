@@ -11,15 +11,13 @@ log-probabilities or distributions are refused before any request.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from chronoprobe.engines.base import ModelSource
+from chronoprobe.engines.ray_errors import user_error
 from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt, Sample
 from chronoprobe.models.registry import parse_model_spec
-
-if TYPE_CHECKING:
-    from chronoprobe.engines.ray_engine import RayEngine
 
 
 def sampling_params(params: DecodingParams) -> dict[str, Any]:
@@ -39,13 +37,15 @@ def sampling_params(params: DecodingParams) -> dict[str, Any]:
 
 
 def vllm_batches(
-    engine: RayEngine,
+    label: str,
+    workers: int | None,
     backend: Backend,
     source: ModelSource,
     batches: Sequence[Sequence[Prompt]],
     params: DecodingParams,
 ) -> Iterator[tuple[int, list[Generation]]]:
-    where = f"--engine {engine.label} with {backend.info.spec}"
+    """Run ``batches`` through the processor; ``label``: the engine as the user named it, ``workers``: its concurrency."""
+    where = f"--engine {label} with {backend.info.spec}"
     if params.n != 1 or params.token_logprobs or params.mean_distribution or params.first_token_prob:
         raise CapabilityError(
             where, "Ray Data LLM's vLLM processor gives one plain sample per prompt; use --engine local for this lens"
@@ -64,7 +64,7 @@ def vllm_batches(
             "dtype": options.dtype,
             "trust_remote_code": options.trust_remote_code,
         },
-        concurrency=engine.workers or max(1, int(ray.cluster_resources().get("GPU", 1))),
+        concurrency=workers or max(1, int(ray.cluster_resources().get("GPU", 1))),
         batch_size=options.batch_size if isinstance(options.batch_size, int) else 64,
         chat_template_stage=False,  # the driver rendered the template into the prompt
     )
@@ -102,6 +102,4 @@ def vllm_batches(
     except ChronoprobeError:
         raise
     except Exception as exc:
-        from chronoprobe.engines.ray_engine import user_error
-
-        raise user_error(exc, engine.label) from None
+        raise user_error(exc, label) from None

@@ -145,11 +145,11 @@ class FactAnswers(BaseModel):
 
     def latest(self) -> tuple[Statement, ...]:
         """The statement(s) with the latest start: the paper's wording of "up-to-date" (see docs/knowledge.md)."""
-        dated = [s for s in self.statements if s.start is not None]
+        dated = [(s.start.earliest(), s) for s in self.statements if s.start is not None]
         if not dated:
             return ()
-        newest = max(s.start.earliest() for s in dated)  # type: ignore[union-attr]
-        return tuple(s for s in dated if s.start.earliest() == newest)  # type: ignore[union-attr]
+        newest = max(start for start, _ in dated)
+        return tuple(s for start, s in dated if start == newest)
 
     def counted(self) -> FactAnswers:
         """Only the statements that count as answers: those with a start qualifier."""

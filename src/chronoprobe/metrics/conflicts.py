@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ ROUGE_THRESHOLD = 0.3
 
 
 @lru_cache(maxsize=1)
-def _scorer():  # type: ignore[no-untyped-def]
+def _scorer() -> Any:  # rouge-score has no type information
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)

@@ -203,10 +203,12 @@ def group_entities(statements: Iterable[Statement]) -> list[_Entity]:
 
 def _find_entity(text: str, masked: str, entity: _Entity, use_aliases: bool) -> _Hit | None:
     tier: list[tuple[int, MatchRule, str]] = []
-    for surface, rule in [(entity.label, "exact")] + [(a, "alias") for a in (entity.aliases if use_aliases else ())]:
+    surfaces: list[tuple[str, MatchRule]] = [(entity.label, "exact")]
+    surfaces += [(a, "alias") for a in (entity.aliases if use_aliases else ())]
+    for surface, rule in surfaces:
         position = find_whole_word(text, surface)
         if position is not None:
-            tier.append((position, rule, surface))  # type: ignore[arg-type]
+            tier.append((position, rule, surface))
     if not tier:
         stripped = strip_affixes(entity.label)
         if stripped.casefold() != entity.label.casefold():

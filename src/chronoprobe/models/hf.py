@@ -16,7 +16,6 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import (
@@ -27,15 +26,12 @@ from chronoprobe.models.base import (
     Generation,
     Prompt,
     Sample,
-    Sampler,
     render_with_tokenizer,
 )
 from chronoprobe.models.kv_buffer import cache_argument, cache_of, preallocate
 from chronoprobe.models.loading import (
     PROBE_NEW_TOKENS,
-    DeviceMap,
-    DType,
-    Quantize,
+    HFConfig,
     available_ram,
     chunks,
     forward_of,
@@ -49,35 +45,6 @@ from chronoprobe.threads import AdaptiveThreads
 
 NOMINAL_NEW_TOKENS = 32
 """Tokens a --batch-size auto estimate allows for while planning, before the request's own limit is known."""
-
-
-class HFConfig(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    model: str
-    """Hub id or local folder."""
-    revision: str = "main"
-    gguf_file: str | None = None
-    dtype: DType = "auto"
-    device: str = "auto"
-    device_map: DeviceMap | None = None
-    """``auto``: accelerate spreads the weights over the GPUs (and RAM); the backend then never calls ``.to()``."""
-    quantize: Quantize | None = None
-    """bitsandbytes 8-/4-bit weights (CUDA only)."""
-    adapter: str | None = None
-    """A PEFT adapter (local folder or hub id) applied on top of ``model``."""
-    adapter_revision: str = "main"
-    batch_size: int | Literal["auto"] = 16
-    chat_template: bool | None = None
-    """Apply the tokenizer's chat template: None means 'if the tokenizer has one'."""
-    trust_remote_code: bool = False
-    spec: str | None = None
-    revision_label: str | None = None
-    """Overrides the recorded revision (e.g. the GGUF file's hash for converted models)."""
-    sampler: Sampler = "inverse-cdf"
-    """``inverse-cdf``: one uniform number per row and step (models/sampling.py). ``multinomial``: the
-    decode loop of releases before 0.2.0 for sampled calls (``torch.multinomial``, every row decoding to
-    the batch's end, one padded prefill), which reproduces their samples exactly."""
 
 
 AUTO_PROBE_ROWS = 64

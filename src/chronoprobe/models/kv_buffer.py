@@ -18,7 +18,7 @@ import torch
 try:
     from transformers.cache_utils import DynamicLayer
 except ImportError:  # transformers < 4.54 has no cache layers: preallocate() then changes nothing
-    DynamicLayer = object  # type: ignore[assignment,misc]
+    DynamicLayer = object  # type: ignore[assignment,misc]  # a stand-in base class where transformers has none
 
 
 class BufferedLayer(DynamicLayer):

@@ -15,18 +15,49 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import torch
+from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.errors import ConfigError
-
-if TYPE_CHECKING:
-    from chronoprobe.models.hf import HFConfig
+from chronoprobe.models.base import Sampler
 
 DType = Literal["auto", "float32", "bfloat16", "float16"]
 Quantize = Literal["8bit", "4bit"]
 DeviceMap = Literal["auto"]
+
+
+class HFConfig(BaseModel):
+    """What the hf backend loads and how (``chronoprobe.models.hf.HFBackend``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    """Hub id or local folder."""
+    revision: str = "main"
+    gguf_file: str | None = None
+    dtype: DType = "auto"
+    device: str = "auto"
+    device_map: DeviceMap | None = None
+    """``auto``: accelerate spreads the weights over the GPUs (and RAM); the backend then never calls ``.to()``."""
+    quantize: Quantize | None = None
+    """bitsandbytes 8-/4-bit weights (CUDA only)."""
+    adapter: str | None = None
+    """A PEFT adapter (local folder or hub id) applied on top of ``model``."""
+    adapter_revision: str = "main"
+    batch_size: int | Literal["auto"] = 16
+    chat_template: bool | None = None
+    """Apply the tokenizer's chat template: None means 'if the tokenizer has one'."""
+    trust_remote_code: bool = False
+    spec: str | None = None
+    revision_label: str | None = None
+    """Overrides the recorded revision (e.g. the GGUF file's hash for converted models)."""
+    sampler: Sampler = "inverse-cdf"
+    """``inverse-cdf``: one uniform number per row and step (models/sampling.py). ``multinomial``: the
+    decode loop of releases before 0.2.0 for sampled calls (``torch.multinomial``, every row decoding to
+    the batch's end, one padded prefill), which reproduces their samples exactly."""
+
 
 QUANT_INSTALL = "pip install 'chronoprobe[quant]'"
 PEFT_INSTALL = "pip install 'chronoprobe[peft]'"

@@ -34,6 +34,7 @@ from chronoprobe.models.base import (
     Sample,
     require,
 )
+from chronoprobe.models.redact import canonical_spec, split_userinfo
 from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries
 
 
@@ -194,8 +195,6 @@ class OpenAIBackend(Backend):
     """One HTTP request per prompt (``n`` samples in it), ``concurrency`` requests in flight."""
 
     def __init__(self, config: OpenAIConfig, *, transport: httpx.BaseTransport | None = None) -> None:
-        from chronoprobe.models.registry import canonical_spec, split_userinfo
-
         spec = canonical_spec(config.spec) if config.spec else None
         where = f"model {spec or config.model}"
         base_url, url_key = split_userinfo(config.base_url)  # credentials never reach a message or a record

@@ -11,15 +11,22 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DEFAULT_SAMPLER, Backend, Sampler
+from chronoprobe.models.redact import (  # their home is redact; re-exported here, where callers import them
+    canonical_spec as canonical_spec,
+)
+from chronoprobe.models.redact import (
+    split_userinfo as split_userinfo,
+)
+from chronoprobe.models.redact import (
+    strip_url_credentials as strip_url_credentials,
+)
 
 DEFAULT_MODEL = "smollm2"
 
@@ -86,42 +93,6 @@ KNOWN_SPECS: list[tuple[str, str]] = [
         "no model: a deterministic stand-in for smoke runs and tests (names from chronoprobe.testing.register_mock)",
     ),
 ]
-
-
-def split_userinfo(url: str) -> tuple[str, str | None]:
-    """(the URL without ``user:password@``, the secret it held or None).
-
-    The secret is the password, or the user part when there is no password
-    (``https://KEY@host/v1``). Only the first part is ever recorded or printed.
-    """
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return strip_url_credentials(url), None
-    if "@" not in parts.netloc:
-        return strip_url_credentials(url), None
-    userinfo = parts.netloc.rpartition("@")[0]
-    user, _, password = userinfo.partition(":")
-    return strip_url_credentials(url), password or user or None
-
-
-# Everything between "scheme://" and the last "@" of the authority (which ends at / ? # or a space),
-# so a password that itself holds an "@" goes too.
-_URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
-
-
-def strip_url_credentials(text: str) -> str:
-    """``text`` with the ``user:password@`` part of every URL in it removed.
-
-    The one redaction of chronoprobe: specs, recorded command lines, configs and error messages
-    all go through it, so what is shown and what is recorded always agree.
-    """
-    return _URL_USERINFO.sub(r"\1", text)
-
-
-def canonical_spec(raw: str) -> str:
-    """A model spec as it is shown, recorded and matched: trimmed, with any URL credentials removed."""
-    return strip_url_credentials(raw.strip())
 
 
 def parse_model_spec(raw: str) -> ModelSpec:
@@ -226,7 +197,8 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
     """smollm2, gemma3-270m or any local GGUF file: converted once, run by transformers."""
     from chronoprobe.models import embedded
     from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
-    from chronoprobe.models.hf import HFBackend, HFConfig
+    from chronoprobe.models.hf import HFBackend
+    from chronoprobe.models.loading import HFConfig
 
     raw = spec.raw
     if spec.kind == "gguf":
@@ -269,7 +241,8 @@ def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -
 
         ensure_available(spec.target, spec.revision, f"model spec {raw!r}")  # fails in ~1 s, before torch loads
 
-    from chronoprobe.models.hf import HFBackend, HFConfig
+    from chronoprobe.models.hf import HFBackend
+    from chronoprobe.models.loading import HFConfig
 
     try:
         return HFBackend(

@@ -58,10 +58,10 @@ def _group(
 
 
 def _estimates(
-    by_fact: Mapping[str, Sequence[str]], inconsistent: Sequence[str], average_pct: Mapping[str, float]
+    by_fact: Mapping[str, Sequence[Verdict]], inconsistent: Sequence[str], average_pct: Mapping[str, float]
 ) -> dict[str, Any]:
     """n and 95% Wilson intervals beside the percentages, keyed like them (``*_pct``)."""
-    est = verdict_estimates(by_fact, inconsistent, scale=100.0)  # type: ignore[arg-type]
+    est = verdict_estimates(by_fact, inconsistent, scale=100.0)
     return {
         "soft_constraint_pct": {v: e.to_json() for v, e in est.soft_constraint.items()},
         # The same value as ``average_pct`` to the last digit (it is computed as 100 * share).

@@ -211,9 +211,41 @@ def label_dataset(
     config: LabelConfig,
     progress: ProgressFactory | None = None,
 ) -> tuple[list[RecencyItem], LabelReport]:
+    """Label each question's recency class, vote on its stationarity, and find a context per label.
+
+    The model calls go in this order: the label samples, each voter's votes, then the contexts."""
     if not 1 <= len(voters) <= 3:
         raise ConfigError("--voter", f"needs one to three stationarity voters, got {len(voters)}")
     report = LabelReport(questions=len(questions))
+    labelled, raw_samples = _label_questions(questions, labeller, config, report, progress)
+    kept = _vote_stationarity(labelled, voters, config, report, progress)
+    contexts = generate_contexts(
+        [(q, sorted(set(parsed))) for q, parsed, _ in kept], labeller, config, report, progress
+    )
+    voter_labels = [v.info.label for v in voters]
+    items: list[RecencyItem] = []
+    for (q, parsed, decision), chosen in zip(kept, contexts, strict=True):
+        item = _item(q, parsed, decision, chosen, raw_samples[str(q.q_id)], voter_labels, config, report)
+        if item is not None:
+            items.append(item)
+    report.kept = len(items)
+    report.stationary = sum(item.final_stationary_label is Stationarity.STATIONARY for item in items)
+    report.non_stationary = report.kept - report.stationary
+    return items, report
+
+
+Kept = tuple[QuestionIn, list[RecencyClass], StationarityDecision]
+"""A question that passed the stationarity vote: its parsed labels and the decision."""
+
+
+def _label_questions(
+    questions: Sequence[QuestionIn],
+    labeller: CachedModel,
+    config: LabelConfig,
+    report: LabelReport,
+    progress: ProgressFactory | None,
+) -> tuple[list[tuple[QuestionIn, list[RecencyClass]]], dict[str, list[RecencyClass | None]]]:
+    """(each question with a parseable label and its labels, every question's raw samples by q_id)."""
     label_t = config.template("label")
     prompts = [label_t.fill(question=q.question) for q in questions]
     samples, first_unparseable, redrawn = sample_labels(
@@ -231,8 +263,17 @@ def label_dataset(
             labelled.append((q, parsed))
         else:
             report.unlabelled.append(str(q.q_id))
+    return labelled, raw_samples
 
-    # Stationarity votes: greedy, one per voter, on the majority label.
+
+def _vote_stationarity(
+    labelled: Sequence[tuple[QuestionIn, list[RecencyClass]]],
+    voters: Sequence[CachedModel],
+    config: LabelConfig,
+    report: LabelReport,
+    progress: ProgressFactory | None,
+) -> list[Kept]:
+    """Stationarity votes (greedy, one per voter, on the majority label); the questions rule 4 does not discard."""
     stat_t = config.template("stationarity")
     vote_prompts = [stat_t.fill(question=q.question, label=m.majority_label(parsed).label) for q, parsed in labelled]
     vote_params = DecodingParams(n=1, temperature=0.0, seed=config.seed, max_new_tokens=config.vote_max_new_tokens)
@@ -242,7 +283,7 @@ def label_dataset(
         generations = voter.generate(vote_prompts, vote_params, progress=callback) if vote_prompts else []
         votes_by_voter.append([parse_stationarity_vote(g.text) for g in generations])
 
-    kept: list[tuple[QuestionIn, list[RecencyClass], StationarityDecision]] = []
+    kept: list[Kept] = []
     for index, (q, parsed) in enumerate(labelled):
         votes = [votes[index] for votes in votes_by_voter]
         decision = decide(votes, len(set(parsed)))
@@ -259,53 +300,53 @@ def label_dataset(
             )
         else:
             kept.append((q, parsed, decision))
+    return kept
 
-    contexts = generate_contexts(
-        [(q, sorted(set(parsed))) for q, parsed, _ in kept], labeller, config, report, progress
+
+def _item(
+    q: QuestionIn,
+    parsed: list[RecencyClass],
+    decision: StationarityDecision,
+    chosen: Sequence[tuple[str, bool, str] | None],
+    row_samples: Sequence[RecencyClass | None],
+    voter_labels: Sequence[str],
+    config: LabelConfig,
+    report: LabelReport,
+) -> RecencyItem | None:
+    """The dataset item of one kept question; None (and a note in ``report``) when a label lacks its context."""
+    labels = sorted(set(parsed))
+    verified = {label.label: c is not None and c[1] for label, c in zip(labels, chosen, strict=True)}
+    found = [c for c in chosen if c is not None]
+    if len(found) < len(chosen):
+        report.dropped_no_context.append(str(q.q_id))
+        return None
+    if config.require_verified and not all(verified.values()):
+        report.dropped_unverified.append(str(q.q_id))
+        return None
+    distribution = m.label_distribution(parsed)
+    return RecencyItem(
+        q_id=q.q_id,
+        question=q.question,
+        source=q.source,
+        hop_type=q.hop_type,
+        unique_labels=tuple(labels),
+        label_distribution=distribution,
+        majority_label=m.majority_label(parsed),
+        confidence=m.confidence(distribution),
+        entropy=m.entropy(distribution),
+        label_contexts=tuple(
+            LabelContext(recency_label=label, context=c[0]) for label, c in zip(labels, found, strict=True)
+        ),
+        final_stationary_label=decision.final,
+        extra={
+            "label_samples": [label.label if label is not None else None for label in row_samples],
+            "stationarity_votes": dict(zip(voter_labels, decision.votes, strict=True)),
+            "preliminary_stationarity": decision.preliminary.value,
+            "stationarity_rule": decision.rule,
+            "contexts_verified": verified,
+            "context_agreement": {label.label: c[2] for label, c in zip(labels, found, strict=True)},
+        },
     )
-
-    items: list[RecencyItem] = []
-    for (q, parsed, decision), chosen in zip(kept, contexts, strict=True):
-        labels = sorted(set(parsed))
-        verified = {label.label: c is not None and c[1] for label, c in zip(labels, chosen, strict=True)}
-        if any(c is None for c in chosen):
-            report.dropped_no_context.append(str(q.q_id))
-            continue
-        if config.require_verified and not all(verified.values()):
-            report.dropped_unverified.append(str(q.q_id))
-            continue
-        distribution = m.label_distribution(parsed)
-        row_samples = raw_samples[str(q.q_id)]
-        items.append(
-            RecencyItem(
-                q_id=q.q_id,
-                question=q.question,
-                source=q.source,
-                hop_type=q.hop_type,
-                unique_labels=tuple(labels),
-                label_distribution=distribution,
-                majority_label=m.majority_label(parsed),
-                confidence=m.confidence(distribution),
-                entropy=m.entropy(distribution),
-                label_contexts=tuple(
-                    LabelContext(recency_label=label, context=c[0])  # type: ignore[index]
-                    for label, c in zip(labels, chosen, strict=True)
-                ),
-                final_stationary_label=decision.final,
-                extra={
-                    "label_samples": [label.label if label is not None else None for label in row_samples],
-                    "stationarity_votes": dict(zip([v.info.label for v in voters], decision.votes, strict=True)),
-                    "preliminary_stationarity": decision.preliminary.value,
-                    "stationarity_rule": decision.rule,
-                    "contexts_verified": verified,
-                    "context_agreement": {label.label: c[2] for label, c in zip(labels, chosen, strict=True)},  # type: ignore[index]
-                },
-            )
-        )
-    report.kept = len(items)
-    report.stationary = sum(item.final_stationary_label is Stationarity.STATIONARY for item in items)
-    report.non_stationary = report.kept - report.stationary
-    return items, report
 
 
 def _length(context: str) -> tuple[int, int]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -167,8 +168,8 @@ def parse_contexts(text: str) -> list[str]:
     return [paragraph] if len(paragraph.split()) >= 4 else []
 
 
-def _unique(values: object) -> list[str]:
+def _unique(values: Iterable[object]) -> list[str]:
     seen: dict[str, None] = {}
-    for value in values:  # type: ignore[attr-defined]
+    for value in values:
         seen.setdefault(" ".join(str(value).split()), None)
     return list(seen)

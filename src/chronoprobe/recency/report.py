@@ -116,6 +116,25 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
         "## Classification",
         "",
     ]
+    lines += _classification(summary)
+    lines += ["", "## Context effect by stationarity (Table 6 style)", ""]
+    lines += _context_effect(summary)
+    lines += ["", "## Recency transition on non-stationary questions (Table 7 style)", ""]
+    lines += _transition(summary)
+    lines += ["", "## Per-class F1", ""]
+    lines += _per_class_f1(summary)
+    lines += ["", "## How answers were parsed", ""]
+    lines += _parsing(summary)
+    if plots:
+        lines += ["", "## Confusion matrices", ""]
+        for title, name in plots.items():
+            lines += [f"**{title}**", "", f"![{title}]({name})", ""]
+    lines += ["", provenance_section(summary["provenance"])]
+    return "\n".join(lines)
+
+
+def _classification(summary: dict[str, Any]) -> list[str]:
+    """One row per run: accuracy, tolerant accuracy, macro and tolerant F1, unparseable and truncated answers."""
     rows = []
     for run in summary["runs"]:
         rows.append(
@@ -133,7 +152,7 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
                 run["truncated"],
             ]
         )
-    lines.append(
+    return [
         table(
             [
                 "model",
@@ -151,8 +170,11 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
             rows,
             digits=3,
         )
-    )
-    lines += ["", "## Context effect by stationarity (Table 6 style)", ""]
+    ]
+
+
+def _context_effect(summary: dict[str, Any]) -> list[str]:
+    """Table 6: accuracy and F1 with and without context, per stationarity class, and the change."""
     t6 = []
     for e in summary["table6"]:
         t6.append(
@@ -169,7 +191,7 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
                 _delta(e, "f1_delta_pct"),
             ]
         )
-    lines.append(
+    lines = [
         table(
             [
                 "model",
@@ -186,7 +208,7 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
             t6,
             digits=3,
         )
-    )
+    ]
     if not any(e["n_with"] and e["n_without"] for e in summary["table6"]):
         lines += ["", "_Δ% needs both context modes (`--context both`)._"]
     else:
@@ -195,7 +217,11 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
             "Δ% = (with − without) / without × 100, with its 95% interval: a seeded bootstrap over questions "
             "(a question's answers with and without context stay together); n counts the questions.",
         ]
-    lines += ["", "## Recency transition on non-stationary questions (Table 7 style)", ""]
+    return lines
+
+
+def _transition(summary: dict[str, Any]) -> list[str]:
+    """Table 7: on non-stationary questions, how often each of two contexts' labels is right."""
     t7 = [
         [
             e["model"],
@@ -209,28 +235,28 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
         ]
         for e in summary["table7"]
     ]
-    if t7:
-        lines.append(
-            table(
-                [
-                    "model",
-                    "strategy",
-                    "questions",
-                    "pairs",
-                    "RL1 acc.",
-                    "RL2 acc.",
-                    "transition acc.",
-                    "all contexts right",
-                ],
-                t7,
-                digits=3,
-            )
+    if not t7:
+        return ["_No with-context answers on non-stationary questions in this run._"]
+    return [
+        table(
+            [
+                "model",
+                "strategy",
+                "questions",
+                "pairs",
+                "RL1 acc.",
+                "RL2 acc.",
+                "transition acc.",
+                "all contexts right",
+            ],
+            t7,
+            digits=3,
         )
-    else:
-        lines.append("_No with-context answers on non-stationary questions in this run._")
-    lines += ["", "## Per-class F1", ""]
-    lines += _per_class_f1(summary)
-    lines += ["", "## How answers were parsed", ""]
+    ]
+
+
+def _parsing(summary: dict[str, Any]) -> list[str]:
+    """One row per run: how many answers each parsing stage read."""
     parse_rows = [
         [
             run["model"],
@@ -243,15 +269,7 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
         ]
         for run in summary["runs"]
     ]
-    lines.append(
-        table(["model", "strategy", "context", "whole answer", "marker", "free text", "unparseable"], parse_rows)
-    )
-    if plots:
-        lines += ["", "## Confusion matrices", ""]
-        for title, name in plots.items():
-            lines += [f"**{title}**", "", f"![{title}]({name})", ""]
-    lines += ["", provenance_section(summary["provenance"])]
-    return "\n".join(lines)
+    return [table(["model", "strategy", "context", "whole answer", "marker", "free text", "unparseable"], parse_rows)]
 
 
 __all__ = ["confusion_figure", "confusion_png", "fmt", "render", "slug"]

@@ -14,7 +14,7 @@ from chronoprobe.metrics.uncertainty import wilson_from_flags
 
 def _labels(rows: Sequence[dict[str, Any]]) -> tuple[list[int], list[int | None]]:
     gold = [int(RecencyClass.parse(r["gold"])) for r in rows]
-    pred = [None if r["prediction"] is None else int(parse_label(r["prediction"])) for r in rows]  # type: ignore[arg-type]
+    pred = [None if r["prediction"] is None else int(parse_label(r["prediction"])) for r in rows]  # type: ignore[arg-type]  # a stored prediction is a label the lens parsed, never None
     return gold, pred
 
 

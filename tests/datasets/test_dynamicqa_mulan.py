@@ -1,4 +1,4 @@
-"""DynamicQA and MuLan loaders, template conversion, on our fixtures and (when present) the shared data."""
+"""DynamicQA and MuLan loaders, on our fixtures and (when present) the shared data."""
 
 from __future__ import annotations
 
@@ -9,16 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.conflicts.completion import (
-    dynamicqa_completion_queries,
-    mulan_completion_queries,
-)
-from chronoprobe.conflicts.templates import (
-    QuestionMatcher,
-    completion_prefix,
-    load_converted_templates,
-    mulan_question,
-)
 from chronoprobe.datasets import dynamicqa as dq
 from chronoprobe.datasets import mulan as ml
 from chronoprobe.datasets.sources import packaged_dir
@@ -93,12 +83,6 @@ def test_mulan_fixture_queries_classes_and_subjects(shared_data: Path):
     first = queries[0]
     assert ml.subject_of(first, templates["P19"]) == "Albert Einstein"
     assert first.prefix == "Albert Einstein was born in the location of"
-    aliases = ml.load_aliases(ASSETS / "mulan_aliases.jsonl")
-    converted = mulan_completion_queries(queries, templates, aliases)
-    usa = next(c for c in converted if c.relation == "P6")
-    assert usa.golds == ("Donald Trump",) and "Trump" in usa.aliases
-    assert usa.prefix == "The person at the head of the government of United States is"
-    assert mulan_question("P6", "United States") == "Who is the head of government of United States?"
 
 
 def test_relation_classes_from_the_notes():
@@ -127,18 +111,3 @@ def test_aliases_from_a_json_map(shared_data: Path):
     aliases = ml.load_aliases(shared_data / "temporal_conflicts" / "aliases_MULAN.json")
     assert len(aliases) == 25179
     assert "City of Light" in aliases["Q90"]
-
-
-def test_dynamicqa_questions_convert_to_statements(shared_data: Path):
-    converted = load_converted_templates(shared_data / "temporal_conflicts" / "dynamicqa_converted_templates.csv")
-    assert len(converted) == 16 and all(len(t.statements) == 5 for t in converted)
-    matcher = QuestionMatcher(converted)
-    template, subject = matcher.match("What is Herlyn Espinal's occupation?")  # type: ignore[misc]
-    assert subject == "Herlyn Espinal" and template.relation == "D1"
-    assert completion_prefix(template.statements[0], subject) == "Herlyn Espinal's occupation is"
-    facts = dq.load_dynamicqa(shared_data / "dynamicqa", classes=("static", "temporal"))
-    queries = dynamicqa_completion_queries(facts, matcher)  # every question matches one template
-    assert len(queries) == 5 * (2500 + 2495)
-    fixture = dynamicqa_completion_queries(dq.load_dynamicqa(DQ_SMALL, classes=("static",)), matcher)
-    assert fixture[0].relation == "D16" and fixture[0].prefix == "The capital city of France is"
-    assert fixture[1].prefix == "France's capital city is" and fixture[0].golds == ("Paris",)
