@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,6 +15,7 @@ from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.recency import records
 from chronoprobe.recency.evaluate import EvalConfig
 
 DATA_ENV = SHARED_DATA_ENV
@@ -85,6 +86,8 @@ class RecencyLens(Lens[RecencyRow]):
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig
+    question = "Does it know how fresh an answer must be?"
+    about = "RecencyQA: the update interval a question needs."
 
     def __init__(self, config: RecencyRunConfig) -> None:
         super().__init__(config)
@@ -128,7 +131,22 @@ class RecencyLens(Lens[RecencyRow]):
         for run in detail["runs"]:
             for key in ("accuracy", "tolerant_accuracy", "macro_f1", "tolerant_f1"):
                 headline.setdefault(run["model"], {})[f"{run['strategy']}/{run['context_mode']}/{key}"] = run.get(key)
-        return Summary(lens=cls.name, models=list(headline), headline=headline, detail=detail)
+        return Summary(
+            lens=cls.name, models=list(headline), headline=headline, detail=detail, metrics=records.metrics(detail)
+        )
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+        return records.dataset(provenance)
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        if kind != cls.kind and not ("runs" in data and ("labels" in data or "table6" in data)):
+            return None
+        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
+        provenance = data.get("provenance")
+        summary.dataset = cls.dataset_label(summary, provenance if isinstance(provenance, dict) else {})
+        return cls.kind, summary
 
     def recipe(self) -> RunRecipe:
         config = self.config
