@@ -47,8 +47,8 @@ from pathlib import Path
 from types import TracebackType
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.runlog import MARKER, RUN_LOG
 
-MARKER = ".chronoprobe-run"
 """File in every folder chronoprobe publishes; its presence marks the folder as ours."""
 
 _held: dict[Path, tuple[OutputClaim, int]] = {}
@@ -224,7 +224,7 @@ def _overlap(target: Path, source: Path, named: str, option: str) -> str | None:
 
 def report_kind(folder: Path) -> str | None:
     """What wrote a report folder (``outdated run``, ``conflicts run`` ...): its marker, else its run.json; None if unknown."""
-    for name in (MARKER, "run.json"):
+    for name in (MARKER, RUN_LOG):
         try:
             data = json.loads((folder / name).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):

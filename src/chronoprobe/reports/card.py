@@ -35,7 +35,6 @@ GENERATOR = f"chronoprobe {__version__} card"
 GENERATOR_MARK = '<meta name="generator" content="chronoprobe '
 """What an earlier card starts with; any other file at the output path is never overwritten."""
 
-VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 METRIC_LABELS = {
     "soft_constraint_pct": "soft constraint",
     "harmonic_mean_pct": "harmonic mean of efficacy and paraphrase",
@@ -99,7 +98,7 @@ def _fmt(value: float, unit: str) -> str:
 
 
 def _is_pct(metric: str) -> bool:
-    """``soft_constraint_pct.outdated``, ``inconsistency_pct``: a percentage (0-100)."""
+    """``soft_constraint_pct.up-to-date``, ``inconsistency_pct``: a percentage (0-100)."""
     return any(part.endswith("_pct") for part in metric.split("."))
 
 
@@ -123,12 +122,12 @@ def _method_label(setting: str, methods: Mapping[str, str]) -> str:
 
 def metric_label(metric: str, methods: Mapping[str, str] | None = None) -> str:
     """``zero-shot.with.accuracy`` -> ``accuracy · zero-shot, with context``; ``ike-null.efficacy_pct`` ->
-    ``efficacy · IKE`` given the editing ``methods`` names."""
+    ``efficacy · IKE`` given the runs' ``methods`` names (their recorded labels)."""
     parts = metric.split(".")
     prefix = ""
     if parts[0] == "as_of":
         prefix, parts = "as of the --as-of date: ", parts[1:]
-    if len(parts) >= 2 and parts[0] in METRIC_LABELS and parts[0].endswith("_pct") and parts[1] in VERDICTS:
+    if len(parts) >= 2 and parts[0] in METRIC_LABELS and parts[0].endswith("_pct"):  # a share per verdict
         return f"{prefix}{parts[1]} ({METRIC_LABELS[parts[0]]})"
     base = METRIC_LABELS.get(parts[-1], parts[-1].replace("_", " "))
     setting = parts[:-1]

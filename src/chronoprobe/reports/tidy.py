@@ -99,7 +99,7 @@ class RunFolder:
     """The run column: the folder as the user named it (or as found under a parent they named)."""
     lens: str
     kind: str
-    """What wrote it (``outdated run`` ...), as the run log or the lens recorded it."""
+    """What wrote it (the lens's kind, e.g. ``<lens> run``), as the run log or the lens recorded it."""
     dataset: str
     summary: Mapping[str, Any]
     """The lens's own layout (its ``detail``), for the lens's readers; this module reads only ``record``."""
