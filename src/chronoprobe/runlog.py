@@ -258,13 +258,14 @@ def read_folder(folder: Path) -> Folder | None:
 
 
 def _with_records(cls: Any, summary: Summary, provenance: dict[str, Any], path: Path) -> Summary:
-    """A run log's summary from before metric records: the lens rebuilds them from its layout."""
+    """A run log's summary from before metric records: the lens rebuilds them (and the headline) from its layout."""
     with _layout_errors(path, str(cls.kind)):
         rebuilt: Summary = cls.summary_from_detail(summary.detail)
         rebuilt.dataset = rebuilt.dataset or str(cls.dataset_label(rebuilt, provenance))
-    return summary.model_copy(
-        update={k: getattr(rebuilt, k) for k in ("metrics", "dataset", "names", "specs", "labels")}
-    )
+    update: dict[str, Any] = {k: getattr(rebuilt, k) for k in ("metrics", "dataset", "names", "specs", "labels")}
+    # headline keys in today's one spelling (older logs wrote a/b and a/b/c); every model the log named stays
+    update["headline"] = {model: {} for model in summary.headline} | rebuilt.headline
+    return summary.model_copy(update=update)
 
 
 def _read_old_summary(folder: Path) -> Folder | None:

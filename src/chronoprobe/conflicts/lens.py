@@ -112,7 +112,7 @@ class ConflictsLens(Lens[ConflictsRow]):
             for name, values in per_class.items():
                 for key in ("cp", "accuracy_context", "f1", "update_success"):
                     if isinstance(values, dict) and isinstance(values.get(key), int | float):
-                        headline[spec][f"{name}/{key}"] = values[key]
+                        headline[spec][f"{name}.{key}"] = values[key]
         return Summary(
             lens=cls.name,
             models=list(detail["summary"]),

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
@@ -17,6 +17,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.recency import records
 from chronoprobe.recency.evaluate import EvalConfig
+from chronoprobe.recency.rows import RecencyRow
 
 DATA_ENV = SHARED_DATA_ENV
 LEGACY_DATA_ENV = "CHRONOPROBE_RECENCYQA"
@@ -50,30 +51,6 @@ class RecencyRunConfig(EvalConfig):
     sample: int | None = Field(None, ge=1)
     """Stratified sample of N questions (stationarity x majority label); None: every question."""
     sample_seed: int = Field(0, ge=0)
-
-
-class RecencyRow(BaseModel):
-    """One answer to one (question, context) under one strategy, with its parsed class."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str
-    strategy: str
-    context_mode: str
-    item_id: str
-    q_id: int | str
-    question: str
-    context: str | None
-    context_index: int | None
-    n_contexts: int
-    stationarity: str
-    gold: str
-    prediction: str | None
-    parsed_by: str | None
-    correct: bool
-    answer: str
-    finish_reason: str | None
-    template: str | None
 
 
 class RecencyLens(Lens[RecencyRow]):
@@ -118,7 +95,7 @@ class RecencyLens(Lens[RecencyRow]):
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[RecencyRow]) -> Summary:
         from chronoprobe.recency.summary import summarise
 
-        detail = summarise([r.model_dump() for r in rows], self.config.tolerance)
+        detail = summarise(rows, self.config.tolerance)
         summary = self.summary_from_detail(detail)
         for model in models:  # a model without rows still shows up
             summary.headline.setdefault(model.info.label, {})
@@ -130,7 +107,7 @@ class RecencyLens(Lens[RecencyRow]):
         headline: dict[str, dict[str, float | None]] = {}
         for run in detail["runs"]:
             for key in ("accuracy", "tolerant_accuracy", "macro_f1", "tolerant_f1"):
-                headline.setdefault(run["model"], {})[f"{run['strategy']}/{run['context_mode']}/{key}"] = run.get(key)
+                headline.setdefault(run["model"], {})[f"{run['strategy']}.{run['context_mode']}.{key}"] = run.get(key)
         return Summary(
             lens=cls.name, models=list(headline), headline=headline, detail=detail, metrics=records.metrics(detail)
         )
