@@ -47,7 +47,7 @@ from pathlib import Path
 from types import TracebackType
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.runlog import MARKER, RUN_LOG
+from chronoprobe.runlog import MARKER, RUN_LOG, SUMMARY
 
 """File in every folder chronoprobe publishes; its presence marks the folder as ours."""
 
@@ -75,7 +75,7 @@ def is_report_folder(path: Path) -> bool:
     """A folder chronoprobe wrote: it has our marker, or (older versions) a summary.json with provenance."""
     if (path / MARKER).is_file():
         return True
-    summary = path / "summary.json"
+    summary = path / SUMMARY
     if not summary.is_file():
         return False
     try:
