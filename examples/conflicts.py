@@ -20,6 +20,6 @@ run = cp.run(
     "conflicts", model=model, dataset="dynamicqa", data=data, limit=limit, judge=judge, persuasion={"n_samples": 2}
 )
 for spec, numbers in run.summary.headline.items():
-    cps = {name.split("/")[0]: value for name, value in numbers.items() if name.endswith("/cp")}
+    cps = {name.split(".")[0]: value for name, value in numbers.items() if name.endswith(".cp")}
     print(spec, "coherent persuasion per class:", {c: round(v, 3) for c, v in cps.items() if v is not None})
 print(f"{len(run.rows)} rows; report: {run.path / 'report.md'}")

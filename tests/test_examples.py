@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 ASSETS = REPO / "tests" / "assets"
 EXAMPLES = {
     "outdated.py": (["mock:constant=Sergio Mattarella"], "'up-to-date':", "answers; report:"),
-    "recency.py": (["mock:constant=A-Year"], "zero-shot/without/accuracy", "RETRIEVE |"),
+    "recency.py": (["mock:constant=A-Year"], "zero-shot.without.accuracy", "RETRIEVE |"),
     "conflicts.py": (["mock:constant=Paris", str(ASSETS / "dynamicqa_small")], "coherent persuasion", "rows; report:"),
     "editing.py": (["mock:constant=nobody"], "rag-gold.harmonic_mean", "answers; report:"),
 }

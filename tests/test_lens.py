@@ -71,8 +71,8 @@ def test_the_summary_reads_back_from_each_lens_layout() -> None:
     conflicts = lens_class("conflicts").summary_from_detail(
         {"classes": ["static"], "summary": {"m": {"static": {"cp": 0.5, "n": 3}}}}
     )
-    assert conflicts.headline == {"m": {"static/cp": 0.5}}
+    assert conflicts.headline == {"m": {"static.cp": 0.5}}
     recency = lens_class("recency").summary_from_detail(
         {"runs": [{"model": "m", "strategy": "zero-shot", "context_mode": "with", "accuracy": 0.25}]}
     )
-    assert recency.headline["m"]["zero-shot/with/accuracy"] == 0.25 and recency.models == ["m"]
+    assert recency.headline["m"]["zero-shot.with.accuracy"] == 0.25 and recency.models == ["m"]

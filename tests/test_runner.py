@@ -90,13 +90,14 @@ def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, moc
 def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock_spec: str) -> None:
     from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
     from chronoprobe.recency.evaluate import evaluate
+    from chronoprobe.recency.rows import RecencyRow
     from chronoprobe.recency.summary import summarise
 
     config = RecencyRunConfig(data=str(ASSETS / "recency_sample.json"), sample=6, strategies=("zero-shot", "few-shot"))
     pool = load_recencyqa(config.data)
     questions = stratified_sample(pool, 6, 0)
     old_rows = evaluate(questions, _cached(mock_spec, CallCache(tmp_path / "calls.sqlite")), config, pool=pool)
-    old = json.loads(json.dumps(summarise(old_rows, config.tolerance)))
+    old = json.loads(json.dumps(summarise([RecencyRow(**r) for r in old_rows], config.tolerance)))
     execute(RecencyLens(config), tmp_path / "run", models=[mock_spec], cache=tmp_path / "calls.sqlite")
     new = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     new.pop("provenance")

@@ -38,10 +38,10 @@ _LAZY = {
     "load": "chronoprobe.api",
     "model": "chronoprobe.api",
     "lenses": "chronoprobe.api",
-    "knowledge_date": "chronoprobe.api",
-    "staleness": "chronoprobe.api",
+    "knowledge_date": "chronoprobe.outdated.frames",
+    "staleness": "chronoprobe.outdated.frames",
     "Model": "chronoprobe.api",
-    "Run": "chronoprobe.api",
+    "Run": "chronoprobe.runlog",
     "recency_gate": "chronoprobe.recency.gate",
     "recency_gate_many": "chronoprobe.recency.gate",
     "ChronoprobeError": "chronoprobe.errors",
@@ -52,8 +52,9 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from chronoprobe.api import Model, Run, knowledge_date, lenses, load, model, run, staleness
+    from chronoprobe.api import Model, Run, lenses, load, model, run
     from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError, DataError, EndpointError
+    from chronoprobe.outdated.frames import knowledge_date, staleness
     from chronoprobe.recency.gate import recency_gate, recency_gate_many
 
 

@@ -113,6 +113,13 @@ def _unpack_array(blob: bytes | None) -> np.ndarray | None:
     return array
 
 
+def open_cache(path: Path | None = None) -> CallCache:
+    """The call cache at ``path``, else the default one under ``CHRONOPROBE_HOME``."""
+    from chronoprobe.paths import default_call_cache
+
+    return CallCache(path or default_call_cache())
+
+
 class CallCache:
     """Key/value store of JSON payloads (plus an optional array) in SQLite WAL."""
 

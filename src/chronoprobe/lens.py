@@ -18,18 +18,33 @@ The runner writes the shared run log (``run.json``, ``items.jsonl``) itself.
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Capability, require
+from chronoprobe.plugins import LENSES
+from chronoprobe.runlog import Metric, Summary
+
+__all__ = [
+    "LENSES",
+    "Announce",
+    "Lens",
+    "Metric",
+    "ProgressFactory",
+    "RunRecipe",
+    "Summary",
+    "lens_class",
+    "lens_config_class",
+    "lens_names",
+]
 
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
 """``factory(description, total)`` returns a callback told how many steps finished."""
@@ -38,18 +53,6 @@ Announce = Callable[[str], AbstractContextManager[Any]]
 """``announce(message)``: a context shown while a slow step (a model load) runs, e.g. a spinner."""
 
 RowT = TypeVar("RowT", bound=BaseModel)
-
-
-class Summary(BaseModel):
-    """A run's typed summary: which lens, which models, the headline numbers and the lens's full layout."""
-
-    lens: str
-    models: list[str]
-    """Model specs, in run order."""
-    headline: dict[str, dict[str, float | None]]
-    """Per model spec: the few numbers a run is judged by (e.g. soft-constraint up-to-date %)."""
-    detail: dict[str, Any]
-    """The lens's own summary layout (what its ``summary.json`` holds, without provenance)."""
 
 
 class RunRecipe(BaseModel):
@@ -83,6 +86,15 @@ class Lens(ABC, Generic[RowT]):
     output_fields: ClassVar[frozenset[str]] = frozenset({"out"})
     """Path fields the run writes rather than reads."""
 
+    old_rows_file: ClassVar[str] = "items.jsonl"
+    """Where a folder written before the run log keeps its rows."""
+    question: ClassVar[str] = ""
+    """The question the lens asks, as the report card titles its section (``Is the model outdated?``)."""
+    about: ClassVar[str] = ""
+    """One line under the title: the dataset and how answers are judged."""
+    card_by_group: ClassVar[tuple[str, str] | None] = None
+    """(metric, caption): a card table of that metric across its groups (categories), when it has two or more."""
+
     def __init__(self, config: BaseModel) -> None:
         self.config = config
         self.loaded = False
@@ -110,7 +122,19 @@ class Lens(ABC, Generic[RowT]):
     @classmethod
     @abstractmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        """The typed summary of a lens's own summary layout (also how an older folder's summary.json reads back)."""
+        """The typed summary of a lens's own summary layout, its :class:`Metric` records included
+        (also how an older folder's summary.json or run.json reads back)."""
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+        """What the run asked about, for the results table's ``dataset`` column; the runner records it."""
+        return cls.name
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        """A folder written before run.json existed: ``(kind, summary)`` when this lens wrote its
+        ``summary.json`` (``data``, provenance included; ``kind`` from the folder marker, if any), else None."""
+        return None
 
     @abstractmethod
     def recipe(self) -> RunRecipe:
@@ -144,26 +168,16 @@ class Lens(ABC, Generic[RowT]):
         return ""
 
 
-LENSES: dict[str, str] = {
-    "outdated": "chronoprobe.outdated.lens:OutdatedLens",
-    "recency": "chronoprobe.recency.lens:RecencyLens",
-    "conflicts": "chronoprobe.conflicts.lens:ConflictsLens",
-    "editing": "chronoprobe.editing.lens:EditingLens",
-}
-"""Lens name -> ``module:attribute``, imported only when the lens is used."""
-
-
-def _resolve(path: str) -> Any:
-    module, _, attribute = path.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+def lens_names() -> list[str]:
+    """Every registered lens: the :data:`LENSES` table, then the ``chronoprobe.lenses`` entry points."""
+    return plugins.names()
 
 
 def lens_class(name: str) -> type[Lens[Any]]:
-    """The lens class registered under ``name``; ConfigError naming the known ones otherwise."""
-    path = LENSES.get(name)
-    if path is None:
-        raise ConfigError("lens", f"{name!r} is not a lens; known: {', '.join(sorted(LENSES))}")
-    cls: type[Lens[Any]] = _resolve(path)
+    """The lens class registered under ``name`` (table or entry point); ConfigError naming the known ones otherwise."""
+    cls = plugins.load(name)
+    if not (isinstance(cls, type) and issubclass(cls, Lens)):
+        raise ConfigError("lens", f"{name!r} is registered as {cls!r}, which is not a chronoprobe Lens")
     return cls
 
 

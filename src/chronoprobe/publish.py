@@ -47,8 +47,9 @@ from pathlib import Path
 from types import TracebackType
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.runlog import MARKER as MARKER  # re-exported: older code and tests import it from here
+from chronoprobe.runlog import RUN_LOG, SUMMARY
 
-MARKER = ".chronoprobe-run"
 """File in every folder chronoprobe publishes; its presence marks the folder as ours."""
 
 _held: dict[Path, tuple[OutputClaim, int]] = {}
@@ -75,7 +76,7 @@ def is_report_folder(path: Path) -> bool:
     """A folder chronoprobe wrote: it has our marker, or (older versions) a summary.json with provenance."""
     if (path / MARKER).is_file():
         return True
-    summary = path / "summary.json"
+    summary = path / SUMMARY
     if not summary.is_file():
         return False
     try:
@@ -224,7 +225,7 @@ def _overlap(target: Path, source: Path, named: str, option: str) -> str | None:
 
 def report_kind(folder: Path) -> str | None:
     """What wrote a report folder (``outdated run``, ``conflicts run`` ...): its marker, else its run.json; None if unknown."""
-    for name in (MARKER, "run.json"):
+    for name in (MARKER, RUN_LOG):
         try:
             data = json.loads((folder / name).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):

@@ -1,14 +1,9 @@
 """One runner for every lens: load models, run, summarise, record provenance, stage and publish.
 
-Every run folder holds the run log shared by all lenses:
-
-- ``run.json``: format, lens, kind, config, the typed summary and the provenance;
-- ``items.jsonl``: the typed rows, one per line;
-- ``report.md`` and the plots;
-
-plus each lens's historical files (``summary.json``, ``responses.jsonl`` ...), so older readers
-keep working. The folder is built in a staging folder and swapped in whole
-(:mod:`chronoprobe.publish`).
+Every run folder holds the run log shared by all lenses (:mod:`chronoprobe.runlog`: ``run.json``
+with the metric records, ``items.jsonl``), the lens's report and plots, and each lens's historical
+files (``summary.json``, ``responses.jsonl`` ...). The folder is built in a staging folder and
+swapped in whole (:mod:`chronoprobe.publish`).
 """
 
 from __future__ import annotations
@@ -22,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe import publish
-from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.cache import CachedModel, CallCache, open_cache
 from chronoprobe.engines import Engine, ModelSource, parse_engine
-from chronoprobe.io import write_json_atomic, write_jsonl_atomic
-from chronoprobe.lens import Announce, Lens, ProgressFactory, Summary
+from chronoprobe.lens import Announce, Lens, ProgressFactory
 from chronoprobe.models.registry import (
     DEFAULT_MODEL,
     BackendOptions,
@@ -36,14 +30,9 @@ from chronoprobe.models.registry import (
 )
 from chronoprobe.paths import default_call_cache
 from chronoprobe.provenance import build_provenance
+from chronoprobe.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run, write_run_log
 
-RUN_LOG = "run.json"
-ITEMS = "items.jsonl"
-RUN_FORMAT = "chronoprobe-run/1"
-
-
-def open_cache(path: Path | None) -> CallCache:
-    return CallCache(path or default_call_cache())
+__all__ = ["ITEMS", "RUN_FORMAT", "RUN_LOG", "Run", "RunResult", "default_out", "execute", "load_models", "open_cache"]
 
 
 def load_models(
@@ -95,26 +84,8 @@ def default_out(
     return candidate
 
 
-class RunResult:
-    """What a finished run returns: its folder, typed rows and summary, provenance and config."""
-
-    def __init__(
-        self,
-        path: Path,
-        lens: str,
-        kind: str,
-        config: dict[str, Any],
-        summary: Summary,
-        rows: list[Any],
-        provenance: dict[str, Any],
-    ) -> None:
-        self.path = path
-        self.lens = lens
-        self.kind = kind
-        self.config = config
-        self.summary = summary
-        self.rows = rows
-        self.provenance = provenance
+RunResult = Run
+"""What a finished run returns: the same :class:`~chronoprobe.runlog.Run` that ``chronoprobe.load`` reads back."""
 
 
 def execute(
@@ -187,22 +158,12 @@ def execute(
         ).model_dump(mode="json")
         if not chosen_engine.local:  # results are the local engine's; where they ran is still worth a line
             provenance["engine"] = chosen_engine.label
+        summary.dataset = summary.dataset or lens.dataset_label(summary, provenance)
         # a key in a model URL is used, never recorded
         config = json.loads(strip_url_credentials(lens.config.model_dump_json()))
         with publish.staged(out, lens.kind) as folder:
             lens.report(folder, rows, summary, provenance)
-            write_jsonl_atomic(folder / ITEMS, (row.model_dump(mode="json") for row in rows))
-            plots = sorted(p.name for p in folder.glob("*.png"))
-            write_json_atomic(
-                folder / RUN_LOG,
-                {
-                    "format": RUN_FORMAT,
-                    "lens": lens.name,
-                    "kind": lens.kind,
-                    "config": config,
-                    "summary": summary.model_dump(mode="json"),
-                    "provenance": provenance,
-                    "files": {"items": ITEMS, "report": "report.md", "plots": plots},
-                },
+            write_run_log(
+                folder, lens=lens.name, kind=lens.kind, config=config, summary=summary, provenance=provenance, rows=rows
             )
-    return RunResult(Path(out), lens.name, lens.kind, config, summary, rows, provenance)
+    return Run(Path(out), lens.name, summary, rows, config, provenance, kind=lens.kind)

@@ -8,24 +8,32 @@ import pytest
 
 from chronoprobe.provenance import Provenance
 from chronoprobe.recency.outputs import write_eval_outputs
+from chronoprobe.recency.rows import RecencyRow
 from chronoprobe.recency.summary import summarise, transition_pairs
 
 
-def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, index: int | None = None) -> dict:
-    return {
-        "model": "m",
-        "strategy": "zero-shot",
-        "context_mode": mode,
-        "q_id": q_id,
-        "item_id": f"{q_id}:{mode}:{index}",
-        "context_index": index,
-        "stationarity": "Stationary" if stationary else "Non-Stationary",
-        "gold": gold,
-        "prediction": pred,
-        "correct": gold == pred,
-        "parsed_by": "whole" if pred else "none",
-        "finish_reason": "stop",
-    }
+def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, index: int | None = None) -> RecencyRow:
+    return RecencyRow(
+        **{
+            "model": "m",
+            "strategy": "zero-shot",
+            "context_mode": mode,
+            "q_id": q_id,
+            "item_id": f"{q_id}:{mode}:{index}",
+            "context_index": index,
+            "stationarity": "Stationary" if stationary else "Non-Stationary",
+            "gold": gold,
+            "prediction": pred,
+            "correct": gold == pred,
+            "parsed_by": "whole" if pred else "none",
+            "finish_reason": "stop",
+            "question": f"question {q_id}",
+            "context": None if index is None else f"context {index}",
+            "n_contexts": 0 if index is None else 3,
+            "answer": pred or "",
+            "template": None,
+        }
+    )
 
 
 ROWS = [
@@ -62,7 +70,7 @@ def test_table6_by_hand() -> None:
 def test_table7_by_hand() -> None:
     pairs = transition_pairs(ROWS)
     # q3: (0,1); q4: (0,1), (0,2), (1,2)
-    assert [(a["q_id"], a["context_index"], b["context_index"]) for a, b in pairs] == [
+    assert [(a.q_id, a.context_index, b.context_index) for a, b in pairs] == [
         (3, 0, 1),
         (4, 0, 1),
         (4, 0, 2),

@@ -30,10 +30,10 @@ from rich.progress import (
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, check_cache_file
+from chronoprobe.cache import open_cache as open_cache  # the commands import it from here
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.models.base import DEFAULT_SAMPLER, Sampler
 from chronoprobe.models.registry import ApiMode, BackendOptions, DeviceMap, DType, Quantize
-from chronoprobe.paths import default_call_cache
 
 if TYPE_CHECKING:
     from chronoprobe.lens import Lens
@@ -373,10 +373,6 @@ def claim_output_dir(path: Path, option: str = "--out", *, kind: str | None = No
 def claim_run_dir(lens: Lens[Any], out: Path, cache: Path | None, *extra: tuple[str, Path | None]) -> None:
     """``claim_output_dir`` for a lens run: its kind, and every path it reads (the call cache included)."""
     claim_output_dir(out, kind=lens.kind, inputs=[*lens.input_paths(), ("--cache", cache), *extra])
-
-
-def open_cache(path: Path | None) -> CallCache:
-    return CallCache(path or default_call_cache())
 
 
 def load_models(specs: list[str] | None, options: BackendOptions, cache: CallCache) -> list[CachedModel]:

@@ -32,7 +32,7 @@ from chronoprobe.cli.common import (
     with_model_options,
 )
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import LENSES, Lens, Summary
+from chronoprobe.lens import Lens, Summary
 
 _PLAIN = (str, int, float, Path)
 _TAKEN = frozenset({"model", "models", "out", *MODEL_OPTIONS})
@@ -40,8 +40,11 @@ _TAKEN = frozenset({"model", "models", "out", *MODEL_OPTIONS})
 
 
 def lens_names() -> list[str]:
-    """Every registered lens name: the one place this module asks the lens registry."""
-    return sorted(LENSES)
+    """Every registered lens name (the LENSES table and ``chronoprobe.lenses`` entry points): the one place
+    this module asks the lens registry."""
+    from chronoprobe import plugins
+
+    return sorted(plugins.names())
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.conflicts import records
 from chronoprobe.conflicts import run as conflicts_run
 from chronoprobe.conflicts.prompts import PromptWording
 from chronoprobe.judges import JudgeChoice
@@ -60,6 +61,8 @@ class ConflictsLens(Lens[ConflictsRow]):
     row_type = ConflictsRow
     config_type = ConflictsConfig
     config: ConflictsConfig
+    question = "Does context override its memory?"
+    about = "DynamicQA and MuLan: persuasion by context, per class of fact."
 
     def __init__(self, config: ConflictsConfig, judge: JudgeChoice | None = None) -> None:
         super().__init__(config)
@@ -109,8 +112,27 @@ class ConflictsLens(Lens[ConflictsRow]):
             for name, values in per_class.items():
                 for key in ("cp", "accuracy_context", "f1", "update_success"):
                     if isinstance(values, dict) and isinstance(values.get(key), int | float):
-                        headline[spec][f"{name}/{key}"] = values[key]
-        return Summary(lens=cls.name, models=list(detail["summary"]), headline=headline, detail=detail)
+                        headline[spec][f"{name}.{key}"] = values[key]
+        return Summary(
+            lens=cls.name,
+            models=list(detail["summary"]),
+            headline=headline,
+            detail=detail,
+            metrics=records.metrics(detail),
+        )
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+        return records.dataset(provenance)
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        if kind != cls.kind and not ("classes" in data and "summary" in data):
+            return None
+        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
+        provenance = data.get("provenance")
+        summary.dataset = cls.dataset_label(summary, provenance if isinstance(provenance, dict) else {})
+        return cls.kind, summary
 
     def recipe(self) -> RunRecipe:
         decoding, seeds, judge, extra = conflicts_run.recipe(self.config, self._models, self.judge)

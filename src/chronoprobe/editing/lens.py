@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.editing_records import EditRecord
+from chronoprobe.editing import records
 from chronoprobe.editing.config import COLUMN, METHODS, WEIGHT_METHODS, EditingConfig
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
@@ -59,6 +60,8 @@ class EditingLens(Lens[EditingRow]):
     config_type = EditingConfig
     capabilities = frozenset({Capability.GENERATE})
     config: EditingConfig
+    question = "Can it be fixed?"
+    about = "DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong."
 
     def __init__(self, config: EditingConfig) -> None:
         super().__init__(config)
@@ -295,7 +298,27 @@ class EditingLens(Lens[EditingRow]):
                 numbers[f"{result['method']}.harmonic_mean"] = overall["harmonic_mean"]["value"]
                 numbers[f"{result['method']}.soft_constraint"] = overall["soft_constraint"]["value"]
             headline[spec] = numbers
-        return Summary(lens=cls.name, models=list(detail["models"]), headline=headline, detail=detail)
+        return Summary(
+            lens=cls.name,
+            models=list(detail["models"]),
+            headline=headline,
+            detail=detail,
+            metrics=records.metrics(detail),
+            names={spec: str(m["name"]) for spec, m in detail["models"].items() if m.get("name")},
+            labels=records.method_labels(detail),
+        )
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+        return records.dataset(summary.detail)
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        if kind != cls.kind and not ("models" in data and "methods" in data):
+            return None
+        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
+        summary.dataset = cls.dataset_label(summary, {})
+        return cls.kind, summary
 
     def recipe(self) -> RunRecipe:
         config = self.config

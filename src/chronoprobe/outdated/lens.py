@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -10,6 +10,7 @@ from chronoprobe.cache import CachedModel
 from chronoprobe.knowledge.types import Fact, Snapshot
 from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.models.names import display_name
+from chronoprobe.outdated import records
 from chronoprobe.outdated.audit import (
     AuditConfig,
     ResponseRecord,
@@ -31,6 +32,10 @@ class OutdatedLens(Lens[ResponseRecord]):
     row_type = ResponseRecord
     config_type = AuditConfig
     config: AuditConfig
+    old_rows_file = "responses.jsonl"
+    question = "Is the model outdated?"
+    about = "DyKnow: answers judged against Wikidata, per fact over three paraphrases."
+    card_by_group = ("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)")
 
     def __init__(self, config: AuditConfig) -> None:
         super().__init__(config)
@@ -87,7 +92,45 @@ class OutdatedLens(Lens[ResponseRecord]):
             }
             for spec, s in per_model.items()
         }
-        return Summary(lens=cls.name, models=list(per_model), headline=headline, detail=detail)
+        names = {spec: str(s["name"]) for spec, s in per_model.items() if s.get("name")}
+        return Summary(
+            lens=cls.name,
+            models=list(per_model),
+            headline=headline,
+            detail=detail,
+            metrics=records.run_metrics(detail),
+            names=names,
+        )
+
+    @classmethod
+    def score_summary(cls, detail: dict[str, Any]) -> Summary:
+        """The typed summary of an ``outdated score`` folder (another tool's generations, re-scored)."""
+        model = str(detail["model"])
+        return Summary(
+            lens=cls.name,
+            models=[model],
+            headline={},
+            detail=detail,
+            metrics=records.score_metrics(detail),
+            dataset=records.score_dataset(detail),
+            specs={model: f"generations in {detail.get('generations_dir', model)}"},
+        )
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+        return records.run_dataset(provenance)
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        detail = {k: v for k, v in data.items() if k != "provenance"}
+        provenance = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
+        if kind == "outdated score" or ("categories" in data and "overall" in data and "generations_dir" in data):
+            return "outdated score", cls.score_summary(detail)
+        if kind == cls.kind or ("models" in data and "overall_key" in data and "methods" not in data):
+            summary = cls.summary_from_detail(detail)
+            summary.dataset = cls.dataset_label(summary, provenance or {})
+            return cls.kind, summary
+        return None
 
     def recipe(self) -> RunRecipe:
         assert self.gold is not None, "load() first"

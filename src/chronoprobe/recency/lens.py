@@ -5,17 +5,19 @@ from __future__ import annotations
 import copy
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.recency import records
 from chronoprobe.recency.evaluate import EvalConfig
+from chronoprobe.recency.rows import RecencyRow
 
 DATA_ENV = SHARED_DATA_ENV
 LEGACY_DATA_ENV = "CHRONOPROBE_RECENCYQA"
@@ -51,30 +53,6 @@ class RecencyRunConfig(EvalConfig):
     sample_seed: int = Field(0, ge=0)
 
 
-class RecencyRow(BaseModel):
-    """One answer to one (question, context) under one strategy, with its parsed class."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str
-    strategy: str
-    context_mode: str
-    item_id: str
-    q_id: int | str
-    question: str
-    context: str | None
-    context_index: int | None
-    n_contexts: int
-    stationarity: str
-    gold: str
-    prediction: str | None
-    parsed_by: str | None
-    correct: bool
-    answer: str
-    finish_reason: str | None
-    template: str | None
-
-
 class RecencyLens(Lens[RecencyRow]):
     """Classify each question's recency class, with and without its contexts."""
 
@@ -85,6 +63,8 @@ class RecencyLens(Lens[RecencyRow]):
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig
+    question = "Does it know how fresh an answer must be?"
+    about = "RecencyQA: the update interval a question needs."
 
     def __init__(self, config: RecencyRunConfig) -> None:
         super().__init__(config)
@@ -115,7 +95,7 @@ class RecencyLens(Lens[RecencyRow]):
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[RecencyRow]) -> Summary:
         from chronoprobe.recency.summary import summarise
 
-        detail = summarise([r.model_dump() for r in rows], self.config.tolerance)
+        detail = summarise(rows, self.config.tolerance)
         summary = self.summary_from_detail(detail)
         for model in models:  # a model without rows still shows up
             summary.headline.setdefault(model.info.label, {})
@@ -127,8 +107,23 @@ class RecencyLens(Lens[RecencyRow]):
         headline: dict[str, dict[str, float | None]] = {}
         for run in detail["runs"]:
             for key in ("accuracy", "tolerant_accuracy", "macro_f1", "tolerant_f1"):
-                headline.setdefault(run["model"], {})[f"{run['strategy']}/{run['context_mode']}/{key}"] = run.get(key)
-        return Summary(lens=cls.name, models=list(headline), headline=headline, detail=detail)
+                headline.setdefault(run["model"], {})[f"{run['strategy']}.{run['context_mode']}.{key}"] = run.get(key)
+        return Summary(
+            lens=cls.name, models=list(headline), headline=headline, detail=detail, metrics=records.metrics(detail)
+        )
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+        return records.dataset(provenance)
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        if kind != cls.kind and not ("runs" in data and ("labels" in data or "table6" in data)):
+            return None
+        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
+        provenance = data.get("provenance")
+        summary.dataset = cls.dataset_label(summary, provenance if isinstance(provenance, dict) else {})
+        return cls.kind, summary
 
     def recipe(self) -> RunRecipe:
         config = self.config

@@ -15,15 +15,18 @@ from chronoprobe import publish
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.provenance import Provenance
 from chronoprobe.recency.report import confusion_png, render, slug
+from chronoprobe.recency.rows import RecencyRow
 from chronoprobe.recency.summary import summarise
 
 
 def write_eval_outputs(
-    out: Path, rows: Sequence[dict[str, Any]], provenance: Provenance, tolerance: int = 1
+    out: Path, rows: Sequence[RecencyRow], provenance: Provenance, tolerance: int = 1
 ) -> dict[str, Path]:
     summary = summarise(rows, tolerance)
     with publish.staged(out, "recency eval") as staging:
-        write_eval_files(staging, rows, summary, provenance.model_dump(mode="json"))
+        write_eval_files(
+            staging, [r.model_dump(mode="json") for r in rows], summary, provenance.model_dump(mode="json")
+        )
     return {key: Path(out) / name for key, name in NAMES.items()}
 
 

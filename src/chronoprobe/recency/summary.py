@@ -1,4 +1,5 @@
-"""From per-item rows to every reported number (overall, Table 6, Table 7, confusion matrices)."""
+"""From per-item rows (typed :class:`~chronoprobe.recency.rows.RecencyRow`) to every reported number
+(overall, Table 6, Table 7, confusion matrices)."""
 
 from __future__ import annotations
 
@@ -10,22 +11,23 @@ from typing import Any
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
 from chronoprobe.metrics import recency as m
 from chronoprobe.metrics.uncertainty import wilson_from_flags
+from chronoprobe.recency.rows import RecencyRow
 
 
-def _labels(rows: Sequence[dict[str, Any]]) -> tuple[list[int], list[int | None]]:
-    gold = [int(RecencyClass.parse(r["gold"])) for r in rows]
-    pred = [None if r["prediction"] is None else int(parse_label(r["prediction"])) for r in rows]  # type: ignore[arg-type]  # a stored prediction is a label the lens parsed, never None
+def _labels(rows: Sequence[RecencyRow]) -> tuple[list[int], list[int | None]]:
+    gold = [int(RecencyClass.parse(r.gold)) for r in rows]
+    pred = [None if r.prediction is None else int(parse_label(r.prediction)) for r in rows]  # type: ignore[arg-type]  # a stored prediction is a label the lens parsed, never None
     return gold, pred
 
 
-def _group(rows: Sequence[dict[str, Any]], *keys: str) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+def _group(rows: Sequence[RecencyRow], *keys: str) -> dict[tuple[Any, ...], list[RecencyRow]]:
+    groups: dict[tuple[Any, ...], list[RecencyRow]] = defaultdict(list)
     for row in rows:
-        groups[tuple(row[k] for k in keys)].append(row)
+        groups[tuple(getattr(row, k) for k in keys)].append(row)
     return dict(groups)
 
 
-def overall(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any]:
+def overall(rows: Sequence[RecencyRow], tolerance: int = 1) -> dict[str, Any]:
     gold, pred = _labels(rows)
     summary: dict[str, Any] = dict(m.classification_summary(gold, pred, tolerance))
     summary["per_class_f1"] = {RecencyClass(c).label: f for c, f in m.per_class_f1(gold, pred).items()}
@@ -33,8 +35,8 @@ def overall(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any
         RecencyClass(c).label: e.to_json() for c, e in m.per_class_f1_estimates(gold, pred).items()
     }
     summary["confusion"] = m.confusion_matrix(gold, pred).tolist()
-    summary["parsed_by"] = dict(Counter(r["parsed_by"] for r in rows))
-    summary["truncated"] = sum(r.get("finish_reason") == "length" for r in rows)
+    summary["parsed_by"] = dict(Counter(r.parsed_by for r in rows))
+    summary["truncated"] = sum(r.finish_reason == "length" for r in rows)
     summary["estimates"] = m.classification_estimates(gold, pred, tolerance)
     return summary
 
@@ -46,7 +48,7 @@ def _with_estimates(gold: list[int], pred: list[int | None], tolerance: int) -> 
     }
 
 
-def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def stationarity_table(rows: Sequence[RecencyRow]) -> list[dict[str, Any]]:
     """Table 6: accuracy and macro F1 per stationarity, with vs without context, and the Δ%."""
     table = []
     for (model, strategy), group in _group(rows, "model", "strategy").items():
@@ -55,9 +57,9 @@ def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             estimates: dict[str, Any] = {}
             asked: dict[str, list[tuple[Any, int, int | None]]] = {}
             for mode in ("with", "without"):
-                subset = [r for r in group if r["stationarity"] == stationarity and r["context_mode"] == mode]
+                subset = [r for r in group if r.stationarity == stationarity and r.context_mode == mode]
                 gold, pred = _labels(subset)
-                asked[mode] = [(r["q_id"], g, p) for r, g, p in zip(subset, gold, pred, strict=True)]
+                asked[mode] = [(r.q_id, g, p) for r, g, p in zip(subset, gold, pred, strict=True)]
                 entry[f"n_{mode}"] = len(subset)
                 entry[f"accuracy_{mode}"] = m.accuracy(gold, pred)
                 entry[f"f1_{mode}"] = m.macro_f1(gold, pred)
@@ -79,26 +81,26 @@ def stationarity_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return table
 
 
-def transition_pairs(rows: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def transition_pairs(rows: Sequence[RecencyRow]) -> list[tuple[RecencyRow, RecencyRow]]:
     """(C1 row, C2 row) for every pair i < j of a non-stationary question's context rows, in dataset order."""
     pairs = []
-    with_rows = [r for r in rows if r["context_mode"] == "with" and r["stationarity"] == "Non-Stationary"]
+    with_rows = [r for r in rows if r.context_mode == "with" and r.stationarity == "Non-Stationary"]
     for _, group in _group(with_rows, "model", "strategy", "q_id").items():
-        ordered = sorted(group, key=lambda r: r["context_index"])
+        ordered = sorted(group, key=lambda r: r.context_index or 0)  # rows with context always have an index
         for first, second in combinations(ordered, 2):
-            if first["gold"] != second["gold"]:
+            if first.gold != second.gold:
                 pairs.append((first, second))
     return pairs
 
 
-def transition_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def transition_table(rows: Sequence[RecencyRow]) -> list[dict[str, Any]]:
     """Table 7: RL1 / RL2 accuracy and transition accuracy (both right), per model and strategy."""
     table = []
     pairs = transition_pairs(rows)
-    by_key: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    by_key: dict[tuple[str, str], list[tuple[RecencyRow, RecencyRow]]] = defaultdict(list)
     for first, second in pairs:
-        by_key[(first["model"], first["strategy"])].append((first, second))
-    with_ns = [r for r in rows if r["context_mode"] == "with" and r["stationarity"] == "Non-Stationary"]
+        by_key[(first.model, first.strategy)].append((first, second))
+    with_ns = [r for r in rows if r.context_mode == "with" and r.stationarity == "Non-Stationary"]
     for (model, strategy), group in _group(with_ns, "model", "strategy").items():
         key_pairs = by_key.get((model, strategy), [])
         gold1, pred1 = _labels([a for a, _ in key_pairs])
@@ -113,7 +115,7 @@ def transition_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "rl1_accuracy": m.accuracy(gold1, pred1),
                 "rl2_accuracy": m.accuracy(gold2, pred2),
                 "transition_accuracy": m.transition_accuracy(list(zip(gold1, pred1, gold2, pred2, strict=True))),
-                "all_contexts_right": (sum(all(r["correct"] for r in g) for g in questions.values()) / len(questions))
+                "all_contexts_right": (sum(all(r.correct for r in g) for g in questions.values()) / len(questions))
                 if questions
                 else None,
                 "estimates": {
@@ -123,7 +125,7 @@ def transition_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                         [p1 == g1 and p2 == g2 for g1, p1, g2, p2 in zip(gold1, pred1, gold2, pred2, strict=True)]
                     ).to_json(),
                     "all_contexts_right": wilson_from_flags(
-                        [all(r["correct"] for r in g) for g in questions.values()]
+                        [all(r.correct for r in g) for g in questions.values()]
                     ).to_json(),
                 },
             }
@@ -131,13 +133,13 @@ def transition_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return table
 
 
-def summarise(rows: Sequence[dict[str, Any]], tolerance: int = 1) -> dict[str, Any]:
+def summarise(rows: Sequence[RecencyRow], tolerance: int = 1) -> dict[str, Any]:
     runs = []
     for (model, strategy, mode), group in _group(rows, "model", "strategy", "context_mode").items():
         entry = {"model": model, "strategy": strategy, "context_mode": mode}
         entry.update(overall(group, tolerance))
         for stationarity in ("Stationary", "Non-Stationary"):
-            subset = [r for r in group if r["stationarity"] == stationarity]
+            subset = [r for r in group if r.stationarity == stationarity]
             gold, pred = _labels(subset)
             entry[stationarity] = _with_estimates(gold, pred, tolerance)
         runs.append(entry)

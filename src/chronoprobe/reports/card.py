@@ -9,6 +9,10 @@ Content-Security-Policy forbids every load that is not ``data:``.
 Each number cell carries ``data-run``, ``data-lens``, ``data-dataset``, ``data-class``,
 ``data-model``, ``data-metric``, ``data-value`` (the exact float, ``repr``), ``data-n``,
 ``data-ci-low`` and ``data-ci-high``, so a test or a script can read the page back.
+
+The card knows no lens: a section's title and line come from the lens class (``question``,
+``about``, ``card_by_group``) found through the registry, the headline table from the records'
+``headline`` flags, and the scale of a number from its ``unit``.
 """
 
 from __future__ import annotations
@@ -23,27 +27,14 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import __version__
+from chronoprobe import __version__, plugins
 from chronoprobe.errors import ConfigError
-from chronoprobe.reports.tidy import ALL, LENSES, Row, RunFolder, run_rows
+from chronoprobe.reports.tidy import ALL, Row, RunFolder, lens_order, run_rows
 
 GENERATOR = f"chronoprobe {__version__} card"
 GENERATOR_MARK = '<meta name="generator" content="chronoprobe '
 """What an earlier card starts with; any other file at the output path is never overwritten."""
 
-LENS_TITLES = {
-    "outdated": ("Is the model outdated?", "DyKnow: answers judged against Wikidata, per fact over three paraphrases."),
-    "conflicts": (
-        "Does context override its memory?",
-        "DynamicQA and MuLan: persuasion by context, per class of fact.",
-    ),
-    "recency": ("Does it know how fresh an answer must be?", "RecencyQA: the update interval a question needs."),
-    "editing": (
-        "Can it be fixed?",
-        "DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong.",
-    ),
-}
-VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 METRIC_LABELS = {
     "soft_constraint_pct": "soft constraint",
     "harmonic_mean_pct": "harmonic mean of efficacy and paraphrase",
@@ -69,22 +60,6 @@ METRIC_LABELS = {
     "freshness_half_life_years": "freshness half-life (years)",
     "still_current_at_snapshot_pct": "known at the knowledge date, still current at the snapshot",
 }
-_HEADLINE_CONFLICTS = (
-    "cp",
-    "accuracy_no_context",
-    "accuracy_context",
-    "persuaded_pct",
-    "f1",
-    "confidence",
-    "update_success",
-)
-_HEADLINE_RECENCY = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate")
-_DECIMAL_YEARS = {"knowledge_date", "knowledge_date_naive", "published_cutoff", "freshness_half_life_years"}
-"""Dates and durations in years: two decimals (a month is 0.083)."""
-_UNIT_RATES = {"accuracy", "f1", "rate", "confidence"}
-"""Words that mark a rate on a 0-1 scale (``accuracy_no_context``, ``macro_f1``, ``unparseable_rate``)."""
-
-
 CARD = "a chronoprobe card"
 """What ``card --out`` may replace (the refusal names it)."""
 
@@ -109,49 +84,33 @@ def check_card_path(out: Path) -> None:
 # --- numbers -----------------------------------------------------------------------------------
 
 
-def unit_scale(lens: str, metric: str) -> float | None:
-    """The top of a metric's range (100 for percentages, 1 for rates), or None when unbounded (CP, SE)."""
-    if _is_pct(metric):
-        return 100.0
-    last = metric.rsplit(".", 1)[-1]
-    if lens == "conflicts" and last == "f1":  # MuLan's F1 is reported in percent
-        return 100.0
-    if set(last.split("_")) & _UNIT_RATES or last in ("update_success", "all_contexts_right"):
-        return 1.0
-    return None
+def unit_scale(unit: str) -> float | None:
+    """The top of a unit's range (100 for percentages, 1 for rates), or None when unbounded (CP, years)."""
+    return {"%": 100.0, "rate": 1.0}.get(unit)
 
 
-def _fmt(value: float, lens: str, metric: str) -> str:
-    scale = unit_scale(lens, metric)
-    if scale == 100.0:
+def _fmt(value: float, unit: str) -> str:
+    if unit == "%":
         return f"{value:.1f}"
-    if metric in _DECIMAL_YEARS:
+    if unit == "year":  # dates and durations in years: two decimals (a month is 0.083)
         return f"{value:.2f}"
     return f"{value:.3f}"
 
 
 def _is_pct(metric: str) -> bool:
-    """``soft_constraint_pct.outdated``, ``inconsistency_pct``: a percentage (0-100)."""
+    """``soft_constraint_pct.up-to-date``, ``inconsistency_pct``: a percentage (0-100)."""
     return any(part.endswith("_pct") for part in metric.split("."))
 
 
-def _suffix(lens: str, metric: str) -> str:
+def _suffix(metric: str) -> str:
     return "%" if _is_pct(metric) else ""
 
 
 def method_names(runs: Iterable[RunFolder]) -> dict[str, str]:
-    """Editing methods by the names their reports use (``ike-null`` -> ``IKE``), as each run recorded them.
-
-    An editing summary gives every result its report column, so the card never keeps a second list of names.
-    """
+    """Parts of metric names by the names the runs' reports use (``ike-null`` -> ``IKE``), as each run recorded them."""
     names: dict[str, str] = {}
     for run in runs:
-        models = run.summary.get("models") if run.lens == "editing" else None
-        for model in models.values() if isinstance(models, Mapping) else ():
-            results = model.get("results") if isinstance(model, Mapping) else None
-            for result in results if isinstance(results, list) else ():
-                if isinstance(result, Mapping) and result.get("method") and result.get("column"):
-                    names[str(result["method"])] = str(result["column"])
+        names.update(run.record.labels)
     return names
 
 
@@ -163,12 +122,12 @@ def _method_label(setting: str, methods: Mapping[str, str]) -> str:
 
 def metric_label(metric: str, methods: Mapping[str, str] | None = None) -> str:
     """``zero-shot.with.accuracy`` -> ``accuracy · zero-shot, with context``; ``ike-null.efficacy_pct`` ->
-    ``efficacy · IKE`` given the editing ``methods`` names."""
+    ``efficacy · IKE`` given the runs' ``methods`` names (their recorded labels)."""
     parts = metric.split(".")
     prefix = ""
     if parts[0] == "as_of":
         prefix, parts = "as of the --as-of date: ", parts[1:]
-    if len(parts) >= 2 and parts[0] in METRIC_LABELS and parts[0].endswith("_pct") and parts[1] in VERDICTS:
+    if len(parts) >= 2 and parts[0] in METRIC_LABELS and parts[0].endswith("_pct"):  # a share per verdict
         return f"{prefix}{parts[1]} ({METRIC_LABELS[parts[0]]})"
     base = METRIC_LABELS.get(parts[-1], parts[-1].replace("_", " "))
     setting = parts[:-1]
@@ -203,10 +162,10 @@ def _number_cell(row: Row | None) -> str:
     if row.value is None:
         n = f'<span class="n">n={row.n}</span>' if row.n is not None else ""
         return f'<td class="num" {_attrs(row)}><span class="v">–</span>{n}</td>'
-    suffix = _suffix(row.lens, row.metric)
-    parts = [f'<span class="v">{escape(_fmt(row.value, row.lens, row.metric))}{suffix}</span>']
+    suffix = _suffix(row.metric)
+    parts = [f'<span class="v">{escape(_fmt(row.value, row.unit))}{suffix}</span>']
     if row.ci_low is not None and row.ci_high is not None:
-        lo, hi = _fmt(row.ci_low, row.lens, row.metric), _fmt(row.ci_high, row.lens, row.metric)
+        lo, hi = _fmt(row.ci_low, row.unit), _fmt(row.ci_high, row.unit)
         parts.append(f'<span class="ci">[{escape(lo)}, {escape(hi)}]</span>')
     if row.n is not None:
         parts.append(f'<span class="n">n={row.n}</span>')
@@ -216,7 +175,7 @@ def _number_cell(row: Row | None) -> str:
 
 def _bar(row: Row) -> str:
     """A track from 0 to the metric's maximum, the interval shaded and the value marked."""
-    scale = unit_scale(row.lens, row.metric)
+    scale = unit_scale(row.unit)
     if scale is None or row.value is None:
         return ""
 
@@ -248,24 +207,14 @@ def _column_head(column: Column, several_runs: bool) -> str:
     return f'<th scope="col" class="model">{escape(column.model)}{run}</th>'
 
 
-def _headline_keys(lens: str, rows: Sequence[Row]) -> list[tuple[str, str]]:
-    """(class, metric) pairs for a lens's headline table, in reading order."""
-    present = list(dict.fromkeys((r.cls, r.metric) for r in rows))
-    if lens == "outdated":
-        wanted = [f"soft_constraint_pct.{v}" for v in VERDICTS] + ["inconsistency_pct"]
-        wanted += [f"as_of.{m}" for m in wanted]
-        wanted += ["knowledge_date", "published_cutoff", "freshness_half_life_years"]
-        return [(ALL, m) for m in wanted if (ALL, m) in present]
-    if lens == "conflicts":
-        classes = dict.fromkeys(c for c, _ in present)
-        return [(c, m) for c in classes for c2, m in present if c2 == c and m in _HEADLINE_CONFLICTS]
-    if lens == "editing":
-        return [
-            (c, m)
-            for c, m in present
-            if c == ALL and "@" not in m and m.endswith(("harmonic_mean_pct", "soft_constraint_pct"))
-        ]
-    return [(c, m) for c, m in present if c == ALL and m.rsplit(".", 1)[-1] in _HEADLINE_RECENCY]
+def _headline_keys(rows: Sequence[Row]) -> tuple[list[tuple[str, str]], bool]:
+    """(class, metric) pairs the records flag as headline numbers, in the lens's order; and whether
+    they span several classes (then the table shows the class)."""
+    keys = list(dict.fromkeys((r.cls, r.metric) for r in rows if r.headline))
+    groups = {cls for cls, _ in keys}
+    if groups - {ALL}:  # grouped by class: each class's numbers together
+        keys = [(c, m) for c in dict.fromkeys(c for c, _ in keys) for c2, m in keys if c2 == c]
+    return keys, bool(groups - {ALL})
 
 
 def _table(
@@ -301,16 +250,16 @@ def _table(
     )
 
 
-def _category_table(columns: Sequence[Column], rows: Sequence[Row]) -> str:
-    """Outdated only: the up-to-date share of every category side by side."""
-    metric = "soft_constraint_pct.up-to-date"
+def _group_table(columns: Sequence[Column], rows: Sequence[Row], by_group: tuple[str, str] | None) -> str:
+    """The metric a lens names (``card_by_group``) for every class side by side, when there are two or more."""
+    if by_group is None:
+        return ""
+    metric, caption = by_group
     classes = [c for c in dict.fromkeys(r.cls for r in rows if r.metric == metric) if c != ALL]
     if len(classes) < 2:
         return ""
     keys = [(c, metric) for c in classes]
-    return _table(
-        keys, columns, rows, "Up-to-date share per category (soft constraint)", show_class=True, show_metric=False
-    )
+    return _table(keys, columns, rows, caption, show_class=True, show_metric=False)
 
 
 def _all_numbers(rows: Sequence[Row]) -> str:
@@ -402,8 +351,21 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
+def _lens_text(lens: str) -> tuple[str, str, tuple[str, str] | None]:
+    """The lens's own card text: its question, one line about it, and its by-group table, if any."""
+    try:
+        cls = plugins.load(lens)
+    except ConfigError:  # a folder of a lens that is no longer installed: its name stands in
+        return lens, "", None
+    return (
+        str(getattr(cls, "question", "") or lens),
+        str(getattr(cls, "about", "")),
+        getattr(cls, "card_by_group", None),
+    )
+
+
 def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, list[Row]]) -> str:
-    title, about = LENS_TITLES[lens]
+    title, about, by_group = _lens_text(lens)
     parts = [
         f'<section class="lens" id="{lens}"><h2>{escape(title)} <span class="tag">{lens}</span></h2>',
         f'<p class="about">{escape(about)}</p>',
@@ -414,15 +376,14 @@ def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, li
         rows = [row for run in group for row in rows_of[run.run]]
         columns = _columns(group)
         parts.append(f'<article class="dataset" id="{lens}-{_slug(dataset)}"><h3>{escape(dataset)}</h3>')
-        keys = _headline_keys(lens, rows)
+        keys, by_class = _headline_keys(rows)
         if keys:
-            methods = method_names(group) if lens == "editing" else None
+            methods = method_names(group) or None
             caption = "Headline numbers, 95% intervals"
-            parts.append(_table(keys, columns, rows, caption, show_class=lens == "conflicts", methods=methods))
+            parts.append(_table(keys, columns, rows, caption, show_class=by_class, methods=methods))
         else:
             parts.append('<p class="none">No headline numbers in these folders.</p>')
-        if lens == "outdated":
-            parts.append(_category_table(columns, rows))
+        parts.append(_group_table(columns, rows, by_group))
         parts.append(_figures(group))
         parts.append(_all_numbers(rows))
         parts.extend(_provenance(run) for run in group)
@@ -436,7 +397,7 @@ def _overview(runs: Sequence[RunFolder]) -> str:
         f'<tr><td><a href="#{r.lens}">{escape(r.lens)}</a></td><td>{escape(r.run)}</td>'
         f"<td>{escape(r.dataset)}</td><td>{escape(', '.join(m.name for m in r.models))}</td>"
         f"<td>{escape(str(r.provenance.get('created') or ''))}</td></tr>"
-        for r in sorted(runs, key=lambda r: LENSES.index(r.lens))
+        for r in sorted(runs, key=lambda r: lens_order(r.lens))
     )
     return (
         '<table class="overview"><thead><tr><th>lens</th><th>run</th><th>dataset</th><th>models</th>'
@@ -452,12 +413,9 @@ def render_card(
         raise ConfigError("card", "no result folders to show")
     rows_of = {run.run: run_rows(run) for run in runs}
     stamp = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0).isoformat()
-    sections = [
-        _lens_section(lens, [r for r in runs if r.lens == lens], rows_of)
-        for lens in LENSES
-        if any(r.lens == lens for r in runs)
-    ]
-    nav = " ".join(f'<a href="#{lens}">{lens}</a>' for lens in LENSES if any(r.lens == lens for r in runs))
+    lenses = sorted({r.lens for r in runs}, key=lens_order)
+    sections = [_lens_section(lens, [r for r in runs if r.lens == lens], rows_of) for lens in lenses]
+    nav = " ".join(f'<a href="#{lens}">{lens}</a>' for lens in lenses)
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head>{GENERATOR_MARK}{escape(__version__)} card">\n'

@@ -1,0 +1,303 @@
+"""The run folder's one owner: its file names, the run log (``run.json`` and ``items.jsonl``) and
+the :class:`Run` that both :func:`chronoprobe.runner.execute` and :func:`chronoprobe.load` return.
+
+A run folder holds:
+
+- ``run.json``: format, lens, kind, config, the typed :class:`Summary` (its :class:`Metric`
+  records included) and the provenance;
+- ``items.jsonl``: the typed rows, one per line;
+- ``report.md`` and the plots, written by the lens;
+- the marker ``.chronoprobe-run`` (what wrote the folder, see :mod:`chronoprobe.publish`);
+- each lens's historical files (``summary.json`` ...), which folders written before the run log
+  existed hold alone.
+
+Nothing here knows a lens: a reader gets the lens's name and its records from the log.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from chronoprobe import plugins
+from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.io import json_kind, read_text, write_json_atomic, write_jsonl_atomic
+
+if TYPE_CHECKING:
+    import pandas
+
+RUN_LOG = "run.json"
+ITEMS = "items.jsonl"
+REPORT = "report.md"
+SUMMARY = "summary.json"
+"""A lens's historical summary; the only record of a folder written before ``run.json``."""
+MARKER = ".chronoprobe-run"
+RUN_FORMAT = "chronoprobe-run/1"
+PLOT_SUFFIXES = (".svg", ".png")
+
+
+class Metric(BaseModel):
+    """One reported number: for which model and group, its name, value, n and 95% interval."""
+
+    model: str
+    """The run's key for the model (the name the user gave, else the spec), as its rows use it."""
+    group: str
+    """The class, category or setting the number is over (``all`` for every item)."""
+    name: str
+    """The metric, dotted (``soft_constraint_pct.outdated``, ``zero-shot.with.accuracy``)."""
+    value: float | None
+    n: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    unit: str = ""
+    """``%`` (0-100), ``rate`` (0-1), ``year`` (decimal years), or empty (unbounded: CP, entropy, seconds)."""
+    headline: bool = False
+    """One of the few numbers a run is judged by (the card's headline table)."""
+
+
+class Summary(BaseModel):
+    """A run's typed summary: lens, models, headline numbers, the metric records and the lens's full layout."""
+
+    lens: str
+    models: list[str]
+    """Model keys (the given name, else the spec), in run order."""
+    headline: dict[str, dict[str, float | None]]
+    """Per model key: the few numbers a run is judged by (e.g. soft-constraint up-to-date %)."""
+    detail: dict[str, Any]
+    """The lens's own summary layout (what its ``summary.json`` holds, without provenance)."""
+    metrics: list[Metric] = []
+    """Every number of the run, lens-neutral: what ``chronoprobe results`` and the card show."""
+    dataset: str = ""
+    """What the run asked about, as the results table labels it (``dyknow-2023-12-18``, ``mulan``)."""
+    names: dict[str, str] = {}
+    """Display name per model key, where the lens knows it better than the provenance."""
+    specs: dict[str, str] = {}
+    """Spec per model key, for models the provenance does not record (another tool's generations)."""
+    labels: dict[str, str] = {}
+    """What the lens's report calls a part of a metric name (an editing method: ``ike-null`` -> ``IKE``)."""
+
+
+class Run:
+    """A run folder in memory: lens, kind, config, typed summary, typed rows and provenance."""
+
+    def __init__(
+        self,
+        path: Path,
+        lens: str,
+        summary: Summary,
+        rows: list[Any],
+        config: dict[str, Any],
+        provenance: dict[str, Any],
+        layout: str = RUN_LOG,
+        kind: str = "",
+    ) -> None:
+        self.path = path
+        self.lens = lens
+        self.summary = summary
+        self.rows = rows
+        self.config = config
+        self.provenance = provenance
+        self.layout = layout
+        """``run.json`` for folders with the shared run log, ``summary.json`` for folders written before it."""
+        self.kind = kind
+        """What wrote the folder (``outdated run`` ...), as its marker names it."""
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per item (answer), one column per field."""
+        try:
+            import pandas
+        except ImportError:
+            raise ConfigError("Run.to_pandas", "needs pandas: pip install pandas") from None
+        return pandas.DataFrame([row.model_dump(mode="json") for row in self.rows])
+
+    def __repr__(self) -> str:
+        return f"<chronoprobe.Run {self.lens} {', '.join(self.summary.models)} at {self.path} ({len(self.rows)} rows)>"
+
+
+def write_run_log(
+    folder: Path,
+    *,
+    lens: str,
+    kind: str,
+    config: dict[str, Any],
+    summary: Summary,
+    provenance: dict[str, Any],
+    rows: Sequence[BaseModel],
+) -> None:
+    """Write ``items.jsonl`` and ``run.json`` into ``folder`` (a staging folder; the plots are already there)."""
+    write_jsonl_atomic(folder / ITEMS, (row.model_dump(mode="json") for row in rows))
+    plots = sorted(p.name for p in folder.glob("*.png"))
+    write_json_atomic(
+        folder / RUN_LOG,
+        {
+            "format": RUN_FORMAT,
+            "lens": lens,
+            "kind": kind,
+            "config": config,
+            "summary": summary.model_dump(mode="json"),
+            "provenance": provenance,
+            "files": {"items": ITEMS, "report": REPORT, "plots": plots},
+        },
+    )
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file; DataError naming the file when it is not valid JSON or not an object."""
+    try:
+        data = json.loads(read_text(path, str(path)))
+    except json.JSONDecodeError as exc:
+        raise DataError(str(path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise DataError(str(path), f"is not a JSON object (it holds {json_kind(data)})")
+    return data
+
+
+def object_field(log: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    """``log[key]`` when it is a JSON object (an absent or null one reads as empty); DataError otherwise."""
+    value = log.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DataError(str(path), f"its {key} is not an object ({json_kind(value)})")
+    return value
+
+
+def has_metrics(log: dict[str, Any]) -> bool:
+    """Whether a run log carries metric records (written since they exist; older logs hold only the layout)."""
+    summary = log.get("summary")
+    return isinstance(summary, dict) and "metrics" in summary
+
+
+def log_summary(log: dict[str, Any], path: Path) -> Summary:
+    """The run log's typed summary; a missing or malformed one is a DataError naming the file and the field."""
+    if "summary" not in log:
+        raise DataError(str(path), "has no summary")
+    if not isinstance(log["summary"], dict):
+        raise DataError(str(path), f"its summary is not an object ({json_kind(log['summary'])})")
+    try:
+        return Summary.model_validate(log["summary"])
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in ("summary", *error["loc"]))
+        raise DataError(str(path), f"{field}: {error['msg']}") from None
+
+
+def marker_kind(folder: Path) -> str | None:
+    """What the folder's marker says wrote it (``outdated run`` ...), if it has a readable one."""
+    try:
+        kind = json.loads((folder / MARKER).read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) else None
+
+
+def read_items(path: Path, row_type: type[BaseModel]) -> list[BaseModel]:
+    """The typed rows of an ``items.jsonl`` (or an older rows file); none when it is absent."""
+    if not path.is_file():
+        return []
+    rows = []
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(row_type.model_validate_json(line))
+        except ValidationError as exc:
+            raise DataError(
+                f"{path} line {number}", f"not a {row_type.__name__} row ({exc.errors()[0]['msg']})"
+            ) from None
+    return rows
+
+
+class Folder(BaseModel):
+    """What a run folder records, read without its rows: lens, kind, summary (metric records included),
+    config and provenance, from its run log or, for a folder written before it, its ``summary.json``."""
+
+    path: Path
+    lens: str
+    kind: str
+    summary: Summary
+    config: dict[str, Any]
+    provenance: dict[str, Any]
+    layout: str
+    """``run.json``, or ``summary.json`` for a folder written before the run log."""
+
+
+def read_folder(folder: Path) -> Folder | None:
+    """The records of the run folder at ``folder``; None when it has neither a run log nor a
+    ``summary.json`` that a registered lens recognises. A run log written before metric records
+    existed, and an older ``summary.json``, get their records from the lens that wrote them
+    (found through :mod:`chronoprobe.plugins`, by the log's ``lens`` field or the lens's own check)."""
+    log_path = folder / RUN_LOG
+    if log_path.exists():
+        log = read_json_object(log_path)
+        lens = log.get("lens")
+        if not isinstance(lens, str) or lens not in plugins.registered():
+            raise DataError(str(log_path), f"its lens {lens!r} is not one of {', '.join(plugins.names())}")
+        summary = log_summary(log, log_path)
+        provenance = object_field(log, "provenance", log_path)
+        if not has_metrics(log):
+            summary = _with_records(plugins.load(lens), summary, provenance, log_path)
+        kind = log.get("kind")
+        return Folder(
+            path=folder,
+            lens=lens,
+            kind=kind if isinstance(kind, str) else str(plugins.load(lens).kind),
+            summary=summary,
+            config=object_field(log, "config", log_path),
+            provenance=provenance,
+            layout=RUN_LOG,
+        )
+    if not (folder / SUMMARY).is_file():
+        return None
+    return _read_old_summary(folder)
+
+
+def _with_records(cls: Any, summary: Summary, provenance: dict[str, Any], path: Path) -> Summary:
+    """A run log's summary from before metric records: the lens rebuilds them (and the headline) from its layout."""
+    with _layout_errors(path, str(cls.kind)):
+        rebuilt: Summary = cls.summary_from_detail(summary.detail)
+        rebuilt.dataset = rebuilt.dataset or str(cls.dataset_label(rebuilt, provenance))
+    update: dict[str, Any] = {k: getattr(rebuilt, k) for k in ("metrics", "dataset", "names", "specs", "labels")}
+    # headline keys in today's one spelling (older logs wrote a/b and a/b/c); every model the log named stays
+    update["headline"] = {model: {} for model in summary.headline} | rebuilt.headline
+    return summary.model_copy(update=update)
+
+
+def _read_old_summary(folder: Path) -> Folder | None:
+    path = folder / SUMMARY
+    data = read_json_object(path)
+    kind = marker_kind(folder)
+    provenance = object_field(data, "provenance", path)
+    for name in plugins.names():
+        cls = plugins.load(name)
+        with _layout_errors(path, str(cls.kind)):
+            found: tuple[str, Summary] | None = cls.read_old_summary(data, kind)
+        if found is not None:
+            return Folder(
+                path=folder,
+                lens=name,
+                kind=found[0],
+                summary=found[1],
+                config={},
+                provenance=provenance,
+                layout=SUMMARY,
+            )
+    return None
+
+
+@contextmanager
+def _layout_errors(path: Path, kind: str) -> Iterator[None]:
+    """Turn a lens layout that does not read (a missing key, a wrong type) into a DataError naming the file."""
+    try:
+        yield
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise DataError(str(path), f"unexpected {kind} layout ({where}: {error['msg']})") from None
+    except (LookupError, TypeError, AttributeError, ValueError) as exc:
+        raise DataError(str(path), f"unexpected {kind} layout ({type(exc).__name__}: {exc})") from None

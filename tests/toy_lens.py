@@ -1,0 +1,79 @@
+"""A fifth question that lives only in tests/: does the model say a year in its answer?
+
+It proves that a lens is a plug-in: registered through the LENSES table or a
+``chronoprobe.lenses`` entry point, it runs through ``chronoprobe.run``, ``chronoprobe results``
+and ``chronoprobe card`` without any change to those modules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.metrics.records import ALL, from_estimate
+from chronoprobe.metrics.uncertainty import wilson_from_flags
+from chronoprobe.models.base import DecodingParams, Prompt
+
+QUESTIONS = ("When did the last election take place?", "In which year was the euro introduced?", "What is 2 + 2?")
+
+
+class ToyConfig(BaseModel):
+    limit: int = 3
+
+
+class ToyRow(BaseModel):
+    model: str
+    question: str
+    answer: str
+    says_a_year: bool
+
+
+class ToyLens(Lens[ToyRow]):
+    """Ask a few questions, count the answers that name a year."""
+
+    name = "toy"
+    kind = "toy run"
+    row_type = ToyRow
+    config_type = ToyConfig
+    config: ToyConfig
+    question = "Does it name a year?"
+    about = "A toy lens from the tests: the share of answers with a four-digit year."
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ToyRow]:
+        asked = QUESTIONS[: self.config.limit]
+        answers = model.generate([Prompt(text=q) for q in asked], DecodingParams(max_new_tokens=8))
+        return [
+            ToyRow(model=model.info.label, question=q, answer=a.text, says_a_year=bool(re.search(r"\b\d{4}\b", a.text)))
+            for q, a in zip(asked, answers, strict=True)
+        ]
+
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[ToyRow]) -> Summary:
+        detail = {
+            m.info.label: wilson_from_flags(
+                [r.says_a_year for r in rows if r.model == m.info.label], scale=100.0
+            ).to_json()
+            for m in models
+        }
+        return self.summary_from_detail(detail)
+
+    @classmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        metrics = [from_estimate(key, ALL, "year_pct", estimate, headline=True) for key, estimate in detail.items()]
+        headline = {key: {"year_pct": estimate["value"]} for key, estimate in detail.items()}
+        return Summary(lens=cls.name, models=list(detail), headline=headline, detail=detail, metrics=metrics)
+
+    def recipe(self) -> RunRecipe:
+        return RunRecipe(decoding={"max_new_tokens": 8}, seeds=[0], extra={"dataset": "toy questions"})
+
+    def report(self, folder: Path, rows: Sequence[ToyRow], summary: Summary, provenance: dict[str, Any]) -> None:
+        lines = [f"- {key}: {value['year_pct']}% of answers name a year" for key, value in summary.headline.items()]
+        (folder / "report.md").write_text("# Toy lens\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
