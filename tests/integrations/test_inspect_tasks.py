@@ -177,7 +177,10 @@ def test_inspect_cli_runs_outdated_on_mockllm(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_hf_provider_on_local_smollm2_agrees_with_our_audit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    our_audit: dict[tuple[str, int], dict[str, Any]],
 ) -> None:
     """inspect's own hf provider, greedy, on the prepared SmolLM2 folder; its log re-scored and set beside our run."""
     from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
@@ -189,16 +192,9 @@ def test_hf_provider_on_local_smollm2_agrees_with_our_audit(
         "-M", "do_sample=false", "--limit", "10", "--log-dir", str(logs), "--display", "plain", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    rescored, ours = tmp_path / "rescored", tmp_path / "ours"
-    assert (
-        run_chronoprobe(monkeypatch, capsys, "outdated", "score", "--generations", str(logs), "--out", str(rescored))
-        == 0
-    )
-    cache = str(tmp_path / "calls.sqlite")
-    assert (
-        run_chronoprobe(monkeypatch, capsys, "outdated", "run", "--limit", "4", "--out", str(ours), "--cache", cache)
-        == 0
-    )
+    rescored = tmp_path / "rescored"
+    code = run_chronoprobe(monkeypatch, capsys, "outdated", "score", "--generations", str(logs), "--out", str(rescored))
+    assert code == 0
 
     from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -207,7 +203,7 @@ def test_hf_provider_on_local_smollm2_agrees_with_our_audit(
     assert log.samples is not None and len(log.samples) == 10
     in_log = {s.id: s.scores["outdated_verdict"].value for s in log.samples}  # type: ignore[index]
     theirs = {f"{r['fact_id']}#{r['template_index']}": r for r in _rows(rescored)}
-    mine = {f"{r['fact_id']}#{r['template_index']}": r for r in _rows(ours)}
+    mine = {f"{fact_id}#{index}": row for (fact_id, index), row in our_audit.items()}
     # Same answers, same verdicts: the log's scores are exactly what re-scoring gives.
     assert {k: r["verdict"] for k, r in theirs.items()} == in_log
     agree = sum(mine[k]["verdict"] == r["verdict"] for k, r in theirs.items())
