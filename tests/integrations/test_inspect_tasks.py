@@ -86,6 +86,9 @@ def test_samples_carry_fact_category_and_prompt_kind(mock_log: tuple[EvalLog, Pa
     assert first.metadata["category"] == "countries_byGDP"
     assert first.metadata["prompt_kind"] == "paraphrase 1 of 3"
     assert "As of today, the person serving as President of Italy is" in first.input
+    # the scorer is recorded by name and options, not with the snapshot inside
+    assert log.eval.scorers is not None
+    assert log.eval.scorers[0].options == {"snapshot": None, "facts": None, "aliases": False, "as_of": None}
 
 
 def test_score_value_is_the_verdict_and_metrics_are_hand_computed(mock_log: tuple[EvalLog, Path]) -> None:

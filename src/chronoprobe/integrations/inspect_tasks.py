@@ -35,7 +35,6 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState, generate
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.knowledge.types import Fact, Snapshot
 from chronoprobe.metrics.dyknow import VERDICTS, Verdict, soft_constraint
 from chronoprobe.models.base import Prompt
 
@@ -112,16 +111,24 @@ def outdated_metrics() -> list[Metric]:
 
 @scorer(metrics=outdated_metrics())
 def outdated_verdict(
-    snapshot: Snapshot, facts: dict[str, Fact], *, use_aliases: bool = False, as_of: dt.date | None = None
+    snapshot: str | None = None, facts: str | None = None, aliases: bool = False, as_of: str | None = None
 ) -> Scorer:
-    """The audit's classifier: the score value is the verdict (up-to-date, outdated, irrelevant, ambiguous)."""
-    from chronoprobe.integrations.outdated_items import judge
+    """The audit's classifier: the score value is the verdict (up-to-date, outdated, irrelevant, ambiguous).
+
+    Any task whose samples carry ``fact_id`` and ``template_index`` metadata can use it. It takes
+    names, not loaded data, so inspect's log records its options in a line.
+    """
+    from chronoprobe.integrations.outdated_items import judge, load_items
+
+    items, gold = load_items(snapshot=snapshot, facts=Path(facts) if facts else None)
+    by_id = {item.fact.fact_id: item.fact for item in items}
+    when = _parse_date(as_of)
 
     async def score(state: TaskState, target: Target) -> Score:
-        fact = facts[str(state.metadata["fact_id"])]
+        fact = by_id[str(state.metadata["fact_id"])]
         index = int(state.metadata["template_index"])
         text = state.output.completion
-        found = judge(fact, index, text, snapshot.answers[fact.fact_id], use_aliases=use_aliases, as_of=as_of)
+        found = judge(fact, index, text, gold.answers[fact.fact_id], use_aliases=aliases, as_of=when)
         matched = list(found.matched_labels)
         return Score(
             value=found.verdict,
@@ -131,8 +138,8 @@ def outdated_verdict(
                 "matched": matched,
                 "matched_start_years": [y for y in found.start_years if y is not None],
                 "rule": found.rule,
-                "snapshot": snapshot.name,
-                "as_of": as_of.isoformat() if as_of else None,
+                "snapshot": gold.name,
+                "as_of": as_of,
             },
         )
 
@@ -155,7 +162,7 @@ def outdated(
     """
     from chronoprobe.integrations.outdated_items import load_items
 
-    when = _parse_date(as_of)
+    _parse_date(as_of)  # a bad date fails before the model loads
     items, gold = load_items(snapshot=snapshot, facts=Path(facts) if facts else None, limit=limit)
     samples = [
         Sample(input=item.user_message, target="", id=item.sample_id, metadata=item.metadata()) for item in items
@@ -163,7 +170,7 @@ def outdated(
     return Task(
         dataset=MemoryDataset(samples, name="chronoprobe-outdated"),
         solver=generate(),
-        scorer=outdated_verdict(gold, {i.fact.fact_id: i.fact for i in items}, use_aliases=aliases, as_of=when),
+        scorer=outdated_verdict(snapshot=snapshot, facts=facts, aliases=aliases, as_of=as_of),
         config=GenerateConfig(temperature=0.0, max_tokens=MAX_NEW_TOKENS, seed=0),
         # inspect's default reducer (mean) would turn the verdicts into numbers; mode keeps them.
         epochs=Epochs(1, "mode"),
