@@ -142,16 +142,25 @@ def test_recency_task_scores_with_our_parser(tmp_path: Path) -> None:
     assert found["unparseable"] == 0.0
 
 
-def test_tasks_are_listed_and_conflicts_points_elsewhere(tmp_path: Path) -> None:
+def test_tasks_are_listed(tmp_path: Path) -> None:
     package = Path(inspect_tasks.__file__).parent
     listed = run_inspect("list", "tasks", cwd=package)
     assert {"inspect_tasks.py@outdated", "inspect_tasks.py@recency"} <= set(listed.stdout.split()), listed.stderr
-    refused = run_inspect(
-        "eval", "chronoprobe/conflicts", "--model", "mockllm/model", "--log-dir", str(tmp_path), cwd=tmp_path
-    )
-    said = " ".join((refused.stdout + refused.stderr).split())
-    assert "next-token distributions" in said and "chronoprobe conflicts run" in said
-    assert "Traceback" not in said
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["chronoprobe/conflicts"], "next-token distributions"),
+        (["chronoprobe/outdated", "-T", "snapshot=no-such-snapshot"], "error: snapshot 'no-such-snapshot'"),
+        (["chronoprobe/outdated", "-T", "as_of=last-spring"], "error: -T as_of"),
+    ],
+)
+def test_refusals_are_one_line_without_traceback(tmp_path: Path, args: list[str], expected: str) -> None:
+    refused = run_inspect("eval", *args, "--model", "mockllm/model", "--log-dir", str(tmp_path), cwd=tmp_path)
+    said = [line for line in (refused.stdout + refused.stderr).splitlines() if line.strip()]
+    assert len(said) == 1 and expected in said[0], said
+    assert not list(tmp_path.glob("*.eval"))
 
 
 def _tiktoken_offline() -> bool:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, cast
 
@@ -34,7 +35,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
-from chronoprobe.errors import ConfigError
+from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.metrics.dyknow import VERDICTS, Verdict, soft_constraint
 from chronoprobe.models.base import Prompt
 
@@ -146,6 +147,15 @@ def outdated_verdict(
     return score
 
 
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """A user's mistake (bad snapshot, date, file) shows in inspect as one line, as in our CLI."""
+    try:
+        yield
+    except ChronoprobeError as exc:
+        raise _prerequisite_error(f"error: {exc}") from None
+
+
 @task
 def outdated(
     snapshot: str | None = None,
@@ -162,8 +172,9 @@ def outdated(
     """
     from chronoprobe.integrations.outdated_items import load_items
 
-    _parse_date(as_of)  # a bad date fails before the model loads
-    items, gold = load_items(snapshot=snapshot, facts=Path(facts) if facts else None, limit=limit)
+    with _one_line_errors():
+        _parse_date(as_of)  # a bad date fails before the model loads
+        items, gold = load_items(snapshot=snapshot, facts=Path(facts) if facts else None, limit=limit)
     samples = [
         Sample(input=item.user_message, target="", id=item.sample_id, metadata=item.metadata()) for item in items
     ]
@@ -305,12 +316,14 @@ def recency(
     """
     from chronoprobe.recency.evaluate import DEFAULT_MAX_NEW_TOKENS, STRATEGIES
 
-    if strategy not in STRATEGIES:
-        raise ConfigError("-T strategy", f"{strategy!r}: use one of {', '.join(STRATEGIES)}")
-    if context not in ("with", "without"):
-        raise ConfigError("-T context", f"{context!r}: use with or without")
+    with _one_line_errors():
+        if strategy not in STRATEGIES:
+            raise ConfigError("-T strategy", f"{strategy!r}: use one of {', '.join(STRATEGIES)}")
+        if context not in ("with", "without"):
+            raise ConfigError("-T context", f"{context!r}: use with or without")
+        samples = _recency_samples(strategy, context, sample)
     return Task(
-        dataset=MemoryDataset(_recency_samples(strategy, context, sample), name="chronoprobe-recency"),
+        dataset=MemoryDataset(samples, name="chronoprobe-recency"),
         solver=generate(),
         scorer=recency_label(last=strategy == "cot"),
         config=GenerateConfig(
