@@ -37,7 +37,7 @@ def run_chronoprobe(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
 
 
 def run_lm_eval(*args: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **OFFLINE}
+    env = {**os.environ, **OFFLINE, "HF_DATASETS_CACHE": str(cwd / "hf-datasets")}  # not the user's cache
     return subprocess.run(
         [str(LM_EVAL), *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env, check=False
     )
