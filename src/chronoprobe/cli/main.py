@@ -42,6 +42,7 @@ _SUBAPPS = [
     ("chronoprobe.cli.conflicts", "app", "conflicts"),
     ("chronoprobe.cli.recency", "app", "recency"),
     ("chronoprobe.cli.editing", "app", "editing"),
+    ("chronoprobe.cli.export", "app", "export"),
 ]
 # (module, function, command name): single commands across lenses, registered the same way.
 _COMMANDS = [

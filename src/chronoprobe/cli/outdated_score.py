@@ -23,10 +23,16 @@ def score(
     generations: Annotated[
         Path,
         typer.Option(
-            help="Folder of <category>_answers.json files (DyKnow layout: subject, optional attribute, then answers and questions)."
+            help="Folder of <category>_answers.json files (DyKnow layout: subject, optional attribute, then answers and questions), "
+            "or a harness log: an inspect .eval log (or folder of them), lm-eval --log_samples output (docs/harnesses.md)."
         ),
     ],
-    out: Annotated[Path, typer.Option(help="Folder for the answer sheets, classifications.jsonl and summary.json.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Folder for the answer sheets, classifications.jsonl and summary.json (a run folder, for a harness log)."
+        ),
+    ],
     gold: Annotated[
         Path | None, typer.Option(help="An original grc_generated.json to judge against (its 2023-12-18 answers).")
     ] = None,
@@ -53,10 +59,17 @@ def score(
         raise ConfigError("--gold/--snapshot", "give one of them, not both")
     when = dt.date.fromisoformat(as_of) if as_of is not None else None  # checked by check_as_of
     from chronoprobe.cli.common import claim_output_dir
+    from chronoprobe.integrations.harness_logs import is_harness_log
 
     inputs = {"--generations": generations, "--gold": gold}
     if snapshot is not None and Path(snapshot).exists():
         inputs["--snapshot"] = Path(snapshot)
+    if is_harness_log(generations):
+        if gold is not None:
+            raise ConfigError("--gold", "judges DyKnow answer folders; for a harness log pass --snapshot")
+        claim_output_dir(out, kind="outdated run", inputs=inputs)
+        _score_harness_log(generations, out, snapshot, aliases, when)
+        return
     claim_output_dir(out, kind="outdated score", inputs=inputs)
     summary = score_generations(
         generations,
@@ -86,6 +99,27 @@ def score(
         )
     _console.print(knowledge_date_line(summary.model, summary.knowledge_date), highlight=False)
     _console.print(f"answer sheets, summary.json and report.md in {out}")
+
+
+def _score_harness_log(generations: Path, out: Path, snapshot: str | None, aliases: bool, when: dt.date | None) -> None:
+    """An inspect or lm-eval log: judged as ``outdated run`` judges, written as its run folder."""
+    from chronoprobe.integrations.harness_logs import score_harness_log
+    from chronoprobe.metrics.uncertainty import as_estimate
+
+    run_log = score_harness_log(generations, out, snapshot=snapshot, use_aliases=aliases, as_of=when)
+    harness = run_log["provenance"]["extra"]["harness"]
+    for spec, summary in run_log["summary"]["detail"]["models"].items():
+        overall = summary["per_category"]["all"]
+        shares = "  ".join(
+            f"{v} {overall['soft_constraint_pct'][v]:.1f}% "
+            f"{as_estimate(overall['estimates']['soft_constraint_pct'][v]).interval(1)}"  # type: ignore[union-attr]
+            for v in ("up-to-date", "outdated", "irrelevant", "ambiguous")
+        )
+        _console.print(
+            f"[bold]{spec}[/] ({harness}): {shares} (soft constraint, 95% Wilson intervals; {overall['facts']} facts)",
+            highlight=False,
+        )
+    _console.print(f"report: {out / 'report.md'} (a run folder: chronoprobe results / card read it)")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,96 @@
+"""Publish judged answers from elsewhere as an ``outdated run`` folder, the one ``runner.execute`` writes.
+
+The summary, the report files and ``run.json``/``items.jsonl`` are built by the outdated lens's own
+functions, so a harness's answers read back exactly as our own runs do. What differs is recorded:
+the harness, its files and its decoding settings go into the provenance, and each model's
+``backend`` names the harness.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chronoprobe import publish
+from chronoprobe.io import write_json_atomic, write_jsonl_atomic
+from chronoprobe.knowledge.types import Snapshot
+from chronoprobe.models.base import BackendInfo
+from chronoprobe.outdated.audit import AuditConfig, ResponseRecord
+from chronoprobe.outdated.lens import OutdatedLens
+from chronoprobe.outdated.report import write_report_files
+from chronoprobe.outdated.summary import ALL, summarize_model
+from chronoprobe.provenance import build_provenance
+from chronoprobe.runner import ITEMS, RUN_FORMAT, RUN_LOG
+
+
+def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> BackendInfo:
+    # inspect's chat models always apply a template; lm-eval only with --apply_chat_template.
+    chat = harness == "inspect_ai" or bool(generation.get("apply_chat_template"))
+    return BackendInfo(
+        spec=model,
+        backend=harness,
+        model_id=model,
+        revision="as logged by the harness",
+        chat_template=chat,
+        is_chat_model=chat,
+        name=model,
+    )
+
+
+def publish_outdated_run(
+    out: Path,
+    records: Sequence[ResponseRecord],
+    gold: Snapshot,
+    *,
+    no_gold: Mapping[str, str],
+    use_aliases: bool,
+    as_of: dt.date | None,
+    source: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Write ``out`` (staged, swapped in whole) and return its run log."""
+    models = list(dict.fromkeys(r.model for r in records))
+    per_model: dict[str, dict[str, Any]] = {}
+    for model in models:
+        per_model[model] = summarize_model(
+            [r for r in records if r.model == model], with_as_of=as_of is not None, no_gold=no_gold
+        )
+        per_model[model]["name"] = model
+    when = as_of.isoformat() if as_of else None
+    summary = OutdatedLens.summary_from_detail({"as_of": when, "models": per_model, "overall_key": ALL})
+    config = AuditConfig(models=tuple(models), snapshot=gold.name, as_of=as_of, use_aliases=use_aliases)
+    generation: Mapping[str, Any] = source.get("harness_generation") or {}
+    harness = str(source.get("harness", "harness"))
+    provenance = build_provenance(
+        [],
+        decoding={"as logged": dict(generation)},
+        snapshot={
+            "name": gold.name,
+            "retrieved": str(gold.retrieved),
+            "endpoint": gold.endpoint,
+            "query_hash": gold.query_hash,
+        },
+        judge="string match on Wikidata labels" + (" and aliases" if use_aliases else " (no aliases)"),
+        extra={**source, "facts": len({r.fact_id for r in records}) + len(no_gold), "as_of": when},
+    )
+    provenance.models = [_backend_info(m, harness, generation.get(m) or {}) for m in models]
+    provenance_json = provenance.model_dump(mode="json")
+    run_log: dict[str, Any] = {
+        "format": RUN_FORMAT,
+        "lens": OutdatedLens.name,
+        "kind": OutdatedLens.kind,
+        "config": config.model_dump(mode="json"),
+        "summary": summary.model_dump(mode="json"),
+        "provenance": provenance_json,
+    }
+    with publish.OutputClaim(out), publish.staged(out, OutdatedLens.kind) as folder:
+        write_report_files(folder, records, per_model, provenance_json, as_of=when)
+        write_jsonl_atomic(folder / ITEMS, (r.model_dump(mode="json") for r in records))
+        run_log["files"] = {
+            "items": ITEMS,
+            "report": "report.md",
+            "plots": sorted(p.name for p in folder.glob("*.png")),
+        }
+        write_json_atomic(folder / RUN_LOG, run_log)
+    return run_log

@@ -1,0 +1,106 @@
+"""A harness log that cannot be scored is one line naming the place, exit 2, and no output folder."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from chronoprobe.cli.main import main
+
+
+def score(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str]]:
+    monkeypatch.setattr(sys, "argv", ["chronoprobe", "outdated", "score", *args])
+    code: object = 0
+    try:
+        main()
+    except SystemExit as stopped:
+        code = stopped.code
+    err = capsys.readouterr().err
+    return (code if isinstance(code, int) else 0), [line for line in err.splitlines() if line.strip()]
+
+
+def samples_file(folder: Path, docs: list[dict[str, object]]) -> Path:
+    """lm-eval's --log_samples layout: <output>/<model>/samples_<task>_<time>.jsonl."""
+    model = folder / "my-model"
+    model.mkdir(parents=True)
+    path = model / "samples_chronoprobe_outdated_2026-01-01T00-00-00.jsonl"
+    rows = [{"doc_id": i, "doc": doc, "filtered_resps": ["Sergio Mattarella"]} for i, doc in enumerate(docs)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("docs", "expected"),
+    [
+        (
+            [{"fact_id": "countries_byGDP/Atlantis/King"}],
+            "fact_id 'countries_byGDP/Atlantis/King' is not in the catalogue",
+        ),
+        ([{"question": "no fact id here"}], "no sample carries a chronoprobe fact_id"),
+        (
+            [{"fact_id": "countries_byGDP/Italy/President of Italy", "prompt": "Who rules Italy?"}],
+            "no template_index and the prompt names none of the fact's paraphrases",
+        ),
+    ],
+)
+def test_unusable_samples_are_one_line(tmp_path, monkeypatch, capsys, docs, expected) -> None:
+    logs = tmp_path / "lm-out"
+    samples_file(logs, docs)
+    out = tmp_path / "scored"
+    code, lines = score(monkeypatch, capsys, "--generations", str(logs), "--out", str(out))
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], lines
+    assert not out.exists()
+
+
+def test_a_paraphrase_answered_twice_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    doc = {"fact_id": "countries_byGDP/Italy/President of Italy", "template_index": 0}
+    logs = tmp_path / "lm-out"
+    samples_file(logs, [doc, doc])
+    code, lines = score(monkeypatch, capsys, "--generations", str(logs), "--out", str(tmp_path / "scored"))
+    assert code == 2 and len(lines) == 1 and "again" in lines[0], lines
+
+
+def test_a_broken_line_names_file_and_line(tmp_path, monkeypatch, capsys) -> None:
+    path = samples_file(tmp_path / "lm-out", [{"fact_id": "countries_byGDP/Italy/President of Italy"}])
+    path.write_text(path.read_text() + "{not json\n")
+    code, lines = score(monkeypatch, capsys, "--generations", str(path), "--out", str(tmp_path / "scored"))
+    assert code == 2 and len(lines) == 1 and f"{path}:2" in lines[0], lines
+
+
+def test_a_damaged_inspect_log_is_one_line(tmp_path, monkeypatch, capsys) -> None:
+    log = tmp_path / "run.eval"
+    log.write_bytes(b"not a zip file")
+    code, lines = score(monkeypatch, capsys, "--generations", str(log), "--out", str(tmp_path / "scored"))
+    # without chronoprobe[inspect] it says how to install it; with it, that inspect cannot read the file
+    assert code == 2 and len(lines) == 1, lines
+    assert "chronoprobe[inspect]" in lines[0] or "inspect could not read it" in lines[0]
+
+
+def test_gold_is_for_dyknow_folders_only(tmp_path, monkeypatch, capsys) -> None:
+    logs = tmp_path / "lm-out"
+    samples_file(logs, [{"fact_id": "countries_byGDP/Italy/President of Italy", "template_index": 0}])
+    grc = tmp_path / "grc_generated.json"
+    grc.write_text("{}")
+    code, lines = score(
+        monkeypatch, capsys, "--generations", str(logs), "--out", str(tmp_path / "s"), "--gold", str(grc)
+    )
+    assert code == 2 and len(lines) == 1 and "--gold" in lines[0], lines
+
+
+def test_hand_written_samples_score_into_a_run_folder(tmp_path, monkeypatch, capsys) -> None:
+    """The current President of Italy, for each paraphrase found by its text: all up-to-date."""
+    from chronoprobe.integrations.outdated_items import load_items
+
+    items, _ = load_items(limit=1)
+    docs: list[dict[str, object]] = [{"fact_id": i.fact.fact_id, "prompt": i.user_message} for i in items]
+    logs = tmp_path / "lm-out"
+    samples_file(logs, docs)
+    out = tmp_path / "scored"
+    code, lines = score(monkeypatch, capsys, "--generations", str(logs), "--out", str(out))
+    assert code == 0, lines
+    rows = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    assert [r["template_index"] for r in rows] == [0, 1, 2]
+    assert {r["verdict"] for r in rows} == {"up-to-date"} and {r["model"] for r in rows} == {"my-model"}
