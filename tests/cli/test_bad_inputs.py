@@ -132,8 +132,9 @@ RUN_DAMAGE: list[tuple[str, Callable[[Path], None], str]] = [
     ("summary-string", _edit_run_json(_set("summary", "x")), "run.json"),
     ("summary-missing", _edit_run_json(_delete("summary")), "run.json"),
     ("detail-string", _edit_run_json(_set("summary.detail", "x")), "run.json"),
-    ("detail-models-number", _edit_run_json(_set("summary.detail.models", 5)), "run.json"),
-    ("detail-models-list", _edit_run_json(_set("summary.detail.models", [1])), "run.json"),
+    # results and the card read the metric records, not the lens's own layout (detail)
+    ("metrics-number", _edit_run_json(_set("summary.metrics", 5)), "run.json"),
+    ("metrics-list-of-numbers", _edit_run_json(_set("summary.metrics", [1])), "run.json"),
     ("provenance-string", _edit_run_json(_set("provenance", "x")), "run.json"),
     ("run-json-invalid", _write("run/run.json", "{not json"), "run.json"),
     ("run-json-array", _write("run/run.json", "[1, 2]"), "run.json"),

@@ -112,7 +112,7 @@ def _score_harness_log(generations: Path, out: Path, snapshot: str | None, alias
         overall = summary["per_category"]["all"]
         shares = "  ".join(
             f"{v} {overall['soft_constraint_pct'][v]:.1f}% "
-            f"{as_estimate(overall['estimates']['soft_constraint_pct'][v]).interval(1)}"  # type: ignore[union-attr]
+            f"{as_estimate(overall['estimates']['soft_constraint_pct'][v]).interval(1)}"  # type: ignore[union-attr]  # a written summary always holds an estimate per verdict
             for v in ("up-to-date", "outdated", "irrelevant", "ambiguous")
         )
         _console.print(
