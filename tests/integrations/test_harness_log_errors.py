@@ -104,3 +104,8 @@ def test_hand_written_samples_score_into_a_run_folder(tmp_path, monkeypatch, cap
     rows = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     assert [r["template_index"] for r in rows] == [0, 1, 2]
     assert {r["verdict"] for r in rows} == {"up-to-date"} and {r["model"] for r in rows} == {"my-model"}
+    log = json.loads((out / "run.json").read_text())
+    dated = log["summary"]["detail"]["models"]["my-model"]["knowledge_date"]["per_category"]["all"]["estimate"]
+    assert dated["n"] == 1 and dated["value"] is not None  # the knowledge date, as outdated run gives it
+    assert "## Knowledge date" in (out / "report.md").read_text()
+    assert any(m["name"] == "knowledge_date" for m in log["summary"]["metrics"])

@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe import publish
-from chronoprobe.io import write_json_atomic, write_jsonl_atomic
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.outdated.audit import AuditConfig, ResponseRecord
+from chronoprobe.outdated.knowledge_date import dated_answers, knowledge_summary
 from chronoprobe.outdated.lens import OutdatedLens
-from chronoprobe.outdated.report import write_report_files
 from chronoprobe.outdated.summary import ALL, summarize_model
 from chronoprobe.provenance import build_provenance
-from chronoprobe.runner import ITEMS, RUN_FORMAT, RUN_LOG
+from chronoprobe.runlog import RUN_LOG, read_json_object, write_run_log
 
 
 def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> BackendInfo:
@@ -57,6 +56,7 @@ def publish_outdated_run(
             [r for r in records if r.model == model], with_as_of=as_of is not None, no_gold=no_gold
         )
         per_model[model]["name"] = model
+        per_model[model]["knowledge_date"] = _knowledge_date([r for r in records if r.model == model], gold)
     when = as_of.isoformat() if as_of else None
     summary = OutdatedLens.summary_from_detail({"as_of": when, "models": per_model, "overall_key": ALL})
     config = AuditConfig(models=tuple(models), snapshot=gold.name, as_of=as_of, use_aliases=use_aliases)
@@ -76,21 +76,23 @@ def publish_outdated_run(
     )
     provenance.models = [_backend_info(m, harness, generation.get(m) or {}) for m in models]
     provenance_json = provenance.model_dump(mode="json")
-    run_log: dict[str, Any] = {
-        "format": RUN_FORMAT,
-        "lens": OutdatedLens.name,
-        "kind": OutdatedLens.kind,
-        "config": config.model_dump(mode="json"),
-        "summary": summary.model_dump(mode="json"),
-        "provenance": provenance_json,
-    }
+    summary.dataset = OutdatedLens.dataset_label(summary, provenance_json)
+    lens = OutdatedLens(config)
     with publish.OutputClaim(out), publish.staged(out, OutdatedLens.kind) as folder:
-        write_report_files(folder, records, per_model, provenance_json, as_of=when)
-        write_jsonl_atomic(folder / ITEMS, (r.model_dump(mode="json") for r in records))
-        run_log["files"] = {
-            "items": ITEMS,
-            "report": "report.md",
-            "plots": sorted(p.name for p in folder.glob("*.png")),
-        }
-        write_json_atomic(folder / RUN_LOG, run_log)
-    return run_log
+        lens.report(folder, records, summary, provenance_json)
+        write_run_log(
+            folder,
+            lens=OutdatedLens.name,
+            kind=OutdatedLens.kind,
+            config=config.model_dump(mode="json"),
+            summary=summary,
+            provenance=provenance_json,
+            rows=records,
+        )
+    return read_json_object(out / RUN_LOG)
+
+
+def _knowledge_date(records: Sequence[ResponseRecord], gold: Snapshot) -> dict[str, Any]:
+    """The knowledge date and staleness of one model's judged answers, as ``outdated run`` computes them."""
+    answers, excluded = dated_answers(((r.fact_id, r.category, r.verdict, r.matched) for r in records), gold.answers)
+    return knowledge_summary(answers, excluded, gold.retrieved)
