@@ -96,19 +96,20 @@ class ConflictsLens(Lens[ConflictsRow]):
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        typed = records.read_detail(detail)
         headline: dict[str, dict[str, float | None]] = {}
-        for spec, per_class in detail["summary"].items():
+        for spec, per_class in typed["summary"].items():
             headline[spec] = {}
             for name, values in per_class.items():
                 for key in ("cp", "accuracy_context", "f1", "update_success"):
-                    if isinstance(values, dict) and isinstance(values.get(key), int | float):
+                    if isinstance(values.get(key), int | float):
                         headline[spec][f"{name}.{key}"] = values[key]
         return Summary(
             lens=cls.name,
-            models=list(detail["summary"]),
+            models=list(typed["summary"]),
             headline=headline,
             detail=detail,
-            metrics=records.metrics(detail),
+            metrics=records.metrics(typed),
         )
 
     @classmethod
@@ -129,9 +130,10 @@ class ConflictsLens(Lens[ConflictsRow]):
         return RunRecipe(decoding=decoding, seeds=seeds, judge=judge, extra=extra)
 
     def report(self, folder: Path, rows: Sequence[ConflictsRow], summary: Summary, provenance: dict[str, Any]) -> None:
-        result = {"classes": summary.detail["classes"], "summary": summary.detail["summary"], "provenance": provenance}
-        if "gaps" in summary.detail:
-            result["gaps"] = summary.detail["gaps"]
+        detail = records.read_detail(summary.detail)
+        result = {"classes": detail["classes"], "summary": detail["summary"], "provenance": provenance}
+        if "gaps" in detail:
+            result["gaps"] = detail["gaps"]
         conflicts_run.write_files(folder, self.config, rows, result)
 
     def run_label(self) -> str:
