@@ -17,12 +17,12 @@ Nothing here knows a lens: a reader gets the lens's name and its records from th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from chronoprobe import plugins
 from chronoprobe.errors import ConfigError, DataError
@@ -301,3 +301,23 @@ def _layout_errors(path: Path, kind: str) -> Iterator[None]:
         raise DataError(str(path), f"unexpected {kind} layout ({where}: {error['msg']})") from None
     except (LookupError, TypeError, AttributeError, ValueError) as exc:
         raise DataError(str(path), f"unexpected {kind} layout ({type(exc).__name__}: {exc})") from None
+
+
+DetailT = TypeVar("DetailT")
+
+
+def typed_detail(view: TypeAdapter[DetailT], detail: Mapping[str, Any], where: str | None = None) -> DetailT:
+    """A summary's ``detail`` as its lens's typed view (a TypedDict of the parts its readers read),
+    checked once. The same dict comes back, so the stored layout keeps every key and its order.
+
+    A layout that does not fit is a DataError naming ``where`` (the file it came from); without
+    ``where``, the ValidationError, for a caller that names the file (as :func:`read_folder` does)."""
+    try:
+        view.validate_python(detail)
+    except ValidationError as exc:
+        if where is None:
+            raise
+        error = exc.errors()[0]
+        place = ".".join(str(part) for part in error["loc"])
+        raise DataError(where, f"unexpected summary layout ({place}: {error['msg']})") from None
+    return cast(DetailT, detail)

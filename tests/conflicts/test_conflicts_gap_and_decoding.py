@@ -8,11 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conflicts_rows import persuasion_row, update_row
 
 from chronoprobe.cli.main import main
 from chronoprobe.conflicts.completion import summarise_completion
 from chronoprobe.conflicts.persuasion import summarise_persuasion
 from chronoprobe.conflicts.report import model_sweep_markdown
+from chronoprobe.conflicts.rows import PersuasionRow, UpdateRow
 from chronoprobe.conflicts.run import RunConfig, sweep_gaps
 from chronoprobe.metrics.uncertainty import bootstrap_difference, newcombe, wilson
 from chronoprobe.models.base import DecodingParams
@@ -21,21 +23,8 @@ from chronoprobe.testing import MockPrompt, MockReply, register_mock, unregister
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
-def _item(model: str, fact_class: str, fact: str, cp: float) -> dict:  # type: ignore[type-arg]
-    return {
-        "model": model,
-        "fact_class": fact_class,
-        "fact_id": fact,
-        "counterfactual": False,
-        "cp": cp,
-        "correct_context": True,
-        "correct_no_context": True,
-        "correct_no_context_original": 1.0,
-        "se_context": 0.1,
-        "se_no_context": 0.1,
-        "stubborn": None,
-        "persuaded": None,
-    }
+def _item(model: str, fact_class: str, fact: str, cp: float) -> PersuasionRow:
+    return persuasion_row(model=model, fact_class=fact_class, fact_id=fact, cp=cp, se_context=0.1, se_no_context=0.1)
 
 
 def test_cp_gap_interval_resamples_each_class() -> None:
@@ -54,8 +43,8 @@ def test_cp_gap_interval_resamples_each_class() -> None:
 
 
 def test_update_gap_interval_is_newcombes() -> None:
-    def update(fact_class: str, ok: bool) -> dict:  # type: ignore[type-arg]
-        return {"fact_class": fact_class, "prediction": "Lyon" if ok else "Paris", "new_object": "Lyon"}
+    def update(fact_class: str, ok: bool) -> UpdateRow:
+        return update_row(fact_class=fact_class, prediction="Lyon" if ok else "Paris", new_object="Lyon")
 
     updates = [update("mutable", i < 5) for i in range(10)] + [update("immutable-1", i < 2) for i in range(10)]
     classes = ["immutable-1", "mutable"]

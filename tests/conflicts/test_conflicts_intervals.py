@@ -6,27 +6,28 @@ import json
 
 import numpy as np
 import pytest
+from conflicts_rows import completion_row, persuasion_row, update_row
 
 from chronoprobe.conflicts.completion import summarise_completion
 from chronoprobe.conflicts.persuasion import summarise_persuasion
 from chronoprobe.conflicts.report import completion_markdown, persuasion_markdown
+from chronoprobe.conflicts.rows import CompletionRow, PersuasionRow
 from chronoprobe.metrics.uncertainty import bootstrap_mean, wilson
 
 
-def _dq_row(fact: str, counterfactual: bool, cp: float, correct: bool, persuaded: bool) -> dict:  # type: ignore[type-arg]
-    return {
-        "fact_class": "static",
-        "fact_id": fact,
-        "counterfactual": counterfactual,
-        "cp": cp,
-        "correct_context": correct,
-        "correct_no_context": fact != "c",
-        "correct_no_context_original": 0.5,
-        "se_context": cp / 2,
-        "se_no_context": 0.1,
-        "stubborn": (not persuaded) if counterfactual else None,
-        "persuaded": persuaded if counterfactual else None,
-    }
+def _dq_row(fact: str, counterfactual: bool, cp: float, correct: bool, persuaded: bool) -> PersuasionRow:
+    return persuasion_row(
+        fact_id=fact,
+        counterfactual=counterfactual,
+        cp=cp,
+        correct_context=correct,
+        correct_no_context=fact != "c",
+        correct_no_context_original=0.5,
+        se_context=cp / 2,
+        se_no_context=0.1,
+        stubborn=(not persuaded) if counterfactual else None,
+        persuaded=persuaded if counterfactual else None,
+    )
 
 
 ROWS = [
@@ -59,7 +60,7 @@ def test_persuasion_estimates_by_hand() -> None:
 
 
 def test_disputed_has_no_no_context_estimate() -> None:
-    rows = [dict(r, fact_class="disputed") for r in ROWS]
+    rows = [r.model_copy(update={"fact_class": "disputed"}) for r in ROWS]
     est = summarise_persuasion(rows, ["disputed"], no_context_accuracy_classes=[])["disputed"]["estimates"]
     assert est["accuracy_no_context"] is None and est["accuracy_context"]["n"] == 6
 
@@ -74,17 +75,10 @@ def test_persuasion_report_adds_interval_columns_and_keeps_the_paper_columns() -
     assert f"| m w/context | 0.667 | [{acc.ci_low:.3f}, {acc.ci_high:.3f}] (n=6) |" in report
 
 
-def _completion_row(i: int, f1: float, prediction: str, confidence: float | None) -> dict:  # type: ignore[type-arg]
-    return {
-        "fact_id": f"f{i}",
-        "query_id": f"f{i}/0",
-        "fact_class": "c",
-        "relation": "P1" if i % 2 else "P2",
-        "template_index": 0,
-        "prediction": prediction,
-        "f1": f1,
-        "confidence": confidence,
-    }
+def _completion_row(i: int, f1: float, prediction: str, confidence: float | None) -> CompletionRow:
+    return completion_row(
+        fact_id=f"f{i}", relation="P1" if i % 2 else "P2", prediction=prediction, f1=f1, confidence=confidence
+    )
 
 
 def test_completion_estimates_by_hand() -> None:
@@ -95,8 +89,8 @@ def test_completion_estimates_by_hand() -> None:
         _completion_row(3, 0.0, "", 0.0),
     ]
     updates = [
-        {"fact_class": "c", "prediction": "Berlin is", "new_object": "Berlin"},
-        {"fact_class": "c", "prediction": "Madrid", "new_object": "Lyon"},
+        update_row(prediction="Berlin is", new_object="Berlin"),
+        update_row(prediction="Madrid", new_object="Lyon"),
     ]
     stats = summarise_completion(rows, updates, ["c"])["c"]
     est = stats["estimates"]
@@ -140,7 +134,7 @@ def test_each_relation_f1_has_its_interval_and_n() -> None:
 
 
 def test_negative_semantic_entropy_is_explained_in_the_report() -> None:
-    rows = [dict(r, se_context=-0.95) if r["fact_id"] == "a" else r for r in ROWS]
+    rows = [r.model_copy(update={"se_context": -0.95}) if r.fact_id == "a" else r for r in ROWS]
     summary = {"m": summarise_persuasion(rows, ["static"])}
     assert "below zero" in persuasion_markdown(summary, ["static"], "t", rows)
     assert "below zero" not in persuasion_markdown({"m": summarise_persuasion(ROWS, ["static"])}, ["static"], "t", ROWS)

@@ -93,24 +93,24 @@ def test_mulan_methodology_with_updates(cached: CachedModel, shared_data: Path):
     rows = comp.run_completion(cached, converted, config, wording)
     assert len(rows) == 10
     for r in rows:
-        assert r["f1"] == pytest.approx(mm.f1_with_aliases(r["prediction"], r["golds"], truncate="tokens"))
-        assert r["confidence"] is not None and 0.0 <= r["confidence"] <= 1.0
+        assert r.f1 == pytest.approx(mm.f1_with_aliases(r.prediction, r.golds, truncate="tokens"))
+        assert r.confidence is not None and 0.0 <= r.confidence <= 1.0
     updates = comp.run_updates(cached, converted, rows, config, wording)
     memorised = comp.select_for_update(rows, config)
     assert len(updates) == len(memorised)
     for u in updates:
-        assert u["new_object"] == {"Q142_P36": "Berlin", "Q183_P36": "Paris"}[u["fact_id"]]
-        assert u["success"] == mm.update_succeeded(u["prediction"], u["new_object"])
-        assert u["new_object"] in u["altered_fact"]
+        assert u.new_object == {"Q142_P36": "Berlin", "Q183_P36": "Paris"}[u.fact_id]
+        assert u.success == mm.update_succeeded(u.prediction, u.new_object)
+        assert u.new_object in u.altered_fact
     summary = comp.summarise_completion(rows, updates, ["immutable-1"], config)["immutable-1"]
     assert summary["memorised"] == len(memorised)  # one class: balancing keeps every memorised fact
-    scored = [r for r in rows if r["prediction"].strip()]  # empty predictions are left out of F1
-    assert summary["f1"] == pytest.approx(100 * sum(r["f1"] for r in scored) / len(scored))
+    scored = [r for r in rows if r.prediction.strip()]  # empty predictions are left out of F1
+    assert summary["f1"] == pytest.approx(100 * sum(r.f1 for r in scored) / len(scored))
     assert summary["empty_predictions"] == len(rows) - len(scored)
     # --fidelity original: character truncation and the original's confidence rule on the same generations.
     original = comp.run_completion(cached, converted, config.model_copy(update={"fidelity": "original"}), wording)
     for r in original:
-        assert r["f1"] == pytest.approx(mm.f1_with_aliases(r["prediction"], r["golds"], truncate="characters"))
+        assert r.f1 == pytest.approx(mm.f1_with_aliases(r.prediction, r.golds, truncate="characters"))
 
 
 @pytest.mark.slow

@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from conflicts_rows import persuasion_row
 
 from chronoprobe.conflicts.completion import answer_span
 from chronoprobe.conflicts.contexts import ContextRow, load_context_file, subsample
 from chronoprobe.conflicts.prompts import PromptWording, completion_prompt, qa_prompt
+from chronoprobe.conflicts.rows import PersuasionRow
 from chronoprobe.errors import ConfigError, DataError
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -83,20 +85,14 @@ def test_subsample_is_seeded_and_per_class():
     assert [r.id for r in first] == [r.id for r in rows if r in first]  # input order kept
 
 
-def _cp_row(fact: str, counterfactual: bool, cp: float) -> dict:  # type: ignore[type-arg]
-    return {
-        "fact_class": "static",
-        "fact_id": fact,
-        "counterfactual": counterfactual,
-        "cp": cp,
-        "correct_context": True,
-        "correct_no_context": True,
-        "correct_no_context_original": 1.0,
-        "se_context": 0.0,
-        "se_no_context": 0.0,
-        "stubborn": False if counterfactual else None,
-        "persuaded": True if counterfactual else None,
-    }
+def _cp_row(fact: str, counterfactual: bool, cp: float) -> PersuasionRow:
+    return persuasion_row(
+        fact_id=fact,
+        counterfactual=counterfactual,
+        cp=cp,
+        stubborn=False if counterfactual else None,
+        persuaded=True if counterfactual else None,
+    )
 
 
 def test_class_cp_is_the_mean_over_all_items_with_the_split_beside_it():

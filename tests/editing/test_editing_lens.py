@@ -278,3 +278,23 @@ def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> Non
     assert dataset["notes"][0].startswith("only 0 fact(s) are outdated")
     written = json.loads((tmp_path / "editing" / "editing_dataset.json").read_text())
     assert len(written) == 4
+
+
+def test_the_summary_layout_is_read_through_its_typed_view(tmp_path: Path, dataset: Path, reader: str) -> None:
+    from chronoprobe.editing.records import read_detail
+    from chronoprobe.errors import DataError
+
+    result = run("editing", reader, dataset=dataset, methods=("rag-gold",), out=tmp_path / "run", cache=tmp_path / "c")
+    detail = result.summary.detail
+    assert read_detail(detail) is detail  # the view is the stored dict: its layout is not rewritten
+    assert [r["method"] for r in read_detail(detail)["models"][reader]["results"]] == ["unedited", "rag-gold"]
+    folder = tmp_path / "run"
+    (folder / "run.json").unlink()
+    summary = json.loads((folder / "summary.json").read_text())
+    assert load(folder).summary.models == [reader]  # the old layout reads
+    del summary["models"][reader]["results"][1]["method"]
+    (folder / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(
+        DataError, match=rf"summary\.json: unexpected editing run layout \(models\.{reader}\.results\.1\.method"
+    ):
+        load(folder)

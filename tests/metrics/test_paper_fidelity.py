@@ -49,10 +49,24 @@ def test_f1_mean_skips_empty_predictions_and_confidence_mean_counts_them_as_zero
         {"relation": "P2", "prediction": "Lyon", "f1": 0.5, "confidence": 0.4},
         {"relation": "P2", "prediction": "Nice", "f1": 0.0, "confidence": 0.6},
     ]
-    rows = [{**r, "fact_class": "c", "fact_id": f"f{i}", "template_index": 0} for i, r in enumerate(rows)]
     from chronoprobe.conflicts.completion import summarise_completion
+    from chronoprobe.conflicts.rows import CompletionRow
 
-    summary = summarise_completion(rows, [], ["c"])["c"]
+    typed = [
+        CompletionRow(
+            model="m",
+            query_id=f"f{i}/0",
+            fact_id=f"f{i}",
+            fact_class="c",
+            template_index=0,
+            prefix="p",
+            generation=r["prediction"],
+            golds=[],
+            **r,
+        )
+        for i, r in enumerate(rows)
+    ]
+    summary = summarise_completion(typed, [], ["c"])["c"]
     # F1: P1 over its one non-empty query = 100, P2 = 25; weighted by scored queries (1, 2): (100 + 50) / 3.
     assert summary["f1"] == pytest.approx(50.0)
     assert summary["empty_predictions"] == 1

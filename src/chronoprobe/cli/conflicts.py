@@ -20,6 +20,7 @@ from chronoprobe.cli.common import (
     run_in_terminal,
     with_model_options,
 )
+from chronoprobe.conflicts.records import ClassNumbers, read_detail
 from chronoprobe.errors import ConfigError
 
 app = typer.Typer(
@@ -147,12 +148,12 @@ def run(
     if lens.judge is not None and lens.judge.fallback_reason:
         console.print(f"[yellow]judge fallback[/]: {lens.judge.record}", highlight=False)
     console.print(f"wrote {out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")
-    for spec, per_class in result.summary.detail["summary"].items():
+    for spec, per_class in read_detail(result.summary.detail)["summary"].items():
         line = ", ".join(f"{c}: " + _headline(v, method) for c, v in per_class.items())
         console.print(f"{spec}: {line}", highlight=False)
 
 
-def _headline(values: dict, method: str) -> str:  # type: ignore[type-arg]  # one class's block of summary JSON, any layout
+def _headline(values: ClassNumbers, method: str) -> str:
     """Headline numbers with their 95% interval and n (when the summary has them)."""
     estimates = values.get("estimates") or {}
 

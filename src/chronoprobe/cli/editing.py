@@ -10,7 +10,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,6 +25,9 @@ from chronoprobe.cli.common import (
     with_model_options,
 )
 from chronoprobe.errors import ConfigError
+
+if TYPE_CHECKING:
+    from chronoprobe.editing.records import ModelResults
 
 app = typer.Typer(
     help="Can it be fixed? Build DyKnow's editing dataset from an audit and score edited models.",
@@ -436,7 +439,9 @@ def run(
         check_output_folder(save_edited, "--save-edited")
     _load_and_plan(lens, backend.cache)
     result = run_in_terminal(lens, out, list(config.models), backend)
-    _print_scores(result.summary.detail["models"])
+    from chronoprobe.editing.records import read_detail
+
+    _print_scores(read_detail(result.summary.detail)["models"])
     console.print(f"report: {out / 'report.md'}")
 
 
@@ -468,7 +473,7 @@ def _load_and_plan(lens: Any, cache: Path | None) -> None:
     console.print(plan_line(lens.plan(cache or default_call_cache()), lens.config), highlight=False, markup=False)
 
 
-def _print_scores(per_model: dict[str, Any]) -> None:
+def _print_scores(per_model: dict[str, ModelResults]) -> None:
     """Each model's headline line per method: harmonic mean and soft constraint over every fact."""
     from chronoprobe.metrics.uncertainty import as_estimate
 

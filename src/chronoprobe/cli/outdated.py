@@ -27,6 +27,7 @@ from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
 from chronoprobe.outdated.knowledge_report import knowledge_date_line
+from chronoprobe.outdated.records import read_run_detail
 
 app = typer.Typer(
     help="Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata.", no_args_is_help=True
@@ -130,7 +131,7 @@ def run(
             f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate"
         )
     result = run_in_terminal(lens, out, list(config.models), backend)
-    per_model = result.summary.detail["models"]
+    per_model = read_run_detail(result.summary.detail)["models"]
     calls = result.provenance["extra"]["model_calls_made"]
     from chronoprobe.metrics.uncertainty import as_estimate
 

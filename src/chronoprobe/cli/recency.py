@@ -29,6 +29,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
 from chronoprobe.recency.gate import DEFAULT_TEMPERATURE as DEFAULT_GATE_TEMPERATURE
 from chronoprobe.recency.lens import DATA_ENV, LEGACY_NOTE, default_data, legacy_data  # noqa: F401  (kept importable from here)
+from chronoprobe.recency.records import read_detail
 
 app = typer.Typer(
     help="Does the model know how fresh an answer must be? Recency classes of RecencyQA: evaluate, label, gate.",
@@ -110,7 +111,7 @@ def eval_(
     result = run_in_terminal(lens, out, model, backend)
     from chronoprobe.metrics.uncertainty import cell
 
-    for run in result.summary.detail["runs"]:
+    for run in read_detail(result.summary.detail)["runs"]:
         est = run["estimates"]
         console.print(
             f"[bold]{run['model']}[/] {run['strategy']}, {run['context_mode']} context: n={run['n']} "

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.conflicts.prompts import PromptWording, completion_prompt
+from chronoprobe.conflicts.rows import CompletionRow, UpdateRow
 from chronoprobe.conflicts.templates import completion_prefix, fill
 from chronoprobe.metrics import mulan as mm
 from chronoprobe.metrics.uncertainty import bootstrap_mean, wilson_from_flags
@@ -129,7 +130,7 @@ def run_completion(
     config: CompletionConfig,
     wording: PromptWording,
     progress: Callable[[int], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[CompletionRow]:
     params = config.decoding()
     require(model.backend, params, purpose="MuLan-style fact completion")
     generations = model.generate([completion_prompt(wording, q.prefix) for q in queries], params, progress=progress)
@@ -138,64 +139,50 @@ def run_completion(
         sample = gen.samples[0]
         prediction = answer_span(sample.text)
         rows.append(
-            {
-                "model": model.info.label,
-                "query_id": q.query_id,
-                "fact_id": q.fact_id,
-                "fact_class": q.fact_class,
-                "relation": q.relation,
-                "template_index": q.template_index,
-                "prefix": q.prefix,
-                "generation": sample.text,
-                "prediction": prediction,
-                "golds": list(q.golds),
-                "f1": mm.f1_with_aliases(prediction, q.golds, q.aliases, truncate=mm.f1_truncation(config.fidelity)),
-                "confidence": sample_confidence(model, sample, config.fidelity),
-            }
+            CompletionRow(
+                model=model.info.label,
+                query_id=q.query_id,
+                fact_id=q.fact_id,
+                fact_class=q.fact_class,
+                relation=q.relation,
+                template_index=q.template_index,
+                prefix=q.prefix,
+                generation=sample.text,
+                prediction=prediction,
+                golds=list(q.golds),
+                f1=mm.f1_with_aliases(prediction, q.golds, q.aliases, truncate=mm.f1_truncation(config.fidelity)),
+                confidence=sample_confidence(model, sample, config.fidelity),
+            )
         )
     return rows
 
 
-def _best_rows(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _best_rows(rows: Sequence[CompletionRow]) -> dict[str, CompletionRow]:
     per_template: dict[tuple[str, int], list[float]] = {}
     for r in rows:
-        per_template.setdefault((r["relation"], r["template_index"]), []).append(r["f1"])
+        per_template.setdefault((r.relation, r.template_index), []).append(r.f1)
     best = mm.best_template_per_relation(per_template)
-    return {r["fact_id"]: r for r in rows if best.get(r["relation"]) == r["template_index"]}
+    return {r.fact_id: r for r in rows if best.get(r.relation) == r.template_index}
 
 
-def memorised_counts(rows: Sequence[dict[str, Any]], config: CompletionConfig) -> dict[str, int]:
+def _score(row: CompletionRow) -> mm.FactScore:
+    return mm.FactScore(
+        fact_id=row.fact_id, fact_class=row.fact_class, relation=row.relation, f1=row.f1, confidence=row.confidence
+    )
+
+
+def memorised_counts(rows: Sequence[CompletionRow], config: CompletionConfig) -> dict[str, int]:
     """Memorised facts per class before balancing (best template per relation)."""
     counts: dict[str, int] = {}
     for r in _best_rows(rows).values():
-        score = mm.FactScore(
-            fact_id=r["fact_id"],
-            fact_class=r["fact_class"],
-            relation=r["relation"],
-            f1=r["f1"],
-            confidence=r["confidence"],
-        )
-        counts[r["fact_class"]] = counts.get(r["fact_class"], 0) + int(mm.is_memorised(score, config.min_confidence))
+        counts[r.fact_class] = counts.get(r.fact_class, 0) + int(mm.is_memorised(_score(r), config.min_confidence))
     return counts
 
 
-def select_for_update(rows: Sequence[dict[str, Any]], config: CompletionConfig) -> list[dict[str, Any]]:
+def select_for_update(rows: Sequence[CompletionRow], config: CompletionConfig) -> list[CompletionRow]:
     """The memorised facts (best template per relation), class-balanced."""
-    per_template: dict[tuple[str, int], list[float]] = {}
-    for r in rows:
-        per_template.setdefault((r["relation"], r["template_index"]), []).append(r["f1"])
-    best = mm.best_template_per_relation(per_template)
-    best_rows = {r["fact_id"]: r for r in rows if best.get(r["relation"]) == r["template_index"]}
-    scores = [
-        mm.FactScore(
-            fact_id=r["fact_id"],
-            fact_class=r["fact_class"],
-            relation=r["relation"],
-            f1=r["f1"],
-            confidence=r["confidence"],
-        )
-        for r in best_rows.values()
-    ]
+    best_rows = _best_rows(rows)
+    scores = [_score(r) for r in best_rows.values()]
     chosen = mm.select_memorised(
         scores, seed=config.seed, min_confidence=config.min_confidence, per_class=config.per_class
     )
@@ -205,11 +192,11 @@ def select_for_update(rows: Sequence[dict[str, Any]], config: CompletionConfig) 
 def run_updates(
     model: CachedModel,
     queries: Sequence[CompletionQuery],
-    completion_rows: Sequence[dict[str, Any]],
+    completion_rows: Sequence[CompletionRow],
     config: CompletionConfig,
     wording: PromptWording,
     progress: Callable[[int], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[UpdateRow]:
     """Update success rows for the memorised facts of one model."""
     by_id = {q.query_id: q for q in queries}
     answers_by_relation: dict[str, list[str]] = {}
@@ -218,9 +205,9 @@ def run_updates(
     rng = random.Random(config.seed)
     plans = []
     for row in select_for_update(completion_rows, config):
-        q = by_id[row["query_id"]]
+        q = by_id[row.query_id]
         others = [a for a in dict.fromkeys(answers_by_relation[q.relation]) if a not in q.golds]
-        new_object = mm.pick_new_object(row["prediction"], others, rng)
+        new_object = mm.pick_new_object(row.prediction, others, rng)
         if new_object is None:
             continue
         other_template = q.templates[(q.template_index + 1) % len(q.templates)]
@@ -237,25 +224,25 @@ def run_updates(
     for (q, row, new_object, altered), gen in zip(plans, generations, strict=True):
         prediction = answer_span(gen.samples[0].text)
         out.append(
-            {
-                "model": model.info.label,
-                "fact_id": q.fact_id,
-                "fact_class": q.fact_class,
-                "relation": q.relation,
-                "query_id": q.query_id,
-                "original_prediction": row["prediction"],
-                "new_object": new_object,
-                "altered_fact": altered,
-                "prediction": prediction,
-                "success": mm.update_succeeded(prediction, new_object, fidelity=config.fidelity),
-            }
+            UpdateRow(
+                model=model.info.label,
+                fact_id=q.fact_id,
+                fact_class=q.fact_class,
+                relation=q.relation,
+                query_id=q.query_id,
+                original_prediction=row.prediction,
+                new_object=new_object,
+                altered_fact=altered,
+                prediction=prediction,
+                success=mm.update_succeeded(prediction, new_object, fidelity=config.fidelity),
+            )
         )
     return out
 
 
 def summarise_completion(
-    rows: Sequence[dict[str, Any]],
-    updates: Sequence[dict[str, Any]],
+    rows: Sequence[CompletionRow],
+    updates: Sequence[UpdateRow],
     classes: Sequence[str],
     config: CompletionConfig | None = None,
 ) -> dict[str, dict[str, Any]]:
@@ -269,28 +256,28 @@ def summarise_completion(
     out: dict[str, dict[str, Any]] = {}
     memorised = memorised_counts(rows, config)
     for fact_class in classes:
-        mine = [r for r in rows if r["fact_class"] == fact_class]
+        mine = [r for r in rows if r.fact_class == fact_class]
         per_rel_f1: dict[str, tuple[float, int]] = {}
         per_rel_conf: dict[str, tuple[float, int]] = {}
-        for relation in sorted({r["relation"] for r in mine}):
-            rel = [r for r in mine if r["relation"] == relation]
-            scored = [r for r in rel if not mm.is_empty_prediction(r["prediction"])]
+        for relation in sorted({r.relation for r in mine}):
+            rel = [r for r in mine if r.relation == relation]
+            scored = [r for r in rel if not mm.is_empty_prediction(r.prediction)]
             if scored:
-                per_rel_f1[relation] = (100.0 * sum(r["f1"] for r in scored) / len(scored), len(scored))
-            confs = [r["confidence"] for r in rel if r["confidence"] is not None]
+                per_rel_f1[relation] = (100.0 * sum(r.f1 for r in scored) / len(scored), len(scored))
+            confs = [r.confidence for r in rel if r.confidence is not None]
             if confs:
                 per_rel_conf[relation] = (sum(confs) / len(confs), len(confs))
-        ups = [u for u in updates if u["fact_class"] == fact_class]
+        ups = [u for u in updates if u.fact_class == fact_class]
         out[fact_class] = {
             "queries": len(mine),
-            "empty_predictions": sum(mm.is_empty_prediction(r["prediction"]) for r in mine),
+            "empty_predictions": sum(mm.is_empty_prediction(r.prediction) for r in mine),
             "f1": mm.weighted_type_mean(per_rel_f1) if per_rel_f1 else None,
             "confidence": mm.weighted_type_mean(per_rel_conf) if per_rel_conf else None,
             "f1_per_relation": {r: v[0] for r, v in per_rel_f1.items()},
             "memorised": memorised.get(fact_class, 0),
             "updates": len(ups),
             "update_success": mm.update_success_rate(
-                [u["prediction"] for u in ups], [u["new_object"] for u in ups], fidelity=config.fidelity
+                [u.prediction for u in ups], [u.new_object for u in ups], fidelity=config.fidelity
             )
             if ups
             else None,
@@ -300,7 +287,7 @@ def summarise_completion(
 
 
 def _completion_estimates(
-    stats: dict[str, Any], mine: Sequence[dict[str, Any]], ups: Sequence[dict[str, Any]], config: CompletionConfig
+    stats: dict[str, Any], mine: Sequence[CompletionRow], ups: Sequence[UpdateRow], config: CompletionConfig
 ) -> dict[str, Any]:
     """n and a 95% interval for F1, confidence, each relation's F1 (seeded bootstrap over queries)
     and update success (Wilson).
@@ -308,20 +295,16 @@ def _completion_estimates(
     Weighting relations by their example counts makes F1 and confidence plain means over the
     queries they count, so those queries are what the bootstrap resamples.
     """
-    f1s = [100.0 * r["f1"] for r in mine if not mm.is_empty_prediction(r["prediction"])]
+    f1s = [100.0 * r.f1 for r in mine if not mm.is_empty_prediction(r.prediction)]
     per_relation = {
         relation: bootstrap_mean(
-            [
-                100.0 * r["f1"]
-                for r in mine
-                if r["relation"] == relation and not mm.is_empty_prediction(r["prediction"])
-            ],
+            [100.0 * r.f1 for r in mine if r.relation == relation and not mm.is_empty_prediction(r.prediction)],
             point=point,
         ).to_json()
         for relation, point in stats["f1_per_relation"].items()
     }
-    confidences = [r["confidence"] for r in mine if r["confidence"] is not None]
-    successes = [mm.update_succeeded(u["prediction"], u["new_object"], fidelity=config.fidelity) for u in ups]
+    confidences = [r.confidence for r in mine if r.confidence is not None]
+    successes = [mm.update_succeeded(u.prediction, u.new_object, fidelity=config.fidelity) for u in ups]
     return {
         "f1": bootstrap_mean(f1s, point=stats["f1"]).to_json(),
         "confidence": bootstrap_mean(confidences, point=stats["confidence"]).to_json(),

@@ -7,12 +7,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.conflicts import records
 from chronoprobe.conflicts import run as conflicts_run
 from chronoprobe.conflicts.prompts import PromptWording
+from chronoprobe.conflicts.rows import ConflictsRow
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary
 
@@ -34,15 +35,6 @@ class ConflictsConfig(conflicts_run.RunConfig):
         if isinstance(data, dict) and data.get("methodology") is None and "dataset" in data:
             return {**data, "methodology": data["dataset"]}
         return data
-
-
-class ConflictsRow(BaseModel):
-    """One row of a conflicts run; the methodology decides the other fields (see docs/conflicts.md)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    model: str
-    """Spec of the model that answered."""
 
 
 def judge_device(device: str) -> str:
@@ -95,30 +87,29 @@ class ConflictsLens(Lens[ConflictsRow]):
         self._models.append(model)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ConflictsRow]:
-        rows = conflicts_run.run_model(self.config, model, self.judge, self.inputs, self.wording, progress)
-        return [ConflictsRow(**row) for row in rows]
+        return conflicts_run.run_model(self.config, model, self.judge, self.inputs, self.wording, progress)
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ConflictsRow]) -> Summary:
-        dumped = [r.model_dump() for r in rows]
-        summary = conflicts_run.summarise(self.config, models, dumped, self.classes)
-        gaps = conflicts_run.sweep_gaps(self.config, dumped, summary, self.classes)
+        summary = conflicts_run.summarise(self.config, models, rows, self.classes)
+        gaps = conflicts_run.sweep_gaps(self.config, rows, summary, self.classes)
         return self.summary_from_detail({"classes": list(self.classes), "summary": summary, "gaps": gaps})
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        typed = records.read_detail(detail)
         headline: dict[str, dict[str, float | None]] = {}
-        for spec, per_class in detail["summary"].items():
+        for spec, per_class in typed["summary"].items():
             headline[spec] = {}
             for name, values in per_class.items():
                 for key in ("cp", "accuracy_context", "f1", "update_success"):
-                    if isinstance(values, dict) and isinstance(values.get(key), int | float):
+                    if isinstance(values.get(key), int | float):
                         headline[spec][f"{name}.{key}"] = values[key]
         return Summary(
             lens=cls.name,
-            models=list(detail["summary"]),
+            models=list(typed["summary"]),
             headline=headline,
             detail=detail,
-            metrics=records.metrics(detail),
+            metrics=records.metrics(typed),
         )
 
     @classmethod
@@ -139,10 +130,11 @@ class ConflictsLens(Lens[ConflictsRow]):
         return RunRecipe(decoding=decoding, seeds=seeds, judge=judge, extra=extra)
 
     def report(self, folder: Path, rows: Sequence[ConflictsRow], summary: Summary, provenance: dict[str, Any]) -> None:
-        result = {"classes": summary.detail["classes"], "summary": summary.detail["summary"], "provenance": provenance}
-        if "gaps" in summary.detail:
-            result["gaps"] = summary.detail["gaps"]
-        conflicts_run.write_files(folder, self.config, [r.model_dump(mode="json") for r in rows], result)
+        detail = records.read_detail(summary.detail)
+        result = {"classes": detail["classes"], "summary": detail["summary"], "provenance": provenance}
+        if "gaps" in detail:
+            result["gaps"] = detail["gaps"]
+        conflicts_run.write_files(folder, self.config, rows, result)
 
     def run_label(self) -> str:
         return f"-{self.config.dataset}-{self.config.methodology}"

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.conflicts.prompts import PromptWording, qa_prompt
+from chronoprobe.conflicts.rows import PersuasionRow
 from chronoprobe.datasets.dynamicqa import ContextFact, ContextItem, expand
 from chronoprobe.errors import CapabilityError
 from chronoprobe.judges.base import Judge, cluster_many
@@ -95,10 +96,10 @@ def run_persuasion(
     config: PersuasionConfig,
     wording: PromptWording,
     progress: Callable[[int], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[PersuasionRow]:
     """Per-item result rows (one per context item) for one model."""
     params = config.decoding()
-    rows: list[dict[str, Any]] = []
+    rows: list[PersuasionRow] = []
     for start in range(0, len(facts), config.chunk_facts):
         chunk = list(facts[start : start + config.chunk_facts])
         items: list[ContextItem] = [item for fact in chunk for item in expand(fact)]
@@ -120,39 +121,39 @@ def run_persuasion(
             y_noctx = base.samples[0].text.strip()
             t = config.rouge_threshold
             rows.append(
-                {
-                    "model": model.info.label,
-                    "item_id": item.item_id,
-                    "fact_id": item.fact_id,
-                    "dataset": item.dataset,
-                    "fact_class": item.fact_class,
-                    "relation": item.relation,
-                    "counterfactual": item.counterfactual,
-                    "question": item.question,
-                    "true_answer": item.true_answer,
-                    "inserted": item.inserted,
-                    "substitute": item.substitute,
-                    "answers_context": _texts(gen),
-                    "answers_no_context": _texts(base),
-                    "clusters_context": ids,
-                    "clusters_no_context": base_ids,
-                    "cp": cp,
-                    "se_context": m.semantic_entropy(_logliks(gen), ids),
-                    "se_no_context": m.semantic_entropy(_logliks(base), base_ids),
-                    "correct_context": m.is_correct(y_ctx, item.inserted, t),
-                    "correct_no_context": m.is_correct(y_noctx, item.true_answer, t),
-                    "correct_no_context_original": (
+                PersuasionRow(
+                    model=model.info.label,
+                    item_id=item.item_id,
+                    fact_id=item.fact_id,
+                    dataset=item.dataset,
+                    fact_class=item.fact_class,
+                    relation=item.relation,
+                    counterfactual=item.counterfactual,
+                    question=item.question,
+                    true_answer=item.true_answer,
+                    inserted=item.inserted,
+                    substitute=item.substitute,
+                    answers_context=_texts(gen),
+                    answers_no_context=_texts(base),
+                    clusters_context=ids,
+                    clusters_no_context=base_ids,
+                    cp=cp,
+                    se_context=m.semantic_entropy(_logliks(gen), ids),
+                    se_no_context=m.semantic_entropy(_logliks(base), base_ids),
+                    correct_context=m.is_correct(y_ctx, item.inserted, t),
+                    correct_no_context=m.is_correct(y_noctx, item.true_answer, t),
+                    correct_no_context_original=(
                         m.is_correct(y_noctx, item.true_answer, t) + m.is_correct(y_noctx, item.substitute, t)
                     )
                     / 2,
-                    "persuaded": m.is_persuaded(y_ctx, item.substitute, t) if item.counterfactual else None,
-                    "stubborn": m.is_stubborn(y_ctx, y_noctx, item.substitute, t) if item.counterfactual else None,
-                }
+                    persuaded=m.is_persuaded(y_ctx, item.substitute, t) if item.counterfactual else None,
+                    stubborn=m.is_stubborn(y_ctx, y_noctx, item.substitute, t) if item.counterfactual else None,
+                )
             )
     return rows
 
 
-def _mean(values: Sequence[float]) -> float | None:
+def _mean(values: Sequence[float | None]) -> float | None:
     clean = [v for v in values if v is not None and not math.isnan(v)]
     return sum(clean) / len(clean) if clean else None
 
@@ -163,7 +164,7 @@ def _percent(flags: Sequence[float]) -> float | None:
 
 
 def summarise_persuasion(
-    rows: Sequence[dict[str, Any]], classes: Sequence[str], no_context_accuracy_classes: Sequence[str] | None = None
+    rows: Sequence[PersuasionRow], classes: Sequence[str], no_context_accuracy_classes: Sequence[str] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Per class: Eq. 4 / Eq. 5 accuracy, CP, SE, stubborn/persuaded %, counts.
 
@@ -173,31 +174,31 @@ def summarise_persuasion(
     """
     out: dict[str, dict[str, Any]] = {}
     for fact_class in classes:
-        mine = [r for r in rows if r["fact_class"] == fact_class]
-        cf = [r for r in mine if r["counterfactual"]]
-        true_ctx = [r for r in mine if not r["counterfactual"]]
-        per_fact: dict[str, dict[str, Any]] = {}
+        mine = [r for r in rows if r.fact_class == fact_class]
+        cf = [r for r in mine if r.counterfactual]
+        true_ctx = [r for r in mine if not r.counterfactual]
+        per_fact: dict[str, PersuasionRow] = {}
         for r in mine:
-            per_fact.setdefault(r["fact_id"], r)
+            per_fact.setdefault(r.fact_id, r)
         report_no_ctx = no_context_accuracy_classes is None or fact_class in no_context_accuracy_classes
         out[fact_class] = {
             "facts": len(per_fact),
             "items": len(mine),
             # Eq. 4: mean over both items of every fact = 1/(2N) sum (hit_true + hit_cf).
-            "accuracy_context": _mean([float(r["correct_context"]) for r in mine]),
-            "accuracy_no_context": _mean([float(r["correct_no_context"]) for r in per_fact.values()])
+            "accuracy_context": _mean([float(r.correct_context) for r in mine]),
+            "accuracy_no_context": _mean([float(r.correct_no_context) for r in per_fact.values()])
             if report_no_ctx
             else None,
-            "accuracy_no_context_original": _mean([float(r["correct_no_context_original"]) for r in per_fact.values()])
+            "accuracy_no_context_original": _mean([float(r.correct_no_context_original) for r in per_fact.values()])
             if report_no_ctx
             else None,
-            "cp": _mean([r["cp"] for r in mine]),
-            "cp_true_context": _mean([r["cp"] for r in true_ctx]),
-            "cp_counterfactual": _mean([r["cp"] for r in cf]),
-            "se_context": _mean([r["se_context"] for r in mine]),
-            "se_no_context": _mean([r["se_no_context"] for r in per_fact.values()]),
-            "stubborn_pct": _percent([float(r["stubborn"]) for r in cf]),
-            "persuaded_pct": _percent([float(r["persuaded"]) for r in cf]),
+            "cp": _mean([r.cp for r in mine]),
+            "cp_true_context": _mean([r.cp for r in true_ctx]),
+            "cp_counterfactual": _mean([r.cp for r in cf]),
+            "se_context": _mean([r.se_context for r in mine]),
+            "se_no_context": _mean([r.se_no_context for r in per_fact.values()]),
+            "stubborn_pct": _percent([float(r.stubborn is True) for r in cf]),
+            "persuaded_pct": _percent([float(r.persuaded is True) for r in cf]),
         }
         out[fact_class]["estimates"] = _persuasion_estimates(
             out[fact_class], mine, cf, true_ctx, list(per_fact.values()), report_no_ctx
@@ -209,29 +210,29 @@ def _clean(values: Sequence[float | None]) -> list[float]:
     return [v for v in values if v is not None and not math.isnan(v)]
 
 
-def cp_difference(rows: Sequence[dict[str, Any]], first: str, second: str, point: float | None) -> Estimate:
+def cp_difference(rows: Sequence[PersuasionRow], first: str, second: str, point: float | None) -> Estimate:
     """CP of class ``first`` minus CP of class ``second`` (one model's rows), with a bootstrap that
     resamples each class's items on its own; n counts the items of both."""
 
     def cps(fact_class: str) -> list[float]:
-        return _clean([r["cp"] for r in rows if r["fact_class"] == fact_class])
+        return _clean([r.cp for r in rows if r.fact_class == fact_class])
 
     return bootstrap_difference(cps(first), cps(second), point=point)
 
 
 def _persuasion_estimates(
     stats: dict[str, Any],
-    mine: Sequence[dict[str, Any]],
-    cf: Sequence[dict[str, Any]],
-    true_ctx: Sequence[dict[str, Any]],
-    per_fact: Sequence[dict[str, Any]],
+    mine: Sequence[PersuasionRow],
+    cf: Sequence[PersuasionRow],
+    true_ctx: Sequence[PersuasionRow],
+    per_fact: Sequence[PersuasionRow],
     report_no_ctx: bool,
 ) -> dict[str, dict[str, Any] | None]:
     """n and a 95% interval for every number of the class, keyed like it: Wilson for the
     accuracies and stubborn/persuaded shares, a seeded bootstrap over items for the means."""
 
-    def share(rows: Sequence[dict[str, Any]], key: str, scale: float = 1.0) -> Estimate:
-        return wilson_from_flags([bool(r[key]) for r in rows], scale=scale)
+    def share(flags: Sequence[bool | None], scale: float = 1.0) -> Estimate:
+        return wilson_from_flags([bool(flag) for flag in flags], scale=scale)
 
     def mean(key: str, values: Sequence[float | None]) -> dict[str, Any]:
         return bootstrap_mean(_clean(values), point=stats[key]).to_json()
@@ -240,20 +241,20 @@ def _persuasion_estimates(
         return estimate.reported_as(stats[key]).to_json()
 
     return {
-        "accuracy_context": shown("accuracy_context", share(mine, "correct_context")),
-        "accuracy_no_context": shown("accuracy_no_context", share(per_fact, "correct_no_context"))
+        "accuracy_context": shown("accuracy_context", share([r.correct_context for r in mine])),
+        "accuracy_no_context": shown("accuracy_no_context", share([r.correct_no_context for r in per_fact]))
         if report_no_ctx
         else None,
         "accuracy_no_context_original": mean(
-            "accuracy_no_context_original", [float(r["correct_no_context_original"]) for r in per_fact]
+            "accuracy_no_context_original", [r.correct_no_context_original for r in per_fact]
         )
         if report_no_ctx
         else None,
-        "cp": mean("cp", [r["cp"] for r in mine]),
-        "cp_true_context": mean("cp_true_context", [r["cp"] for r in true_ctx]),
-        "cp_counterfactual": mean("cp_counterfactual", [r["cp"] for r in cf]),
-        "se_context": mean("se_context", [r["se_context"] for r in mine]),
-        "se_no_context": mean("se_no_context", [r["se_no_context"] for r in per_fact]),
-        "stubborn_pct": shown("stubborn_pct", share(cf, "stubborn", 100.0)),
-        "persuaded_pct": shown("persuaded_pct", share(cf, "persuaded", 100.0)),
+        "cp": mean("cp", [r.cp for r in mine]),
+        "cp_true_context": mean("cp_true_context", [r.cp for r in true_ctx]),
+        "cp_counterfactual": mean("cp_counterfactual", [r.cp for r in cf]),
+        "se_context": mean("se_context", [r.se_context for r in mine]),
+        "se_no_context": mean("se_no_context", [r.se_no_context for r in per_fact]),
+        "stubborn_pct": shown("stubborn_pct", share([r.stubborn for r in cf], 100.0)),
+        "persuaded_pct": shown("persuaded_pct", share([r.persuaded for r in cf], 100.0)),
     }

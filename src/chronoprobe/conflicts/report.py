@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.conflicts.rows import PersuasionRow
 from chronoprobe.io import write_bytes_atomic
 from chronoprobe.metrics.uncertainty import ci_cell
 from chronoprobe.reports.markdown import provenance_section, recorded_label, table
@@ -32,12 +33,10 @@ NEGATIVE_ENTROPY_NOTE = (
 )
 
 
-def _negative_entropy(
-    summary: Mapping[str, Mapping[str, Mapping[str, Any]]], rows: Sequence[Mapping[str, Any]]
-) -> bool:
+def _negative_entropy(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], rows: Sequence[PersuasionRow]) -> bool:
     """Whether any item's semantic entropy, class mean or interval bound is below zero."""
     keys = ("se_context", "se_no_context")
-    values = [r.get(k) for r in rows for k in keys]
+    values: list[Any] = [v for r in rows for v in (r.se_context, r.se_no_context)]
     for per_class in summary.values():
         for stats in per_class.values():
             estimates = stats.get("estimates") or {}
@@ -50,7 +49,7 @@ def persuasion_markdown(
     summary: Mapping[str, Mapping[str, Mapping[str, Any]]],
     classes: Sequence[str],
     title: str,
-    rows: Sequence[Mapping[str, Any]] = (),
+    rows: Sequence[PersuasionRow] = (),
 ) -> str:
     """Accuracy (Tables 2/8), CP (3/9), SE (4), stubborn/persuaded (5/10) for every model.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,7 @@ from chronoprobe.conflicts import completion as comp
 from chronoprobe.conflicts import persuasion as pers
 from chronoprobe.conflicts import report
 from chronoprobe.conflicts.prompts import PromptWording
+from chronoprobe.conflicts.rows import CompletionRow, ConflictsRow, PersuasionRow, UpdateRow, typed_row
 from chronoprobe.conflicts.sources import shared_path
 from chronoprobe.conflicts.templates import QuestionMatcher, load_converted_templates
 from chronoprobe.datasets import dynamicqa as dq
@@ -30,6 +31,7 @@ from chronoprobe.metrics import mulan as mm
 from chronoprobe.metrics.uncertainty import as_estimate, newcombe
 
 Dataset = Literal["dynamicqa", "mulan"]
+RowT = TypeVar("RowT", bound=ConflictsRow)
 
 
 class RunConfig(BaseModel):
@@ -102,7 +104,7 @@ def run(
     facts_or_queries, classes = inputs or load_inputs(config)
     wording = PromptWording.from_file(config.prompt_file)
     check_models(config, models, judge)
-    rows: list[dict[str, Any]] = []
+    rows: list[ConflictsRow] = []
     for model in models:
         rows.extend(run_model(config, model, judge, facts_or_queries, wording, progress_factory))
     summary = summarise(config, models, rows, classes)
@@ -134,37 +136,40 @@ def run_model(
     facts_or_queries: list[Any],
     wording: PromptWording,
     progress_factory: Callable[[str, int], Callable[[int], None]] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[ConflictsRow]:
     """One model's rows: persuasion rows (DynamicQA methodology) or completion and update rows (MuLan's)."""
     if config.methodology == "dynamicqa":
         assert judge is not None
         tick = progress_factory(model.info.label, 3 * len(facts_or_queries)) if progress_factory else None
-        return pers.run_persuasion(model, facts_or_queries, judge.judge, config.persuasion, wording, tick)
+        return [*pers.run_persuasion(model, facts_or_queries, judge.judge, config.persuasion, wording, tick)]
     tick = progress_factory(model.info.label, len(facts_or_queries)) if progress_factory else None
     completion_rows = comp.run_completion(model, facts_or_queries, config.completion, wording, tick)
     updates = comp.run_updates(model, facts_or_queries, completion_rows, config.completion, wording)
-    return [*({"kind": "completion", **r} for r in completion_rows), *({"kind": "update", **u} for u in updates)]
+    return [*completion_rows, *updates]
 
 
 def summarise(
-    config: RunConfig, models: Sequence[CachedModel], rows: Sequence[dict[str, Any]], classes: Sequence[str]
+    config: RunConfig, models: Sequence[CachedModel], rows: Sequence[ConflictsRow], classes: Sequence[str]
 ) -> dict[str, Any]:
     """Per model spec, per class: the methodology's metrics."""
     summary: dict[str, Any] = {}
     for model in models:
-        spec = model.info.label
+        mine = [typed_row(r) for r in rows if r.model == model.info.label]
         if config.methodology == "dynamicqa":
-            summary[spec] = pers.summarise_persuasion(
-                [r for r in rows if r["model"] == spec],
+            summary[model.info.label] = pers.summarise_persuasion(
+                _only(mine, PersuasionRow),
                 classes,
                 no_context_accuracy_classes=[c for c in classes if c != "disputed"],
             )
         else:
-            mine = [r for r in rows if r["model"] == spec]
-            completion_rows = [_without_kind(r) for r in mine if r["kind"] == "completion"]
-            updates = [_without_kind(r) for r in mine if r["kind"] == "update"]
-            summary[spec] = comp.summarise_completion(completion_rows, updates, classes, config.completion)
+            summary[model.info.label] = comp.summarise_completion(
+                _only(mine, CompletionRow), _only(mine, UpdateRow), classes, config.completion
+            )
     return summary
+
+
+def _only(rows: Sequence[ConflictsRow], kind: type[RowT]) -> list[RowT]:
+    return [r for r in rows if isinstance(r, kind)]
 
 
 SWEEP_GAP = {"dynamicqa": "cp", "mulan": "update_success"}
@@ -172,7 +177,7 @@ SWEEP_GAP = {"dynamicqa": "cp", "mulan": "update_success"}
 
 
 def sweep_gaps(
-    config: RunConfig, rows: Sequence[dict[str, Any]], summary: dict[str, Any], classes: Sequence[str]
+    config: RunConfig, rows: Sequence[ConflictsRow], summary: dict[str, Any], classes: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
     """Per model spec: the sweep's gap, temporal (or mutable) minus static (or immutable-1), for CP
     under DynamicQA's methodology and update success under MuLan's, with n and a 95% interval:
@@ -187,7 +192,8 @@ def sweep_gaps(
         high, low = per_class[changing].get(key), per_class[stable].get(key)
         point = None if high is None or low is None else high - low
         if config.methodology == "dynamicqa":
-            estimate = pers.cp_difference([r for r in rows if r["model"] == spec], changing, stable, point)
+            mine = _only([typed_row(r) for r in rows if r.model == spec], PersuasionRow)
+            estimate = pers.cp_difference(mine, changing, stable, point)
         else:
             first, second = (as_estimate((per_class[c].get("estimates") or {}).get(key)) for c in (changing, stable))
             if first is None or second is None:
@@ -195,10 +201,6 @@ def sweep_gaps(
             estimate = newcombe(first, second, point=point)
         gaps[spec] = {"metric": key, "classes": [changing, stable], **estimate.to_json()}
     return gaps
-
-
-def _without_kind(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k != "kind"}
 
 
 def recipe(
@@ -229,16 +231,17 @@ def _data_label(config: RunConfig) -> str:
     return ml.QUERIES_HUB_ID
 
 
-def write_files(folder: Path, config: RunConfig, rows: Sequence[dict[str, Any]], result: dict[str, Any]) -> None:
+def write_files(folder: Path, config: RunConfig, rows: Sequence[ConflictsRow], result: dict[str, Any]) -> None:
     """items.jsonl, summary.json, report.md (and cp.png) of a run into ``folder`` (publishing is the caller's)."""
     summary, classes, provenance = result["summary"], result["classes"], result["provenance"]
+    persuasion = _only([typed_row(r) for r in rows], PersuasionRow)
     title = f"{_name(config.dataset)} through {_name(config.methodology)}'s methodology"
     if config.methodology == "dynamicqa":
-        body = report.persuasion_markdown(summary, classes, title, rows)
+        body = report.persuasion_markdown(summary, classes, title, persuasion)
     else:
         body = report.completion_markdown(summary, classes, title, config.completion.fidelity)
     body += report.model_sweep_markdown(summary, classes, provenance, config.methodology, result.get("gaps"))
-    write_jsonl_atomic(folder / "items.jsonl", rows)
+    write_jsonl_atomic(folder / "items.jsonl", (r.model_dump(mode="json") for r in rows))
     write_json_atomic(folder / "summary.json", result)
     if config.methodology == "dynamicqa":
         report.cp_bar_plot(summary, classes, folder / "cp.png")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -24,6 +24,9 @@ from chronoprobe.io import json_kind, read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact, Statement
 from chronoprobe.metrics.dyknow import Verdict
+
+if TYPE_CHECKING:
+    from chronoprobe.outdated.records import RunDetail
 
 DYKNOW_FIELDS = ("prompt", "target", "subject", "domain", "element", "attribute", "prompt_type", "questions", "answers")
 """The fields of one record in DyKnow's file, in their order."""
@@ -217,18 +220,23 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def _check_run_log(log: dict[str, Any], where: str) -> None:
-    """The run log's summary, config and provenance have the shape a run writes; a damaged one is named here."""
+def _check_run_log(log: dict[str, Any], where: str) -> RunDetail | None:
+    """The run log's summary, config and provenance have the shape a run writes; a damaged one is named here.
+    Returns the outdated summary's typed detail, when the log has a summary."""
     from chronoprobe.lens import Summary
+    from chronoprobe.outdated.records import read_run_detail
 
+    detail = None
     if "summary" in log:
         try:
-            Summary.model_validate(log["summary"])
+            summary = Summary.model_validate(log["summary"])
         except ValidationError as exc:
             raise DataError(where, f"summary: {_validation_problem(exc)}") from None
+        detail = read_run_detail(summary.detail, where)
     for key in ("config", "provenance"):
         if log.get(key) is not None and not isinstance(log[key], dict):
             raise DataError(where, f"its {key} is not an object ({json_kind(log[key])})")
+    return detail
 
 
 def audit_config_of(log: dict[str, Any], where: str) -> Any:
@@ -247,7 +255,9 @@ def audit_config_of(log: dict[str, Any], where: str) -> Any:
     return config
 
 
-def _choose_model(log: dict[str, Any], rows_models: Sequence[str], model: str | None, where: str) -> str:
+def _choose_model(
+    log: dict[str, Any], detail: RunDetail | None, rows_models: Sequence[str], model: str | None, where: str
+) -> str:
     """The run's key for ``model``: a ``--model`` value (``NAME=SPEC``, a spec or a name), matched in canonical form.
 
     A run keys its models by the name the user gave, else by the spec without credentials; the
@@ -265,9 +275,9 @@ def _choose_model(log: dict[str, Any], rows_models: Sequence[str], model: str | 
             raise ConfigError("--model", f"the run holds several models; pick one of {', '.join(keys)}")
         return keys[0]
     also: dict[str, str] = {}  # display names and recorded specs -> the run's key
-    for key, detail in ((summary.get("detail") or {}).get("models") or {}).items():
-        if isinstance(detail, dict) and isinstance(detail.get("name"), str):
-            also.setdefault(detail["name"], key)
+    for key, numbers in (detail["models"] if detail else {}).items():
+        if "name" in numbers:
+            also.setdefault(numbers["name"], key)
     for info in (log.get("provenance") or {}).get("models") or []:
         if isinstance(info, dict) and isinstance(info.get("spec"), str):
             also.setdefault(info["spec"], str(info.get("given_name") or info["spec"]))
@@ -310,7 +320,7 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
         raise DataError(
             str(log_path), f"is a {log.get('lens')!r} run; the editing dataset is built from an outdated run"
         )
-    _check_run_log(log, str(log_path))
+    detail = _check_run_log(log, str(log_path))
     items = folder / "items.jsonl"
     rows: list[ResponseRecord] = []
     for number, line in enumerate(read_text(items).splitlines(), start=1):
@@ -319,7 +329,7 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
                 rows.append(ResponseRecord.model_validate_json(line))
             except ValidationError as exc:
                 raise DataError(f"{items} line {number}", _validation_problem(exc)) from None
-    spec = _choose_model(log, list(dict.fromkeys(r.model for r in rows)), model, str(folder))
+    spec = _choose_model(log, detail, list(dict.fromkeys(r.model for r in rows)), model, str(folder))
     facts, snapshot = load_gold(audit_config_of(log, str(log_path)))
     by_id = {f.fact_id: f for f in facts}
     verdicts = _fact_verdicts((r for r in rows if r.model == spec), by_id)

@@ -288,8 +288,9 @@ class EditingLens(Lens[EditingRow]):
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        typed = records.read_detail(detail)
         headline: dict[str, dict[str, float | None]] = {}
-        for spec, summary in detail["models"].items():
+        for spec, summary in typed["models"].items():
             numbers: dict[str, float | None] = {}
             for result in summary["results"]:
                 if result["fraction"] != 1.0:
@@ -300,17 +301,17 @@ class EditingLens(Lens[EditingRow]):
             headline[spec] = numbers
         return Summary(
             lens=cls.name,
-            models=list(detail["models"]),
+            models=list(typed["models"]),
             headline=headline,
             detail=detail,
-            metrics=records.metrics(detail),
-            names={spec: str(m["name"]) for spec, m in detail["models"].items() if m.get("name")},
-            labels=records.method_labels(detail),
+            metrics=records.metrics(typed),
+            names={spec: m["name"] for spec, m in typed["models"].items() if m.get("name")},
+            labels=records.method_labels(typed),
         )
 
     @classmethod
     def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
-        return records.dataset(summary.detail)
+        return records.dataset(records.read_detail(summary.detail))
 
     @classmethod
     def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
@@ -355,11 +356,12 @@ class EditingLens(Lens[EditingRow]):
         from chronoprobe.editing.report import write_report_files
         from chronoprobe.models.names import file_safe
 
+        detail = records.read_detail(summary.detail)
         for spec, chosen in self.sets.items():
-            name = summary.detail["models"].get(spec, {}).get("name", spec)
+            name = detail["models"][spec].get("name", spec) if spec in detail["models"] else spec
             suffix = "" if len(self.sets) == 1 else f"-{file_safe(name)}"
             write_dataset(folder / f"editing_dataset{suffix}.json", chosen.records)
-        write_report_files(folder, rows, summary.detail, provenance)
+        write_report_files(folder, rows, detail, provenance)
 
 
 @dataclass

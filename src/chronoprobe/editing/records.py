@@ -1,23 +1,86 @@
-"""The editing lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records."""
+"""The editing lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records,
+and the typed view of its summary layout that its readers (the report, the CLI) go through."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired
+
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict
 
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, number
+from chronoprobe.runlog import typed_detail
 
 MEASURES = ("efficacy", "paraphrase", "harmonic_mean", "soft_constraint")
 _HEADLINE = ("harmonic_mean_pct", "soft_constraint_pct")
 
+Estimate = dict[str, Any]
+"""An estimate as JSON: value, n, ci_low, ci_high, method, level."""
 
-def metrics(detail: Mapping[str, Any]) -> list[Metric]:
+
+class EditSet(TypedDict):
+    """The facts a model was edited with."""
+
+    source: str
+    facts: int
+    select: NotRequired[str | None]
+    notes: NotRequired[list[str]]
+    skipped: NotRequired[dict[str, str]]
+
+
+class MethodResult(TypedDict):
+    """One editing method (or ``unedited``) at one share of the facts, for one model."""
+
+    method: str
+    column: NotRequired[str]
+    """The name the report's tables use (``IKE``)."""
+    fraction: float
+    facts: int
+    scores: dict[str, dict[str, Any]]
+    """Per Table 3 group (``All`` ...): an estimate per measure, and ``facts``."""
+    fluency: NotRequired[float | None]
+    locality: NotRequired[dict[str, Any] | None]
+    scope_hits: NotRequired[Estimate]
+    mode: NotRequired[str]
+    seconds_per_edit: NotRequired[float | None]
+    edit_seconds: NotRequired[list[float]]
+    reused: NotRequired[bool]
+    skipped: NotRequired[dict[str, str]]
+    notes: NotRequired[list[str]]
+    hparams_source: NotRequired[str | None]
+
+
+class ModelResults(TypedDict):
+    dataset: EditSet
+    results: list[MethodResult]
+    name: NotRequired[str]
+    """Short label for the report and plots."""
+
+
+class EditingDetail(TypedDict):
+    """An editing summary (``summary.json`` without its provenance), as far as its readers read it."""
+
+    models: dict[str, ModelResults]
+    """Per model key."""
+    methods: NotRequired[list[str]]
+
+
+_VIEW = TypeAdapter(EditingDetail)
+
+
+def read_detail(detail: Mapping[str, Any], where: str | None = None) -> EditingDetail:
+    """``detail`` checked against :class:`EditingDetail` (a DataError naming ``where`` if it does not fit)."""
+    return typed_detail(_VIEW, detail, where)
+
+
+def metrics(detail: EditingDetail) -> list[Metric]:
     """Per method (and scaling fraction) and Table 3 group: the four measures in percent; locality and fluency."""
     found: list[Metric] = []
     for key, model in detail["models"].items():
         for result in model["results"]:
-            method = str(result["method"])
+            method = result["method"]
             if result["fraction"] != 1.0:
                 method += f"@{100 * result['fraction']:g}%"
             for group, scores in result["scores"].items():
@@ -29,25 +92,28 @@ def metrics(detail: Mapping[str, Any]) -> list[Metric]:
                 for part in ("answers_changed", "facts_changed", "up_to_date_lost"):
                     name = f"{method}.locality_{part}_pct"
                     found.append(from_estimate(key, ALL, name, local[part], scale=100.0))
-            for name, field in (("ngram_entropy", "fluency"), ("seconds_per_edit", "seconds_per_edit")):
-                if result.get(field) is not None:
-                    found.append(Metric(model=key, group=ALL, name=f"{method}.{name}", value=number(result[field])))
+            for name, value in (
+                ("ngram_entropy", result.get("fluency")),
+                ("seconds_per_edit", result.get("seconds_per_edit")),
+            ):
+                if value is not None:
+                    found.append(Metric(model=key, group=ALL, name=f"{method}.{name}", value=number(value)))
     for metric in found:
         metric.headline = metric.group == ALL and "@" not in metric.name and metric.name.endswith(_HEADLINE)
     return found
 
 
-def method_labels(detail: Mapping[str, Any]) -> dict[str, str]:
+def method_labels(detail: EditingDetail) -> dict[str, str]:
     """Editing methods by the names their reports use (``ike-null`` -> ``IKE``), as the run recorded them."""
     names: dict[str, str] = {}
     for model in detail["models"].values():
-        for result in model.get("results") or ():
-            if isinstance(result, Mapping) and result.get("method") and result.get("column"):
-                names[str(result["method"])] = str(result["column"])
+        for result in model["results"]:
+            if result["method"] and result.get("column"):
+                names[result["method"]] = result["column"]
     return names
 
 
-def dataset(detail: Mapping[str, Any]) -> str:
+def dataset(detail: EditingDetail) -> str:
     """``dyknow editing``, with the edit set's file when every model used the same one."""
-    sources = {str(m["dataset"]["source"]) for m in detail["models"].values()}
+    sources = {m["dataset"]["source"] for m in detail["models"].values()}
     return "dyknow editing" + (f" ({Path(sources.pop()).name})" if len(sources) == 1 else "")

@@ -8,6 +8,7 @@ from typing import Any
 
 from chronoprobe.datasets.editing_records import GROUPS
 from chronoprobe.editing.config import COLUMN
+from chronoprobe.editing.records import EditingDetail, MethodResult, ModelResults
 from chronoprobe.editing.rows import UNEDITED, EditingRow
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.metrics.editing import ALL
@@ -29,15 +30,15 @@ def _pct(value: dict[str, Any] | None) -> str:
     return f"{100 * estimate.value:.1f} {estimate.interval(1, 100.0)}"
 
 
-def _n(result: dict[str, Any], group: str) -> int:
+def _n(result: MethodResult, group: str) -> int:
     return int(result["scores"][group]["facts"])
 
 
-def _main(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _main(results: Sequence[MethodResult]) -> list[MethodResult]:
     return [r for r in results if r["fraction"] == 1.0]
 
 
-def _measure_table(results: Sequence[dict[str, Any]], measure: str) -> str:
+def _measure_table(results: Sequence[MethodResult], measure: str) -> str:
     rows = []
     for result in _main(results):
         cells = [_pct(result["scores"][g][measure]) for g in COLUMNS]
@@ -46,7 +47,7 @@ def _measure_table(results: Sequence[dict[str, Any]], measure: str) -> str:
     return table(["method", *COLUMNS], [*rows, n_row])
 
 
-def _detail_table(results: Sequence[dict[str, Any]]) -> str:
+def _detail_table(results: Sequence[MethodResult]) -> str:
     rows = []
     for result in _main(results):
         overall = result["scores"][ALL]
@@ -63,7 +64,7 @@ def _detail_table(results: Sequence[dict[str, Any]]) -> str:
     return table(["method", "facts", "efficacy %", "paraphrase %", "harmonic mean %", "soft constraint %"], rows)
 
 
-def _locality_table(results: Sequence[dict[str, Any]]) -> str | None:
+def _locality_table(results: Sequence[MethodResult]) -> str | None:
     rows = []
     for result in _main(results):
         local = result.get("locality")
@@ -95,7 +96,7 @@ def _locality_table(results: Sequence[dict[str, Any]]) -> str | None:
     return table(headers, rows)
 
 
-def _cost_table(results: Sequence[dict[str, Any]]) -> str:
+def _cost_table(results: Sequence[MethodResult]) -> str:
     rows = []
     for result in _main(results):
         if result["method"] == UNEDITED:
@@ -116,7 +117,7 @@ def _cost_table(results: Sequence[dict[str, Any]]) -> str:
     return table(["method", "mode", "seconds per edit", "times from cache", "fluency (n-gram entropy)"], rows, digits=3)
 
 
-def _scaling_table(results: Sequence[dict[str, Any]]) -> str | None:
+def _scaling_table(results: Sequence[MethodResult]) -> str | None:
     fractions = sorted({r["fraction"] for r in results if r["method"] != UNEDITED})
     if len(fractions) < 2:
         return None
@@ -136,7 +137,7 @@ def _scaling_table(results: Sequence[dict[str, Any]]) -> str | None:
     return table(["method", *(f"{100 * f:g}%" for f in fractions)], rows)
 
 
-def plot_scaling(path: Path, detail: dict[str, Any]) -> bool:
+def plot_scaling(path: Path, detail: EditingDetail) -> bool:
     """Harmonic mean against the share of facts edited together (DyKnow Figure 3); False if nothing to plot.
 
     One small panel per method (shared axes), each model a line with its 95% bootstrap band and the
@@ -199,7 +200,7 @@ def plot_scaling(path: Path, detail: dict[str, Any]) -> bool:
     return True
 
 
-def _notes(summary: dict[str, Any]) -> list[str]:
+def _notes(summary: ModelResults) -> list[str]:
     lines = []
     for note in summary["dataset"].get("notes") or []:
         lines.append(f"- {note}")
@@ -209,7 +210,7 @@ def _notes(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def report_markdown(detail: dict[str, Any], provenance: dict[str, Any], *, has_plot: bool) -> str:
+def report_markdown(detail: EditingDetail, provenance: dict[str, Any], *, has_plot: bool) -> str:
     lines = ["# Editing report: can the outdated facts be fixed?", ""]
     lines += [
         "Each method is applied to the facts the audit did not answer up-to-date, then every question about "
@@ -282,7 +283,7 @@ def report_markdown(detail: dict[str, Any], provenance: dict[str, Any], *, has_p
 
 
 def write_report_files(
-    folder: Path, rows: Sequence[EditingRow], detail: dict[str, Any], provenance: dict[str, Any]
+    folder: Path, rows: Sequence[EditingRow], detail: EditingDetail, provenance: dict[str, Any]
 ) -> None:
     has_plot = plot_scaling(folder / "scaling.png", detail)
     write_json_atomic(folder / "summary.json", {**detail, "provenance": provenance})

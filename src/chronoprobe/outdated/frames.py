@@ -21,6 +21,7 @@ def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
     """Model name -> ``knowledge_date`` block of an ``outdated run`` or ``outdated score`` folder (or a
     loaded run); an outdated run written before the block existed gets it computed from its rows."""
     from chronoprobe.api import load
+    from chronoprobe.outdated.records import read_run_detail, read_score_detail
     from chronoprobe.reports.tidy import read_run
 
     path = run.path if isinstance(run, Run) else Path(run)
@@ -28,10 +29,11 @@ def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
     if folder is None or folder.lens != "outdated":
         raise DataError(str(path), "is not an outdated run or outdated score folder")
     if folder.kind == "outdated score":
-        block = folder.summary.get("knowledge_date")
+        block = read_score_detail(folder.summary, str(path)).get("knowledge_date")
         return {folder.models[0].name: block} if block else {}
     names = {m.key or m.spec: m.name for m in folder.models}  # keyed as the run's summary and rows key them
-    blocks = {names[key]: model.get("knowledge_date") for key, model in folder.summary["models"].items()}
+    models = read_run_detail(folder.summary, str(path))["models"]
+    blocks = {names[key]: model.get("knowledge_date") for key, model in models.items()}
     if all(blocks.values()):
         return {name: block for name, block in blocks.items() if block}
     return _recomputed_blocks(run if isinstance(run, Run) else load(path), names)

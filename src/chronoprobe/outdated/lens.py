@@ -85,35 +85,37 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        per_model, overall = detail["models"], detail.get("overall_key", "all")
+        typed = records.read_run_detail(detail)
+        per_model, overall = typed["models"], typed.get("overall_key", "all")
         headline = {
             spec: {
                 f"soft_constraint_pct.{v}": s["per_category"][overall]["soft_constraint_pct"][v] for v in VERDICT_ORDER
             }
             for spec, s in per_model.items()
         }
-        names = {spec: str(s["name"]) for spec, s in per_model.items() if s.get("name")}
+        names = {spec: s["name"] for spec, s in per_model.items() if s.get("name")}
         return Summary(
             lens=cls.name,
             models=list(per_model),
             headline=headline,
             detail=detail,
-            metrics=records.run_metrics(detail),
+            metrics=records.run_metrics(typed),
             names=names,
         )
 
     @classmethod
     def score_summary(cls, detail: dict[str, Any]) -> Summary:
         """The typed summary of an ``outdated score`` folder (another tool's generations, re-scored)."""
-        model = str(detail["model"])
+        typed = records.read_score_detail(detail)
+        model = typed["model"]
         return Summary(
             lens=cls.name,
             models=[model],
             headline={},
             detail=detail,
-            metrics=records.score_metrics(detail),
-            dataset=records.score_dataset(detail),
-            specs={model: f"generations in {detail.get('generations_dir', model)}"},
+            metrics=records.score_metrics(typed),
+            dataset=records.score_dataset(typed),
+            specs={model: f"generations in {typed.get('generations_dir', model)}"},
         )
 
     @classmethod
@@ -158,4 +160,5 @@ class OutdatedLens(Lens[ResponseRecord]):
     ) -> None:
         from chronoprobe.outdated.report import write_report_files
 
-        write_report_files(folder, rows, summary.detail["models"], provenance, as_of=summary.detail["as_of"])
+        detail = records.read_run_detail(summary.detail)
+        write_report_files(folder, rows, detail["models"], provenance, as_of=detail.get("as_of"))

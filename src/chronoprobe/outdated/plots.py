@@ -30,7 +30,7 @@ MEAN_MARK: dict[str, Any] = {"marker": "^", "markerfacecolor": "#2a9d8f", "marke
 MEDIAN_COLOUR = "#e76f51"
 
 
-def model_labels(per_model: Mapping[str, dict[str, Any]], width: int = 22) -> list[str]:
+def model_labels(per_model: Mapping[str, Mapping[str, Any]], width: int = 22) -> list[str]:
     """Short, distinct, wrapped labels for the models, in order."""
     names = unique_names(str(summary.get("name") or display_name(spec)) for spec, summary in per_model.items())
     return [textwrap.fill(name, width) if len(name) > width else name for name in names]
@@ -45,7 +45,7 @@ def whisker_range(years: Sequence[float]) -> tuple[float, float]:
     return float(inside.min()), float(inside.max())
 
 
-def recency_figure(per_model: Mapping[str, dict[str, Any]]) -> Figure:
+def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
@@ -138,7 +138,7 @@ def _box_legend(ax: Any) -> None:
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
 
 
-def verdicts_figure(per_model: Mapping[str, dict[str, Any]], per_row: int = 3) -> Figure:
+def verdicts_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
     """One panel per model (titled with its short name), stacked soft-constraint verdicts per category."""
     from matplotlib.figure import Figure
 
@@ -274,9 +274,9 @@ def save_figure(fig: Figure, path: Path) -> list[Path]:
     return [path, svg]
 
 
-def plot_recency(per_model: Mapping[str, dict[str, Any]], path: Path) -> list[Path]:
+def plot_recency(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> list[Path]:
     return save_figure(recency_figure(per_model), path)
 
 
-def plot_verdicts(per_model: Mapping[str, dict[str, Any]], path: Path) -> list[Path]:
+def plot_verdicts(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> list[Path]:
     return save_figure(verdicts_figure(per_model), path)

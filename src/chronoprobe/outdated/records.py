@@ -1,4 +1,5 @@
-"""The outdated lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records.
+"""The outdated lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records,
+and the typed views of its two summary layouts that their readers go through.
 
 Read from the summary layouts ``outdated run`` (``models`` per model key, ``overall_key``) and
 ``outdated score`` (``categories`` and ``overall``, shares 0-1, reported in percent under the
@@ -9,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired
+
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict
 
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number
+from chronoprobe.runlog import typed_detail
 
 VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 _VERDICT_BLOCKS = {"soft_constraint": "soft_constraint_pct", "average": "average_pct"}
@@ -26,22 +31,73 @@ HEADLINE = (
 )
 """The card's headline numbers (over every fact), in reading order."""
 
+GroupNumbers = dict[str, Any]
+"""One category's (or every fact's) numbers: verdict shares, counts and their ``estimates``."""
 
-def run_metrics(detail: Mapping[str, Any]) -> list[Metric]:
+
+class ModelNumbers(TypedDict):
+    """One model of an ``outdated run``."""
+
+    per_category: dict[str, GroupNumbers]
+    """Per category, and ``all`` (the run's ``overall_key``)."""
+    as_of: NotRequired[dict[str, GroupNumbers] | None]
+    """The same judged against the gold answers valid at ``--as-of``."""
+    name: NotRequired[str]
+    """Short label for the plots."""
+    knowledge_date: NotRequired[dict[str, Any] | None]
+    """Absent in runs from before the knowledge date."""
+
+
+class RunDetail(TypedDict):
+    """An ``outdated run`` summary (``summary.json`` without its provenance), as far as its readers read it."""
+
+    models: dict[str, ModelNumbers]
+    """Per model key."""
+    overall_key: NotRequired[str]
+    as_of: NotRequired[str | None]
+
+
+class ScoreDetail(TypedDict):
+    """An ``outdated score`` summary (one model's generations from another tool), as far as its readers read it."""
+
+    model: str
+    categories: dict[str, GroupNumbers]
+    overall: GroupNumbers
+    as_of: NotRequired[str | None]
+    knowledge_date: NotRequired[dict[str, Any] | None]
+    gold: NotRequired[dict[str, Any] | None]
+    generations_dir: NotRequired[str]
+
+
+_RUN_VIEW = TypeAdapter(RunDetail)
+_SCORE_VIEW = TypeAdapter(ScoreDetail)
+
+
+def read_run_detail(detail: Mapping[str, Any], where: str | None = None) -> RunDetail:
+    """``detail`` checked against :class:`RunDetail` (a DataError naming ``where`` if it does not fit)."""
+    return typed_detail(_RUN_VIEW, detail, where)
+
+
+def read_score_detail(detail: Mapping[str, Any], where: str | None = None) -> ScoreDetail:
+    """``detail`` checked against :class:`ScoreDetail` (a DataError naming ``where`` if it does not fit)."""
+    return typed_detail(_SCORE_VIEW, detail, where)
+
+
+def run_metrics(detail: RunDetail) -> list[Metric]:
     """Every number of an ``outdated run`` summary, per model key."""
     found: list[Metric] = []
     for key, model in detail["models"].items():
-        for block, prefix in (("per_category", ""), ("as_of", "as_of.")):
-            for category, group in (model.get(block) or {}).items():
+        for groups, prefix in ((model["per_category"], ""), (model.get("as_of") or {}, "as_of.")):
+            for category, group in groups.items():
                 found.extend(group_metrics(key, category, group, prefix))
         found.extend(knowledge_date_metrics(key, model.get("knowledge_date")))
     return _headlines(found)
 
 
-def score_metrics(detail: Mapping[str, Any]) -> list[Metric]:
+def score_metrics(detail: ScoreDetail) -> list[Metric]:
     """Every number of an ``outdated score`` summary (one model)."""
     found: list[Metric] = []
-    model = str(detail["model"])
+    model = detail["model"]
     prefix = "as_of." if detail.get("as_of") else ""
     groups = {**detail["categories"], ALL: detail["overall"]}
     for category, group in groups.items():
@@ -92,7 +148,7 @@ def run_dataset(provenance: Mapping[str, Any]) -> str:
     return str(snapshot.get("name") or "dyknow")
 
 
-def score_dataset(detail: Mapping[str, Any]) -> str:
+def score_dataset(detail: ScoreDetail) -> str:
     """An ``outdated score``'s dataset label: its gold answers."""
     gold = detail.get("gold") or {}
     if gold.get("name"):

@@ -27,7 +27,7 @@ from chronoprobe.reports.markdown import provenance_section, recorded_label, tab
 
 
 def _verdict_rows(
-    per_model: Mapping[str, dict[str, Any]], key: str, section: str = "per_category", *, answers: bool = False
+    per_model: Mapping[str, Mapping[str, Any]], key: str, section: str = "per_category", *, answers: bool = False
 ) -> list[list[Any]]:
     """One row per model and category; cells are ``value [95% CI]`` where the summary has estimates.
 
@@ -61,7 +61,7 @@ def _prompting_lines(provenance: dict[str, Any]) -> list[str]:
     return ["## Prompting", "", table(["model", "prompting", "licence"], rows), ""] if rows else []
 
 
-def render_markdown(per_model: Mapping[str, dict[str, Any]], provenance: dict[str, Any], as_of: str | None) -> str:
+def render_markdown(per_model: Mapping[str, Mapping[str, Any]], provenance: dict[str, Any], as_of: str | None) -> str:
     headers = ["model", "category", "facts", *VERDICTS]
     parts = [
         "# Outdated-knowledge audit",
@@ -141,12 +141,12 @@ def render_markdown(per_model: Mapping[str, dict[str, Any]], provenance: dict[st
     return "\n".join(parts)
 
 
-def _knowledge_blocks(per_model: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+def _knowledge_blocks(per_model: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Display name -> knowledge-date block, for the models whose summary has one."""
     return {str(s.get("name") or m): s.get("knowledge_date") for m, s in per_model.items() if "knowledge_date" in s}
 
 
-def _no_gold_lines(per_model: Mapping[str, dict[str, Any]], provenance: dict[str, Any]) -> list[str]:
+def _no_gold_lines(per_model: Mapping[str, Mapping[str, Any]], provenance: dict[str, Any]) -> list[str]:
     """The facts without gold answers: not asked, outside every rate, but counted here."""
     missing = sorted({fact for summary in per_model.values() for fact in summary.get("no_gold", [])})
     if not missing:
@@ -169,14 +169,14 @@ def _median(values: Sequence[int]) -> float | None:
     return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def plot_recency(per_model: Mapping[str, dict[str, Any]], path: Path) -> None:
+def plot_recency(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     """``recency.png`` and ``recency.svg``: start years of the matched answers, one box per model."""
     from chronoprobe.outdated import plots
 
     plots.plot_recency(per_model, path)
 
 
-def plot_verdicts(per_model: Mapping[str, dict[str, Any]], path: Path) -> None:
+def plot_verdicts(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     """``verdicts.png`` and ``verdicts.svg``: soft-constraint verdicts per category."""
     from chronoprobe.outdated import plots
 
@@ -191,7 +191,7 @@ def check_output_dir(out_dir: Path, option: str = "--out") -> None:
 def write_report(
     out_dir: Path,
     records: Sequence[ResponseRecord],
-    per_model: Mapping[str, dict[str, Any]],
+    per_model: Mapping[str, Mapping[str, Any]],
     provenance: dict[str, Any],
     *,
     as_of: str | None,
@@ -203,7 +203,7 @@ def write_report(
 def write_report_files(
     folder: Path,
     records: Sequence[ResponseRecord],
-    per_model: Mapping[str, dict[str, Any]],
+    per_model: Mapping[str, Mapping[str, Any]],
     provenance: dict[str, Any],
     *,
     as_of: str | None,

@@ -104,12 +104,19 @@ class RecencyLens(Lens[RecencyRow]):
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        typed = records.read_detail(detail)
         headline: dict[str, dict[str, float | None]] = {}
-        for run in detail["runs"]:
-            for key in ("accuracy", "tolerant_accuracy", "macro_f1", "tolerant_f1"):
-                headline.setdefault(run["model"], {})[f"{run['strategy']}.{run['context_mode']}.{key}"] = run.get(key)
+        for run in typed["runs"]:
+            numbers = {
+                "accuracy": run.get("accuracy"),
+                "tolerant_accuracy": run.get("tolerant_accuracy"),
+                "macro_f1": run.get("macro_f1"),
+                "tolerant_f1": run.get("tolerant_f1"),
+            }
+            prefix = f"{run['strategy']}.{run['context_mode']}."
+            headline.setdefault(run["model"], {}).update({prefix + key: value for key, value in numbers.items()})
         return Summary(
-            lens=cls.name, models=list(headline), headline=headline, detail=detail, metrics=records.metrics(detail)
+            lens=cls.name, models=list(headline), headline=headline, detail=detail, metrics=records.metrics(typed)
         )
 
     @classmethod
