@@ -387,7 +387,7 @@ def run(
     ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
+    batch_size: BatchOpt = None,
     chat_template: ChatTemplateOpt = None,
     api_mode: ApiModeOpt = "chat",
     concurrency: ConcurrencyOpt = 4,

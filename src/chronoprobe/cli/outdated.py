@@ -95,7 +95,7 @@ def run(
     ] = None,
     dtype: DTypeOpt = "auto",
     device: DeviceOpt = "auto",
-    batch_size: BatchOpt = "16",
+    batch_size: BatchOpt = None,
     device_map: DeviceMapOpt = None,
     quantize: QuantizeOpt = None,
     chat_template: ChatTemplateOpt = None,
