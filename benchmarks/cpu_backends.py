@@ -92,7 +92,7 @@ def _torch_threads() -> str:
 
 def run_direct(spec: str, prompts: list[Any]) -> tuple[list[str], int, dict[str, str]]:
     """llama-cpp-python as a user calls it: one create_completion per rendered prompt."""
-    from chronoprobe.models.llamacpp_backend import import_llama_cpp
+    from chronoprobe.models.llamacpp_backend import import_llama_cpp, open_llama
     from chronoprobe.models.registry import BackendOptions, load_backend
 
     ours = load_backend(spec, BackendOptions())  # only for the file's path and the audit's rendering
@@ -100,7 +100,7 @@ def run_direct(spec: str, prompts: list[Any]) -> tuple[list[str], int, dict[str,
     path = ours.config.path
     ours.close()
     llama_cpp = import_llama_cpp("benchmark")
-    llm = llama_cpp.Llama(model_path=path, n_ctx=2048, verbose=False)
+    llm = open_llama(llama_cpp, model_path=path, n_ctx=2048, verbose=False)  # its defaults, AMX buffers off
     llm.create_completion(rendered[0], max_tokens=2, temperature=0.0)
     answers, tokens = [], 0
     start = time.perf_counter()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -73,6 +74,28 @@ def import_llama_cpp(where: str) -> Any:
     return llama_cpp
 
 
+def open_llama(llama_cpp: Any, **kwargs: Any) -> Any:
+    """``llama_cpp.Llama(**kwargs)`` with llama.cpp's extra weight buffers (repacking, AMX) turned off.
+
+    On this project's machines (AMX-capable CPUs in a VM) the AMX buffers crash the first decode
+    with a segmentation fault, in llama-cpp-python's own ``create_completion`` too; plain CPU
+    buffers run. ``Llama`` exposes no switch, so its default model parameters are wrapped while it loads.
+    """
+    low_level = sys.modules["llama_cpp.llama_cpp"]
+    original = low_level.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    low_level.llama_model_default_params = without_extra_buffers
+    try:
+        return llama_cpp.Llama(**kwargs)
+    finally:
+        low_level.llama_model_default_params = original
+
+
 class _JinjaTemplate:
     """The GGUF's chat template, rendered as transformers renders it (so both paths see one prompt)."""
 
@@ -116,7 +139,8 @@ class LlamaCppBackend(Backend):
         self._lib = llama_cpp
         self.cpu_threads = _LlamaThreads()
         try:
-            self.llm = llama_cpp.Llama(
+            self.llm = open_llama(
+                llama_cpp,
                 model_path=str(path),
                 n_ctx=config.context,
                 n_batch=PROMPT_CHUNK,
