@@ -81,7 +81,7 @@ def open_llama(llama_cpp: Any, **kwargs: Any) -> Any:
     with a segmentation fault, in llama-cpp-python's own ``create_completion`` too; plain CPU
     buffers run. ``Llama`` exposes no switch, so its default model parameters are wrapped while it loads.
     """
-    low_level = sys.modules["llama_cpp.llama_cpp"]
+    low_level: Any = sys.modules["llama_cpp.llama_cpp"]
     original = low_level.llama_model_default_params
 
     def without_extra_buffers() -> Any:
