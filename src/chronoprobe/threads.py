@@ -100,7 +100,7 @@ class AdaptiveThreads:
     def __init__(self) -> None:
         self.mode = policy()
         self.cores = usable_cores()
-        self._probe = LoadProbe()
+        self._last = _cpu_seconds()
         self.threads: int | None = None
         if self.mode not in {"auto", "torch"}:
             self._set(int(self.mode))
@@ -122,25 +122,12 @@ class AdaptiveThreads:
         return self.threads
 
     def _follow_load(self) -> None:
-        others = self._probe.others_busy()
-        if others is not None:
-            self._set(threads_for(self.cores, others))
-
-
-class LoadProbe:
-    """How many cores other processes kept busy since the previous look (``/proc/stat`` minus our own CPU time)."""
-
-    def __init__(self) -> None:
-        self._last = _cpu_seconds()
-
-    def others_busy(self) -> float | None:
-        """Cores busy with other work since the previous call; None off Linux or within :data:`MIN_WINDOW_S`."""
         now = _cpu_seconds()
         if now is None or self._last is None:
-            return None
+            return
         wall = now[0] - self._last[0]
         if wall < MIN_WINDOW_S:
-            return None
+            return
         others = max(0.0, (now[1] - self._last[1]) - (now[2] - self._last[2])) / wall
         self._last = now
-        return others
+        self._set(threads_for(self.cores, others))
