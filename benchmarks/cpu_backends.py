@@ -8,14 +8,13 @@ greedy, 20 new tokens, no call cache. Each path runs in a fresh worker process, 
 * torch:         our hf backend at the default batch (64 rows per greedy batch, within free memory);
 * torch-fixed:   as torch, with CHRONOPROBE_CPU_THREADS fixed at the machine's cores (the thread
                  policy's baseline: the policy must not lose clearly to it);
-* llamacpp:      our llama.cpp backend (one sequence per prompt, fixed layout);
-* llamacpp-fixed: as llamacpp, threads fixed at the machine's cores;
+* llamacpp:      our llama.cpp backend (one sequence per prompt, fixed layout; threads: the cores);
 * direct:        llama-cpp-python used directly, one ``create_completion`` per prompt (what a user writes).
 
 Prints per path the median prompts/s and tokens/s over the rounds, peak RSS of the worker, the
 1-minute load average at each run's start, and how many answers and verdicts agree with torch16.
 Usage: python benchmarks/cpu_backends.py [--model smollm2|gemma3-270m] [--rounds 2] [--facts N]
-       [--paths torch16,torch,torch-fixed,llamacpp,llamacpp-fixed,direct]
+       [--paths torch16,torch,torch-fixed,llamacpp,direct]
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PATHS = ("torch16", "torch", "torch-fixed", "llamacpp", "llamacpp-fixed", "direct")
+PATHS = ("torch16", "torch", "torch-fixed", "llamacpp", "direct")
 NEW_TOKENS = 20
 
 

@@ -150,7 +150,7 @@ class HFBackend(Backend):
         """False once a prefill returned cache layers that models/prefill_groups.py cannot lay side by side."""
         self._auto_batch: tuple[int, int] | None = None
         """(longest prompt it was found for, size) under --batch-size auto."""
-        # on CPU, give torch only the cores other processes leave free (see chronoprobe.threads)
+        # on CPU, set torch's threads by chronoprobe's policy: every usable core, waiting passively (chronoprobe.threads)
         self.cpu_threads = AdaptiveThreads() if torch.device(self.device).type == "cpu" else None
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
