@@ -8,13 +8,15 @@ greedy, 20 new tokens, no call cache. Each path runs in a fresh worker process, 
 * torch:         our hf backend at the default batch (64 rows per greedy batch, within free memory);
 * torch-fixed:   as torch, with CHRONOPROBE_CPU_THREADS fixed at the machine's cores (the thread
                  policy's baseline: the policy must not lose clearly to it);
+* torch-adaptive: as torch, with CHRONOPROBE_CPU_THREADS=adaptive (the cores other processes leave
+                 free: the default before 0.2.0);
 * llamacpp:      our llama.cpp backend (one sequence per prompt, fixed layout; threads: the cores);
 * direct:        llama-cpp-python used directly, one ``create_completion`` per prompt (what a user writes).
 
 Prints per path the median prompts/s and tokens/s over the rounds, peak RSS of the worker, the
 1-minute load average at each run's start, and how many answers and verdicts agree with torch16.
 Usage: python benchmarks/cpu_backends.py [--model smollm2|gemma3-270m] [--rounds 2] [--facts N]
-       [--paths torch16,torch,torch-fixed,llamacpp,direct]
+       [--paths torch16,torch,torch-fixed,torch-adaptive,llamacpp,direct]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PATHS = ("torch16", "torch", "torch-fixed", "llamacpp", "direct")
+PATHS = ("torch16", "torch", "torch-fixed", "torch-adaptive", "llamacpp", "direct")
 NEW_TOKENS = 20
 
 
@@ -130,6 +132,8 @@ def run_worker(args: argparse.Namespace, path: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in {"OMP_WAIT_POLICY", "CHRONOPROBE_CPU_THREADS"}}
     if path.endswith("-fixed"):
         env["CHRONOPROBE_CPU_THREADS"] = str(os.cpu_count() or 1)
+    if path.endswith("-adaptive"):
+        env["CHRONOPROBE_CPU_THREADS"] = "adaptive"
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", path, "--model", args.model]
     command += ["--facts", str(args.facts)] if args.facts else []
     load = os.getloadavg()[0]
