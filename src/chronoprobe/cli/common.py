@@ -148,7 +148,7 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         "-m",
-        help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>[@rev], gguf:<file>, vllm:<id>[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
+        help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>[@rev], gguf:<file>, llamacpp:<file>, vllm:<id>[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
         "NAME=SPEC gives it a short name for plots (e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct). See `chronoprobe models`.",
     ),
 ]
