@@ -41,8 +41,9 @@ from chronoprobe.models.base import (
 from chronoprobe.models.embedded import gguf_digest
 
 INSTALL = "pip install 'chronoprobe[llamacpp]'"
-PROMPT_CHUNK = 512
-"""Prompt tokens per decode call; the chunks are counted from the prompt's start, so their layout is the prompt's own."""
+PROMPT_CHUNK = 32
+"""Prompt tokens per decode call. The chunks are counted from the prompt's start, so their layout is the
+prompt's own, and whole chunks shared with the previous prompt can be kept (:meth:`LlamaCppBackend._prefill`)."""
 DEFAULT_CONTEXT = 4096
 """Context window (prompt plus answer) unless the model was trained on a shorter one."""
 
@@ -131,6 +132,9 @@ class LlamaCppBackend(Backend):
 
     def __init__(self, config: LlamaCppConfig) -> None:
         self.config = config
+        self.prompt_chunk = PROMPT_CHUNK
+        self._prompt_in_cache: list[int] = []
+        """The prompt whose KV cache the context holds (its decode's tokens follow it there)."""
         where = f"model spec {config.spec!r}"
         path = Path(config.path).expanduser()
         if not path.is_file():
@@ -143,8 +147,8 @@ class LlamaCppBackend(Backend):
                 llama_cpp,
                 model_path=str(path),
                 n_ctx=config.context,
-                n_batch=PROMPT_CHUNK,
-                n_ubatch=PROMPT_CHUNK,
+                n_batch=512,
+                n_ubatch=512,
                 n_threads=self.cpu_threads.cores,
                 logits_all=False,
                 verbose=False,
@@ -217,12 +221,33 @@ class LlamaCppBackend(Backend):
         return generations
 
     def _prefill(self, token_ids: Sequence[int]) -> np.ndarray:
-        """Clear the KV cache and run the prompt; the logits after its last token."""
+        """Run the prompt in its fixed chunks; the logits after its last token.
+
+        Whole chunks the previous prompt ran with the same tokens are kept: their KV cache was
+        computed in the same layout, so it is the one this prompt would compute (bit for bit,
+        checked on the audit's prompts in every order).
+        """
+        reused = self._reusable_tokens(token_ids)
         memory = self._lib.llama_get_memory(self.llm.ctx)
-        self._lib.llama_memory_clear(memory, True)
+        if reused:
+            self._lib.llama_memory_seq_rm(memory, 0, reused, -1)
+        else:
+            self._lib.llama_memory_clear(memory, True)
         self.llm.reset()
-        self.llm.eval(list(token_ids))
+        self.llm.n_tokens = reused
+        for start in range(reused, len(token_ids), self.prompt_chunk):
+            self.llm.eval(list(token_ids[start : start + self.prompt_chunk]))
+        self._prompt_in_cache = list(token_ids)
         return self._last_logits()
+
+    def _reusable_tokens(self, token_ids: Sequence[int]) -> int:
+        """Tokens of whole chunks this prompt shares with the one whose KV cache is held (at least one token is run)."""
+        shared = 0
+        for held, wanted in zip(self._prompt_in_cache, token_ids[:-1], strict=False):
+            if held != wanted:
+                break
+            shared += 1
+        return shared // self.prompt_chunk * self.prompt_chunk
 
     def _last_logits(self) -> np.ndarray:
         pointer = self._lib.llama_get_logits_ith(self.llm.ctx, -1)
