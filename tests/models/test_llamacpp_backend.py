@@ -53,6 +53,16 @@ def test_answers_do_not_depend_on_the_batch(llama, tmp_path: Path) -> None:  # t
     assert llama.generate(PROMPTS[::-1], greedy)[::-1][0].text == llama.generate(PROMPTS[:1], greedy)[0].text
 
 
+def test_kept_prefix_chunks_give_the_log_probs_of_a_fresh_run(llama) -> None:  # type: ignore[no-untyped-def]
+    """A prompt run after one sharing its chat prefix equals, bit for bit, the same prompt run from an empty cache."""
+    params = DecodingParams(max_new_tokens=8, token_logprobs=True)
+    llama.generate([Prompt(text="Unrelated bare text.")], params)  # shares no chunk: the cache is cleared
+    fresh = llama.generate(PROMPTS[2:3], params)[0].samples[0]
+    after_neighbour = llama.generate(PROMPTS[3:5] + PROMPTS[2:3], params)[2].samples[0]
+    assert len(llama.token_ids(llama.render(PROMPTS[2]))) > llama.prompt_chunk  # a whole chunk was kept
+    assert (after_neighbour.token_ids, after_neighbour.token_logprobs) == (fresh.token_ids, fresh.token_logprobs)
+
+
 def test_greedy_answers_are_sensible(llama) -> None:  # type: ignore[no-untyped-def]
     out = llama.generate(PROMPTS[:1], DecodingParams(max_new_tokens=8))
     assert "Paris" in out[0].text

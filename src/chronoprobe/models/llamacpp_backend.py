@@ -3,12 +3,14 @@
 What it is for is memory: llama.cpp keeps the file's quantised weights, so a model needs about its
 file size in RAM, where the ``gguf:`` path (transformers) needs four bytes per parameter.
 
-Every prompt is decoded as its own sequence with one fixed layout: the KV cache is cleared, the
-prompt runs in chunks of :data:`PROMPT_CHUNK` tokens counted from its first token, then one token
-per step. llama.cpp's answers change with how prompts share a decode (the same prompts decoded
-one by one and sixteen at a time agreed on 260 of 390 answers), so nothing is shared between
-prompts: a prompt's answer depends on the prompt alone, as our cache assumes (``cache.py``), and
-``--batch-size`` only sets how many prompts go to the cache in one transaction.
+Every prompt is decoded as its own sequence in one fixed layout: the prompt runs in chunks of
+:data:`PROMPT_CHUNK` tokens counted from its first token, then one token per step. llama.cpp's
+answers change with how prompts share a decode (the same prompts decoded one by one and sixteen at
+a time agreed on 260 of 390 answers), so prompts never share a decode: a prompt's answer depends on
+the prompt alone, as our cache assumes (``cache.py``), and ``--batch-size`` only sets how many
+prompts go to the cache in one transaction. The one thing kept between prompts is the KV cache of
+whole chunks the next prompt shares with the previous one, computed in the very layout the next
+prompt would use.
 
 Log-probabilities, the first token's probability and the mean next-token distribution come from
 the logits of this decode (one row per step), not from ``logits_all`` completions.
