@@ -13,12 +13,12 @@ Two remedies, both on by default and both off with ``CHRONOPROBE_CPU_THREADS=tor
 * ``OMP_WAIT_POLICY=PASSIVE`` (unless the user set it): waiting threads sleep
   instead of spinning. OpenMP reads it when torch is imported, so
   :func:`prepare_openmp` runs on ``import chronoprobe``, before torch.
-* One thread per usable core (``auto``, the default). With passive waiting this beat
-  giving torch only the cores other processes left free (``adaptive``, the default
-  before 0.2.0): on the 2-core machine at load 5–8, the audit ran at 4.6–5.0 prompts/s
-  with two threads and 2.0–3.0 with the adaptive count, which often fell to one
-  (benchmarks/cpu_backends.py, docs/scale.md). The scheduler shares a busy machine
-  per thread, so a process that gives up a thread gives up its share.
+* One thread per usable core (``auto``, the default). Giving torch only the cores other
+  processes left free (``adaptive``, the default before 0.2.0) lost clearly to a fixed count
+  of the cores in 3 of 7 alternating rounds on the loaded 2-core machine (up to 2.5x: 1.99
+  against 5.00 prompts/s) and won in 2 (benchmarks/cpu_backends.py, docs/scale.md): the
+  scheduler shares a busy machine per thread, so a process that gives up a thread under
+  load gives up its share. A fixed count of the cores cannot lose to itself.
 
 ``CHRONOPROBE_CPU_THREADS=adaptive`` keeps the load-following count: before each generate call,
 measure how many cores *other* processes used since the previous call (``/proc/stat`` minus our
