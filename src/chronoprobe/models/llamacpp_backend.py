@@ -47,7 +47,7 @@ PROMPT_CHUNK = 32
 """Prompt tokens per decode call. The chunks are counted from the prompt's start, so their layout is the
 prompt's own, and whole chunks shared with the previous prompt can be kept (:meth:`LlamaCppBackend._prefill`)."""
 DEFAULT_CONTEXT = 4096
-"""Context window (prompt plus answer) unless the model was trained on a shorter one."""
+"""Context window (prompt plus answer); longer prompts are refused before any decode."""
 
 
 class LlamaCppConfig(BaseModel):
