@@ -334,7 +334,7 @@ class CachedModel:
                 self.cache.add_timing(speed, len(batches[position]), finished - started)
                 started = finished
 
-        plan = self.backend.plan_batches(rendered)
+        plan = self.backend.plan_batches(rendered, params)
         if self.engine.local:  # look up, then run, one batch after another
             for batch in plan:
                 if from_cache(batch):

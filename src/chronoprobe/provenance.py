@@ -37,7 +37,7 @@ class CpuThreads(BaseModel):
     """The CPU threads behind a run's local model calls (see chronoprobe.threads)."""
 
     policy: str
-    """``$CHRONOPROBE_CPU_THREADS``: ``auto`` (the cores other processes leave free), ``torch`` or a fixed count."""
+    """``$CHRONOPROBE_CPU_THREADS``: ``auto`` (every usable core), ``adaptive`` (the cores others leave free), ``torch`` or a fixed count."""
     cores: int
     """The cores this process may run on."""
     torch: list[int] = Field(default_factory=list)

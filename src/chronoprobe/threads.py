@@ -13,10 +13,16 @@ Two remedies, both on by default and both off with ``CHRONOPROBE_CPU_THREADS=tor
 * ``OMP_WAIT_POLICY=PASSIVE`` (unless the user set it): waiting threads sleep
   instead of spinning. OpenMP reads it when torch is imported, so
   :func:`prepare_openmp` runs on ``import chronoprobe``, before torch.
-* :class:`AdaptiveThreads`: before each generate call, measure how many cores
-  *other* processes used since the previous call (``/proc/stat`` minus our own
-  CPU time) and give torch only the cores left, at least one.
+* One thread per usable core (``auto``, the default). Giving torch only the cores other
+  processes left free (``adaptive``, the default before 0.2.0) lost clearly to a fixed count
+  of the cores in 3 of 7 alternating rounds on the loaded 2-core machine (up to 2.5x: 1.99
+  against 5.00 prompts/s) and won in 2 (benchmarks/cpu_backends.py, docs/scale.md): the
+  scheduler shares a busy machine per thread, so a process that gives up a thread under
+  load gives up its share. A fixed count of the cores cannot lose to itself.
 
+``CHRONOPROBE_CPU_THREADS=adaptive`` keeps the load-following count: before each generate call,
+measure how many cores *other* processes used since the previous call (``/proc/stat`` minus our
+own CPU time) and give torch only the cores left, at least one.
 ``CHRONOPROBE_CPU_THREADS=<n>`` fixes the count at n (with the passive wait policy).
 
 Every count torch ran with is noted (:func:`counts_since`), so a run's provenance can say
@@ -39,15 +45,16 @@ _IN_FORCE: dict[int, float] = {}
 
 
 def policy() -> str:
-    """``auto`` (default), ``torch`` (leave torch and OpenMP alone) or a positive thread count."""
+    """``auto`` (default: every usable core), ``adaptive`` (the cores others leave free), ``torch`` (leave
+    torch and OpenMP alone) or a positive thread count."""
     value = os.environ.get(ENV, "auto").strip().lower() or "auto"
-    if value in {"auto", "torch"}:
+    if value in {"auto", "adaptive", "torch"}:
         return value
     if value.isdigit() and int(value) > 0:
         return value
     from chronoprobe.errors import ConfigError
 
-    raise ConfigError(f"${ENV}", f"{value!r} is not auto, torch or a positive number of threads")
+    raise ConfigError(f"${ENV}", f"{value!r} is not auto, adaptive, torch or a positive number of threads")
 
 
 def policy_label() -> str:
@@ -95,14 +102,16 @@ def threads_for(cores: int, others_busy: float) -> int:
 
 
 class AdaptiveThreads:
-    """Sets torch's intra-op thread count to the cores other processes leave free; see the module docstring."""
+    """Sets torch's intra-op thread count by the policy (every core, or the cores others leave free); see the module docstring."""
 
     def __init__(self) -> None:
         self.mode = policy()
         self.cores = usable_cores()
         self._last = _cpu_seconds()
         self.threads: int | None = None
-        if self.mode not in {"auto", "torch"}:
+        if self.mode == "auto":
+            self._set(self.cores)
+        elif self.mode.isdigit():
             self._set(int(self.mode))
 
     def _set(self, threads: int) -> None:
@@ -116,7 +125,7 @@ class AdaptiveThreads:
         """Call before a burst of work; returns the thread count set (None when torch decides)."""
         import torch
 
-        if self.mode == "auto":
+        if self.mode == "adaptive":
             self._follow_load()
         _IN_FORCE[torch.get_num_threads()] = time.perf_counter()
         return self.threads

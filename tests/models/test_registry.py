@@ -18,6 +18,7 @@ from chronoprobe.models.registry import BackendOptions, load_backend, parse_mode
         ("hf:Qwen/Qwen2.5-0.5B@a1b2c3", "hf", "Qwen/Qwen2.5-0.5B", "a1b2c3", None),
         ("hf:/models/local-folder", "hf", "/models/local-folder", "main", None),
         ("gguf:/tmp/model.Q4_K_M.gguf", "gguf", "/tmp/model.Q4_K_M.gguf", "main", None),
+        ("llamacpp:/tmp/model.Q4_K_M.gguf", "llamacpp", "/tmp/model.Q4_K_M.gguf", "main", None),
         ("openai:gpt-4o-mini@https://api.openai.com/v1", "openai", "gpt-4o-mini", "main", "https://api.openai.com/v1"),
         ("openai:smollm2@http://127.0.0.1:8000/v1/", "openai", "smollm2", "main", "http://127.0.0.1:8000/v1"),
         ("vllm:meta-llama/Llama-3.1-8B@abc123", "vllm", "meta-llama/Llama-3.1-8B", "abc123", None),
@@ -39,7 +40,7 @@ def test_valid_specs(raw: str, kind: str, target: str, revision: str, base_url: 
         ("openai:@https://api.openai.com/v1", "expected openai:<model name>@<http(s) base url>"),
         ("openai:m@ftp://host/v1", "expected openai:<model name>@<http(s) base url>"),
         ("openai:m@", "expected openai:<model name>@<http(s) base url>"),
-        ("llamacpp:model.gguf", "unknown backend 'llamacpp'"),
+        ("llama:model.gguf", "unknown backend 'llama'"),
     ],
 )
 def test_invalid_specs_fail_with_one_line(raw: str, expected: str) -> None:

@@ -56,8 +56,27 @@ def test_fixed_and_torch_policies(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs /proc/stat (Linux)")
-def test_auto_gives_up_cores_that_other_processes_keep_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_keeps_every_core_when_other_processes_are_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With passive waiting, every core beat the adaptive count under load (docs/scale.md)."""
     monkeypatch.setenv(threads.ENV, "auto")
+    before = torch.get_num_threads()
+    cores = threads.usable_cores()
+    load = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(cores)]
+    try:
+        time.sleep(0.5)
+        policy = threads.AdaptiveThreads()
+        time.sleep(1.5)
+        assert policy.adjust() == cores and torch.get_num_threads() == cores
+    finally:
+        for process in load:
+            process.kill()
+            process.wait()
+        torch.set_num_threads(before)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs /proc/stat (Linux)")
+def test_adaptive_gives_up_cores_that_other_processes_keep_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(threads.ENV, "adaptive")
     before = torch.get_num_threads()
     cores = threads.usable_cores()
     load = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(cores)]

@@ -65,9 +65,9 @@ def _none_or_one_of(choices: tuple[str, ...]) -> Callable[[str | None], str | No
     return lambda value: None if value is None else check(value)
 
 
-def check_batch_size(value: str) -> str:
-    """A whole number of at least 1, or ``auto``."""
-    if value != "auto" and not (value.isdigit() and int(value) >= 1):
+def check_batch_size(value: str | None) -> str | None:
+    """A whole number of at least 1, ``auto``, or None (the backend's default)."""
+    if value is not None and value != "auto" and not (value.isdigit() and int(value) >= 1):
         raise typer.BadParameter(f"{value!r} is not a batch size (use a whole number of at least 1, or auto)")
     return value
 
@@ -153,7 +153,7 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         "-m",
-        help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>\\[@rev], gguf:<file>, vllm:<id>\\[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
+        help="Model spec (repeatable): smollm2, gemma3-270m, hf:<id>\\[@rev], gguf:<file>, llamacpp:<file>, vllm:<id>\\[@rev], openai:<name>@<url>, mock:constant=<text> (no model; smoke runs); "
         "NAME=SPEC gives it a short name for plots (e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct). See `chronoprobe models`.",
     ),
 ]
@@ -162,9 +162,11 @@ DTypeOpt = Annotated[
 ]
 DeviceOpt = Annotated[str, typer.Option(help="Device: auto, cpu, cuda, cuda:1, mps.", callback=check_device)]
 BatchOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
-        help="Prompts per forward pass (hf) or requests per wave (openai); 'auto' (hf): the largest batch that fits.",
+        help="Prompts per forward pass (hf, llamacpp) or requests per wave (openai); 'auto' (hf): the largest batch "
+        "that fits. Default: hf 64 rows (prompts x samples) per greedy batch and 16 prompts per sampled one, "
+        "within free memory; others 16.",
         callback=check_batch_size,
     ),
 ]
@@ -239,7 +241,7 @@ def backend_options(
     *,
     dtype: str = "auto",
     device: str = "auto",
-    batch_size: int | str = 16,
+    batch_size: int | str | None = None,
     chat_template: bool | None = None,
     api_mode: str = "chat",
     concurrency: int = 4,
@@ -253,7 +255,7 @@ def backend_options(
         device=device,
         device_map=device_map,
         quantize=quantize,
-        batch_size="auto" if batch_size == "auto" else int(batch_size),
+        batch_size=None if batch_size is None else "auto" if batch_size == "auto" else int(batch_size),
         chat_template=chat_template,
         api_mode=api_mode,
         concurrency=concurrency,
@@ -272,7 +274,7 @@ class ModelOptions:
 
     dtype: DTypeOpt = "auto"
     device: DeviceOpt = "auto"
-    batch_size: BatchOpt = "16"
+    batch_size: BatchOpt = None
     device_map: DeviceMapOpt = None
     quantize: QuantizeOpt = None
     chat_template: ChatTemplateOpt = None

@@ -138,7 +138,7 @@ _THREADS: AdaptiveThreads | None = None
 
 
 def tune_threads(model: nn.Module) -> None:
-    """On CPU, give torch only the cores other processes leave free (see chronoprobe.threads).
+    """On CPU, set torch's thread count by chronoprobe's policy (see chronoprobe.threads).
 
     Call before each burst of work (an optimisation step, a statistics batch): with one core
     taken by another process, two spinning torch threads ran ROME's steps ~15x slower.

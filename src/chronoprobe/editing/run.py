@@ -59,10 +59,12 @@ def check_spec(spec: str, methods: Sequence[str]) -> None:
     weight = [m for m in methods if m in WEIGHT_METHODS]
     kind = parse_model_spec(spec).kind
     if weight and kind not in LOCAL_WEIGHTS:
+        # llama.cpp runs the GGUF's quantised weights; the same file's gguf: path has torch weights to edit
+        torch_path = f"; {', '.join(weight)} run on the same file as gguf:<file>" if kind == "llamacpp" else ""
         raise CapabilityError(
             f"model {spec}",
             f"{', '.join(weight)} edit weights, which the {kind} backend does not expose; "
-            f"methods that work there: {USABLE_ELSEWHERE}",
+            f"methods that work there: {USABLE_ELSEWHERE}{torch_path}",
         )
 
 

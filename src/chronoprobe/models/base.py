@@ -199,10 +199,11 @@ class Backend(abc.ABC):
     def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
         """Generate for every prompt; results are in the same order as ``prompts``."""
 
-    def plan_batches(self, rendered_prompts: Sequence[str]) -> list[list[int]]:
+    def plan_batches(self, rendered_prompts: Sequence[str], params: DecodingParams | None = None) -> list[list[int]]:
         """Split prompt indices into the batches the backend will run.
 
-        Planned over the whole request, so a resumed run sees the same batches.
+        Planned over the whole request, so a resumed run sees the same batches. ``params`` (the request's
+        decoding, ``n`` included) lets a backend size its batches in rows rather than prompts.
         """
         size = max(1, self.info.batch_size or 1)
         order = list(range(len(rendered_prompts)))

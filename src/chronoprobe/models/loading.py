@@ -46,7 +46,8 @@ class HFConfig(BaseModel):
     adapter: str | None = None
     """A PEFT adapter (local folder or hub id) applied on top of ``model``."""
     adapter_revision: str = "main"
-    batch_size: int | Literal["auto"] = 16
+    batch_size: int | Literal["auto"] | None = None
+    """Prompts per batch; ``auto``: the largest batch that fits; None: :func:`default_batch_prompts`."""
     chat_template: bool | None = None
     """Apply the tokenizer's chat template: None means 'if the tokenizer has one'."""
     trust_remote_code: bool = False
@@ -268,6 +269,33 @@ def check_fits(
         f"does not fit in memory: {parameters / 1e9:.2f}B parameters in {dtype_label(torch_dtype, quantize)} need "
         f"about {_gib(need)} for the weights, but only {_gib(free[0])} is {free[1]} "
         "(try a smaller --dtype, --quantize 4bit on a GPU, --device-map auto, or a smaller model)",
+    )
+
+
+def gguf_parameters(path: Path) -> int | None:
+    """Parameters stored in a GGUF file, read from its tensor table (the weights are not read); None if unreadable."""
+    try:
+        from gguf import GGUFReader
+
+        return sum(int(tensor.n_elements) for tensor in GGUFReader(str(path)).tensors)
+    except Exception:
+        return None
+
+
+def check_gguf_fits(where: str, path: Path, dtype: DType, device: str, device_map: DeviceMap | None) -> None:
+    """Refuse a GGUF whose dequantised weights would not fit, pointing to llama.cpp, which runs it as it is."""
+    parameters = gguf_parameters(path)
+    resolved = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, resolved)
+    free = free_memory(resolved, device_map)
+    if parameters is None or free is None or weight_bytes(parameters, torch_dtype, None) <= free[0]:
+        return
+    raise ConfigError(
+        where,
+        f"does not fit in memory once dequantised: {parameters / 1e9:.2f}B parameters in {dtype_label(torch_dtype, None)} "
+        f"need about {_gib(weight_bytes(parameters, torch_dtype, None))}, but only {_gib(free[0])} is {free[1]}; "
+        f"llamacpp:{path} runs the file as it is, in about {_gib(path.stat().st_size)} "
+        "(pip install 'chronoprobe[llamacpp]')",
     )
 
 

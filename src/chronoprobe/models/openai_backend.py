@@ -298,7 +298,7 @@ class OpenAIBackend(Backend):
                 body["logprobs"] = self.config.top_logprobs
         return body
 
-    def plan_batches(self, rendered_prompts: Sequence[str]) -> list[list[int]]:
+    def plan_batches(self, rendered_prompts: Sequence[str], params: DecodingParams | None = None) -> list[list[int]]:
         size = self.config.wave_size or self.config.concurrency * 4
         order = list(range(len(rendered_prompts)))
         return [order[i : i + size] for i in range(0, len(order), size)]

@@ -5,6 +5,7 @@
 ``hf:<hub id or folder>[@rev]``  transformers
 ``hf:<base>[@rev]+<adapter>[@rev]`` transformers with a PEFT adapter (hub id or folder) on top
 ``gguf:<file>``                  a local GGUF file, converted once to safetensors
+``llamacpp:<file>``              a local GGUF file run by llama.cpp as it is (also llamacpp:smollm2, llamacpp:gemma3-270m)
 ``openai:<name>@<base url>``     any OpenAI-compatible server
 ``mock:<name>``                   a deterministic stand-in, no model (chronoprobe.testing.mock)
 """
@@ -29,6 +30,7 @@ from chronoprobe.models.redact import (
 )
 
 DEFAULT_MODEL = "smollm2"
+SMOLLM2_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)"
 
 DType = Literal["auto", "float32", "bfloat16", "float16"]
 DeviceMap = Literal["auto"]
@@ -47,8 +49,9 @@ class BackendOptions(BaseModel):
     """hf: let accelerate spread the weights over every GPU and RAM (``--device-map auto``)."""
     quantize: Quantize | None = None
     """hf: bitsandbytes 8-/4-bit weights on a CUDA GPU (``pip install 'chronoprobe[quant]'``)."""
-    batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] = 16
-    """``auto`` (hf): the largest batch that fits; other backends take their default."""
+    batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] | None = None
+    """Prompts per batch. None: the backend's default (hf: 64 rows per greedy batch, 16 prompts per sampled
+    one, within free memory; others 16); ``auto`` (hf): the largest batch that fits."""
     chat_template: bool | None = None
     sampler: Sampler = DEFAULT_SAMPLER
     """hf: how sampled tokens are drawn; ``multinomial`` reproduces releases before 0.2.0 (docs/backends.md)."""
@@ -63,7 +66,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     raw: str
-    kind: Literal["smollm2", "gemma3-270m", "hf", "gguf", "openai", "vllm", "mock"]
+    kind: Literal["smollm2", "gemma3-270m", "hf", "gguf", "llamacpp", "openai", "vllm", "mock"]
     target: str
     revision: str = "main"
     base_url: str | None = None
@@ -86,6 +89,12 @@ KNOWN_SPECS: list[tuple[str, str]] = [
         "a PEFT adapter (hub id or folder) on its base model (optional extra: pip install 'chronoprobe\\[peft]')",
     ),
     ("gguf:<path to .gguf>", "a local GGUF file, dequantised once into a safetensors cache"),
+    (
+        "llamacpp:<path to .gguf>",
+        "a GGUF file run by llama.cpp without dequantising (about its file size in RAM: choose it for GGUFs too big "
+        "for gguf:, e.g. a 7B Q4 on a laptop); also llamacpp:smollm2, llamacpp:gemma3-270m "
+        "(optional extra: pip install 'chronoprobe\\[llamacpp]')",
+    ),
     ("vllm:<hub id or folder>\\[@revision]", "vLLM on a GPU (optional extra: pip install 'chronoprobe\\[vllm]')"),
     ("openai:<model>@<base url>", "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1"),
     (
@@ -134,6 +143,8 @@ def parse_model_spec(raw: str) -> ModelSpec:
         return ModelSpec(raw=raw, kind="vllm", target=target, revision=revision or "main")
     if kind == "gguf":
         return ModelSpec(raw=raw, kind="gguf", target=rest)
+    if kind == "llamacpp":
+        return ModelSpec(raw=raw, kind="llamacpp", target=rest)
     if kind == "openai":
         name, at, url = rest.partition("@")
         if not at or not name or not url.startswith(("http://", "https://")):
@@ -144,7 +155,7 @@ def parse_model_spec(raw: str) -> ModelSpec:
         return ModelSpec(raw=raw, kind="mock", target=rest, revision="mock")
     raise ConfigError(
         where,
-        f"unknown backend {kind!r}; known: hf, gguf, openai, vllm, mock, smollm2, gemma3-270m (see `chronoprobe models`)",
+        f"unknown backend {kind!r}; known: hf, gguf, llamacpp, openai, vllm, mock, smollm2, gemma3-270m (see `chronoprobe models`)",
     )
 
 
@@ -166,6 +177,7 @@ BACKENDS: dict[str, str] = {
     "smollm2": "chronoprobe.models.registry:_load_embedded",
     "gemma3-270m": "chronoprobe.models.registry:_load_embedded",
     "gguf": "chronoprobe.models.registry:_load_embedded",
+    "llamacpp": "chronoprobe.models.registry:_load_llamacpp",
     "hf": "chronoprobe.models.registry:_load_hf",
     "vllm": "chronoprobe.models.registry:_load_vllm",
     "openai": "chronoprobe.models.registry:_load_openai",
@@ -207,6 +219,9 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
         gguf_path = smollm2_gguf() if spec.kind == "smollm2" else embedded.gemma3_gguf()
     if not gguf_path.is_file():
         raise ConfigError(f"model spec {raw!r}", f"GGUF file {gguf_path} does not exist")
+    from chronoprobe.models.loading import check_gguf_fits
+
+    check_gguf_fits(f"model spec {raw!r}", gguf_path, options.dtype, options.device, options.device_map)
     folder, digest = converted_gguf(gguf_path)
     config = HFConfig(
         model=str(folder),
@@ -221,15 +236,41 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
         revision_label=f"gguf-sha256:{digest[:16]}",
     )
     backend = HFBackend(config)
-    backend.info.model_id = (
-        "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)" if spec.kind == "smollm2" else gguf_path.name
-    )
+    backend.info.model_id = SMOLLM2_MODEL_ID if spec.kind == "smollm2" else gguf_path.name
     if spec.kind == "smollm2":
         backend.info.extra["licence"] = "Apache-2.0"
     if spec.kind == "gemma3-270m":
         backend.info.model_id = embedded.GEMMA3_MODEL_ID
         backend.info.extra["licence"] = embedded.GEMMA3_LICENCE
     return backend
+
+
+def _load_llamacpp(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+    """A GGUF file run by llama.cpp (``models/llamacpp_backend.py``); smollm2 and gemma3-270m name the embedded files."""
+    from chronoprobe.models import embedded
+    from chronoprobe.models.llamacpp_backend import LlamaCppBackend, LlamaCppConfig
+
+    model_id = None
+    if spec.target in {"smollm2", "default"}:
+        path, model_id = embedded.smollm2_gguf(), SMOLLM2_MODEL_ID
+    elif spec.target == "gemma3-270m":
+        path, model_id = embedded.gemma3_gguf(), embedded.GEMMA3_MODEL_ID
+    else:
+        path = Path(spec.target).expanduser()
+    if options.dtype != "auto" or options.quantize is not None or options.device not in {"auto", "cpu"}:
+        raise ConfigError(
+            f"model spec {spec.raw!r}",
+            "llama.cpp runs the GGUF's own weights on the CPU; --dtype, --quantize and --device do not apply",
+        )
+    return LlamaCppBackend(
+        LlamaCppConfig(
+            path=str(path),
+            spec=spec.raw,
+            batch_size=fixed_batch_size(options),
+            chat_template=options.chat_template,
+            model_id=model_id,
+        )
+    )
 
 
 def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
