@@ -298,3 +298,23 @@ def test_the_summary_layout_is_read_through_its_typed_view(tmp_path: Path, datas
         DataError, match=rf"summary\.json: unexpected editing run layout \(models\.{reader}\.results\.1\.method"
     ):
         load(folder)
+
+
+def test_a_serac_scope_naming_an_embedder_uses_that_embedder(tmp_path: Path, dataset: Path, reader: str) -> None:
+    """``--serac-scope embedding:<model>`` was ignored: the packaged MiniLM scored the scope whatever was named."""
+    from chronoprobe.models.embedded import minilm_dir
+
+    folder = str(minilm_dir())
+    result = run(
+        "editing",
+        reader,
+        dataset=dataset,
+        methods=("serac",),
+        serac_scope=f"embedding:{folder}",
+        locality=False,
+        fluency=False,
+        out=tmp_path / "run",
+        cache=tmp_path / "calls.sqlite",
+    )
+    [settings] = result.provenance["extra"]["method_settings"].values()
+    assert settings["hparams"]["scope_model"] == folder

@@ -73,7 +73,7 @@ def _serac(editor: Editor, subset: list[EditRecord]) -> Built:
             threshold=editor.config.serac_threshold,
             counterfactual=editor.config.serac_counterfactual,
         ),
-        embedder=tools.embedder,
+        embedder=tools.scope_embedder or tools.embedder,  # a scope naming its own embedder uses that one
         prompts=tools.prompts,
         instruction=editor.config.instruction,
     )

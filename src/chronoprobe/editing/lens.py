@@ -46,6 +46,8 @@ class Tools:
     retriever: Any = None
     counterfactual: Any = None
     """SERAC*'s counterfactual model when it is not the edited model itself."""
+    scope_embedder: Any = None
+    """SERAC*'s scope embedder when ``--serac-scope embedding:<model>`` names one (else ``embedder``)."""
 
 
 class EditingLens(Lens[EditingRow]):
@@ -188,6 +190,10 @@ class EditingLens(Lens[EditingRow]):
 
         with (announce or (lambda _: nullcontext()))("loading the MiniLM embedder"):
             self.tools.embedder = Embedder(cache=cache)
+        kind, _, scope_model = self.config.serac_scope.partition(":")
+        if "serac" in self.config.methods and kind == "embedding" and scope_model:
+            with (announce or (lambda _: nullcontext()))(f"loading the SERAC* scope embedder {scope_model}"):
+                self.tools.scope_embedder = Embedder(scope_model, cache=cache)
         if "rag-retrieved" in self.config.methods:
             from chronoprobe.editing.retrieval import PassageRetriever
 
