@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from chronoprobe.cli.main import main
 from chronoprobe.models.base import Capability
 from chronoprobe.models.registry import canonical_spec, parse_model_spec
 from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
+from cli_driver import run_main
 
 SECRET = "sk-Zq81TopSecretKey"
 
@@ -26,15 +25,8 @@ def echo() -> MockBackend:
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    capsys.readouterr()
-    code: object = 0
-    try:
-        main()
-    except SystemExit as stopped:
-        code = stopped.code
-    captured = capsys.readouterr()
-    return (code if isinstance(code, int) else 1), captured.out + captured.err
+    ran = run_main(monkeypatch, capsys, *args)
+    return ran.code, ran.text
 
 
 def _all_text(folder: Path) -> str:

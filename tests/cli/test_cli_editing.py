@@ -3,29 +3,21 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 import chronoprobe as cp
-from chronoprobe.cli.main import main
 from chronoprobe.testing import register_mock, unregister_mock
+from cli_driver import run_main
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "editing_results"
 DATASETS = ASSETS / "models_editing" / "editing_datasets"
 
 
 def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    capsys.readouterr()
-    code: object = 0
-    try:
-        main()
-    except SystemExit as stopped:
-        code = stopped.code
-    captured = capsys.readouterr()
-    return (code if isinstance(code, int) else 0), " ".join((captured.out + captured.err).split())
+    ran = run_main(monkeypatch, capsys, *args)
+    return ran.code, " ".join(ran.text.split())
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ through the real ``main()``.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -16,10 +15,10 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.cli.main import main
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import LENSES, Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.models.base import DecodingParams, Prompt
+from cli_driver import run_main
 
 
 class ToyConfig(BaseModel):
@@ -101,16 +100,8 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     """Run ``chronoprobe ARGS`` in this process: exit code, stdout and stderr."""
-    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    monkeypatch.setenv("COLUMNS", "250")
-    capsys.readouterr()
-    code: object = 0
-    try:
-        main()
-    except SystemExit as stopped:
-        code = stopped.code
-    captured = capsys.readouterr()
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
+    ran = run_main(monkeypatch, capsys, *args, columns=250)
+    return ran.code, ran.out, ran.err
 
 
 def test_a_registered_lens_runs_from_its_generated_command(

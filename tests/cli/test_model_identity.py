@@ -4,33 +4,25 @@ canonical form, and ``--model NAME=SPEC`` names the model wherever a person read
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from chronoprobe.cli.main import main
 from chronoprobe.models.base import Capability
 from chronoprobe.models.names import model_label, split_model_name
 from chronoprobe.models.registry import canonical_spec, split_userinfo, strip_url_credentials
 from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
+from cli_driver import run_main
 
 SECRET = "sk-Zq81TopSecretKey"
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    capsys.readouterr()
-    code: object = 0
-    try:
-        main()
-    except SystemExit as stopped:
-        code = stopped.code
-    captured = capsys.readouterr()
-    return (code if isinstance(code, int) else 1), captured.out + captured.err
+    ran = run_main(monkeypatch, capsys, *args)
+    return ran.code, ran.text
 
 
 def all_text(folder: Path) -> str:

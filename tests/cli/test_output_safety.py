@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 import chronoprobe as cp
 import chronoprobe.io
-from chronoprobe.cli.main import main
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.names import file_safe
+from cli_driver import run_main
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 EDITING_RESULTS = ASSETS / "editing_results"
@@ -33,14 +32,8 @@ EDIT_FAST = ["-m", MOCK, "--method", "rag-gold", "--no-locality", "--no-fluency"
 
 def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     """Run ``chronoprobe ARGS`` in this process: exit code and stderr."""
-    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    capsys.readouterr()
-    code: object = 0
-    try:
-        main()
-    except SystemExit as stopped:
-        code = stopped.code
-    return (code if isinstance(code, int) else 0), capsys.readouterr().err
+    ran = run_main(monkeypatch, capsys, *args)
+    return ran.code, ran.err
 
 
 def one_line_error(code: int, err: str) -> str:

@@ -5,15 +5,14 @@ nor on stdout or stderr."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from chronoprobe.cli.main import main
 from chronoprobe.testing import MockBackend
 from chronoprobe.testing.mock import MOCK_CAPABILITIES
 from chronoprobe.testing.openai_server import OpenAIServer
+from cli_driver import run_main
 
 URL_KEY = "sk-url-Zq81TopSecret"
 ENV_KEY = "sk-env-Hq27AlsoSecret"
@@ -29,15 +28,8 @@ def draghi() -> MockBackend:
 
 
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    capsys.readouterr()
-    code: object = 0
-    try:
-        main()
-    except SystemExit as stopped:
-        code = stopped.code
-    captured = capsys.readouterr()
-    return (code if isinstance(code, int) else 1), captured.out + captured.err
+    ran = run_main(monkeypatch, capsys, *args)
+    return ran.code, ran.text
 
 
 def commands(tmp: Path, url_spec: str, env_spec: str) -> dict[str, list[str]]:

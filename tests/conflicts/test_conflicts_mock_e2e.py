@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from chronoprobe.cli.main import main
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.testing import MockPrompt, MockReply, register_mock, unregister_mock
 from chronoprobe.testing.mock import mean_distribution, split_tokens, token_id
+from cli_driver import run_ok
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 MEMORY = [0.9, 0.1]
@@ -83,16 +82,7 @@ def mocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    capsys.readouterr()
-    code: object = 0
-    try:
-        main()
-    except SystemExit as stopped:
-        code = stopped.code
-    captured = capsys.readouterr()
-    assert code in (0, None), captured.out + captured.err
-    return captured.out + captured.err
+    return run_ok(monkeypatch, capsys, *args)
 
 
 def read_rows(folder: Path) -> list[dict]:  # type: ignore[type-arg]

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from chronoprobe.cli.main import main
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
+from cli_driver import run_ok
 
 ITALY_PRESIDENT = "countries_byGDP/Italy/President of Italy"
 ITALY_PM = "countries_byGDP/Italy/Prime Minister of Italy"
@@ -50,16 +49,7 @@ def dyknow_mock() -> Iterator[str]:
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
-    capsys.readouterr()
-    code: object = 0
-    try:
-        main()
-    except SystemExit as stopped:
-        code = stopped.code
-    captured = capsys.readouterr()
-    assert code in (0, None), captured.out + captured.err
-    return captured.out + captured.err
+    return run_ok(monkeypatch, capsys, *args)
 
 
 def test_outdated_run_on_mocks_writes_the_expected_verdicts(
