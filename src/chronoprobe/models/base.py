@@ -48,6 +48,19 @@ class Capability(enum.StrEnum):
     """The backend can render chat messages with the model's template."""
 
 
+LOCAL_DECODER_CAPABILITIES = frozenset(
+    {
+        Capability.GENERATE,
+        Capability.SAMPLE_N,
+        Capability.TOKEN_LOGPROBS,
+        Capability.MEAN_DISTRIBUTION,
+        Capability.FIRST_TOKEN_PROB,
+        Capability.CHAT_TEMPLATE,
+    }
+)
+"""What a backend that runs the decode loop itself offers: it sees the full logits of every step."""
+
+
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True)
 

@@ -19,9 +19,9 @@ import torch
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import (
+    LOCAL_DECODER_CAPABILITIES,
     Backend,
     BackendInfo,
-    Capability,
     DecodingParams,
     Generation,
     Prompt,
@@ -93,16 +93,7 @@ class HFBackend(Backend):
     drop_finished_rows = True
     """Stop running the model on rows that have finished their answer."""
 
-    capabilities = frozenset(
-        {
-            Capability.GENERATE,
-            Capability.SAMPLE_N,
-            Capability.TOKEN_LOGPROBS,
-            Capability.MEAN_DISTRIBUTION,
-            Capability.FIRST_TOKEN_PROB,
-            Capability.CHAT_TEMPLATE,
-        }
-    )
+    capabilities = LOCAL_DECODER_CAPABILITIES
 
     def __init__(self, config: HFConfig) -> None:
         self.config = config

@@ -31,9 +31,9 @@ from pydantic import BaseModel, ConfigDict
 from chronoprobe import threads
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import (
+    LOCAL_DECODER_CAPABILITIES,
     Backend,
     BackendInfo,
-    Capability,
     DecodingParams,
     Generation,
     Prompt,
@@ -121,16 +121,7 @@ class _JinjaTemplate:
 
 
 class LlamaCppBackend(Backend):
-    capabilities = frozenset(
-        {
-            Capability.GENERATE,
-            Capability.SAMPLE_N,
-            Capability.TOKEN_LOGPROBS,
-            Capability.MEAN_DISTRIBUTION,
-            Capability.FIRST_TOKEN_PROB,
-            Capability.CHAT_TEMPLATE,
-        }
-    )
+    capabilities = LOCAL_DECODER_CAPABILITIES
 
     def __init__(self, config: LlamaCppConfig) -> None:
         self.config = config
