@@ -159,6 +159,15 @@ class Lens(ABC, Generic[RowT]):
                     found.append((option, Path(item)))
         return found
 
+    def output_paths(self) -> list[tuple[str, Path]]:
+        """What the run writes besides its report folder (``--save-edited`` ...), with the option naming it."""
+        found: list[tuple[str, Path]] = []
+        for field in sorted(self.output_fields - {"out"}):
+            value = getattr(self.config, field, None)
+            if isinstance(value, Path):
+                found.append((self.input_options.get(field, "--" + field.replace("_", "-")), value))
+        return found
+
     def default_folder(self) -> str:
         """Folder under ``results/`` for this run's history (``results/<folder>/<model>-<timestamp>``)."""
         return self.name

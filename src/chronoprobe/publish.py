@@ -213,6 +213,18 @@ def check_not_input(outputs: Path | Sequence[Path], inputs: Inputs, option: str 
             raise ConfigError(where, problem)
 
 
+def check_outside(out: Path, others: Sequence[tuple[str, Path]], option: str = "--out") -> None:
+    """Refuse another output of the same command that is ``out`` or lies inside it: the report replaces
+    ``out`` whole, so what was written there (edited weights ...) would be deleted with the old report."""
+    target = _real(out)
+    for label, given in others:
+        written = _real(Path(given))
+        if written == target or written.is_relative_to(target):
+            raise ConfigError(
+                f"{label} {given}", f"lies in {option} {out}, which the report replaces whole; write it elsewhere"
+            )
+
+
 def _overlap(target: Path, source: Path, named: str, option: str) -> str | None:
     if target == source:
         return f"is {named}; refusing to replace what this command reads"

@@ -115,6 +115,7 @@ def execute(
     cache_path = loaded_caches[0] if loaded_caches else (cache or default_call_cache())
     publish.check_output_dir(out)
     publish.check_not_input(out, [*lens.input_paths(), ("--cache", cache_path)])
+    publish.check_outside(out, lens.output_paths())
     with publish.OutputClaim(out, kind=lens.kind):  # shared with an earlier claim of this command
         if not lens.loaded:
             lens.load()

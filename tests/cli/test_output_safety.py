@@ -150,6 +150,28 @@ def test_the_api_refuses_an_output_that_is_an_input(copies: dict[str, Path]) -> 
     assert tree(copies["audit"]) == before
 
 
+@pytest.mark.parametrize("where", ["{editing}", "{editing}/weights"])
+def test_saved_weights_may_not_lie_in_the_report_folder(
+    where: str, copies: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report replaces --out whole: edited weights saved in it would be deleted with the old report."""
+    before = tree(copies["editing"])
+    args = ["editing", "run", "-m", MOCK, "--method", "rome", "--from", str(copies["audit"])]
+    args += ["--save-edited", where.format(**copies), "--out", str(copies["editing"])]
+    line = one_line_error(*invoke(monkeypatch, capsys, *args))
+    assert line.startswith("error: --save-edited") and "which the report replaces whole" in line
+    assert tree(copies["editing"]) == before
+    with pytest.raises(ConfigError, match="which the report replaces whole"):
+        cp.run(
+            "editing",
+            model=MOCK,
+            from_run=copies["audit"],
+            methods=("rome",),
+            save_edited=copies["editing"] / "weights",
+            out=copies["editing"],
+        )
+
+
 # --- §1: another lens's report -----------------------------------------------------------------
 
 

@@ -374,6 +374,9 @@ def claim_output_dir(path: Path, option: str = "--out", *, kind: str | None = No
 
 def claim_run_dir(lens: Lens[Any], out: Path, cache: Path | None, *extra: tuple[str, Path | None]) -> None:
     """``claim_output_dir`` for a lens run: its kind, and every path it reads (the call cache included)."""
+    from chronoprobe.publish import check_outside
+
+    check_outside(out, lens.output_paths())
     claim_output_dir(out, kind=lens.kind, inputs=[*lens.input_paths(), ("--cache", cache), *extra])
 
 
