@@ -84,7 +84,7 @@ def _backend_options(options: dict[str, Any]) -> BackendOptions:
 
 def _config(cls: type[Lens[Any]], specs: list[str], options: dict[str, Any]) -> BaseModel:
     fields = cls.config_type.model_fields
-    if "models" in fields:  # the outdated config records its model specs
+    if "models" in fields:  # a lens config that records its model specs gets them from ``model``
         options.setdefault("models", tuple(specs))
     unknown = sorted(set(options) - set(fields))
     if unknown:
@@ -112,8 +112,8 @@ def run(
     """Run a lens and return the run (its folder is written like the CLI's, at ``out``).
 
     ``model``: a spec, a :func:`model` handle, or a list of them (not a mix). ``out``: default
-    ``results/<lens>/<model>-<timestamp>``. ``options``: the lens's config fields (e.g. ``limit``
-    for outdated, ``sample`` and ``strategies`` for recency, ``dataset`` for conflicts) and backend
+    ``results/<lens>/<model>-<timestamp>``. ``options``: the fields of the lens's config
+    (``lens_class(lens).config_type``; docs/api.md lists them per lens) and backend
     options (dtype, device, batch_size ...). ``engine``: where the calls the cache misses run,
     ``local`` (this process), ``ray`` (a Ray cluster started for the run), ``ray:auto`` or
     ``ray:HOST:PORT`` (a running cluster); see docs/scale.md.

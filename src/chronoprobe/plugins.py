@@ -12,8 +12,10 @@ the runner find every lens here without knowing any of them.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
+import sys
 from typing import Any
 
 from chronoprobe.errors import ConfigError
@@ -31,7 +33,14 @@ LENSES: dict[str, str] = {
 
 def entry_point_lenses() -> dict[str, str]:
     """Lens name -> ``module:attribute`` from the installed packages' ``chronoprobe.lenses`` entry points."""
-    return {point.name: point.value for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return dict(_scan(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=4)
+def _scan(search_path: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    # Reading every installed distribution's metadata takes milliseconds, and the readers look lenses up
+    # several times per run folder: scan once per search path (a folder put on sys.path is seen).
+    return tuple((point.name, point.value) for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
 
 
 def registered() -> dict[str, str]:

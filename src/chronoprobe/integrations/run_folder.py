@@ -17,7 +17,7 @@ from chronoprobe import publish
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.outdated.audit import AuditConfig, ResponseRecord
-from chronoprobe.outdated.knowledge_date import dated_answers, knowledge_summary
+from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
 from chronoprobe.outdated.lens import OutdatedLens
 from chronoprobe.outdated.summary import ALL, summarize_model
 from chronoprobe.provenance import build_provenance
@@ -56,7 +56,7 @@ def publish_outdated_run(
             [r for r in records if r.model == model], with_as_of=as_of is not None, no_gold=no_gold
         )
         per_model[model]["name"] = model
-        per_model[model]["knowledge_date"] = _knowledge_date([r for r in records if r.model == model], gold)
+        per_model[model]["knowledge_date"] = rows_knowledge_summary([r for r in records if r.model == model], gold)
     when = as_of.isoformat() if as_of else None
     summary = OutdatedLens.summary_from_detail({"as_of": when, "models": per_model, "overall_key": ALL})
     config = AuditConfig(models=tuple(models), snapshot=gold.name, as_of=as_of, use_aliases=use_aliases)
@@ -90,9 +90,3 @@ def publish_outdated_run(
             rows=records,
         )
     return read_json_object(out / RUN_LOG)
-
-
-def _knowledge_date(records: Sequence[ResponseRecord], gold: Snapshot) -> dict[str, Any]:
-    """The knowledge date and staleness of one model's judged answers, as ``outdated run`` computes them."""
-    answers, excluded = dated_answers(((r.fact_id, r.category, r.verdict, r.matched) for r in records), gold.answers)
-    return knowledge_summary(answers, excluded, gold.retrieved)

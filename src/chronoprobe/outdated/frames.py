@@ -41,18 +41,15 @@ def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
 
 def _recomputed_blocks(run: Run, names: dict[str, str]) -> dict[str, dict[str, Any]]:
     from chronoprobe.knowledge.snapshot import load_snapshot
-    from chronoprobe.outdated.knowledge_date import dated_answers, knowledge_summary
+    from chronoprobe.outdated.audit import ResponseRecord
+    from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
 
     snapshot_name = (run.provenance.get("snapshot") or {}).get("name")
     snapshot = load_snapshot(str(snapshot_name) if snapshot_name else None)
     blocks = {}
     for key, name in names.items():
-        rows = [r for r in run.rows if getattr(r, "model", None) == key]
-        answers, excluded = dated_answers(
-            ((r.fact_id, r.category, r.verdict, r.matched) for r in rows),
-            snapshot.answers,
-        )
-        blocks[name] = knowledge_summary(answers, excluded, snapshot.retrieved)
+        rows = [r for r in run.rows if isinstance(r, ResponseRecord) and r.model == key]
+        blocks[name] = rows_knowledge_summary(rows, snapshot)
     return blocks
 
 

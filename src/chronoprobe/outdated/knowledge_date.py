@@ -13,12 +13,12 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.knowledge.types import FactAnswers
+from chronoprobe.knowledge.types import FactAnswers, Snapshot
 from chronoprobe.metrics.knowledge_date import (
     GRID_START,
     MIN_FACTS,
@@ -36,6 +36,9 @@ from chronoprobe.metrics.knowledge_date import (
     staleness,
 )
 from chronoprobe.metrics.uncertainty import Estimate
+
+if TYPE_CHECKING:
+    from chronoprobe.outdated.audit import ResponseRecord
 
 ALL = "all"
 MATCHED = ("up-to-date", "outdated")
@@ -213,6 +216,14 @@ def knowledge_summary(
     if deployed_at is not None:
         block["deployed_at"] = {"date": deployed_at, "per_category": _forecast(curves, parse_month(deployed_at))}
     return block
+
+
+def rows_knowledge_summary(
+    rows: Iterable[ResponseRecord], snapshot: Snapshot, *, cutoff: str | None = None, deployed_at: str | None = None
+) -> dict[str, Any]:
+    """The ``knowledge_date`` block of one model's audit rows, judged against ``snapshot``'s validity periods."""
+    answers, excluded = dated_answers(((r.fact_id, r.category, r.verdict, r.matched) for r in rows), snapshot.answers)
+    return knowledge_summary(answers, excluded, snapshot.retrieved, cutoff=cutoff, deployed_at=deployed_at)
 
 
 def is_wide(estimate: Mapping[str, Any]) -> bool:

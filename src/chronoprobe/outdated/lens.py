@@ -71,17 +71,12 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     def _knowledge_date(self, model: CachedModel, rows: Sequence[ResponseRecord]) -> dict[str, Any]:
         """The model's knowledge date and staleness (no model calls: the rows and the snapshot's periods)."""
-        from chronoprobe.outdated.knowledge_date import dated_answers, knowledge_summary
+        from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
 
         assert self.gold is not None, "load() first"
-        answers, excluded = dated_answers(
-            ((r.fact_id, r.category, r.verdict, r.matched) for r in rows), self.gold.answers
-        )
         names = (model.info.name, model.info.spec, display_name(model.info.spec))
         cutoff = next((self.config.cutoffs[n] for n in names if n and n in self.config.cutoffs), None)
-        return knowledge_summary(
-            answers, excluded, self.gold.retrieved, cutoff=cutoff, deployed_at=self.config.deployed_at
-        )
+        return rows_knowledge_summary(rows, self.gold, cutoff=cutoff, deployed_at=self.config.deployed_at)
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
