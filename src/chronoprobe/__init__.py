@@ -16,6 +16,7 @@ _prepare_openmp()  # before anything imports torch: OpenMP reads its wait policy
 
 __all__ = [
     "CapabilityError",
+    "CheckResult",
     "ChronoprobeError",
     "ConfigError",
     "DataError",
@@ -23,6 +24,7 @@ __all__ = [
     "Model",
     "Run",
     "__version__",
+    "check",
     "knowledge_date",
     "lenses",
     "load",
@@ -35,6 +37,8 @@ __all__ = [
 
 _LAZY = {
     "run": "chronoprobe.api",
+    "check": "chronoprobe.api",
+    "CheckResult": "chronoprobe.check",
     "load": "chronoprobe.api",
     "model": "chronoprobe.api",
     "lenses": "chronoprobe.api",
@@ -52,7 +56,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from chronoprobe.api import Model, Run, lenses, load, model, run
+    from chronoprobe.api import Model, Run, check, lenses, load, model, run
+    from chronoprobe.check import CheckResult
     from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError, DataError, EndpointError
     from chronoprobe.outdated.frames import knowledge_date, staleness
     from chronoprobe.recency.gate import recency_gate, recency_gate_many

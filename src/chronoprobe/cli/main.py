@@ -46,6 +46,7 @@ _SUBAPPS = [
 ]
 # (module, function, command name): single commands across lenses, registered the same way.
 _COMMANDS = [
+    ("chronoprobe.cli.check", "check", "check"),
     ("chronoprobe.cli.results", "results", "results"),
     ("chronoprobe.cli.card", "card", "card"),
 ]
