@@ -38,7 +38,7 @@ __all__ = [
 _LAZY = {
     "run": "chronoprobe.api",
     "check": "chronoprobe.api",
-    "CheckResult": "chronoprobe.check",
+    "CheckResult": "chronoprobe.checkup",
     "load": "chronoprobe.api",
     "model": "chronoprobe.api",
     "lenses": "chronoprobe.api",
@@ -57,7 +57,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from chronoprobe.api import Model, Run, check, lenses, load, model, run
-    from chronoprobe.check import CheckResult
+    from chronoprobe.checkup import CheckResult
     from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError, DataError, EndpointError
     from chronoprobe.outdated.frames import knowledge_date, staleness
     from chronoprobe.recency.gate import recency_gate, recency_gate_many

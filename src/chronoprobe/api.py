@@ -34,7 +34,7 @@ from chronoprobe.runlog import ITEMS, RUN_LOG, SUMMARY, Run, read_folder, read_i
 from chronoprobe.runner import default_out, execute, load_models
 
 if TYPE_CHECKING:
-    from chronoprobe.check import CheckResult
+    from chronoprobe.checkup import CheckResult
 
 __all__ = ["Model", "Run", "check", "lenses", "load", "model", "run"]
 
@@ -171,8 +171,8 @@ def check(
     ``strict``; ``result.passed`` says whether all hold. ``options``: backend options (dtype ...).
     A check killed part way resumes when run again with the same ``out``.
     """
-    from chronoprobe.check.run import CheckRequest
-    from chronoprobe.check.run import check as run_check
+    from chronoprobe.checkup.run import CheckRequest
+    from chronoprobe.checkup.run import check as run_check
     from chronoprobe.lens import BUDGETS
 
     chosen = [model] if isinstance(model, str | Model) else list(model)

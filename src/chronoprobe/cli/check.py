@@ -1,6 +1,6 @@
 """``chronoprobe check``: every lens at a budget's size, one folder, one answer, a gate for CI.
 
-A thin shell over :mod:`chronoprobe.check`: options in, plan lines and results out. Exit 0 when
+A thin shell over :mod:`chronoprobe.checkup`: options in, plan lines and results out. Exit 0 when
 every ``--require`` holds, 1 when one fails (one line each), 2 for a bad threshold or any other
 user error, before any model loads.
 """
@@ -83,9 +83,9 @@ def check(
     backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Ask a model every question at once: each lens at the budget's size, one folder, a paragraph per model."""
-    from chronoprobe.check.junit import JUNIT, is_our_junit, write_junit
-    from chronoprobe.check.plan import plan_line, total_line
-    from chronoprobe.check.run import CheckRequest, default_check_out, plan, prepare, run_prepared
+    from chronoprobe.checkup.junit import JUNIT, is_our_junit, write_junit
+    from chronoprobe.checkup.plan import plan_line, total_line
+    from chronoprobe.checkup.run import CheckRequest, default_check_out, plan, prepare, run_prepared
     from chronoprobe.publish import check_output_file, check_outside
 
     request = CheckRequest(
@@ -109,11 +109,11 @@ def check(
         check_outside(folder, [("--junit", junit)])
     prepared = prepare(request, folder)  # bad thresholds, sizes or folders: exit 2, no model loaded
     for line in plan(prepared):
-        console.print(plan_line(line), highlight=False, markup=False)
-    console.print(total_line(prepared.plans), highlight=False, markup=False)
+        console.print(plan_line(line), highlight=False, markup=False, soft_wrap=True)
+    console.print(total_line(prepared.plans), highlight=False, markup=False, soft_wrap=True)
     result = run_prepared(
         prepared,
-        say=lambda line: console.print(line, highlight=False, markup=False),
+        say=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
         progress_display=progress_ticks,
         announce=console.status,
     )
@@ -125,6 +125,6 @@ def check(
         lenses = [(o.lens, o.reason if o.status == "skipped" else None) for o in result.lenses]
         write_junit(junit, result.gate, lenses)
         console.print(f"JUnit: {junit}", highlight=False)
-    console.print(f"check: {folder / 'check.md'}  card: {folder / 'card.html'}", highlight=False)
+    console.print(f"check: {folder / 'check.md'}  card: {folder / 'card.html'}", highlight=False, soft_wrap=True)
     if not result.passed:
         raise typer.Exit(1)

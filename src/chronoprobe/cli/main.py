@@ -49,6 +49,7 @@ _COMMANDS = [
     ("chronoprobe.cli.check", "check", "check"),
     ("chronoprobe.cli.results", "results", "results"),
     ("chronoprobe.cli.card", "card", "card"),
+    ("chronoprobe.cli.history", "history", "history"),
 ]
 
 

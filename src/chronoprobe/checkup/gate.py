@@ -28,7 +28,7 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
     "<": operator.lt,
 }
-_EXPRESSION = re.compile(r"^\s*(?P<name>[^\s<>=]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>\S+)\s*$")
+_EXPRESSION = re.compile(r"^\s*(?P<name>[^\s<>=]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>[^\s<>=]\S*)\s*$")
 SYNTAX = "LENS.METRIC[.CLASS] OP VALUE, OP one of >=, >, <=, < (e.g. 'outdated.soft_constraint_pct.up-to-date >= 40')"
 
 
@@ -168,9 +168,13 @@ def judge(threshold: Threshold, metric: Metric | None, model: str, *, strict: bo
 
 
 def judge_all(
-    thresholds: Sequence[Threshold], summaries: Mapping[str, Summary], *, strict: bool = False
+    thresholds: Sequence[Threshold],
+    summaries: Mapping[str, Summary],
+    *,
+    strict: bool = False,
+    names: Mapping[str, str] | None = None,
 ) -> list[GateResult]:
-    """Every threshold for every model of its lens's run (lens -> summary)."""
+    """Every threshold for every model of its lens's run (lens -> summary); ``names``: model key -> shown name."""
     results = []
     for threshold in thresholds:
         summary = summaries.get(threshold.lens)
@@ -185,5 +189,6 @@ def judge_all(
                 ),
                 None,
             )
-            results.append(judge(threshold, found, summary.names.get(key, key), strict=strict))
+            shown = (names or {}).get(key) or summary.names.get(key, key)
+            results.append(judge(threshold, found, shown, strict=strict))
     return results

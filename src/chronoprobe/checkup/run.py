@@ -22,9 +22,9 @@ from pathlib import Path
 
 from chronoprobe import publish
 from chronoprobe.cache import CachedModel
-from chronoprobe.check.gate import GateResult, Threshold, judge_all, parse_threshold
-from chronoprobe.check.plan import LensPlan, estimate, plan_line, total_line
-from chronoprobe.check.report import (
+from chronoprobe.checkup.gate import GateResult, Threshold, judge_all, parse_threshold
+from chronoprobe.checkup.plan import LensPlan, estimate, plan_line, total_line
+from chronoprobe.checkup.report import (
     CHECK_KIND,
     CheckRecord,
     GateEntry,
@@ -33,7 +33,7 @@ from chronoprobe.check.report import (
     write_outputs,
     write_record,
 )
-from chronoprobe.check.select import Chosen, choose, selection
+from chronoprobe.checkup.select import Chosen, choose, selection
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import write_json_atomic
 from chronoprobe.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, lens_class
@@ -287,7 +287,7 @@ def run_prepared(
             write_record(out, record)  # a kill from here on keeps this lens's folder
         summaries = {o.lens: o.run.summary for o in outcomes if o.run is not None}
         record.names, record.paragraphs = paragraphs(summaries)
-        gate = judge_all(prepared.thresholds, summaries, strict=request.strict)
+        gate = judge_all(prepared.thresholds, summaries, strict=request.strict, names=record.names)
         record.gate = [GateEntry.of(result) for result in gate]
         record.complete = True
         questions = {name: str(lens_class(name).question) for name in summaries}

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from chronoprobe.check.gate import GateResult
+from chronoprobe.checkup.gate import GateResult
 from chronoprobe.io import write_json_atomic, write_text_atomic
 from chronoprobe.lens import Budget, Workload
 from chronoprobe.reports.markdown import table

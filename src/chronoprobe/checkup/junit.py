@@ -11,7 +11,7 @@ from pathlib import Path
 
 from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
-from chronoprobe.check.gate import GateResult
+from chronoprobe.checkup.gate import GateResult
 
 SUITES_NAME = "chronoprobe check"
 JUNIT = "a JUnit file written by `chronoprobe check`"
@@ -30,7 +30,7 @@ def junit_xml(gate: Sequence[GateResult], lenses: Sequence[tuple[str, str | None
     """The document: ``gate`` results, then ``lenses`` as (name, reason it was skipped or None)."""
     thresholds = TestSuite("gate")
     for result in gate:
-        case = TestCase(f"{result.threshold.name} ({result.model})", classname="chronoprobe.check.gate")
+        case = TestCase(f"{result.threshold.name} ({result.model})", classname="chronoprobe.checkup.gate")
         if not result.passed:
             case.result = [Failure(result.line())]
         case.system_out = result.line()
