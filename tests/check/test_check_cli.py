@@ -14,7 +14,9 @@ import chronoprobe as cp
 from chronoprobe import lens as lens_module
 from chronoprobe.lens import Lens
 from chronoprobe.metrics.knowledge_date import month_label
-from chronoprobe.testing import unregister_mock
+from chronoprobe.models.base import Capability
+from chronoprobe.testing import MockBackend, unregister_mock
+from chronoprobe.testing.openai_server import OpenAIServer
 from cli_driver import run_main
 
 LENSES = ["outdated", "conflicts", "recency", "editing"]
@@ -132,38 +134,68 @@ def test_a_bad_threshold_exits_2_before_any_model_loads(monkeypatch, capsys, tmp
     assert not out.exists() and not (tmp_path / ".check.lock").exists()
 
 
-class Unsized(Lens):  # type: ignore[type-arg]  # a plug-in that declares no check sizes
-    from toy_lens import ToyConfig, ToyRow
+from toy_lens import ToyConfig, ToyLens, ToyRow  # noqa: E402  # tests/ is on the path through the root conftest
 
+
+class Unsized(Lens):  # type: ignore[type-arg]  # a plug-in that declares no check sizes
     name = "unsized"
     kind = "unsized run"
     row_type = ToyRow
     config_type = ToyConfig
 
 
+class Picky(ToyLens):
+    """A plug-in with sizes that needs mean next-token distributions, which an OpenAI endpoint does not give."""
+
+    name = "picky"
+    kind = "picky run"
+    capabilities = frozenset({Capability.GENERATE, Capability.MEAN_DISTRIBUTION})
+
+
 def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
     monkeypatch.setitem(lens_module.LENSES, "unsized", "test_check_cli:Unsized")
-    out = tmp_path / "check"
-    ran = run_main(
-        monkeypatch,
-        capsys,
-        *("check", "--lens", "toy", "--lens", "unsized", "--model", "year=mock:constant=In 2019."),
-        *("--out", str(out), "--cache", str(tmp_path / "c.sqlite"), "--require", "toy.year_pct >= 90"),
-        columns=400,
-    )
+    monkeypatch.setitem(lens_module.LENSES, "picky", "test_check_cli:Picky")
+    out, cache = tmp_path / "check", tmp_path / "c.sqlite"
+    with OpenAIServer(MockBackend(lambda prompt, params: "In 2019."), model_name="year") as server:
+        spec = f"year=openai:year@http://127.0.0.1:{server.port}/v1"  # a model behind an OpenAI-compatible endpoint
+        ran = run_main(
+            monkeypatch,
+            capsys,
+            *(
+                "check",
+                "--lens",
+                "toy",
+                "--lens",
+                "unsized",
+                "--lens",
+                "picky",
+                "--model",
+                spec,
+                "--api-mode",
+                "completions",
+            ),
+            *("--out", str(out), "--cache", str(cache), "--require", "toy.year_pct >= 90"),
+            columns=400,
+        )
     assert ran.code == 0, ran.text
     assert "toy: 2 questions, 2 model calls;" in ran.err
     assert "unsized: skipped, it declares no check sizes (Lens.sizes)" in ran.err
+    assert "picky: skipped, the model cannot serve it (" in ran.err
     written = json.loads((out / "check.json").read_text())
-    assert [(e["lens"], e["status"]) for e in written["lenses"]] == [("toy", "done"), ("unsized", "skipped")]
+    assert [(e["lens"], e["status"]) for e in written["lenses"]] == [
+        ("toy", "done"),
+        ("unsized", "skipped"),
+        ("picky", "skipped"),
+    ]
     assert written["paragraphs"] == {
         "year": ["Years: it names a year in 100.0% (95% CI 34.2–100.0%, n=2) of its answers."]
     }
+    assert written["gate"][0]["passed"] and written["gate"][0]["model"] == "year"
 
-    # The same through Python: a typed result.
-    result = cp.check("year=mock:constant=In 2019.", lenses=["toy"], out=tmp_path / "api", cache=tmp_path / "c.sqlite")
-    assert isinstance(result, cp.CheckResult) and result.passed and result.calls_made == 0  # the CLI's calls are cached
+    # The same through Python, on a mock: a typed result.
+    result = cp.check("year=mock:constant=In 2019.", lenses=["toy"], out=tmp_path / "api", cache=cache)
+    assert isinstance(result, cp.CheckResult) and result.passed and result.calls_made == 2
     assert result.runs["toy"].summary.metrics[0].value == 100.0
     assert result.paragraphs == {"year": written["paragraphs"]["year"][0]}
     assert [(o.lens, o.status) for o in result.lenses] == [("toy", "ran")]

@@ -29,7 +29,7 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
 }
 _EXPRESSION = re.compile(r"^\s*(?P<name>[^\s<>=]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>[^\s<>=]\S*)\s*$")
-SYNTAX = "LENS.METRIC[.CLASS] OP VALUE, OP one of >=, >, <=, < (e.g. 'outdated.soft_constraint_pct.up-to-date >= 40')"
+SYNTAX = "LENS.METRIC[.CLASS] OP VALUE, OP one of >=, >, <=, <, the metric as `chronoprobe results` names it"
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,9 @@ from chronoprobe.checkup.report import (
     write_record,
 )
 from chronoprobe.checkup.select import Chosen, choose, selection
-from chronoprobe.errors import ConfigError
+from chronoprobe.errors import CapabilityError, ConfigError
 from chronoprobe.io import write_json_atomic
-from chronoprobe.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, lens_class
+from chronoprobe.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, Workload, lens_class
 from chronoprobe.models.names import split_model_name
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, strip_url_credentials
 from chronoprobe.paths import default_call_cache
@@ -229,6 +229,97 @@ def _calls(run: Run) -> int:
 Say = Callable[[str], None]
 
 
+@dataclass
+class _Progress:
+    """How the lens runs report: a line per event, and the runner's progress bars and load notices."""
+
+    say: Say
+    progress: ProgressFactory | None = None
+    display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None
+    announce: Announce | None = None
+
+
+class _Runner:
+    """One check's lenses in order, each recorded in ``check.json`` as soon as it is done or skipped."""
+
+    def __init__(self, prepared: Prepared, handles: Sequence[CachedModel], shown: _Progress) -> None:
+        self.prepared, self.handles, self.shown = prepared, handles, shown
+        request = prepared.request
+        self.record = CheckRecord(
+            budget=request.budget, models=[strip_url_credentials(m) for m in request.models], strict=request.strict
+        )
+        self.outcomes: list[LensOutcome] = []
+
+    def skip(self, name: str, reason: str, *, say: bool = True) -> None:
+        self.outcomes.append(LensOutcome(name, "skipped", reason=reason))
+        self.record.lenses.append(LensEntry(lens=name, status="skipped", reason=reason))
+        if say:
+            self.shown.say(f"{name}: skipped, {reason}")
+
+    def done(self, item: Chosen, outcome: LensOutcome, workload: Workload | None) -> None:
+        assert item.lens is not None, "a lens that runs"
+        self.outcomes.append(outcome)
+        self.record.lenses.append(
+            LensEntry(
+                lens=item.name,
+                question=str(type(item.lens).question),
+                status="done",
+                folder=item.name,
+                fingerprint=item.fingerprint,
+                workload=workload,
+            )
+        )
+        write_record(self.prepared.out, self.record)  # a kill from here on keeps this lens's folder
+
+    def one(self, item: Chosen, line: LensPlan) -> None:
+        if item.lens is None:
+            self.skip(item.name, item.skipped or "", say=False)  # the plan named it already
+            return
+        ran = {o.lens for o in self.outcomes if o.run is not None}
+        missing = [need for need in item.lens.needs if need not in ran]
+        if missing:
+            self.skip(item.name, f"it needs the {', '.join(missing)} lens, which was skipped")
+            return
+        folder = self.prepared.out / item.name
+        if line.status == "reuse":
+            earlier = self.prepared.earlier.entry(item.name) if self.prepared.earlier is not None else None
+            kept = LensOutcome(item.name, "kept", run=_load_run(folder, item.name))
+            self.done(item, kept, earlier.workload if earlier is not None else None)
+            self.shown.say(f"{item.name}: kept from earlier in {folder}")
+            return
+        request = self.prepared.request
+        try:
+            run = execute(
+                item.lens,
+                folder,
+                models=list(self.handles) or list(request.models),
+                options=request.options,
+                cache=request.cache,
+                progress=self.shown.progress,
+                progress_display=self.shown.display,
+                announce=self.shown.announce,
+                engine=request.engine,
+            )
+        except CapabilityError as exc:  # raised before the lens's first call: the rest of the check goes on
+            self.skip(item.name, f"the model cannot serve it ({exc.problem})")
+            return
+        self.done(item, LensOutcome(item.name, "ran", run=run, calls_made=_calls(run)), line.workload)
+        self.shown.say(f"{item.name}: done, {_calls(run):,} new model calls; {folder}")
+
+    def finish(self) -> list[GateResult]:
+        """The paragraph per model, the gate, and the files beside the lens folders."""
+        record, request = self.record, self.prepared.request
+        summaries = {o.lens: o.run.summary for o in self.outcomes if o.run is not None}
+        record.names, record.paragraphs = paragraphs(summaries)
+        gate = judge_all(self.prepared.thresholds, summaries, strict=request.strict, names=record.names)
+        record.gate = [GateEntry.of(result) for result in gate]
+        record.complete = True
+        questions = {name: str(lens_class(name).question) for name in summaries}
+        title = f"chronoprobe check: {', '.join(record.names.values()) or ', '.join(record.models)}"
+        write_outputs(self.prepared.out, record, summaries, questions, title)
+        return gate
+
+
 def run_prepared(
     prepared: Prepared,
     *,
@@ -239,61 +330,14 @@ def run_prepared(
     announce: Announce | None = None,
 ) -> CheckResult:
     """Run every planned lens (``plan`` first), then write the paragraph, the gate and the card."""
-    request, out = prepared.request, prepared.out
     plans = prepared.plans or plan(prepared)
-    record = CheckRecord(
-        budget=request.budget, models=[strip_url_credentials(m) for m in request.models], strict=request.strict
-    )
-    outcomes: list[LensOutcome] = []
-    with publish.OutputClaim(out, kind=CHECK_KIND):
-        _start_folder(out)
+    runner = _Runner(prepared, handles, _Progress(say, progress, progress_display, announce))
+    with publish.OutputClaim(prepared.out, kind=CHECK_KIND):
+        _start_folder(prepared.out)
         for item, line in zip(prepared.chosen, plans, strict=True):
-            if item.lens is None:
-                outcomes.append(LensOutcome(item.name, "skipped", reason=item.skipped or ""))
-                record.lenses.append(LensEntry(lens=item.name, status="skipped", reason=item.skipped or ""))
-                continue
-            folder = out / item.name
-            workload = line.workload
-            if line.status == "reuse":
-                kept = prepared.earlier.entry(item.name) if prepared.earlier is not None else None
-                workload = kept.workload if kept is not None else None
-                run = _load_run(folder, item.name)
-                outcomes.append(LensOutcome(item.name, "kept", run=run))
-                say(f"{item.name}: kept from earlier in {folder}")
-            else:
-                run = execute(
-                    item.lens,
-                    folder,
-                    models=list(handles) or list(request.models),
-                    options=request.options,
-                    cache=request.cache,
-                    progress=progress,
-                    progress_display=progress_display,
-                    announce=announce,
-                    engine=request.engine,
-                )
-                outcomes.append(LensOutcome(item.name, "ran", run=run, calls_made=_calls(run)))
-                say(f"{item.name}: done, {_calls(run):,} new model calls; {folder}")
-            record.lenses.append(
-                LensEntry(
-                    lens=item.name,
-                    question=str(type(item.lens).question),
-                    status="done",
-                    folder=item.name,
-                    fingerprint=item.fingerprint,
-                    workload=workload,
-                )
-            )
-            write_record(out, record)  # a kill from here on keeps this lens's folder
-        summaries = {o.lens: o.run.summary for o in outcomes if o.run is not None}
-        record.names, record.paragraphs = paragraphs(summaries)
-        gate = judge_all(prepared.thresholds, summaries, strict=request.strict, names=record.names)
-        record.gate = [GateEntry.of(result) for result in gate]
-        record.complete = True
-        questions = {name: str(lens_class(name).question) for name in summaries}
-        title = f"chronoprobe check: {', '.join(record.names.values()) or ', '.join(record.models)}"
-        write_outputs(out, record, summaries, questions, title)
-    return CheckResult(out, request.budget, record, outcomes, gate, plans)
+            runner.one(item, line)
+        gate = runner.finish()
+    return CheckResult(prepared.out, prepared.request.budget, runner.record, runner.outcomes, gate, plans)
 
 
 def paragraphs(summaries: dict[str, Summary]) -> tuple[dict[str, str], dict[str, list[str]]]:

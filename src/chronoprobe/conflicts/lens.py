@@ -56,11 +56,13 @@ class ConflictsLens(Lens[ConflictsRow]):
     question = "Does context override its memory?"
     about = "DynamicQA and MuLan: persuasion by context, per class of fact."
     sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"dataset": "dynamicqa", "limit": 12},
-        "standard": {"dataset": "dynamicqa", "limit": 60},
-        "full": {"dataset": "dynamicqa"},
+        "quick": {"dataset": "dynamicqa", "limit": 12, "persuasion": {"topk_approximation": True}},
+        "standard": {"dataset": "dynamicqa", "limit": 60, "persuasion": {"topk_approximation": True}},
+        "full": {"dataset": "dynamicqa", "persuasion": {"topk_approximation": True}},
     }
-    """DynamicQA through its own methodology: 4 facts per class, 20, or all of them."""
+    """DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
+    distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
+    model gives the exact ones either way."""
     metric_patterns = (
         "cp",
         "cp_counterfactual",
