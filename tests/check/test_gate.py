@@ -122,3 +122,21 @@ def test_every_model_of_the_lens_is_judged() -> None:
     threshold = parse_threshold("outdated.inconsistency_pct < 20", PATTERNS)
     results = judge_all([threshold], {"outdated": summary})
     assert [(r.model, r.passed) for r in results] == [("first", True), ("b", False)]
+
+
+def test_the_ci_examples_thresholds_parse() -> None:
+    """examples/ci's workflow and cron job give thresholds the check accepts (a typo would fail every build)."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    ci = Path(__file__).resolve().parents[2] / "examples" / "ci"
+    workflow = yaml.safe_load((ci / "chronoprobe-check.yml").read_text())
+    [step] = [s for s in workflow["jobs"]["check"]["steps"] if s.get("name") == "chronoprobe check"]
+    found = re.findall(r"--require '([^']+)'", step["run"]) + re.findall(
+        r"--require '([^']+)'", (ci / "cron.sh").read_text()
+    )
+    assert len(found) == 5
+    for text in found:
+        parse_threshold(text, PATTERNS)
