@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,8 +89,9 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
     markdown = (out / "check.md").read_text()
     assert all(s in markdown for s in sentences)
     card = (out / "card.html").read_text()
-    assert '<section class="answer" id="answer">' in card and fresh.replace("–", "–") in card
+    assert '<section class="answer" id="answer">' in card and fresh in card
     assert [s for s in LENSES if f'<section class="lens" id="{s}">' in card] == LENSES
+    _in_chromium(out / "card.html", fresh, tmp_path)
 
     # Again, with thresholds: every lens kept, no model call; one threshold holds on its interval only.
     mid = (up["value"] + up["ci_high"]) / 2
@@ -110,6 +113,26 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
     assert [(case.name, case.is_passed) for case in suites["lenses"]] == [(lens, True) for lens in LENSES]
     assert run_main(monkeypatch, capsys, *args, "--require", holds).code == 0
     assert run_main(monkeypatch, capsys, *args, "--require", holds, "--strict").code == 1  # the point is below
+
+
+def _in_chromium(card: Path, paragraph: str, tmp_path: Path) -> None:
+    """The check's card in headless Chromium (where one is installed): the paragraph, then every lens."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports"))
+    from cdp_browser import Browser, find_browser, is_local
+
+    browser_path = find_browser()
+    if browser_path is None or importlib.util.find_spec("websocket") is None:
+        return  # tests/reports/test_card_browser.py names the missing piece
+    url = card.resolve().as_uri()
+    with Browser(browser_path, tmp_path / "profile") as browser:
+        browser.open(url)
+        sections = browser.evaluate("[...document.querySelectorAll('section.lens')].map(s => s.id)")
+        answer = browser.evaluate("document.querySelector('#answer').innerText")
+        browser.settle(0.2)
+    assert sections == LENSES
+    assert paragraph in answer
+    assert [u for u in browser.log.requests if not is_local(u, url)] == []
+    assert browser.log.errors() == []
 
 
 @pytest.mark.parametrize(
@@ -144,7 +167,7 @@ class Unsized(Lens):  # type: ignore[type-arg]  # a plug-in that declares no che
     config_type = ToyConfig
 
 
-class Picky(ToyLens):
+class Picky(ToyLens):  # type: ignore[misc]  # toy_lens is found by file name, untyped for mypy
     """A plug-in with sizes that needs mean next-token distributions, which an OpenAI endpoint does not give."""
 
     name = "picky"

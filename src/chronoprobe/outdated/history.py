@@ -177,7 +177,7 @@ def read_history(paths: Sequence[Path], model: str | None = None) -> History:
     """Every ``outdated run`` under ``paths`` (check folders included), by model and snapshot date."""
     from chronoprobe.reports.tidy import find_runs
 
-    found = find_runs(paths, depth=3)
+    found = find_runs(paths)
     runs = [r for r in found.runs if r.lens == "outdated" and r.kind == KIND]
     if not runs:
         raise DataError(", ".join(str(p) for p in paths), "holds no outdated run (a check folder or `outdated run`)")
