@@ -7,6 +7,7 @@ inspect itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -106,3 +107,25 @@ def test_an_unusable_inspect_log_is_one_line_saying_what_happened(
     assert expected in lines[0], lines
     assert "no sample carries" not in lines[0]
     assert not out.exists()
+
+
+def test_a_cutoff_names_the_model_as_the_inspect_log_does(
+    failed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = read_eval_log(str(failed_log))
+    _answered(log)
+    path = tmp_path / failed_log.name
+    write_eval_log(log, str(path))
+    base = ("outdated", "score", "--generations", str(path))
+    # the folder's name is no model's name: the log calls it mockllm/model
+    refused = run_main(
+        monkeypatch, capsys, *base, "--out", str(tmp_path / "no"), "--cutoff", f"{tmp_path.name}=2023-06"
+    )
+    assert refused.code == 2 and f"no model named {tmp_path.name!r}; models: mockllm/model" in refused.err
+    assert not (tmp_path / "no").exists()
+    out = tmp_path / "scored"
+    ran = run_main(monkeypatch, capsys, *base, "--out", str(out), "--cutoff", "mockllm/model=2023-06")
+    assert ran.code == 0, ran.text
+    assert "mockllm/model: published cutoff 2023-06 (--cutoff)" in ran.err
+    block = json.loads((out / "run.json").read_text())["summary"]["detail"]["models"]["mockllm/model"]
+    assert block["knowledge_date"]["published_cutoff"] == "2023-06"

@@ -26,7 +26,7 @@ from chronoprobe.cli.common import (
 from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
-from chronoprobe.outdated.knowledge_report import knowledge_date_line
+from chronoprobe.outdated.knowledge_report import knowledge_console_lines
 from chronoprobe.outdated.records import read_run_detail
 
 app = typer.Typer(
@@ -146,7 +146,8 @@ def run(
             f"[bold]{spec}[/]: {shares} (soft constraint, 95% Wilson intervals; "
             f"{len(facts_list) - len(no_gold)} facts judged, {len(no_gold)} without gold; {calls[spec]} new model calls)"
         )
-        console.print(knowledge_date_line(spec, summary.get("knowledge_date")), highlight=False)
+        for line in knowledge_console_lines(spec, summary.get("knowledge_date")):
+            console.print(line, highlight=False)
     console.print(f"report: {out / 'report.md'}")
 
 

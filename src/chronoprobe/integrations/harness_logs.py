@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -331,16 +331,26 @@ def score_harness_log(
     snapshot: str | None = None,
     use_aliases: bool = False,
     as_of: dt.date | None = None,
+    cutoffs: Sequence[str] = (),
+    deployed_at: str | None = None,
 ) -> dict[str, Any]:
-    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder; returns run.json."""
+    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder; returns run.json.
+
+    ``cutoffs``: ``--cutoff`` values, ``NAME=YYYY-MM`` with NAME the model as the log records it
+    (a bare date when the log holds one model); ``deployed_at``: forecast the staleness from that date.
+    """
     from chronoprobe.integrations.outdated_items import response_record
     from chronoprobe.integrations.run_folder import publish_outdated_run
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.knowledge.snapshot import load_snapshot
+    from chronoprobe.outdated.knowledge_date import check_deployed_at, parse_cutoffs
 
     facts = {f.fact_id: f for f in load_catalogue()}
     gold = load_snapshot(snapshot)
     log = read_harness_log(Path(path), facts)
+    models = list(dict.fromkeys(a.model for a in log.answers))
+    published = parse_cutoffs(cutoffs, [[m] for m in models])
+    check_deployed_at(deployed_at, gold.answers, f"snapshot {gold.name}")
     missing = sorted({a.fact_id for a in log.answers} - set(gold.answers))
     if missing:
         raise DataError(f"snapshot {gold.name}", f"has no answers for {len(missing)} fact(s), e.g. {missing[0]!r}")
@@ -368,6 +378,8 @@ def score_harness_log(
         no_gold=no_gold,
         use_aliases=use_aliases,
         as_of=as_of,
+        cutoffs=published,
+        deployed_at=deployed_at,
         source={
             "harness": log.harness,
             "generations": str(path),
