@@ -24,6 +24,7 @@ from chronoprobe.models.registry import (
     DEFAULT_MODEL,
     BackendOptions,
     canonical_spec,
+    check_options,
     load_backend,
     parse_model_spec,
     strip_url_credentials,
@@ -43,8 +44,8 @@ def load_models(
     from chronoprobe.models.names import display_name, split_model_name, unique_names
 
     named = [split_model_name(raw) for raw in specs or [DEFAULT_MODEL]]  # every name checked before any load
-    for _, spec in named:  # and every spec: a bad second one fails before the first model loads
-        parse_model_spec(spec)
+    for _, spec in named:  # and every spec, with the options it is given: a bad second one fails before any load
+        check_options(parse_model_spec(spec), options)
     models = []
     for name, spec in named:  # NAME=SPEC: the name is for people, never in cache keys
         with (announce or _quiet)(f"loading {canonical_spec(spec)}"):

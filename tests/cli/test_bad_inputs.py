@@ -597,6 +597,32 @@ CASES: list[Case] = [
         "'my-model' already has a cutoff",
         _lm_samples,
     ),
+    # --- options and outputs (issue 24 §4): refused where the options are read, for every backend
+    Case("outdated-max-new-tokens-too-many", f"outdated run {MOCK} --max-new-tokens 100000", "range, 1 to 4096"),
+    Case("llamacpp-max-new-tokens-too-many", "outdated run -m llamacpp:smollm2 --max-new-tokens 100000", "1 to 4096"),
+    Case("recency-max-new-tokens-too-many", f"recency eval {MOCK} {RECENCY} --max-new-tokens 5000", "1 to 4096"),
+    Case(
+        "editing-max-new-tokens-too-many",
+        f"editing run {MOCK} --method ike --dataset {EDIT_SET} --max-new-tokens 5000",
+        "--max-new-tokens: 5000 new tokens is outside the allowed range, 1 to 4096",
+    ),
+    Case(
+        "contexts-max-new-tokens-too-many",
+        f"conflicts contexts {MOCK} {MULAN} --max-new-tokens 5000 --out {{tmp}}/ctx.jsonl",
+        "1 to 4096",
+    ),
+    Case(
+        "llamacpp-device-map", "outdated run -m llamacpp:smollm2 --device-map auto", "--device-map auto does not apply"
+    ),
+    Case(
+        "llamacpp-second-model-dtype-and-quantize",
+        f"outdated run {MOCK} -m llamacpp:smollm2 --dtype float16 --quantize 8bit",
+        "--dtype float16, --quantize 8bit do not apply",
+    ),
+    Case("export-out-inside-run", "export lm-eval --out {tmp}/run/task", "lies inside"),
+    Case("export-out-is-run", "export lm-eval --out {tmp}/run", "--out"),
+    Case("outdated-out-inside-run", f"outdated run {MOCK} --out {{tmp}}/run/again", "lies inside"),
+    Case("score-out-inside-run", "outdated score --generations {tmp}/gens --out {tmp}/run/scored", "lies inside"),
 ]
 
 

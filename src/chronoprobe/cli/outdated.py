@@ -18,6 +18,7 @@ from chronoprobe.cli.common import (
     check_as_of,
     check_endpoint,
     claim_run_dir,
+    config_errors,
     console,
     progress_bar,
     run_in_terminal,
@@ -97,20 +98,21 @@ def run(
     from chronoprobe.outdated.lens import OutdatedLens
     from chronoprobe.runner import default_out
 
-    config = AuditConfig(
-        models=tuple(model or ("smollm2",)),
-        facts_file=facts,
-        snapshot=snapshot,
-        live=live,
-        endpoint=endpoint,
-        as_of=_parse_date(as_of),
-        use_aliases=aliases,
-        max_new_tokens=max_new_tokens,
-        limit=limit,
-        **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
-        cutoffs=parse_cutoffs(cutoff or [], _model_names(model or ["smollm2"])),
-        deployed_at=parse_deployed_at(deployed_at),
-    )
+    with config_errors({"facts_file": "--facts"}):
+        config = AuditConfig(
+            models=tuple(model or ("smollm2",)),
+            facts_file=facts,
+            snapshot=snapshot,
+            live=live,
+            endpoint=endpoint,
+            as_of=_parse_date(as_of),
+            use_aliases=aliases,
+            max_new_tokens=max_new_tokens,
+            limit=limit,
+            **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
+            cutoffs=parse_cutoffs(cutoff or [], _model_names(model or ["smollm2"])),
+            deployed_at=parse_deployed_at(deployed_at),
+        )
     lens = OutdatedLens(config)
     out = out or default_out(lens, list(config.models))
     claim_run_dir(

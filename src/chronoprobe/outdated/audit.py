@@ -20,7 +20,7 @@ from chronoprobe.io import read_text
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.metrics.knowledge_date import parse_month
-from chronoprobe.models.base import DecodingParams
+from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import DEFAULT_MODEL
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION, fact_prompts
 
@@ -41,7 +41,7 @@ class AuditConfig(BaseModel):
     endpoint: str = WDQS_ENDPOINT
     as_of: dt.date | None = None
     use_aliases: bool = False
-    max_new_tokens: int = Field(20, ge=1)
+    max_new_tokens: NewTokens = 20
     limit: int | None = Field(None, ge=1)
     instruction: str = CHAT_INSTRUCTION
     cutoffs: dict[str, str] = Field(default_factory=dict)
