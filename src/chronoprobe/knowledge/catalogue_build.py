@@ -167,6 +167,8 @@ def check_out(out: Path, settings: BuildSettings) -> Manifest | None:
         return None
     if not is_build_folder(out):
         raise ConfigError(where, "exists and is not a catalogue build folder; refusing to write into it")
+    if not (out / MANIFEST).exists() and not (out / PAGES).exists():
+        return None  # killed while it started: nothing fetched yet
     try:
         manifest = Manifest.model_validate(_read_json(out / MANIFEST))
     except ValidationError:
@@ -182,14 +184,14 @@ def check_out(out: Path, settings: BuildSettings) -> Manifest | None:
 
 def _start(out: Path, settings: BuildSettings, today: dt.date) -> Manifest:
     out.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(settings=settings, retrieved=today)
-    write_json_atomic(out / MANIFEST, manifest.model_dump(mode="json"))
     record = {
         "kind": BUILD_KIND,
         "written": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": strip_url_credentials(" ".join(sys.argv)),
     }
-    write_json_atomic(out / MARKER, record)
+    write_json_atomic(out / MARKER, record)  # first: from here on the folder is ours
+    manifest = Manifest(settings=settings, retrieved=today)
+    write_json_atomic(out / MANIFEST, manifest.model_dump(mode="json"))
     return manifest
 
 
@@ -371,6 +373,8 @@ def build_catalogue(
     client = client or WikidataClient(endpoint=endpoint, timeout_s=timeout_s, notice=notice)
     try:
         with _locked(out):
+            for stale in (out / PAGES).glob("*/.*.tmp"):  # a page a killed run was writing
+                stale.unlink()
             retriever = _Retriever(client, out, settings, dyknow)
             merge = _Merge(dyknow)
             reports = []

@@ -175,7 +175,8 @@ def judge_subject(raw: RawSubject, template: PropertyTemplate, as_of: dt.date | 
     if label is None:
         verdict.refuse("unlabelled_subject", f"{raw.qid} has no label in {', '.join(languages)}")
     known = [s for s in raw.statements.values() if s.value is not None]
-    dropped["unknown_value"] += len(raw.statements) - len(known)
+    if len(known) < len(raw.statements):
+        dropped["unknown_value"] += len(raw.statements) - len(known)
     labels = _value_labels(known, languages, verdict)
     statements = []
     for one in known:
