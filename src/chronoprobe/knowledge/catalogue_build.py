@@ -239,6 +239,8 @@ class _Retriever:
         try:
             data = self.client.query(query, check)
         except EndpointError as exc:
+            if not any((self.out / PAGES).glob("*/*.json")):
+                raise
             raise EndpointError(
                 exc.where, f"{exc.problem}; the pages already fetched are kept in {self.out}: rerun to resume"
             ) from None
