@@ -186,6 +186,7 @@ def test_limit_and_as_of(wdqs: StubWDQS, tmp_path: Path) -> None:
         s.start and s.start.earliest() <= dt.date(2015, 1, 1) for a in snapshot.answers.values() for s in a.statements
     )
     assert snapshot.name == "catalogue-2024-05-01-as-of-2015-01-01" and then.as_of == dt.date(2015, 1, 1)
+    assert snapshot.retrieved == dt.date(2015, 1, 1) and "retrieved 2024-05-01, as of 2015-01-01" in snapshot.source
 
 
 def test_a_user_template_that_repeats_a_subject_and_property_adds_no_fact(wdqs: StubWDQS, tmp_path: Path) -> None:

@@ -27,11 +27,13 @@ tables = Console()
 @app.command("build")
 def build_command(
     out_dir: Annotated[
-        Path, typer.Option("--out", help="Build folder: catalogue.json, snapshot.json, report.json, pages/ (required).")
+        Path, typer.Option("--out", help="Build folder: catalogue.json, snapshot.json, report.json, pages/.")
     ],
     templates: Annotated[
         list[str] | None,
-        typer.Argument(help="Shipped template names or .toml files (default: the whole shipped set)."),
+        typer.Argument(
+            metavar="TEMPLATE", help="Shipped template names or .toml files (default: the whole shipped set)."
+        ),
     ] = None,
     endpoint: Annotated[
         str, typer.Option(help="SPARQL endpoint (WDQS, a mirror, or the stand-in).", callback=check_endpoint)
@@ -96,7 +98,7 @@ def templates_command() -> None:
 
 @app.command("report")
 def report_command(
-    folder: Annotated[Path, typer.Argument(help="A build folder (catalogue build --out).")],
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="A build folder (catalogue build --out).")],
 ) -> None:
     """Per template: subjects asked, facts kept, DyKnow facts merged, and why the others were refused."""
     from chronoprobe.knowledge.catalogue_build import read_report

@@ -432,7 +432,7 @@ def _write(
     )
     snapshot = Snapshot(
         name=name,
-        retrieved=manifest.retrieved,
+        retrieved=settings.as_of or manifest.retrieved,  # the day the answers describe (the knowledge date's horizon)
         endpoint=settings.endpoint,
         query_hash=query_hash(templates),
         source=source,
