@@ -39,6 +39,7 @@ err_console = Console(stderr=True)
 _SUBAPPS = [
     ("chronoprobe.cli.outdated", "app", "outdated"),
     ("chronoprobe.cli.snapshot", "app", "snapshot"),
+    ("chronoprobe.cli.catalogue", "app", "catalogue"),
     ("chronoprobe.cli.conflicts", "app", "conflicts"),
     ("chronoprobe.cli.recency", "app", "recency"),
     ("chronoprobe.cli.editing", "app", "editing"),
