@@ -30,6 +30,7 @@ from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Lens, ProgressFactory, lens_class, lens_names
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions
+from chronoprobe.plugins import blame
 from chronoprobe.runlog import ITEMS, RUN_LOG, SUMMARY, Run, read_folder, read_items
 from chronoprobe.runner import default_out, execute, load_models
 
@@ -131,7 +132,8 @@ def run(
         raise ConfigError("model", "give model specs or chronoprobe.model() handles, not a mix")
     specs = [_as_given(m) for m in handles] if handles else [str(m) for m in chosen]
     backend_options = _backend_options(options)
-    instance = cls(_config(cls, specs, options))
+    with blame(cls, "failed to take its options"):
+        instance = cls(_config(cls, specs, options))
     folder = Path(out) if out is not None else default_out(instance, specs)
     result = execute(
         instance,

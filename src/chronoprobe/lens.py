@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.errors import ConfigError
+from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.models.base import Capability, require
 from chronoprobe.plugins import LENSES
 from chronoprobe.runlog import Metric, Summary
@@ -251,6 +251,9 @@ def lens_class(name: str) -> type[Lens[Any]]:
     """The lens class registered under ``name`` (table or entry point); ConfigError naming the known ones otherwise."""
     cls = plugins.load(name)
     if not (isinstance(cls, type) and issubclass(cls, Lens)):
+        plugin = plugins.plugins().get(name)
+        if plugin is not None:
+            raise PluginError(plugin.label, f"names {plugin.target}, which is {cls!r}, not a chronoprobe Lens")
         raise ConfigError("lens", f"{name!r} is registered as {cls!r}, which is not a chronoprobe Lens")
     return cls
 

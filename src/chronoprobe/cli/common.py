@@ -31,7 +31,7 @@ from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, check_cache_file
 from chronoprobe.cache import open_cache as open_cache  # the commands import it from here
-from chronoprobe.errors import ChronoprobeError
+from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.models.base import DEFAULT_SAMPLER, Sampler
 from chronoprobe.models.registry import ApiMode, BackendOptions, DeviceMap, DType, Quantize
 
@@ -348,6 +348,25 @@ def _click_context() -> object | None:
     except ImportError:  # pragma: no cover - depends on the installed typer
         from click import get_current_context  # type: ignore[no-redef]  # older typer: the same function from click itself
     return get_current_context(silent=True)
+
+
+@contextmanager
+def config_errors(options: dict[str, str] | None = None) -> Iterator[None]:
+    """A value a config refuses (a pydantic ValidationError inside) becomes one ConfigError naming its option.
+
+    The option of a field is ``--field-name`` unless ``options`` maps the field to another; a nested
+    config's field is named by its own name (``persuasion.max_new_tokens`` -> ``--max-new-tokens``).
+    """
+    from pydantic import ValidationError
+
+    try:
+        yield
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        fields = [str(part) for part in error["loc"] if isinstance(part, str)]
+        field = fields[-1] if fields else ""
+        option = (options or {}).get(field, f"--{field.replace('_', '-')}" if field else exc.title)
+        raise ConfigError(option, str(error["msg"]).removeprefix("Value error, ")) from None
 
 
 def claim_output_dir(path: Path, option: str = "--out", *, kind: str | None = None, inputs: Inputs = ()) -> None:
