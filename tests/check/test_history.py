@@ -1,8 +1,8 @@
 """History: the same model's cached answers re-judged against a world that moved on, on the local SPARQL stand-in.
 
-The stand-in serves the shipped snapshot as Wikidata RDF (pyoxigraph); between two checks two facts
-change hands there. ``check --snapshot`` pins the first check to the shipped snapshot, ``check --live``
-re-judges the same answers against the stand-in without a model call, and ``history`` names the facts
+The stand-in (``chronoprobe.testing.wdqs``) serves the shipped snapshot as Wikidata RDF (pyoxigraph);
+between two checks two facts change hands there. ``check --snapshot`` pins the first check to the shipped
+snapshot, ``check --live`` re-judges the same answers against the stand-in without a model call, and ``history`` names the facts
 that changed and the answers they turned outdated.
 """
 
@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from world import World, register_knower
 
 from chronoprobe.testing import unregister_mock
+from chronoprobe.testing.wdqs import StubWDQS
 from cli_driver import run_main
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "knowledge"))
-from wdqs_stub import StubWDQS  # tests/knowledge holds the stand-in (chronoprobe.testing.wdqs later)
 
 CHANGED = {
     "countries_byGDP/Italy/President of Italy": "Jane Doe",
@@ -44,9 +40,7 @@ def test_history_names_the_changed_facts_and_the_answers_they_turned_outdated(mo
     first = run_main(monkeypatch, capsys, *common, "--snapshot", "dyknow-2023-12-18", "--out", str(before))
     assert first.code == 0, first.text
 
-    stub = StubWDQS()
-    stub.store = world.store()
-    with stub:
+    with StubWDQS() as stub:  # the shipped snapshot as Wikidata RDF
         for fact, successor in CHANGED.items():
             world.move_on(stub.store, fact, successor, dt.date(2025, 1, 1))
         second = run_main(monkeypatch, capsys, *common, "--live", "--endpoint", stub.url, "--out", str(after))

@@ -215,6 +215,7 @@ def _start_folder(out: Path) -> None:
             out / MARKER,
             {
                 "kind": CHECK_KIND,
+                "holds_runs": True,  # a lens's run folder may be published inside it (publish.holds_runs)
                 "written": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "command": strip_url_credentials(" ".join(sys.argv)),
             },
