@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import re
@@ -222,3 +223,33 @@ def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_pat
     assert result.runs["toy"].summary.metrics[0].value == 100.0
     assert result.paragraphs == {"year": written["paragraphs"]["year"][0]}
     assert [(o.lens, o.status) for o in result.lenses] == [("toy", "ran")]
+
+
+def test_a_plugin_that_fails_skips_only_its_own_line(monkeypatch, capsys, tmp_path):
+    """An entry-point lens whose run raises: named on its line, the rest of the check goes on."""
+    site = tmp_path / "site"
+    (site / "toy_lens-0.1.dist-info").mkdir(parents=True)
+    (site / "failing_toy.py").write_text(
+        "from toy_lens import ToyLens as Good\n\n\nclass ToyLens(Good):\n"
+        "    def run(self, model, progress=None):\n        raise ValueError('no answers today')\n"
+    )
+    (site / "toy_lens-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-lens\nVersion: 0.1\n")
+    (site / "toy_lens-0.1.dist-info" / "entry_points.txt").write_text(
+        "[chronoprobe.lenses]\ntoy = failing_toy:ToyLens\n"
+    )
+    importlib.invalidate_caches()
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setitem(lens_module.LENSES, "good", "toy_lens:ToyLens")
+    out = tmp_path / "check"
+    ran = run_main(
+        monkeypatch,
+        capsys,
+        *("check", "--lens", "good", "--lens", "toy", "--model", "mock:constant=In 2019.", "--out", str(out)),
+        *("--cache", str(tmp_path / "c.sqlite")),
+        columns=400,
+    )
+    assert ran.code == 0, ran.text
+    assert "toy: skipped, the plug-in failed in run(): ValueError: no answers today" in ran.err
+    assert "good: done, 2 new model calls" in ran.err and "internal error" not in ran.err
+    written = json.loads((out / "check.json").read_text())
+    assert [(e["lens"], e["status"]) for e in written["lenses"]] == [("good", "done"), ("toy", "skipped")]

@@ -34,12 +34,13 @@ from chronoprobe.checkup.report import (
     write_record,
 )
 from chronoprobe.checkup.select import Chosen, choose, selection
-from chronoprobe.errors import CapabilityError, ConfigError
+from chronoprobe.errors import CapabilityError, ConfigError, PluginError
 from chronoprobe.io import write_json_atomic
 from chronoprobe.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, Workload, lens_class
 from chronoprobe.models.names import split_model_name
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, strip_url_credentials
 from chronoprobe.paths import default_call_cache
+from chronoprobe.plugins import blame
 from chronoprobe.runlog import ITEMS, MARKER, RUN_LOG, Run, Summary, read_folder, read_items
 from chronoprobe.runner import default_folder, execute
 
@@ -180,8 +181,15 @@ def plan(prepared: Prepared) -> list[LensPlan]:
         if _kept(prepared.out, item, earlier) and not set(item.lens.needs) & rerun:
             plans.append(LensPlan(item.name, "reuse"))
             continue
+        try:
+            with blame(item.lens, "failed in workload()"):
+                workload = item.lens.workload()
+        except PluginError as exc:
+            item.lens, item.skipped = None, f"the plug-in {exc.problem}"
+            plans.append(LensPlan(item.name, "skip", reason=item.skipped))
+            continue
         rerun.add(item.name)
-        line = LensPlan(item.name, "run", workload=item.lens.workload(), models=len(prepared.request.models))
+        line = LensPlan(item.name, "run", workload=workload, models=len(prepared.request.models))
         estimate(line, specs, prepared.request.cache or default_call_cache())
         plans.append(line)
     prepared.plans = plans
@@ -304,6 +312,9 @@ class _Runner:
         except CapabilityError as exc:  # raised before the lens's first call: the rest of the check goes on
             self.skip(item.name, f"the model cannot serve it ({exc.problem})")
             return
+        except PluginError as exc:  # a plug-in fails its own line, not the check
+            self.skip(item.name, f"the plug-in {exc.problem}")
+            return
         self.done(item, LensOutcome(item.name, "ran", run=run, calls_made=_calls(run)), line.workload)
         self.shown.say(f"{item.name}: done, {_calls(run):,} new model calls; {folder}")
 
@@ -346,10 +357,19 @@ def paragraphs(summaries: dict[str, Summary]) -> tuple[dict[str, str], dict[str,
     keys = list(dict.fromkeys(key for summary in summaries.values() for key in summary.models))
     names = {key: next((s.names[key] for s in summaries.values() if key in s.names), key) for key in keys}
     sentences = {
-        key: [text for lens, summary in summaries.items() for text in lens_class(lens).plain_words(summary, key)]
-        for key in keys
+        key: [text for lens, summary in summaries.items() for text in _words(lens, summary, key)] for key in keys
     }
     return names, sentences
+
+
+def _words(lens: str, summary: Summary, key: str) -> list[str]:
+    """The lens's sentences about ``key``; a plug-in whose ``plain_words`` fails says nothing."""
+    cls = lens_class(lens)
+    try:
+        with blame(cls, "failed in plain_words()"):
+            return list(cls.plain_words(summary, key))
+    except PluginError:
+        return []
 
 
 def check(

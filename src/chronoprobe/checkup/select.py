@@ -13,9 +13,10 @@ from pydantic import BaseModel, ValidationError
 
 from chronoprobe import __version__
 from chronoprobe.cache import stable_hash
-from chronoprobe.errors import ConfigError
+from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.lens import Budget, CheckContext, Lens, lens_class, lens_names
 from chronoprobe.models.registry import BackendOptions, strip_url_credentials
+from chronoprobe.plugins import blame
 
 
 @dataclass
@@ -106,7 +107,12 @@ def choose(
             )
             continue
         mine = context.model_copy(update={"runs": {need: out / need for need in cls.needs}})
-        lens = cls(_config(cls, context.budget, mine))
+        try:
+            with blame(cls, "failed in check_options()"):
+                lens = cls(_config(cls, context.budget, mine))
+        except PluginError as exc:  # a plug-in's failure is its own line, not the whole check's
+            chosen.append(Chosen(name, skipped=f"the plug-in {exc.problem}"))
+            continue
         fingerprint = stable_hash(
             {
                 "lens": name,
