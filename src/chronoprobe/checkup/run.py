@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from chronoprobe import publish
 from chronoprobe.cache import CachedModel
@@ -70,8 +71,8 @@ class LensOutcome:
     """What happened to one lens in this invocation."""
 
     lens: str
-    status: str
-    """``ran``, ``kept`` (finished earlier in this folder with the same settings) or ``skipped``."""
+    status: Literal["ran", "kept", "skipped"]
+    """``kept``: finished earlier in this folder with the same settings."""
     reason: str = ""
     run: Run | None = None
     calls_made: int = 0
