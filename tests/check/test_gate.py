@@ -140,3 +140,11 @@ def test_the_ci_examples_thresholds_parse() -> None:
     assert len(found) == 5
     for text in found:
         parse_threshold(text, PATTERNS)
+
+
+def test_a_threshold_on_a_lens_that_measured_nothing_fails() -> None:
+    threshold = parse_threshold("recency.zero-shot.without.accuracy >= 0.1", PATTERNS)
+    [result] = judge_all([threshold], {}, names={"smollm2": "smollm2"})
+    assert not result.passed and result.line() == (
+        "recency.zero-shot.without.accuracy >= 0.1 (smollm2): not measured in this run; fails"
+    )

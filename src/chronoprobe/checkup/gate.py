@@ -178,7 +178,9 @@ def judge_all(
     results = []
     for threshold in thresholds:
         summary = summaries.get(threshold.lens)
-        if summary is None:
+        if summary is None:  # the lens was skipped (or failed): nothing measured, so the threshold fails
+            models = list((names or {}).values()) or ["every model"]
+            results += [GateResult(threshold, name, None, passed=False, why="not measured") for name in models]
             continue
         for key in summary.models:
             found = next(

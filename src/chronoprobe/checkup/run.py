@@ -324,7 +324,8 @@ class _Runner:
         record, request = self.record, self.prepared.request
         summaries = {o.lens: o.run.summary for o in self.outcomes if o.run is not None}
         record.names, record.paragraphs = paragraphs(summaries)
-        gate = judge_all(self.prepared.thresholds, summaries, strict=request.strict, names=record.names)
+        names = record.names or {strip_url_credentials(m): strip_url_credentials(m) for m in request.models}
+        gate = judge_all(self.prepared.thresholds, summaries, strict=request.strict, names=names)
         record.gate = [GateEntry.of(result) for result in gate]
         record.complete = True
         questions = {name: str(lens_class(name).question) for name in summaries}
