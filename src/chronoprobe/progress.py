@@ -77,8 +77,10 @@ def progress_line(description: str, done: int, total: int | None, elapsed: float
 def _rate(per_second: float) -> str:
     if per_second >= 100:
         return f"{per_second:.0f}/s"
+    if per_second >= 1:
+        return f"{per_second:.1f}/s"
     if per_second >= 0.1:
-        return f"{per_second:.2g}/s" if per_second < 10 else f"{per_second:.1f}/s"
+        return f"{per_second:.2g}/s"
     return f"{per_second * 60:.2g}/min"
 
 

@@ -191,8 +191,8 @@ def list_models() -> None:
     from chronoprobe.models.registry import KNOWN_SPECS
 
     table = Table(title="Model specs")
-    table.add_column("spec")
-    table.add_column("what it loads")
+    table.add_column("spec", overflow="fold")
+    table.add_column("what it loads", overflow="fold")
     for spec, description in KNOWN_SPECS:
         table.add_row(spec, description)
     Console().print(table)
