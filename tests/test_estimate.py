@@ -35,12 +35,21 @@ def test_measured_work_spans_its_batches_per_step_times(timings: CallCache) -> N
 
 
 def test_a_busier_machine_now_raises_the_high_end(timings: CallCache, monkeypatch: pytest.MonkeyPatch) -> None:
-    timings.add_timing(speed_subject("smollm2"), 100, 10.0)  # 0.1 s per step at load 1.0
+    for _ in range(3):
+        timings.add_timing(speed_subject("smollm2"), 100, 10.0)  # 0.1 s per step at load 1.0
     monkeypatch.setattr(estimate_module, "current_load", lambda: 3.0)
     found = estimate(timings, "smollm2", "call", 100, default=2.0)
     assert found.low == pytest.approx(8.0)
     assert found.high == pytest.approx(12.5 * (1 + 3.0) / (1 + 1.0))
+    assert "at load 1.0 (load now 3.0)" in found.basis_text()
     assert load_factor(1.0, 0.5) == 1.0 and load_factor(0.0, 10.0) == 4.0 and load_factor(None, 3.0) == 1.0
+
+
+def test_one_or_two_timed_batches_give_a_wider_range(timings: CallCache) -> None:
+    timings.add_timing(speed_subject("smollm2", "editing:ike"), 6, 17.4)  # 2.9 s per call, one batch
+    found = estimate(timings, "smollm2", "editing:ike", 18, default=2.0)
+    assert (found.low, found.high) == pytest.approx((18 * 2.9 * 0.5, 18 * 2.9 * 2.0))
+    assert found.measured
 
 
 def test_other_work_of_the_model_is_a_floor_and_nothing_timed_is_a_wide_default(timings: CallCache) -> None:

@@ -9,8 +9,9 @@ the ranges of its parts and prints :meth:`TimeEstimate.describe` with :meth:`Tim
 How wide the range is depends on what it stands on:
 
 * **measured**: the spread of the per-step times this cache recorded for the same work (10th to
-  90th percentile, step-weighted), at least -20 %/+25 % around their mean, and higher when the
-  machine is busier now than it was during the fastest of them (see :func:`load_factor`);
+  90th percentile, step-weighted), at least -20 %/+25 % around their mean (half to twice it from
+  fewer than three timed batches), and higher when the machine is busier now than it was during
+  the fastest of them (see :func:`load_factor`);
 * **similar**: only other work of the same model was timed (an audit's short prompts standing
   in for an editing run's long ones): that speed is the low end, four times it (or the rough
   default, if larger) the high end;
@@ -27,6 +28,7 @@ from typing import Literal
 from chronoprobe.cache import CallCache, SpeedSample, speed_subject
 
 __all__ = [
+    "FEW_SAMPLES_SPREAD",
     "MEASURED_SPREAD",
     "ROUGH_SPREAD",
     "Basis",
@@ -43,6 +45,10 @@ ROUGH_SPREAD = (1 / 3, 4.0)
 """A rough default covers a third of it to four times it: a larger model, a busier CPU or a GPU move it that far."""
 MEASURED_SPREAD = (0.8, 1.25)
 """The narrowest range around a measured mean: one run's batches do not show how much the load varies."""
+FEW_SAMPLES = 3
+FEW_SAMPLES_SPREAD = (0.5, 2.0)
+"""The narrowest range from fewer than :data:`FEW_SAMPLES` timed batches: two small editing runs of
+SmolLM2 at the same load took 2.9 and 5.8 s per IKE call (other facts, other prompt lengths)."""
 SIMILAR_SPREAD = 4.0
 """Other work of the same model is a floor for this work; up to this many times slower."""
 _BASES: tuple[Basis, ...] = ("measured", "similar", "default")
@@ -145,8 +151,9 @@ def _weighted_quantile(samples: Sequence[tuple[float, int]], share: float) -> fl
 def _from_samples(samples: Sequence[SpeedSample], count: int, now: float | None) -> TimeEstimate:
     per_step = [(s.seconds / s.count, s.count) for s in samples]
     mean = sum(s.seconds for s in samples) / sum(s.count for s in samples)
-    low = min(_weighted_quantile(per_step, 0.1), mean * MEASURED_SPREAD[0])
-    high = max(_weighted_quantile(per_step, 0.9), mean * MEASURED_SPREAD[1])
+    narrowest = MEASURED_SPREAD if len(samples) >= FEW_SAMPLES else FEW_SAMPLES_SPREAD
+    low = min(_weighted_quantile(per_step, 0.1), mean * narrowest[0])
+    high = max(_weighted_quantile(per_step, 0.9), mean * narrowest[1])
     loads = [s.load for s in samples if s.load is not None]
     high *= load_factor(min(loads) if loads else None, now)
     return TimeEstimate(
