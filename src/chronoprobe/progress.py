@@ -223,9 +223,10 @@ def quiet_third_party_output() -> None:
     logging.getLogger("transformers").setLevel(logging.ERROR)
     if os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS") != "1":
         return  # the user asked for the bars
-    hf_logging = sys.modules.get("transformers.utils.logging")
-    if hf_logging is not None:
-        hf_logging.disable_progress_bar()
-    hub_utils = sys.modules.get("huggingface_hub.utils")
-    if hub_utils is not None:
-        hub_utils.disable_progress_bars()
+    for module, switch in (
+        ("transformers.utils.logging", "disable_progress_bar"),
+        ("huggingface_hub.utils", "disable_progress_bars"),
+    ):
+        turn_off = getattr(sys.modules.get(module), switch, None)
+        if callable(turn_off):
+            turn_off()
