@@ -3,8 +3,8 @@
 The README's ``bash`` blocks are read as a newcomer reads them. Each command must name a program
 a fresh shell finds (``./setup.sh``, ``.venv/bin/chronoprobe``, ``.venv/bin/python``: nothing that
 needs an activated environment), every ``chronoprobe`` command must be a known command with
-known options (a renamed flag fails here), and the cheap ones (``--help``, ``models``,
-``snapshot list``, ``results``, ``card``) really run, in a shell whose PATH has no ``.venv``.
+known options (a renamed flag fails here), and the cheap ones (``models``, ``snapshot list``,
+``catalogue templates``, ``results``, ``card``) really run, in a shell whose PATH has no ``.venv``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 CHRONOPROBE = ".venv/bin/chronoprobe"
 FRESH_SHELL_PROGRAMS = ("./setup.sh", CHRONOPROBE, ".venv/bin/python")
-CHEAP = {("models",), ("snapshot", "list"), ("results",), ("card",)}
+CHEAP = {("models",), ("snapshot", "list"), ("catalogue", "templates"), ("results",), ("card",)}
 """Commands that need no model: run for real on a small results folder."""
 
 
