@@ -187,13 +187,13 @@ def test_third_party_load_bars_are_turned_off_unless_the_user_wants_them(monkeyp
 
     from chronoprobe.progress import quiet_third_party_output
 
-    hf_logging.enable_progress_bar()  # transformers imported (and its bars on) before chronoprobe ran
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    hf_logging.enable_progress_bar()  # transformers imported (and its bars on) before chronoprobe ran
     quiet_third_party_output()
     assert not hf_logging.is_progress_bar_enabled()  # no "Loading weights" bar
     assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
-    hf_logging.enable_progress_bar()
     monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # the user asked for them
+    hf_logging.enable_progress_bar()
     quiet_third_party_output()
     assert hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
