@@ -29,7 +29,7 @@ from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Lens, ProgressFactory, lens_class, lens_names
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions
 from chronoprobe.plugins import blame
-from chronoprobe.progress import LOGGER, logged_progress, quiet_third_party_output, shown_on_stderr
+from chronoprobe.progress import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
 from chronoprobe.runlog import ITEMS, RUN_LOG, SUMMARY, Run, read_folder, read_items
 from chronoprobe.runner import default_out, execute, load_models
 
@@ -147,6 +147,7 @@ def run(
             progress=progress if callable(progress) else None,
             progress_display=logged_progress if logged else None,
             notice=LOGGER.info if logged else None,
+            announce=logged_step if logged else None,
             engine=engine,
         )
 

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -29,7 +29,9 @@ __all__ = [
     "PROGRESS_EVERY_ENV",
     "ProgressLines",
     "format_clock",
+    "line_if_slow",
     "logged_progress",
+    "logged_step",
     "progress_every",
     "progress_line",
     "quiet_third_party_output",
@@ -202,6 +204,31 @@ def shown_on_stderr(logger: logging.Logger = LOGGER) -> Iterator[None]:
             logger.removeHandler(added)
         if level_set:
             logger.setLevel(logging.NOTSET)
+
+
+@contextmanager
+def line_if_slow(emit: Emit, line: str, after: float) -> Iterator[None]:
+    """Emit ``line`` once the step inside has taken ``after`` seconds (at once for 0), else nothing.
+
+    How a slow step without steps to count (loading a model) still shows in a log within the
+    progress interval, while a quick one, or one that fails at once, adds no line.
+    """
+    if after <= 0:
+        emit(line)
+        yield
+        return
+    timer = threading.Timer(after, emit, args=(line,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def logged_step(message: str) -> AbstractContextManager[None]:
+    """The Python API's ``announce``: ``message ...`` on :data:`LOGGER` when the step is slow."""
+    return line_if_slow(LOGGER.info, f"{message} ...", progress_every())
 
 
 @contextmanager

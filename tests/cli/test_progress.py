@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -182,18 +183,37 @@ def test_progress_lines_reach_a_log_file(tmp_path: Path) -> None:
     assert len(done.stdout.splitlines()) == 3
 
 
+def _bars_on(hf_logging: Any) -> None:
+    import warnings
+
+    with warnings.catch_warnings():  # the hub warns that its own switch, read at import, says off
+        warnings.simplefilter("ignore")
+        hf_logging.enable_progress_bar()
+
+
 def test_third_party_load_bars_are_turned_off_unless_the_user_wants_them(monkeypatch: pytest.MonkeyPatch) -> None:
     from transformers.utils import logging as hf_logging
 
     from chronoprobe.progress import quiet_third_party_output
 
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
-    hf_logging.enable_progress_bar()  # transformers imported (and its bars on) before chronoprobe ran
+    _bars_on(hf_logging)  # transformers imported (and its bars on) before chronoprobe ran
     quiet_third_party_output()
     assert not hf_logging.is_progress_bar_enabled()  # no "Loading weights" bar
     assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
     monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # the user asked for them
-    hf_logging.enable_progress_bar()
+    _bars_on(hf_logging)
     quiet_third_party_output()
     assert hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
+
+
+def test_a_slow_step_without_counts_gets_a_line_and_a_quick_one_none() -> None:
+    from chronoprobe.progress import line_if_slow
+
+    lines: list[str] = []
+    with line_if_slow(lines.append, "loading smollm2 ...", 3600.0):
+        pass  # loaded (or failed) long before the interval: no line
+    assert lines == []
+    with line_if_slow(lines.append, "loading smollm2 ...", 0.0):  # interval 0: every step is told
+        assert lines == ["loading smollm2 ..."]

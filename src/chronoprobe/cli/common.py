@@ -8,7 +8,7 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_type_hints
@@ -33,7 +33,7 @@ from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.models.base import DEFAULT_SAMPLER, Sampler
 from chronoprobe.models.registry import ApiMode, BackendOptions, DeviceMap, DType, Quantize
 from chronoprobe.progress import PROGRESS_EVERY_ENV as PROGRESS_EVERY_ENV  # the tests import it from here
-from chronoprobe.progress import ProgressLines, progress_every
+from chronoprobe.progress import ProgressLines, line_if_slow, progress_every
 
 if TYPE_CHECKING:
     from chronoprobe.lens import Lens
@@ -403,7 +403,7 @@ def load_models(specs: list[str] | None, options: BackendOptions, cache: CallCac
     """Load every requested model (the embedded default if none) behind the cache, with a spinner."""
     from chronoprobe import runner
 
-    return runner.load_models(specs, options, cache, announce=console.status)
+    return runner.load_models(specs, options, cache, announce=announce)
 
 
 class PlainProgress(Progress):
@@ -508,10 +508,22 @@ def run_in_terminal(lens: Lens[Any], out: Path, models: list[str] | None, backen
         options=backend.backend(),
         cache=backend.cache,
         progress_display=progress_ticks,
-        announce=console.status,
+        announce=announce,
         engine=chosen,
         notice=print_plain,
     )
+
+
+def announce(message: str) -> AbstractContextManager[Any]:
+    """A spinner with ``message`` while a slow step runs (a model load); off a terminal, a plain line.
+
+    A log or a pipe shows no spinner; the line comes once the step has taken the progress interval
+    (10 s), so a log never goes longer than that without a line, and a step that is quick (or
+    fails at once, in one error line) prints nothing more.
+    """
+    if console.is_terminal:
+        return console.status(message)
+    return line_if_slow(print_plain, f"{message} ...", progress_every())
 
 
 def print_plain(line: str) -> None:
