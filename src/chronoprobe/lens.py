@@ -156,6 +156,11 @@ class Lens(ABC, Generic[RowT]):
     def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
         """Load what the lens itself needs besides the models (e.g. a judge), after ``load``, before the models."""
 
+    def plan_line(self, cache: CallCache) -> str | None:
+        """One line saying what the run will do and how long it may take, after ``load`` and before any
+        model loads (times from :func:`chronoprobe.estimate.estimate` over ``cache``); None: no plan line."""
+        return None
+
     def check(self, model: CachedModel) -> None:
         """Fail with a CapabilityError if ``model`` cannot serve this lens (called before any call)."""
         require(model.backend, set(self.capabilities), purpose=f"the {self.name} lens")

@@ -120,6 +120,7 @@ def execute(
     progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
     announce: Announce | None = None,
     engine: str | Engine | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run ``lens`` on ``models`` (specs to load, or loaded models) and publish its folder at ``out``.
 
@@ -128,7 +129,9 @@ def execute(
     notices) is not loaded twice. ``progress_display`` (the CLI's bar) is opened only while the
     models run, after ``announce`` has shown each model load. ``engine`` (``local``, ``ray``,
     ``ray:auto``, ``ray:HOST:PORT`` or an :class:`~chronoprobe.engines.Engine`) runs the calls the
-    cache misses; it is checked and connected before any model loads.
+    cache misses; it is checked and connected before any model loads. ``notice`` gets the lens's
+    plan line (:meth:`Lens.plan_line`: what the run will do and how long it may take), once the
+    items are loaded and before any model loads.
     """
     chosen_engine = parse_engine(engine)
     chosen_engine.check()
@@ -148,6 +151,11 @@ def execute(
         if loaded and len(loaded) != len(models or []):
             raise TypeError("models: give either specs or loaded models, not a mix")
         call_cache = loaded[0].cache if loaded else open_cache(cache)
+        if notice is not None:
+            with blame(lens, "failed in plan_line()"):
+                plan = lens.plan_line(call_cache)
+            if plan:
+                notice(plan)
         with blame(lens, "failed in setup()"):
             lens.setup(call_cache, announce)
         chosen_engine.start()

@@ -9,7 +9,6 @@ red line and exit with status 2.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import re
 import sys
@@ -81,7 +80,10 @@ def _readable_help_types() -> None:
 
 
 def _register(invoked: str | None = None) -> None:
+    from chronoprobe.cli.help_layout import install
+
     _readable_help_types()
+    install()  # options on lines of their own where typer's table would squeeze them
     if not app.registered_groups:  # done once (main() runs several times in one process, as the tests do)
         _register_written()
     _register_generated(invoked)
@@ -191,8 +193,8 @@ def list_models() -> None:
     from chronoprobe.models.registry import KNOWN_SPECS
 
     table = Table(title="Model specs")
-    table.add_column("spec")
-    table.add_column("what it loads")
+    table.add_column("spec", overflow="fold")
+    table.add_column("what it loads", overflow="fold")
     for spec, description in KNOWN_SPECS:
         table.add_row(spec, description)
     Console().print(table)
@@ -221,10 +223,9 @@ def prepare() -> None:
 
 
 def _quiet_libraries() -> None:
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    logging.getLogger("transformers").setLevel(logging.ERROR)
+    from chronoprobe.progress import quiet_third_party_output
+
+    quiet_third_party_output()  # the load bars, as the Python API does
     import warnings
 
     warnings.filterwarnings("ignore", category=FutureWarning)
