@@ -1,34 +1,24 @@
 """The check's plan: one line per lens (items, model calls, an estimated time), then a total.
 
-Times come from the speed the call cache measured for each model (its ``speed`` table, which
-every cached model call adds to); where it has measured nothing for a model, a rough default
-stands in and the line says so. :func:`seconds_per_call` is the one place that reads it.
+Times are ranges from the speed the call cache measured for each model on this machine
+(:func:`chronoprobe.estimate.estimate` over its ``speed`` table); where it has measured nothing
+for a model, a rough default stands in and the line says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from chronoprobe.cache import CallCache, speed_subject
+from chronoprobe.cache import CallCache
+from chronoprobe.estimate import TimeEstimate, estimate, total
 from chronoprobe.lens import Workload
 
 ROUGH_SECONDS_PER_CALL = 1.0
 """Without a measurement: SmolLM2 on 2 busy CPU cores took 0.1-0.3 s per short greedy prompt (the audit)
-and 2-4 s per prompt of ten sampled answers (DynamicQA's persuasion); 1 s is between them."""
-
-
-def seconds_per_call(cache_path: Path | None, spec: str) -> float | None:
-    """What the call cache at ``cache_path`` measured per call of the model ``spec``, if anything."""
-    if cache_path is None or not cache_path.is_file():
-        return None
-    cache = CallCache(cache_path)
-    try:
-        timing = cache.timing(speed_subject(spec))
-    finally:
-        cache.close()
-    return timing.per_step if timing is not None else None
+and 2-4 s per prompt of ten sampled answers (DynamicQA's persuasion) or of a long IKE prompt; 1 s is
+between them."""
 
 
 @dataclass
@@ -41,43 +31,24 @@ class LensPlan:
     reason: str = ""
     workload: Workload | None = None
     models: int = 1
-    seconds: float | None = None
-    rough: list[str] = field(default_factory=list)
-    """Models whose speed this cache has not measured (the estimate used the rough default)."""
+    time: TimeEstimate | None = None
 
 
-def estimate(plan: LensPlan, specs: Sequence[str], cache_path: Path | None) -> None:
-    """Fill in ``plan.seconds`` from each model's measured speed (or the rough default)."""
+def estimate_lens(plan: LensPlan, specs: Sequence[str], cache_path: Path | None) -> None:
+    """Fill in ``plan.time``: each model's calls at the speed this machine's call cache measured for it."""
     if plan.status != "run" or plan.workload is None:
         return
-    total = 0.0
-    for spec in specs:
-        rate = seconds_per_call(cache_path, spec)
-        if rate is None:
-            plan.rough.append(spec)
-        total += plan.workload.calls * (rate if rate is not None else ROUGH_SECONDS_PER_CALL)
-    plan.seconds = total
-
-
-def duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    hours, minutes = divmod(round(seconds / 60), 60)
-    return f"{hours} h {minutes} min"
-
-
-def _basis(rough: Sequence[str]) -> str:
-    if rough:
-        return (
-            f"rough default of {ROUGH_SECONDS_PER_CALL:.1f} s per call: the call cache has not timed {', '.join(rough)}"
-        )
-    return "at the speed the call cache measured"
+    cache = CallCache(cache_path) if cache_path is not None and cache_path.is_file() else None
+    try:
+        calls = plan.workload.calls
+        plan.time = total(estimate(cache, spec, "call", calls, default=ROUGH_SECONDS_PER_CALL) for spec in specs)
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 def plan_line(plan: LensPlan) -> str:
-    """``outdated: 130 facts, 390 model calls per model; about 30 s (at the speed the call cache measured)``."""
+    """``outdated: 130 facts, 390 model calls; about 1–3 min (...)``."""
     if plan.status == "skip":
         return f"{plan.lens}: skipped, {plan.reason}"
     if plan.status == "reuse":
@@ -88,8 +59,8 @@ def plan_line(plan: LensPlan) -> str:
     bound = "at most " if work.at_most else ""
     per_model = " per model" if plan.models > 1 else ""
     line = f"{plan.lens}: {bound}{work.items:,} {work.unit}, {bound}{work.calls:,} model calls{per_model}"
-    if plan.seconds is not None:
-        line += f"; about {duration(plan.seconds)} ({_basis(plan.rough)})"
+    if plan.time is not None:
+        line += f"; {plan.time.describe()} ({plan.time.basis_text()})"
     return line
 
 
@@ -102,10 +73,10 @@ def total_line(plans: Sequence[LensPlan]) -> str:
     kept = sum(p.status == "reuse" for p in plans)
     skipped = sum(p.status == "skip" for p in plans)
     parts = [f"total: {len(running)} lens run(s), {bound}{calls:,} model calls"]
-    if counted:
-        seconds = sum(p.seconds or 0.0 for p in counted)
-        rough = any(p.rough for p in counted)
-        parts.append(f"about {duration(seconds)}" + (" (partly a rough default)" if rough else ""))
+    times = [p.time for p in counted if p.time is not None]
+    if times:
+        whole = total(times)
+        parts.append(whole.describe() + (" (partly a rough default)" if whole.basis == "default" else ""))
     if len(counted) < len(running):
         parts.append("plus lenses that count nothing in advance")
     if kept:

@@ -24,7 +24,7 @@ from typing import Literal
 from chronoprobe import publish
 from chronoprobe.cache import CachedModel
 from chronoprobe.checkup.gate import GateResult, Threshold, judge_all, parse_threshold
-from chronoprobe.checkup.plan import LensPlan, estimate, plan_line, total_line
+from chronoprobe.checkup.plan import LensPlan, estimate_lens, plan_line, total_line
 from chronoprobe.checkup.report import (
     CHECK_KIND,
     CheckRecord,
@@ -191,7 +191,7 @@ def plan(prepared: Prepared) -> list[LensPlan]:
             continue
         rerun.add(item.name)
         line = LensPlan(item.name, "run", workload=workload, models=len(prepared.request.models))
-        estimate(line, specs, prepared.request.cache or default_call_cache())
+        estimate_lens(line, specs, prepared.request.cache or default_call_cache())
         plans.append(line)
     prepared.plans = plans
     return plans
