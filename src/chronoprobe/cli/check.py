@@ -42,8 +42,8 @@ def check(
     budget: Annotated[
         str,
         typer.Option(
-            help="quick (SmolLM2 on 2 CPU cores: 297 CPU-seconds, 7 min at load 5), standard (1,806 CPU-seconds, "
-            "44 min at load 5), full (the papers' runs; hours). docs/check.md gives each one's sizes and times.",
+            help="quick (SmolLM2 on 2 CPU cores: 4 min at load 2, 7 min at load 5), standard (44 min at load 5), "
+            "full (the papers' runs; hours). docs/check.md gives each one's sizes and times.",
             callback=_budget,
         ),
     ] = "quick",
