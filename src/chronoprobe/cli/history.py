@@ -42,7 +42,7 @@ def history(
         console.print(f"[yellow]warning[/]: {warning}", highlight=False, soft_wrap=True)
     table = Table(title="Answers judged against each snapshot (soft constraint, 95% intervals)")
     for column in ("model", "snapshot", "retrieved", *SHARES):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for point in found.points:
         shares = [brief(point.shares[v]) if v in point.shares else "–" for v in SHARES]
         table.add_row(point.name, point.snapshot, str(point.retrieved or "?"), *shares)
