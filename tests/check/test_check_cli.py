@@ -256,3 +256,17 @@ def test_a_plugin_that_fails_skips_only_its_own_line(monkeypatch, capsys, tmp_pa
     assert "good: done, 2 new model calls" in ran.err and "internal error" not in ran.err
     written = json.loads((out / "check.json").read_text())
     assert [(e["lens"], e["status"]) for e in written["lenses"]] == [("good", "done"), ("toy", "skipped")]
+
+
+@pytest.mark.slow
+def test_the_embedded_model_through_a_check(monkeypatch, tmp_path):
+    """The real SmolLM2 behind a check (the toy lens: two prompts), the paragraph from its answers."""
+    monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
+    result = cp.check("smollm2", lenses=["toy"], out=tmp_path / "check", cache=tmp_path / "c.sqlite")
+    [outcome] = result.lenses
+    assert (outcome.lens, outcome.status, outcome.calls_made) == ("toy", "ran", 2)
+    [row] = result.runs["toy"].summary.metrics
+    assert row.n == 2 and row.ci_low is not None
+    assert result.paragraphs["smollm2"].startswith("Years: it names a year in ")
+    again = cp.check("smollm2", lenses=["toy"], out=tmp_path / "check", cache=tmp_path / "c.sqlite")
+    assert [(o.status, o.calls_made) for o in again.lenses] == [("kept", 0)]
