@@ -113,6 +113,7 @@ def execute(
     chosen_engine.check()
     loaded_caches = [m.cache.path for m in models or [] if isinstance(m, CachedModel)]
     cache_path = loaded_caches[0] if loaded_caches else (cache or default_call_cache())
+    lens.check_inputs()
     publish.check_output_dir(out)
     publish.check_not_input(out, [*lens.input_paths(), ("--cache", cache_path)])
     publish.check_outside(out, lens.output_paths())

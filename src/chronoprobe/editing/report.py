@@ -210,11 +210,22 @@ def _notes(summary: ModelResults) -> list[str]:
     return lines
 
 
+def _selection(select: str | None) -> str:
+    """How the edited facts were chosen, in one sentence (a dataset file has no selection of its own)."""
+    from chronoprobe.datasets.editing_records import GROUPS_TEXT
+    from chronoprobe.editing.dataset import SELECTION_TEXT
+
+    groups = f" Groups: {GROUPS_TEXT}."
+    if select is None:
+        return "." + groups
+    return f" (--select {select}). {SELECTION_TEXT.get(select, '')}{groups}"
+
+
 def report_markdown(detail: EditingDetail, provenance: dict[str, Any], *, has_plot: bool) -> str:
     lines = ["# Editing report: can the outdated facts be fixed?", ""]
     lines += [
-        "Each method is applied to the facts the audit did not answer up-to-date, then every question about "
-        "them is asked again and judged by the outdated audit's classifier. Efficacy: the edit prompt answered "
+        "Each method is applied to the facts to edit (how they were chosen is said per model below), then every "
+        "question about them is asked again and judged by the outdated audit's classifier. Efficacy: the edit prompt answered "
         "up-to-date; paraphrase: the two other questions (pooled); harmonic mean: DyKnow's Table 3 measure; "
         "soft constraint: any of the three up-to-date (Table 7). Cells read `value [95% interval]` in percent "
         "(Wilson; bootstrap over facts for the harmonic mean).",
@@ -230,11 +241,7 @@ def report_markdown(detail: EditingDetail, provenance: dict[str, Any], *, has_pl
         dataset = summary["dataset"]
         results = summary["results"]
         lines += [f"## {summary.get('name', spec)} (`{spec}`)", ""]
-        lines.append(
-            f"{dataset['facts']} facts edited, from {dataset['source']}"
-            + (f" (selection: {dataset['select']})" if dataset.get("select") else "")
-            + "."
-        )
+        lines.append(f"{dataset['facts']} facts edited, from {dataset['source']}" + _selection(dataset.get("select")))
         lines.append("")
         notes = _notes(summary)
         if notes:
