@@ -217,7 +217,7 @@ def test_cli_errors_are_one_line(tmp_path: Path):
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 2 and "not dynamicqa or mulan" in proc.stderr
+    assert proc.returncode == 2 and "is not one of dynamicqa, mulan" in proc.stderr
     proc = subprocess.run(
         [
             sys.executable,
