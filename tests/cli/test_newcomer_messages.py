@@ -38,7 +38,8 @@ def test_a_sample_larger_than_the_data_says_what_it_became(
 ) -> None:
     data = Path(__file__).resolve().parents[1] / "assets" / "recency_sample.json"
     args = ["--model", "mock:echo", "--context", "without", "--sample", "100000", "--data", str(data)]
-    ran = run_main(monkeypatch, capsys, "recency", "eval", *args, "--out", str(tmp_path / "r"), "--cache", "c.sqlite")
+    monkeypatch.chdir(tmp_path)
+    ran = run_main(monkeypatch, capsys, "recency", "eval", *args, "--out", "r", "--cache", "c.sqlite")
     assert ran.code == 0, ran.text
     shown = " ".join(ran.err.split())
     assert "note: --sample 100000: the data holds 14 questions, so all 14 are asked" in shown
