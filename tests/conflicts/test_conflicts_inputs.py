@@ -35,7 +35,7 @@ def test_every_missing_mulan_file_in_one_message(
     assert ran.code == 2
     line = _one_line(ran.err)
     assert line.startswith("error: conflicts run mulan: 3 input(s) missing:")
-    assert "--data queries.jsonl: no such file" in line
+    assert "--data queries.jsonl: no such file or folder" in line
     assert "--templates: mulan/templates/clean.json not found" in line and "pass --templates <file>" in line
     assert "--aliases: temporal_conflicts/aliases_MULAN.json not found" in line and "pass --aliases <file>" in line
     assert not (bare / "results").exists()  # checked before the output folder was claimed
@@ -48,7 +48,9 @@ def test_given_files_that_do_not_exist_are_named_with_their_paths(
     ran = run_main(monkeypatch, capsys, "conflicts", "run", "mulan", *args)
     line = _one_line(ran.err)
     assert (
-        ran.code == 2 and "2 input(s) missing: --templates t.json: no such file; --aliases a.json: no such file" in line
+        ran.code == 2
+        and "2 input(s) missing: --templates t.json: no such file or folder; --aliases a.json: no such file or folder"
+        in line
     )
     ran = run_main(monkeypatch, capsys, "conflicts", "run", "mulan")  # no --data and no hub package: all three
     line = _one_line(ran.err)

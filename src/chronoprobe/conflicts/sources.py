@@ -69,7 +69,7 @@ def check_inputs(inputs: Sequence[Input], command: str) -> None:
     for item in inputs:
         if item.given is not None:
             if not item.given.expanduser().exists():
-                missing.append(f"{item.option} {item.given}: no such file")
+                missing.append(f"{item.option} {item.given}: no such file or folder")
         elif item.default is not None:
             if find_shared(item.default) is None:
                 missing.append(f"{item.option}: {_not_shipped(item.default, item.option)}")
