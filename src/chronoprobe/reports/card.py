@@ -536,7 +536,6 @@ a.top{margin-left:auto;font-size:12.5px;font-weight:500;color:var(--accent);text
 section.lens{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin:22px 0;
 box-shadow:0 1px 2px rgba(20,30,50,.05)}
 table{border-collapse:collapse;width:auto;max-width:100%}
-table.overview{margin:10px 0 4px;font-size:13.5px}
 th,td{padding:6px 12px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 thead th{font-size:12.5px;text-transform:uppercase;letter-spacing:.03em;color:var(--mute);border-bottom:2px solid var(--line)}
 caption{text-align:left;font-size:13px;color:var(--mute);padding-bottom:6px}
