@@ -308,6 +308,17 @@ def check_output_dir(out: Path, option: str = "--out", kind: str | None = None) 
     _check_target(out, option, kind)
 
 
+def check_not_in_report(out: Path, option: str = "--out") -> None:
+    """Refuse an output inside a folder chronoprobe wrote (a run folder, an exported task): a rerun there
+    replaces that folder whole, and ``out`` with it. :class:`OutputClaim` checks it before taking the lock."""
+    for folder in Path(os.path.abspath(out)).parents:
+        if is_report_folder(folder):
+            raise ConfigError(
+                f"{option} {out}",
+                f"lies inside {folder}, a folder chronoprobe wrote, which a rerun replaces whole; write somewhere else",
+            )
+
+
 def _remove(path: Path) -> None:
     if path.is_symlink() or not path.is_dir():
         path.unlink(missing_ok=True)
@@ -341,7 +352,8 @@ class OutputClaim:
     Taken twice in one process (the CLI claims early, the writer again at publish time)
     it is shared; in another process or thread it fails with a one-line ConfigError.
     ``kind`` refuses a folder holding another kind of report; ``check`` replaces the folder
-    check (file outputs). Parent folders the claim created are removed again on release
+    check (file outputs). An output inside a folder chronoprobe wrote is refused (a rerun there
+    would replace it whole). Parent folders the claim created are removed again on release
     if nothing was published in them.
     """
 
@@ -369,6 +381,7 @@ class OutputClaim:
                 self._fd = None  # shared: the first claim keeps the lock
                 self._check(self.shown)
                 return self
+            check_not_in_report(self.shown, self.option)  # before the lock file goes beside it
             self._acquire()
             _held[self.out] = (self, threading.get_ident())
             _guard_sigterm()

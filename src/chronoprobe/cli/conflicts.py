@@ -13,6 +13,7 @@ from chronoprobe.cli.common import (
     ModelOpt,
     ModelOptions,
     claim_run_dir,
+    config_errors,
     console,
     load_models,
     open_cache,
@@ -138,20 +139,21 @@ def run(
     decoding: dict[str, float | int] = {
         key: value for key, value in (("temperature", temperature), ("seed", seed)) if value is not None
     }  # unset: the methodology's own
-    config = ConflictsConfig(
-        dataset=dataset,
-        methodology=method,
-        data=data,
-        aliases=aliases,
-        templates=templates,
-        limit=limit,
-        persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation, **decoding),
-        completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence, **decoding),
-        prompt_file=prompt_file,
-        judge=judge,
-        judge_fallback=judge_fallback,
-        judge_device=backend.device,
-    )
+    with config_errors({"n_samples": "--samples"}):
+        config = ConflictsConfig(
+            dataset=dataset,
+            methodology=method,
+            data=data,
+            aliases=aliases,
+            templates=templates,
+            limit=limit,
+            persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation, **decoding),
+            completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence, **decoding),
+            prompt_file=prompt_file,
+            judge=judge,
+            judge_fallback=judge_fallback,
+            judge_device=backend.device,
+        )
     lens = ConflictsLens(config)
     out = out or default_out(lens, model)
     claim_run_dir(lens, out, backend.cache)  # checked and locked before any model loads
@@ -260,12 +262,13 @@ def contexts(
     )
     wording = PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
     store = open_cache(backend.cache)
-    config = ContextsConfig(
-        min_entailment=None if no_nli_filter else min_entailment,
-        per_class=per_class,
-        seed=seed,
-        max_new_tokens=max_new_tokens,
-    )
+    with config_errors():
+        config = ContextsConfig(
+            min_entailment=None if no_nli_filter else min_entailment,
+            per_class=per_class,
+            seed=seed,
+            max_new_tokens=max_new_tokens,
+        )
     all_queries = ml.load_queries(data or ml.QUERIES_HUB_ID)
     queries = ml.take_balanced_facts(all_queries, limit)
     templates_map = ml.load_templates(templates or shared_path(MULAN_TEMPLATES, "--templates"))

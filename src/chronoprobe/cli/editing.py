@@ -110,41 +110,6 @@ def _print_fact_notes(count: int, model: str, listed_in: str) -> None:
         )
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    hours, minutes = divmod(round(seconds / 60), 60)
-    return f"{hours} h {minutes} min"
-
-
-def plan_line(plans: list[Any], config: Any) -> str:
-    """One line before the work: facts, methods, model calls and edits, and how long it may take."""
-    from chronoprobe.editing.config import COLUMN
-
-    methods = list(config.methods)
-    per_model = []
-    for plan in plans:
-        edits = "".join(f" + {n} {COLUMN[m]} edits" for m, n in plan.edits.items())
-        per_model.append(f"{plan.label}: {plan.facts} facts, {plan.calls:,} model calls{edits}")
-    seconds = sum(plan.seconds for plan in plans)
-    defaults = list(dict.fromkeys(d for plan in plans for d in plan.defaults))
-    if defaults:
-        basis = f"rough defaults where the call cache has not timed this model yet: {', '.join(defaults)}"
-    elif all(plan.timed for plan in plans):
-        basis = "as the call cache timed this model's earlier editing runs"
-    else:
-        basis = "partly from this model's other calls in the call cache, which had shorter prompts"
-    line = (
-        f"plan: {len(methods)} method(s) ({', '.join(methods)}); {'; '.join(per_model)}; "
-        f"about {_duration(seconds)} ({basis}); answers already in the call cache are not asked again"
-    )
-    if seconds > 600 and config.limit is None and any(plan.facts > 10 for plan in plans):
-        line += "; for a first look try --limit 10 --method ike-null,rag-gold"
-    return line
-
-
 @app.command("dataset")
 def dataset(
     from_run: Annotated[
@@ -444,7 +409,7 @@ def run(
         from chronoprobe.publish import check_output_folder
 
         check_output_folder(save_edited, "--save-edited")
-    _load_and_plan(lens, backend.cache)
+    _load_notes(lens)
     result = run_in_terminal(lens, out, list(config.models), backend)
     from chronoprobe.editing.records import read_detail
 
@@ -467,17 +432,14 @@ def _check_engine(engine: str, config: Any) -> None:
         )
 
 
-def _load_and_plan(lens: Any, cache: Path | None) -> None:
-    """Read the facts to edit, print their notes and counts, then the plan line."""
-    from chronoprobe.paths import default_call_cache
-
+def _load_notes(lens: Any) -> None:
+    """Read the facts to edit and print their notes and counts (the runner prints the plan line after them)."""
     lens.load()
     for spec, chosen in lens.sets.items():
         for note in chosen.notes:
             console.print(f"[yellow]note[/] ({spec}): {note}", highlight=False)
         _print_fact_notes(len(chosen.fact_notes), f" ({spec})", "report.md")
         _print_counts(list(chosen.records), f"{chosen.source} for {spec}", chosen.select, len(chosen.skipped))
-    console.print(plan_line(lens.plan(cache or default_call_cache()), lens.config), highlight=False, markup=False)
 
 
 def _print_scores(per_model: dict[str, ModelResults]) -> None:

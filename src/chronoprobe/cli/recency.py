@@ -18,6 +18,7 @@ from chronoprobe.cli.common import (
     ModelOptions,
     check_share,
     claim_run_dir,
+    config_errors,
     console,
     load_models,
     open_cache,
@@ -92,18 +93,19 @@ def eval_(
             raise ConfigError("--strategy", f"{name!r} is not one of zero-shot, few-shot, cot, all")
     if context not in {"with", "without", "both"}:
         raise ConfigError("--context", f"{context!r} is not one of with, without, both")
-    config = RecencyRunConfig(
-        strategies=tuple(dict.fromkeys(strategies)),
-        context=context,
-        temperature=temperature,
-        seed=seed,
-        max_new_tokens=max_new_tokens,
-        prompt_files=tuple(prompt_file or ()),
-        answer_prefix=answer_prefix,
-        data=data,
-        sample=sample,
-        sample_seed=sample_seed,
-    )
+    with config_errors({"prompt_files": "--prompt-file"}):
+        config = RecencyRunConfig(
+            strategies=tuple(dict.fromkeys(strategies)),
+            context=context,
+            temperature=temperature,
+            seed=seed,
+            max_new_tokens=max_new_tokens,
+            prompt_files=tuple(prompt_file or ()),
+            answer_prefix=answer_prefix,
+            data=data,
+            sample=sample,
+            sample_seed=sample_seed,
+        )
     lens = RecencyLens(config)
     if data is None and legacy_data():
         console.print(f"[yellow]note[/]: {escape(LEGACY_NOTE)}", highlight=False, soft_wrap=True)
@@ -209,23 +211,24 @@ def label(
     from chronoprobe.provenance import build_provenance
     from chronoprobe.recency.label import LabelConfig, label_dataset, read_questions
 
-    config = LabelConfig(
-        samples=samples,
-        temperature=temperature,
-        candidates=candidates,
-        verify_samples=verify_samples,
-        max_context_rounds=context_rounds,
-        require_verified=require_verified,
-        seed=seed,
-        retry_temperatures=(0.3, 0.0) if retries else (),
-        label_max_new_tokens=label_max_new_tokens,
-        vote_max_new_tokens=vote_max_new_tokens,
-        context_max_new_tokens=context_max_new_tokens,
-        label_prompt=label_prompt,
-        verify_prompt=verify_prompt,
-        stationarity_prompt=stationarity_prompt,
-        context_prompt=context_prompt,
-    )
+    with config_errors({"max_context_rounds": "--context-rounds"}):
+        config = LabelConfig(
+            samples=samples,
+            temperature=temperature,
+            candidates=candidates,
+            verify_samples=verify_samples,
+            max_context_rounds=context_rounds,
+            require_verified=require_verified,
+            seed=seed,
+            retry_temperatures=(0.3, 0.0) if retries else (),
+            label_max_new_tokens=label_max_new_tokens,
+            vote_max_new_tokens=vote_max_new_tokens,
+            context_max_new_tokens=context_max_new_tokens,
+            label_prompt=label_prompt,
+            verify_prompt=verify_prompt,
+            stationarity_prompt=stationarity_prompt,
+            context_prompt=context_prompt,
+        )
     for kind in ("label", "label_with_context", "stationarity", "context_generation"):
         config.template(kind)  # bad prompt files fail before any model loads
     voters_specs = list(voter or [])

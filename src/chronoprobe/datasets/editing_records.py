@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from chronoprobe.knowledge.grc import fact_id, parse_answer
-from chronoprobe.knowledge.types import Category, FactAnswers
+from chronoprobe.knowledge.types import DyknowCategory, FactAnswers
 
 QUESTION_KINDS = ("generic", "contextualized", "rephrased_1", "rephrased_2", "rephrased_3")
 """DyKnow's question kinds; ``generic`` is asked but never scored."""
@@ -50,7 +50,7 @@ class EditRecord(BaseModel):
     """The new (current) answer the edit writes in."""
     subject: str
     """The span the editors locate in ``prompt`` (its last token is the edit's key position)."""
-    domain: Category
+    domain: DyknowCategory
     element: str
     attribute: str | None = None
     prompt_type: str

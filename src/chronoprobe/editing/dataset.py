@@ -398,6 +398,9 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
         asked = verdicts.get(fact.fact_id)
         if asked is None:
             continue
+        if fact.category not in TEMPLATE_KINDS:  # a built catalogue's own category: DyKnow's format has no place for it
+            skipped[fact.fact_id] = f"category {fact.category!r} is not one of DyKnow's ({', '.join(DOMAIN_ORDER)})"
+            continue
         kinds = TEMPLATE_KINDS[fact.category]
         if len(fact.templates) != len(kinds) or sorted(asked) != list(range(len(kinds))):
             skipped[fact.fact_id] = (

@@ -201,6 +201,29 @@ def _check_url(url: str, where: str) -> None:
         raise ConfigError(where, "the URL has no host; expected openai:<model name>@<http(s) base url>")
 
 
+def check_options(spec: ModelSpec, options: BackendOptions) -> None:
+    """Refuse backend options the spec's backend cannot honour, in one line naming them, before any model loads.
+
+    llama.cpp runs a GGUF's own weights on the CPU: a dtype, a device other than the CPU, a device
+    map or a quantization would be ignored silently otherwise.
+    """
+    if spec.kind != "llamacpp":
+        return
+    given = [
+        f"--dtype {options.dtype}" if options.dtype != "auto" else "",
+        f"--device {options.device}" if options.device not in {"auto", "cpu"} else "",
+        f"--device-map {options.device_map}" if options.device_map is not None else "",
+        f"--quantize {options.quantize}" if options.quantize is not None else "",
+    ]
+    refused = [option for option in given if option]
+    if refused:
+        raise ConfigError(
+            f"model spec {spec.raw!r}",
+            f"llama.cpp runs the GGUF's own weights on the CPU; {', '.join(refused)} "
+            f"{'does' if len(refused) == 1 else 'do'} not apply (options of hf: and gguf:)",
+        )
+
+
 BACKENDS: dict[str, str] = {
     "mock": "chronoprobe.models.registry:_load_mock",
     "smollm2": "chronoprobe.models.registry:_load_embedded",
@@ -286,11 +309,7 @@ def _load_llamacpp(spec: ModelSpec, options: BackendOptions, url_secret: str | N
         path, model_id = embedded.gemma3_gguf(), embedded.GEMMA3_MODEL_ID
     else:
         path = Path(spec.target).expanduser()
-    if options.dtype != "auto" or options.quantize is not None or options.device not in {"auto", "cpu"}:
-        raise ConfigError(
-            f"model spec {spec.raw!r}",
-            "llama.cpp runs the GGUF's own weights on the CPU; --dtype, --quantize and --device do not apply",
-        )
+    check_options(spec, options)
     return LlamaCppBackend(
         LlamaCppConfig(
             path=str(path),
