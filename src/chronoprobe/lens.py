@@ -148,10 +148,16 @@ class Lens(ABC, Generic[RowT]):
         self.config = config
         self.loaded = False
         """Set by ``load`` once the items are read."""
+        self.notes: list[str] = []
+        """What ``load`` found that the user should know (a request it could not honour as given); the CLI prints them."""
 
     @abstractmethod
     def load(self) -> None:
         """Read and validate the items; raise a ChronoprobeError for bad data before any model loads."""
+
+    def check_inputs(self) -> None:
+        """Refuse missing or wrong inputs, all of them in one error, before the output folder is claimed
+        and before any work (cheap: it reads no data). Default: nothing to check."""
 
     def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
         """Load what the lens itself needs besides the models (e.g. a judge), after ``load``, before the models."""

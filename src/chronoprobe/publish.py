@@ -39,12 +39,14 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.runlog import MARKER as MARKER  # re-exported: older code and tests import it from here
@@ -54,6 +56,37 @@ from chronoprobe.runlog import RUN_LOG, SUMMARY
 
 _held: dict[Path, tuple[OutputClaim, int]] = {}
 _held_guard = threading.Lock()
+_sigterm_before: Any = None
+"""The SIGTERM handler before the first claim installed ours (restored when the last claim is released)."""
+
+
+class Terminated(SystemExit):
+    """Raised in the main thread on SIGTERM while a claim is held, so every claim unwinds (lock, staging, parents)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated(128 + signum)
+
+
+def _guard_sigterm() -> None:
+    """While a claim is held, SIGTERM unwinds like Ctrl-C instead of killing the process where it stands,
+    so no lock file or staging folder is left behind. Only where nobody else handles SIGTERM (the main
+    thread, the default handler): a host program's own handler is left alone."""
+    global _sigterm_before
+    if _sigterm_before is not None or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    _sigterm_before = signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _release_sigterm() -> None:
+    global _sigterm_before
+    if _sigterm_before is None or _held or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, _sigterm_before)
+    _sigterm_before = None
 
 
 def _key(path: Path) -> Path:
@@ -361,6 +394,7 @@ class OutputClaim:
             check_not_in_report(self.shown, self.option)  # before the lock file goes beside it
             self._acquire()
             _held[self.out] = (self, threading.get_ident())
+            _guard_sigterm()
         try:
             recover(self.out)
             self._check(self.shown)
@@ -408,6 +442,7 @@ class OutputClaim:
             finally:
                 os.close(self._fd)
                 self._fd = None
+                _release_sigterm()
         _remove_empty(self._created)  # a failed command leaves no folder it created
         self._created = []
 

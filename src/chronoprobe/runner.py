@@ -137,6 +137,7 @@ def execute(
     chosen_engine.check()
     loaded_caches = [m.cache.path for m in models or [] if isinstance(m, CachedModel)]
     cache_path = loaded_caches[0] if loaded_caches else (cache or default_call_cache())
+    lens.check_inputs()
     publish.check_output_dir(out)
     with blame(lens, "failed in input_paths()"):
         inputs, outputs = lens.input_paths(), lens.output_paths()

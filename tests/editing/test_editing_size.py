@@ -33,7 +33,7 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _lens(audit: Path, **options: Any) -> EditingLens:
-    config = EditingConfig(models=(NOBODY,), from_run=audit, locality=False, fluency=False, **options)
+    config = EditingConfig(models=(NOBODY,), from_run=audit, select="auto", locality=False, fluency=False, **options)
     lens = EditingLens(config)
     lens.load()
     return lens
@@ -84,6 +84,7 @@ def _options(lens: EditingLens) -> dict[str, Any]:
     config = lens.config
     return {
         "from_run": config.from_run,
+        "select": config.select,
         "limit": config.limit,
         "methods": config.methods,
         "scaling": config.scaling,
@@ -97,7 +98,7 @@ def test_weight_methods_are_planned_with_a_rough_default_per_edit(audit: Path) -
     from chronoprobe.editing.plan import ROUGH_SECONDS
     from chronoprobe.estimate import ROUGH_SPREAD
 
-    config = EditingConfig(models=("smollm2",), from_run=audit, locality=False, fluency=False, limit=3)
+    config = EditingConfig(models=("smollm2",), from_run=audit, select="auto", locality=False, fluency=False, limit=3)
     lens = EditingLens(config.model_copy(update={"methods": ("rome",)}))
     lens.sets["smollm2"] = _lens(audit, limit=3, methods=("rag-gold",)).sets[
         NOBODY
@@ -169,7 +170,7 @@ def test_table_8_shows_the_harmonic_mean_and_keeps_the_soft_constraint(tmp_path:
 def test_the_cli_prints_one_plan_line_and_one_line_for_the_per_fact_notes(
     audit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["editing", "run", "--model", NOBODY, "--from", str(audit), "--method", "rag-gold"]
+    args = ["editing", "run", "--model", NOBODY, "--from", str(audit), "--select", "auto", "--method", "rag-gold"]
     args += ["--no-locality", "--no-fluency", "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite")]
     monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
     code: object = 0
@@ -195,7 +196,9 @@ def test_the_cli_prints_one_plan_line_and_one_line_for_the_per_fact_notes(
 
 def test_prompt_methods_alone_do_not_re_ask_the_audit(audit: Path, tmp_path: Path) -> None:
     """Locality is measured for ROME, MEMIT and SERAC*; without them the unedited audit is not asked again."""
-    config = EditingConfig(models=(NOBODY,), from_run=audit, limit=3, fluency=False, methods=("rag-gold",))
+    config = EditingConfig(
+        models=(NOBODY,), from_run=audit, select="auto", limit=3, fluency=False, methods=("rag-gold",)
+    )
     lens = EditingLens(config)
     lens.load()
     [plan] = lens.plan(None)
@@ -204,7 +207,13 @@ def test_prompt_methods_alone_do_not_re_ask_the_audit(audit: Path, tmp_path: Pat
     with_serac.load()
     [checked] = with_serac.plan(None)
     assert checked.calls == 3 * 3 * 3 + 130 * 3 + (130 - 3) * 3  # the whole audit before, the 127 others after
-    options: dict[str, Any] = {"from_run": audit, "limit": 3, "fluency": False, "methods": ("rag-gold",)}
+    options: dict[str, Any] = {
+        "from_run": audit,
+        "select": "auto",
+        "limit": 3,
+        "fluency": False,
+        "methods": ("rag-gold",),
+    }
     result = run("editing", NOBODY, out=tmp_path / "run", cache=tmp_path / "c.sqlite", **options)
     assert not [row for row in result.rows if row.role == "locality"]
 

@@ -395,6 +395,7 @@ def claim_run_dir(lens: Lens[Any], out: Path, cache: Path | None, *extra: tuple[
     """``claim_output_dir`` for a lens run: its kind, and every path it reads (the call cache included)."""
     from chronoprobe.publish import check_outside
 
+    lens.check_inputs()  # a wrong input is named before the output is blamed for lying inside it
     check_outside(out, lens.output_paths())
     claim_output_dir(out, kind=lens.kind, inputs=[*lens.input_paths(), ("--cache", cache), *extra])
 

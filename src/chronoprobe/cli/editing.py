@@ -87,12 +87,17 @@ def _check_ours(out: Path) -> None:
     check_output_file(record, "--out", ours=_is_build_record, what=f"the build record of {out.name}")
 
 
-def _print_counts(records: list[object], source: str) -> None:
-    from chronoprobe.editing.dataset import group_counts
+def _print_counts(records: list[object], source: str, select: str | None = None, skipped: int = 0) -> None:
+    """The facts per editing group, and the one sentence that says how they were chosen."""
+    from chronoprobe.datasets.editing_records import group_heading
+    from chronoprobe.editing.dataset import SELECTION_TEXT, group_counts
 
     counts = group_counts(records)  # type: ignore[arg-type]  # the callers pass EditRecords
-    shown = ", ".join(f"{group} {n}" for group, n in counts.items())
-    console.print(f"{len(records)} facts to edit ({shown}) from {source}", highlight=False)
+    shown = ", ".join(f"{group_heading(group)} {n}" for group, n in counts.items())
+    left_out = f"; {skipped} more qualified but cannot be edited (listed)" if skipped else ""
+    console.print(f"{len(records)} facts to edit: {shown}, from {source}{left_out}", highlight=False)
+    if select in SELECTION_TEXT:
+        console.print(SELECTION_TEXT[select], highlight=False)
 
 
 def _print_fact_notes(count: int, model: str, listed_in: str) -> None:
@@ -116,8 +121,8 @@ def dataset(
     select: Annotated[
         str,
         typer.Option(
-            help="outdated: DyKnow's facts (only outdated/irrelevant answers, one outdated at least); "
-            "not-up-to-date: every fact with no up-to-date answer.",
+            help="outdated: the facts to edit (no up-to-date answer, one outdated at least, none ambiguous: "
+            "DyKnow's rule, as the audit report counts them); not-up-to-date: every fact with no up-to-date answer.",
             callback=_choice(SELECT_CHOICES),
         ),
     ] = "outdated",
@@ -133,7 +138,7 @@ def dataset(
     ] = None,
 ) -> None:
     """Build DyKnow's editing_dataset.json from an outdated audit, or summarise one (--dataset)."""
-    from chronoprobe.editing.dataset import build_from_run, dataset_text, read_dataset, write_dataset
+    from chronoprobe.editing.dataset import build_from_run, check_run_folder, dataset_text, read_dataset, write_dataset
 
     if (from_run is None) == (read is None):
         raise ConfigError("--from/--dataset", "give one of them: a run folder to build from, or a dataset to read")
@@ -147,6 +152,7 @@ def dataset(
     target = out or DEFAULT_DATASET
     from chronoprobe.publish import check_not_input, staged_files
 
+    check_run_folder(from_run)  # a parent of run folders is named as one, before any output is judged
     _check_ours(target)  # before the run is read
     check_not_input([target, build_record_path(target)], {"--from": from_run})
     built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]  # --select's callback allows only Selection values
@@ -178,7 +184,7 @@ def dataset(
                 "skipped": built.skipped,
             },
         )
-    _print_counts(list(built.records), f"{from_run} ({built.model}, --select {select})")
+    _print_counts(list(built.records), f"{from_run} ({built.model}, --select {select})", select, len(built.skipped))
     console.print(f"dataset: {target}  build record: {build_record_path(target)}", highlight=False)
 
 
@@ -290,8 +296,9 @@ ScalingOpt = Annotated[
 RunSelectOpt = Annotated[
     str,
     typer.Option(
-        help="With --from: outdated (DyKnow's rule), not-up-to-date, or auto (outdated facts; all facts that "
-        "are not up-to-date when fewer than 10 are outdated).",
+        help="With --from: outdated (the facts to edit: DyKnow's rule, as the audit report counts them), "
+        "not-up-to-date (every fact with no up-to-date answer), or auto (outdated; not-up-to-date when fewer "
+        "than 10 facts are outdated, the default before 0.2.0).",
         callback=_choice(("auto", *SELECT_CHOICES)),
     ),
 ]
@@ -348,7 +355,7 @@ def run(
     method: MethodOpt = None,
     mode: ModeOpt = None,
     scaling: ScalingOpt = None,
-    select: RunSelectOpt = "auto",
+    select: RunSelectOpt = "outdated",
     limit: LimitOpt = None,
     locality: LocalityOpt = True,
     fluency: FluencyOpt = True,
@@ -432,7 +439,7 @@ def _load_notes(lens: Any) -> None:
         for note in chosen.notes:
             console.print(f"[yellow]note[/] ({spec}): {note}", highlight=False)
         _print_fact_notes(len(chosen.fact_notes), f" ({spec})", "report.md")
-        _print_counts(list(chosen.records), f"{chosen.source} for {spec}")
+        _print_counts(list(chosen.records), f"{chosen.source} for {spec}", chosen.select, len(chosen.skipped))
 
 
 def _print_scores(per_model: dict[str, ModelResults]) -> None:

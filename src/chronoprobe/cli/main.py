@@ -257,6 +257,12 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
         sys.exit(130)
+    except SystemExit as exc:
+        from chronoprobe.publish import Terminated
+
+        if isinstance(exc, Terminated):  # SIGTERM while writing: unwound, nothing left beside --out
+            err_console.print("terminated: finished model calls are cached; rerun the same command to resume")
+        raise
     except Exception as exc:
         if os.environ.get("CHRONOPROBE_DEBUG"):
             raise

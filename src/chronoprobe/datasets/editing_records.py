@@ -29,6 +29,16 @@ GROUP_OF: dict[str, Group] = {
 """Table 3 pools companies and organizations as "Positions"."""
 
 
+def group_heading(group: str) -> str:
+    """``Positions (companies_byRevenue + organizations)``: an editing group named with the audit categories in it."""
+    categories = [category for category, of in GROUP_OF.items() if of == group]
+    return f"{group} ({' + '.join(categories)})" if categories else group
+
+
+GROUPS_TEXT = "; ".join(group_heading(g) for g in GROUPS)
+"""How the audit's categories map to the editing groups, in one line for the reports."""
+
+
 class EditRecord(BaseModel):
     """One fact to edit (one element of DyKnow's ``editing_dataset.json``)."""
 

@@ -46,9 +46,10 @@ class EditingConfig(BaseModel):
     """An ``outdated run`` folder: the facts this model got wrong are edited."""
     dataset: Path | None = None
     """Or a DyKnow ``editing_dataset.json`` (ours or theirs)."""
-    select: Selection = "auto"
-    """With ``from_run``: ``outdated`` (DyKnow's rule), ``not-up-to-date``, or ``auto``: outdated facts, and all
-    facts that are not up-to-date when fewer than ``min_facts`` are outdated."""
+    select: Selection = "outdated"
+    """With ``from_run``: ``outdated``, the facts to edit (DyKnow's rule, the audit report's count);
+    ``not-up-to-date``, every fact with no up-to-date answer; or ``auto``, the facts to edit, and every fact that
+    is not up-to-date when fewer than ``min_facts`` are facts to edit (the default before 0.2.0)."""
     min_facts: int = Field(10, ge=1)
     limit: int | None = Field(None, ge=1)
     """Only N facts, spread over Table 3's groups (file order within each group)."""

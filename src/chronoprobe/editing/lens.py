@@ -97,6 +97,13 @@ class EditingLens(Lens[EditingRow]):
 
     # --- before any model ------------------------------------------------------------------------
 
+    def check_inputs(self) -> None:
+        """``--from`` must be an outdated run's folder: a parent of run folders is named as such, with those inside."""
+        if self.config.from_run is not None:
+            from chronoprobe.editing.dataset import check_run_folder
+
+            check_run_folder(self.config.from_run)
+
     def load(self) -> None:
         from chronoprobe.editing.prompts import load_prompts
         from chronoprobe.models.names import model_label, split_model_name
@@ -454,7 +461,8 @@ def _limit(chosen: EditSet, limit: int) -> None:
 def _why(chosen: EditSet) -> str:
     if chosen.select is None:
         return ""
-    return f" (selection {chosen.select!r}; {len(chosen.skipped)} fact(s) skipped)"
+    hint = "; --select not-up-to-date takes every fact with no up-to-date answer" if chosen.select == "outdated" else ""
+    return f" (selection {chosen.select!r}; {len(chosen.skipped)} fact(s) skipped{hint})"
 
 
 def validate_methods(values: Sequence[str]) -> tuple[str, ...]:
