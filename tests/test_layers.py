@@ -17,8 +17,9 @@ PACKAGE = Path(chronoprobe.__file__).parent
 LENSES = {"outdated", "conflicts", "recency", "editing"}
 BUILDS_ON = {"editing": {"outdated"}}
 """The one lens that uses another: editing re-runs the outdated audit (its facts, prompts and judge), as DyKnow §4 builds on §3."""
-ENTRY_POINTS = {"runner", "api", "cli", "integrations", "__main__"}
-"""``integrations``: the inspect_ai tasks, the lm-eval export and the harness log readers."""
+ENTRY_POINTS = {"runner", "api", "checkup", "cli", "integrations", "__main__"}
+"""``integrations``: the inspect_ai tasks, the lm-eval export and the harness log readers; ``checkup``:
+``chronoprobe check``, which drives every lens."""
 ABOVE_THE_FOUNDATION = LENSES | {"lens"} | ENTRY_POINTS
 
 
@@ -132,7 +133,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-LENS_NEUTRAL = ["reports", "api.py", "runner.py"]
+LENS_NEUTRAL = ["reports", "api.py", "runner.py", "checkup"]
 """Readers and drivers of every lens: they find lenses through the registry and read their records."""
 _LENS_WORD = re.compile(r"(?<![a-z])(" + "|".join(sorted(LENSES)) + r")(?![a-z])")
 

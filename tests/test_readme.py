@@ -76,9 +76,15 @@ def _split(words: list[str]) -> tuple[list[str], list[str]]:
     return path, rest
 
 
-def test_the_readme_opens_with_setup_the_main_job_and_the_tests() -> None:
-    first = [" ".join(words) for words in readme_commands()[:3]]
-    assert first == ["./setup.sh", f"{CHRONOPROBE} outdated run", ".venv/bin/python -m pytest -q"]
+def test_the_readme_opens_with_setup_the_check_one_question_and_the_tests() -> None:
+    """``chronoprobe check`` is the first command after setup; the lens commands ask one question in depth."""
+    first = [" ".join(words) for words in readme_commands()[:4]]
+    assert first == [
+        "./setup.sh",
+        f"{CHRONOPROBE} check",
+        f"{CHRONOPROBE} outdated run",
+        ".venv/bin/python -m pytest -q",
+    ]
 
 
 @pytest.mark.parametrize("words", COMMANDS, ids=[" ".join(w)[:60] for w in COMMANDS])

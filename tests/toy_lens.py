@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.metrics.records import ALL, from_estimate
 from chronoprobe.metrics.uncertainty import wilson_from_flags
 from chronoprobe.models.base import DecodingParams, Prompt
@@ -44,9 +44,21 @@ class ToyLens(Lens[ToyRow]):
     config: ToyConfig
     question = "Does it name a year?"
     about = "A toy lens from the tests: the share of answers with a four-digit year."
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {"limit": 2}, "standard": {"limit": 3}, "full": {"limit": 3}}
+    metric_patterns = ("year_pct",)
 
     def load(self) -> None:
         self.loaded = True
+
+    def workload(self) -> Workload:
+        return Workload(items=self.config.limit, unit="questions", calls=self.config.limit)
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        from chronoprobe.reports.words import find, quote
+
+        found = find(summary, model, "year_pct")
+        return [f"Years: it names a year in {quote(found)} of its answers."] if found else []
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ToyRow]:
         asked = QUESTIONS[: self.config.limit]

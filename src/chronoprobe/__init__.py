@@ -16,6 +16,7 @@ _prepare_openmp()  # before anything imports torch: OpenMP reads its wait policy
 
 __all__ = [
     "CapabilityError",
+    "CheckResult",
     "ChronoprobeError",
     "ConfigError",
     "DataError",
@@ -24,6 +25,7 @@ __all__ = [
     "PluginError",
     "Run",
     "__version__",
+    "check",
     "knowledge_date",
     "lenses",
     "load",
@@ -36,6 +38,8 @@ __all__ = [
 
 _LAZY = {
     "run": "chronoprobe.api",
+    "check": "chronoprobe.api",
+    "CheckResult": "chronoprobe.checkup",
     "load": "chronoprobe.api",
     "model": "chronoprobe.api",
     "lenses": "chronoprobe.api",
@@ -54,7 +58,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from chronoprobe.api import Model, Run, lenses, load, model, run
+    from chronoprobe.api import Model, Run, check, lenses, load, model, run
+    from chronoprobe.checkup import CheckResult
     from chronoprobe.errors import (
         CapabilityError,
         ChronoprobeError,

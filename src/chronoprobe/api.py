@@ -11,6 +11,9 @@
     cp.run("recency", model=handle, sample=20)
     cp.recency_gate("What is the ECB's interest rate?", handle)
 
+    result = cp.check("smollm2", budget="quick")   # every lens at a budget's size: chronoprobe check
+    result.paragraphs, result.passed, result.runs
+
 See docs/api.md.
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,7 +36,10 @@ from chronoprobe.progress import LOGGER, logged_progress, logged_step, quiet_thi
 from chronoprobe.runlog import ITEMS, RUN_LOG, SUMMARY, Run, read_folder, read_items
 from chronoprobe.runner import default_out, execute, load_models
 
-__all__ = ["Model", "Run", "lenses", "load", "model", "run"]
+if TYPE_CHECKING:
+    from chronoprobe.checkup import CheckResult
+
+__all__ = ["Model", "Run", "check", "lenses", "load", "model", "run"]
 
 
 class Model(CachedModel):
@@ -150,6 +156,65 @@ def run(
             announce=logged_step if logged else None,
             engine=engine,
         )
+
+
+def check(
+    model: str | Model | Sequence[str | Model] = DEFAULT_MODEL,
+    *,
+    budget: str = "quick",
+    out: Path | str | None = None,
+    cache: Path | str | None = None,
+    lenses: Sequence[str] = (),
+    live: bool = False,
+    snapshot: str | None = None,
+    endpoint: str | None = None,
+    deployed_at: str | None = None,
+    require: Sequence[str] = (),
+    strict: bool = False,
+    engine: str = "local",
+    progress: ProgressFactory | None = None,
+    **options: Any,
+) -> CheckResult:
+    """Ask ``model`` every registered lens at ``budget``'s size (``quick``, ``standard``, ``full``), as
+    ``chronoprobe check`` does: one folder (``out``, default ``results/check/<model>-<timestamp>``) with a
+    run folder per lens, ``check.md``, ``check.json`` and ``card.html``.
+
+    ``lenses``: only these (and what they need). ``require``: thresholds
+    (``"outdated.soft_constraint_pct.up-to-date >= 40"``), judged on the whole 95% interval unless
+    ``strict``; ``result.passed`` says whether all hold. ``options``: backend options (dtype ...).
+    A check killed part way resumes when run again with the same ``out``.
+    """
+    from chronoprobe.checkup.run import CheckRequest
+    from chronoprobe.checkup.run import check as run_check
+    from chronoprobe.lens import BUDGETS
+
+    chosen = [model] if isinstance(model, str | Model) else list(model)
+    handles = [m for m in chosen if isinstance(m, Model)]
+    if handles and len(handles) != len(chosen):
+        raise ConfigError("model", "give model specs or chronoprobe.model() handles, not a mix")
+    if budget not in BUDGETS:
+        raise ConfigError("budget", f"{budget!r} is not one of {', '.join(BUDGETS)}")
+    backend_options = _backend_options(options)
+    if options:
+        raise ConfigError(
+            "check", f"unknown option(s) {', '.join(sorted(options))}; known: {', '.join(BackendOptions.model_fields)}"
+        )
+    request = CheckRequest(
+        models=tuple(_as_given(m) for m in handles) if handles else tuple(str(m) for m in chosen),
+        budget=budget,
+        out=Path(out) if out is not None else None,
+        lenses=tuple(lenses),
+        live=live,
+        snapshot=snapshot,
+        endpoint=endpoint,
+        deployed_at=deployed_at,
+        require=tuple(require),
+        strict=strict,
+        cache=Path(cache) if cache else (handles[0].cache.path if handles else None),
+        options=backend_options,
+        engine=engine,
+    )
+    return run_check(request, handles=handles, progress=progress)
 
 
 def load(path: Path | str) -> Run:

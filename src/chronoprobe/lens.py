@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,13 +34,17 @@ from chronoprobe.plugins import LENSES
 from chronoprobe.runlog import Metric, Summary
 
 __all__ = [
+    "BUDGETS",
     "LENSES",
     "Announce",
+    "Budget",
+    "CheckContext",
     "Lens",
     "Metric",
     "ProgressFactory",
     "RunRecipe",
     "Summary",
+    "Workload",
     "lens_class",
     "lens_config_class",
     "lens_names",
@@ -53,6 +57,42 @@ Announce = Callable[[str], AbstractContextManager[Any]]
 """``announce(message)``: a context shown while a slow step (a model load) runs, e.g. a spinner."""
 
 RowT = TypeVar("RowT", bound=BaseModel)
+
+Budget = Literal["quick", "standard", "full"]
+"""How much of each lens ``chronoprobe check`` runs: minutes, about an hour, the papers' runs."""
+BUDGETS: tuple[Budget, ...] = get_args(Budget)
+
+
+class CheckContext(BaseModel):
+    """What ``chronoprobe check`` tells each lens when it sizes the lens's run (:meth:`Lens.check_options`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    budget: Budget
+    models: tuple[str, ...]
+    """The ``--model`` values, as given (``NAME=SPEC`` or a spec)."""
+    live: bool = False
+    """``--live``: judge against today's answers where the lens has gold answers that change."""
+    snapshot: str | None = None
+    """``--snapshot``: the gold-answer snapshot to judge against."""
+    endpoint: str | None = None
+    """``--endpoint``: the SPARQL endpoint ``--live`` queries."""
+    deployed_at: str | None = None
+    """``--deployed-at``: the date the model ships, for a staleness forecast."""
+    runs: dict[str, Path] = {}
+    """Lens name -> its run folder in this check, for each lens this one ``needs``."""
+
+
+class Workload(BaseModel):
+    """What one model is asked in a lens's run before the cache answers anything: the check's plan line."""
+
+    items: int
+    unit: str
+    """What an item is: ``facts``, ``questions`` ..."""
+    calls: int
+    """Prompts sent to the model if nothing is cached yet."""
+    at_most: bool = False
+    """Upper bounds: the items are known only once an earlier lens of the check has run."""
 
 
 class RunRecipe(BaseModel):
@@ -94,6 +134,15 @@ class Lens(ABC, Generic[RowT]):
     """One line under the title: the dataset and how answers are judged."""
     card_by_group: ClassVar[tuple[str, str] | None] = None
     """(metric, caption): a card table of that metric across its groups (categories), when it has two or more."""
+
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {}
+    """Config options per ``chronoprobe check`` budget (``quick``, ``standard``, ``full``); a lens that
+    declares none is skipped by the check, which names it."""
+    needs: ClassVar[tuple[str, ...]] = ()
+    """Lenses whose run in the same check this lens reads; their folders arrive in ``CheckContext.runs``."""
+    metric_patterns: ClassVar[tuple[str, ...]] = ()
+    """The metric names the lens records, ``*`` standing for any text within one dotted part: what
+    ``check --require`` accepts before any model loads. Empty: any name, looked up after the run."""
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config
@@ -154,6 +203,22 @@ class Lens(ABC, Generic[RowT]):
     @abstractmethod
     def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: dict[str, Any]) -> None:
         """Write report.md, the plots and the lens's historical files into ``folder``."""
+
+    @classmethod
+    def check_options(cls, context: CheckContext) -> dict[str, Any]:
+        """Config options a check gives this lens besides its size: its own options (``--live`` ...)
+        and the folders of the lenses this one ``needs``."""
+        return {}
+
+    def workload(self) -> Workload | None:
+        """What one model will be asked, for the check's plan line (may call ``load``); None: not counted."""
+        return None
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        """Sentences about ``model`` for the check's paragraph, built only from the summary's metric
+        records with their intervals; a sentence the numbers cannot support says so."""
+        return []
 
     def input_paths(self) -> list[tuple[str, Path]]:
         """Every file or folder the run reads, with the option that names it; no output may be one of them."""

@@ -308,11 +308,21 @@ def check_output_dir(out: Path, option: str = "--out", kind: str | None = None) 
     _check_target(out, option, kind)
 
 
+def holds_runs(folder: Path) -> bool:
+    """A folder whose marker says it holds run folders and is never replaced whole (a ``chronoprobe check``
+    folder): a run folder may be written inside it."""
+    try:
+        marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(marker, dict) and marker.get("holds_runs") is True
+
+
 def check_not_in_report(out: Path, option: str = "--out") -> None:
     """Refuse an output inside a folder chronoprobe wrote (a run folder, an exported task): a rerun there
     replaces that folder whole, and ``out`` with it. :class:`OutputClaim` checks it before taking the lock."""
     for folder in Path(os.path.abspath(out)).parents:
-        if is_report_folder(folder):
+        if is_report_folder(folder) and not holds_runs(folder):
             raise ConfigError(
                 f"{option} {out}",
                 f"lies inside {folder}, a folder chronoprobe wrote, which a rerun replaces whole; write somewhere else",

@@ -34,7 +34,18 @@ from chronoprobe.plugins import blame
 from chronoprobe.provenance import build_provenance
 from chronoprobe.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run, write_run_log
 
-__all__ = ["ITEMS", "RUN_FORMAT", "RUN_LOG", "Run", "RunResult", "default_out", "execute", "load_models", "open_cache"]
+__all__ = [
+    "ITEMS",
+    "RUN_FORMAT",
+    "RUN_LOG",
+    "Run",
+    "RunResult",
+    "default_folder",
+    "default_out",
+    "execute",
+    "load_models",
+    "open_cache",
+]
 
 
 def load_models(
@@ -72,15 +83,21 @@ def default_out(
     The timestamp is UTC to the second; a folder that already exists gets ``-2``, ``-3`` ...
     A model part longer than 80 characters is cut and ends in a hash of the whole.
     """
-    from chronoprobe.models.names import display_name, file_safe
-
-    names = [file_safe(display_name(m)) for m in (models or [DEFAULT_MODEL])]
-    label = file_safe("+".join(dict.fromkeys(names)))  # a long spec or many models: cut, with a hash
-    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
     with blame(lens, "failed in default_folder()"):
         folder = root / lens.default_folder()
     with blame(lens, "failed in run_label()"):
-        base = f"{label}{lens.run_label()}-{stamp}"
+        label = lens.run_label()
+    return default_folder(folder, label, models, now=now)
+
+
+def default_folder(folder: Path, label: str, models: Sequence[str] | None, *, now: dt.datetime | None = None) -> Path:
+    """``<folder>/<model><label>-<timestamp>``, a new name (``-2``, ``-3`` ... when taken); see :func:`default_out`."""
+    from chronoprobe.models.names import display_name, file_safe
+
+    names = [file_safe(display_name(m)) for m in (models or [DEFAULT_MODEL])]
+    model_part = file_safe("+".join(dict.fromkeys(names)))  # a long spec or many models: cut, with a hash
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    base = f"{model_part}{label}-{stamp}"
     candidate, count = folder / base, 1
     while candidate.exists():
         count += 1

@@ -122,3 +122,11 @@ def test_tolerant_f1_can_be_far_above_tolerant_accuracy():
     assert round(m.tolerant_f1(gold, pred), 3) == 0.714  # type: ignore[arg-type]
     assert m.tolerant_accuracy(gold, pred) == pytest.approx(15 / 75)
     assert round(m.tolerant_accuracy(gold, pred), 3) == 0.200  # type: ignore[arg-type]
+
+
+def test_gate_agreement_by_hand() -> None:
+    """A-Year (8) as the horizon: retrieve at or below it, and when nothing parsed; compare with the gold's decision."""
+    gold = [8, 9, 2, 11, 0]
+    pred = [None, 9, 10, 3, 8]
+    # retrieve/retrieve, keep/keep, keep/retrieve, retrieve/keep, retrieve/retrieve
+    assert m.gate_agrees(gold, pred, 8) == [True, True, False, False, True]

@@ -13,7 +13,10 @@ _err = Console(stderr=True)
 
 def card(
     dirs: Annotated[
-        list[Path], typer.Argument(help="Result folders, or folders holding them (searched two levels down).")
+        list[Path],
+        typer.Argument(
+            help="Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."
+        ),
     ],
     out: Annotated[
         Path,

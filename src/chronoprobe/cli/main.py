@@ -46,8 +46,10 @@ _SUBAPPS = [
 ]
 # (module, function, command name): single commands across lenses, registered the same way.
 _COMMANDS = [
+    ("chronoprobe.cli.check", "check", "check"),
     ("chronoprobe.cli.results", "results", "results"),
     ("chronoprobe.cli.card", "card", "card"),
+    ("chronoprobe.cli.history", "history", "history"),
 ]
 
 

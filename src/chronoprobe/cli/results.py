@@ -178,7 +178,10 @@ def print_grouped(frame: pd.DataFrame, console: Console) -> None:
 
 def results(
     dirs: Annotated[
-        list[Path], typer.Argument(help="Result folders, or folders holding them (searched two levels down).")
+        list[Path],
+        typer.Argument(
+            help="Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."
+        ),
     ],
     fmt: Annotated[
         str | None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
@@ -15,7 +15,7 @@ from chronoprobe.conflicts import run as conflicts_run
 from chronoprobe.conflicts.prompts import PromptWording
 from chronoprobe.conflicts.rows import ConflictsRow
 from chronoprobe.judges import JudgeChoice
-from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary, Workload
 
 
 class ConflictsConfig(conflicts_run.RunConfig):
@@ -55,6 +55,30 @@ class ConflictsLens(Lens[ConflictsRow]):
     config: ConflictsConfig
     question = "Does context override its memory?"
     about = "DynamicQA and MuLan: persuasion by context, per class of fact."
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {
+        "quick": {"dataset": "dynamicqa", "limit": 12, "persuasion": {"topk_approximation": True}},
+        "standard": {"dataset": "dynamicqa", "limit": 60, "persuasion": {"topk_approximation": True}},
+        "full": {"dataset": "dynamicqa", "persuasion": {"topk_approximation": True}},
+    }
+    """DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
+    distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
+    model gives the exact ones either way."""
+    metric_patterns = (
+        "cp",
+        "cp_counterfactual",
+        "cp_true_context",
+        "accuracy_context",
+        "accuracy_no_context",
+        "accuracy_no_context_original",
+        "persuaded_pct",
+        "stubborn_pct",
+        "se_context",
+        "se_no_context",
+        "f1",
+        "confidence",
+        "update_success",
+        "f1_per_relation.*",
+    )
 
     def __init__(self, config: ConflictsConfig, judge: JudgeChoice | None = None) -> None:
         super().__init__(config)
@@ -71,6 +95,21 @@ class ConflictsLens(Lens[ConflictsRow]):
         self.inputs, self.classes = conflicts_run.load_inputs(self.config)
         self.wording = PromptWording.from_file(self.config.prompt_file)  # a bad prompt file fails before any model
         self.loaded = True
+
+    def workload(self) -> Workload:
+        """Three prompts per fact (no context, true context, counterfactual) of ten samples each; under
+        MuLan's methodology a completion per query and at most an update for each."""
+        if not self.loaded:
+            self.load()
+        if self.config.methodology == "dynamicqa":
+            return Workload(items=len(self.inputs), unit="facts", calls=3 * len(self.inputs))
+        return Workload(items=len(self.inputs), unit="queries", calls=2 * len(self.inputs), at_most=True)
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        from chronoprobe.conflicts.words import sentences
+
+        return sentences(summary, model)
 
     def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
         if self.config.methodology != "dynamicqa" or self.judge is not None:

@@ -15,7 +15,7 @@ from chronoprobe.editing.config import METHODS, WEIGHT_METHODS, EditingConfig
 from chronoprobe.editing.plan import RunPlan, plan_line, plan_model
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
-from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.lens import Announce, CheckContext, Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.models.base import Capability
 
 NEEDS_EMBEDDER = frozenset({"serac", "ike", "ike-null", "rag-retrieved"})
@@ -65,6 +65,27 @@ class EditingLens(Lens[EditingRow]):
     config: EditingConfig
     question = "Can it be fixed?"
     about = "DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong."
+    needs = ("outdated",)
+    """In a check, the facts to edit come from the check's own audit."""
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {
+        "quick": {"methods": ("ike-null", "rag-gold"), "limit": 10, "locality": False, "fluency": False},
+        "standard": {
+            "methods": ("ike", "ike-null", "serac", "rag-gold", "rag-retrieved", "rag-noisy"),
+            "limit": 30,
+            "locality": False,
+        },
+        "full": {},
+    }
+    """IKE and RAG gold on 10 of the facts the audit found wrong; every prompt method on 30; DyKnow's whole run."""
+    metric_patterns = (
+        "*.efficacy_pct",
+        "*.paraphrase_pct",
+        "*.harmonic_mean_pct",
+        "*.soft_constraint_pct",
+        "*.locality_*_pct",
+        "*.ngram_entropy",
+        "*.seconds_per_edit",
+    )
 
     def __init__(self, config: EditingConfig) -> None:
         super().__init__(config)
@@ -220,6 +241,35 @@ class EditingLens(Lens[EditingRow]):
             for record in editor.records:  # the subject must be found in the prompt as the model sees it
                 editor.edit_request(record)
         self._models.append(model)
+
+    @classmethod
+    def check_options(cls, context: CheckContext) -> dict[str, Any]:
+        return {"from_run": context.runs["outdated"]}
+
+    def workload(self) -> Workload:
+        """At most: the facts the audit may find wrong, every question about them asked before and after each
+        method (with the fluency prompt), and the locality audit; the audit's run tells the real numbers."""
+        from chronoprobe.editing.run import check_spec
+        from chronoprobe.knowledge.catalogue import load_catalogue
+        from chronoprobe.models.names import split_model_name
+        from chronoprobe.models.registry import canonical_spec
+
+        config = self.config
+        for raw in config.models:  # a method the backend cannot run fails now, before the audit runs
+            check_spec(canonical_spec(split_model_name(raw)[1]), config.methods)
+        catalogue = load_catalogue(config.facts_file)
+        facts = min(config.limit or len(catalogue), len(catalogue))
+        questions = max((len(f.templates) for f in catalogue), default=0) + int(config.fluency)
+        applications = len(config.methods) * (1 + len([f for f in config.scaling if f < 1.0]))
+        audit = sum(len(f.templates) for f in catalogue) if config.locality else 0
+        calls = facts * questions * (1 + applications) + audit * (1 + len(config.methods))
+        return Workload(items=facts, unit="facts", calls=calls, at_most=True)
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        from chronoprobe.editing.words import sentences
+
+        return sentences(summary, model)
 
     def plan(self, cache: CallCache | Path | None = None) -> list[RunPlan]:
         """What the run will do per model, before any model loads: facts, calls, edits and a time range.

@@ -304,6 +304,15 @@ def macro_f1_estimate(
     )
 
 
+def gate_agrees(gold: Sequence[int], pred: Sequence[Pred], threshold: int) -> list[bool]:
+    """Per answer: does a retrieval gate on the prediction decide as one on the gold class would?
+
+    The gate retrieves when the class is ``threshold`` or shorter (the answer changes within that
+    horizon), and when nothing parsed (the one-sample rule of ``recency gate``)."""
+    _check(gold, pred)
+    return [(p is None or int(p) <= threshold) == (int(g) <= threshold) for g, p in zip(gold, pred, strict=True)]
+
+
 def classification_estimates(
     gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1
 ) -> dict[str, dict[str, Any]]:

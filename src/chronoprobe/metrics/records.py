@@ -20,7 +20,7 @@ ALL = "all"
 """The group of a number over every item."""
 
 
-_RATE_WORDS = {"accuracy", "f1", "rate", "confidence"}
+_RATE_WORDS = {"accuracy", "agreement", "f1", "rate", "confidence"}
 _YEARS = {"knowledge_date", "knowledge_date_naive", "published_cutoff", "freshness_half_life_years"}
 
 

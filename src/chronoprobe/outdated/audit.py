@@ -103,17 +103,7 @@ def load_gold(
     config: AuditConfig, *, fetch_progress: Callable[[int], None] | None = None
 ) -> tuple[list[Fact], Snapshot]:
     """Facts to ask and the snapshot to judge them against, per the config."""
-    grc_answers: dict[str, FactAnswers] | None = None
-    if config.facts_file is not None and is_grc_file(config.facts_file):
-        from chronoprobe.knowledge.grc import load_grc
-
-        facts, grc_answers = load_grc(config.facts_file)
-    else:
-        from chronoprobe.knowledge.catalogue import load_catalogue
-
-        facts = load_catalogue(config.facts_file)
-    if config.limit is not None:
-        facts = facts[: config.limit]
+    facts, grc_answers = _facts(config)
     if config.live:
         from chronoprobe.knowledge.snapshot import save_snapshot, unused_name
         from chronoprobe.knowledge.wikidata import WikidataClient
@@ -146,6 +136,25 @@ def load_gold(
     counted = {f.fact_id: snapshot.answers[f.fact_id].counted() for f in facts}
     check_coverage(counted, [f.fact_id for f in facts], f"snapshot {snapshot.name}", DataError)
     return facts, snapshot
+
+
+def _facts(config: AuditConfig) -> tuple[list[Fact], dict[str, FactAnswers] | None]:
+    """The facts to ask, and their answers when the facts file is an original grc file."""
+    grc_answers: dict[str, FactAnswers] | None = None
+    if config.facts_file is not None and is_grc_file(config.facts_file):
+        from chronoprobe.knowledge.grc import load_grc
+
+        facts, grc_answers = load_grc(config.facts_file)
+    else:
+        from chronoprobe.knowledge.catalogue import load_catalogue
+
+        facts = load_catalogue(config.facts_file)
+    return (facts[: config.limit] if config.limit is not None else facts), grc_answers
+
+
+def audit_facts(config: AuditConfig) -> list[Fact]:
+    """The facts an audit asks (before the gold answers tell which of them can be judged)."""
+    return _facts(config)[0]
 
 
 def facts_without_gold(facts: Sequence[Fact], snapshot: Snapshot) -> dict[str, str]:

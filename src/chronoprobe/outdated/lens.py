@@ -8,12 +8,13 @@ from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.knowledge.types import Fact, Snapshot
-from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.lens import CheckContext, Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.models.names import display_name
 from chronoprobe.outdated import records
 from chronoprobe.outdated.audit import (
     AuditConfig,
     ResponseRecord,
+    audit_facts,
     facts_without_gold,
     load_gold,
     run_audit,
@@ -36,6 +37,23 @@ class OutdatedLens(Lens[ResponseRecord]):
     question = "Is the model outdated?"
     about = "DyKnow: answers judged against Wikidata, per fact over three paraphrases."
     card_by_group = ("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)")
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {}, "standard": {}, "full": {}}
+    """Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens."""
+    metric_patterns = (
+        "soft_constraint_pct.*",
+        "average_pct.*",
+        "inconsistency_pct",
+        "as_of.soft_constraint_pct.*",
+        "as_of.average_pct.*",
+        "as_of.inconsistency_pct",
+        "knowledge_date",
+        "knowledge_date_naive",
+        "published_cutoff",
+        "freshness_half_life_years",
+        "still_current_at_snapshot_pct",
+        "deployed_at.stale_pct",
+        "deployed_at.stale_*m_pct",
+    )
 
     def __init__(self, config: AuditConfig) -> None:
         super().__init__(config)
@@ -51,6 +69,30 @@ class OutdatedLens(Lens[ResponseRecord]):
         check_deployed_at(self.config.deployed_at, self.gold.answers, f"snapshot {self.gold.name}")
         self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
         self.loaded = True
+
+    @classmethod
+    def check_options(cls, context: CheckContext) -> dict[str, Any]:
+        from chronoprobe.outdated.knowledge_date import parse_deployed_at
+
+        options: dict[str, Any] = {"live": context.live, "snapshot": context.snapshot}
+        if context.endpoint is not None:
+            options["endpoint"] = context.endpoint
+        if context.deployed_at is not None:
+            options["deployed_at"] = parse_deployed_at(context.deployed_at)
+        return options
+
+    def workload(self) -> Workload:
+        """Every paraphrase of every fact with gold answers (a live run learns which only when it queries)."""
+        if not self.loaded and not self.config.live:
+            self.load()
+        asked = [f for f in self.facts if f.fact_id not in self.no_gold] if self.loaded else audit_facts(self.config)
+        return Workload(items=len(asked), unit="facts", calls=sum(len(f.templates) for f in asked))
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        from chronoprobe.outdated.words import sentences
+
+        return sentences(summary, model)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ResponseRecord]:
         assert self.gold is not None, "load() first"

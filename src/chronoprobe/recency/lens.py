@@ -14,7 +14,7 @@ from pydantic import Field
 from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.recency import records
 from chronoprobe.recency.evaluate import EvalConfig
 from chronoprobe.recency.rows import RecencyRow
@@ -65,6 +65,27 @@ class RecencyLens(Lens[RecencyRow]):
     config: RecencyRunConfig
     question = "Does it know how fresh an answer must be?"
     about = "RecencyQA: the update interval a question needs."
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {
+        "quick": {"sample": 40, "strategies": ("zero-shot",)},
+        "standard": {"sample": 200, "strategies": ("zero-shot",)},
+        "full": {"strategies": ("zero-shot", "few-shot", "cot")},
+    }
+    """A stratified sample zero-shot (with and without context), or every question under the paper's three strategies."""
+    metric_patterns = (
+        "*.*.accuracy",
+        "*.*.tolerant_accuracy",
+        "*.*.macro_f1",
+        "*.*.tolerant_f1",
+        "*.*.unparseable_rate",
+        "*.*.gate_agreement",
+        "*.*.f1",
+        "*.accuracy_delta_pct",
+        "*.f1_delta_pct",
+        "*.rl1_accuracy",
+        "*.rl2_accuracy",
+        "*.transition_accuracy",
+        "*.all_contexts_right",
+    )
 
     def __init__(self, config: RecencyRunConfig) -> None:
         super().__init__(config)
@@ -90,6 +111,21 @@ class RecencyLens(Lens[RecencyRow]):
                 "are asked"
             )
         self.loaded = True
+
+    def workload(self) -> Workload:
+        """One prompt per question without context and one per context, for each strategy."""
+        from chronoprobe.recency.evaluate import build_items
+
+        if not self.loaded:
+            self.load()
+        per_strategy = sum(len(build_items(self.questions, mode)) for mode in self.config.modes)
+        return Workload(items=len(self.questions), unit="questions", calls=per_strategy * len(self.config.strategies))
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        from chronoprobe.recency.words import sentences
+
+        return sentences(summary, model)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RecencyRow]:
         from chronoprobe.recency.evaluate import evaluate

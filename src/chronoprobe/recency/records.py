@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number, unit_for
 from chronoprobe.runlog import typed_detail
 
-HEADLINE = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate")
+HEADLINE = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate", "gate_agreement")
 """The card's headline numbers (over every question), per strategy and context mode."""
 
 
@@ -29,6 +29,7 @@ class RunNumbers(TypedDict):
     context_mode: str
     n: NotRequired[int]
     unparseable: NotRequired[int]
+    gate_agreement: NotRequired[float | None]
     accuracy: NotRequired[float | None]
     tolerant_accuracy: NotRequired[float | None]
     macro_f1: NotRequired[float | None]

@@ -13,6 +13,9 @@ from chronoprobe.metrics import recency as m
 from chronoprobe.metrics.uncertainty import wilson_from_flags
 from chronoprobe.recency.rows import RecencyRow
 
+GATE_THRESHOLD = RecencyClass.A_YEAR
+"""The horizon of the gate whose agreement with the labels the summary reports (``recency gate``'s default)."""
+
 
 def _labels(rows: Sequence[RecencyRow]) -> tuple[list[int], list[int | None]]:
     gold = [int(RecencyClass.parse(r.gold)) for r in rows]
@@ -38,6 +41,10 @@ def overall(rows: Sequence[RecencyRow], tolerance: int = 1) -> dict[str, Any]:
     summary["parsed_by"] = dict(Counter(r.parsed_by for r in rows))
     summary["truncated"] = sum(r.finish_reason == "length" for r in rows)
     summary["estimates"] = m.classification_estimates(gold, pred, tolerance)
+    agrees = m.gate_agrees(gold, pred, int(GATE_THRESHOLD))
+    summary["gate_threshold"] = GATE_THRESHOLD.label
+    summary["gate_agreement"] = sum(agrees) / len(agrees) if agrees else None
+    summary["estimates"]["gate_agreement"] = wilson_from_flags(agrees).to_json()
     return summary
 
 

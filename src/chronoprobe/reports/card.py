@@ -478,10 +478,22 @@ def _contents(runs: Sequence[RunFolder]) -> str:
     return f'<nav class="toc" aria-label="contents"><h2>Contents</h2><ol>{"".join(items)}</ol></nav>'
 
 
+def _intro(paragraphs: Sequence[tuple[str, str]]) -> str:
+    """One paragraph per model, in plain words, above the sections (``chronoprobe check``'s answer)."""
+    if not paragraphs:
+        return ""
+    body = "".join(f"<p><b>{escape(name)}.</b> {escape(text)}</p>" for name, text in paragraphs)
+    return f'<section class="answer" id="answer"><h2>In plain words</h2>{body}</section>'
+
+
 def render_card(
-    runs: Sequence[RunFolder], title: str = "chronoprobe report card", now: dt.datetime | None = None
+    runs: Sequence[RunFolder],
+    title: str = "chronoprobe report card",
+    now: dt.datetime | None = None,
+    intro: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The card's HTML for ``runs`` (any mix of lenses), sections in lens order."""
+    """The card's HTML for ``runs`` (any mix of lenses), sections in lens order; ``intro`` is
+    (model name, paragraph) pairs shown first."""
     if not runs:
         raise ConfigError("card", "no result folders to show")
     rows_of = {run.run: run_rows(run) for run in runs}
@@ -502,7 +514,7 @@ def render_card(
         f'<p class="meta">Generated {escape(stamp)} by chronoprobe {escape(__version__)} from {len(runs)} '
         f"result folder{'s' if len(runs) != 1 else ''}. Each number reads <b>value</b> [95% interval] n: "
         "Wilson intervals for rates, a seeded bootstrap over items for means.</p>"
-        f"{_contents(runs)}</header><main>{''.join(sections)}</main>"
+        f"{_contents(runs)}</header><main>{_intro(intro)}{''.join(sections)}</main>"
         "<footer>chronoprobe report card: self-contained, works offline. "
         "The same numbers as <code>chronoprobe results</code>.</footer></body></html>\n"
     )
@@ -533,6 +545,8 @@ a.top{margin-left:auto;font-size:12.5px;font-weight:500;color:var(--accent);text
 [id]{scroll-margin-top:48px}
 .meta,.about,footer{color:var(--mute);font-size:13.5px}
 .tag{font-size:12px;font-weight:600;color:var(--accent);background:#e8eefc;border-radius:10px;padding:1px 9px}
+section.answer{background:#fffdf4;border:1px solid #eadfb5;border-radius:10px;padding:14px 22px;margin:22px 0}
+section.answer p{margin:8px 0;max-width:900px}
 section.lens{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin:22px 0;
 box-shadow:0 1px 2px rgba(20,30,50,.05)}
 table{border-collapse:collapse;width:auto;max-width:100%}

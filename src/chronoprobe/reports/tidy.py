@@ -156,7 +156,7 @@ def _unknown(path: Path) -> str:
     return f"{path}: not a chronoprobe result folder (no summary.json)"
 
 
-def find_runs(paths: Sequence[Path], depth: int = 2) -> Found:
+def find_runs(paths: Sequence[Path], depth: int = 3) -> Found:
     """The run folders named by ``paths``: each a run folder or a folder holding run folders
     up to ``depth`` levels down.
 

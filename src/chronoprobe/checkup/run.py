@@ -1,0 +1,403 @@
+"""``chronoprobe check``: every registered lens at a budget's size, in one folder, with one answer.
+
+The check folder holds a normal run folder per lens (``<out>/<lens>``, written by
+:func:`chronoprobe.runner.execute` like any run) and, beside them, ``check.json``, ``check.md``
+and ``card.html``. It is resumable like every run: after a kill, the same command keeps each lens
+folder that finished with the same settings (``check.json`` lists them as they finish), reruns
+the rest through the call cache, and ends with the same files.
+
+Nothing here names a lens: each lens declares its sizes (``Lens.sizes``), what it needs from the
+check (``Lens.check_options``, ``Lens.needs``), what it will ask (``Lens.workload``) and its
+sentences of the paragraph (``Lens.plain_words``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from chronoprobe import publish
+from chronoprobe.cache import CachedModel
+from chronoprobe.checkup.gate import GateResult, Threshold, judge_all, parse_threshold
+from chronoprobe.checkup.plan import LensPlan, estimate_lens, plan_line, total_line
+from chronoprobe.checkup.report import (
+    CHECK_KIND,
+    CheckRecord,
+    GateEntry,
+    LensEntry,
+    read_record,
+    write_outputs,
+    write_record,
+)
+from chronoprobe.checkup.select import Chosen, choose, selection
+from chronoprobe.errors import CapabilityError, ConfigError, PluginError
+from chronoprobe.io import write_json_atomic
+from chronoprobe.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, Workload, lens_class
+from chronoprobe.models.names import split_model_name
+from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, strip_url_credentials
+from chronoprobe.paths import default_call_cache
+from chronoprobe.plugins import blame
+from chronoprobe.runlog import ITEMS, MARKER, RUN_LOG, Run, Summary, read_folder, read_items
+from chronoprobe.runner import default_folder, execute
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What a check is asked: the models, the budget and the check's own options."""
+
+    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    budget: Budget = "quick"
+    out: Path | None = None
+    lenses: tuple[str, ...] = ()
+    """Only these lenses (and the lenses they need); empty: every registered lens."""
+    live: bool = False
+    snapshot: str | None = None
+    endpoint: str | None = None
+    deployed_at: str | None = None
+    require: tuple[str, ...] = ()
+    strict: bool = False
+    cache: Path | None = None
+    options: BackendOptions = field(default_factory=BackendOptions)
+    engine: str = "local"
+
+
+@dataclass
+class LensOutcome:
+    """What happened to one lens in this invocation."""
+
+    lens: str
+    status: Literal["ran", "kept", "skipped"]
+    """``kept``: finished earlier in this folder with the same settings."""
+    reason: str = ""
+    run: Run | None = None
+    calls_made: int = 0
+    """Model calls this invocation sent (the cache answered the rest)."""
+
+
+@dataclass
+class CheckResult:
+    """A finished check: its folder, each lens, the paragraph per model and the gate."""
+
+    path: Path
+    budget: Budget
+    record: CheckRecord
+    lenses: list[LensOutcome]
+    gate: list[GateResult]
+    plan: list[LensPlan]
+
+    @property
+    def runs(self) -> dict[str, Run]:
+        """Lens name -> its run (as ``chronoprobe.load`` reads it)."""
+        return {o.lens: o.run for o in self.lenses if o.run is not None}
+
+    @property
+    def paragraphs(self) -> dict[str, str]:
+        """Model name -> its paragraph in plain words."""
+        return {self.record.names.get(k, k): " ".join(s) for k, s in self.record.paragraphs.items()}
+
+    @property
+    def passed(self) -> bool:
+        """Every threshold holds (True without thresholds)."""
+        return all(result.passed for result in self.gate)
+
+    @property
+    def failed(self) -> list[GateResult]:
+        return [result for result in self.gate if not result.passed]
+
+    @property
+    def calls_made(self) -> int:
+        return sum(o.calls_made for o in self.lenses)
+
+
+def default_check_out(models: Sequence[str], root: Path = Path("results")) -> Path:
+    """``results/check/<model>-<timestamp>``: one new folder per check."""
+    return default_folder(root / CHECK_KIND, "", models)
+
+
+def _context(request: CheckRequest) -> CheckContext:
+    if request.budget not in BUDGETS:
+        raise ConfigError("--budget", f"{request.budget!r} is not one of {', '.join(BUDGETS)}")
+    if request.live and request.snapshot is not None:
+        raise ConfigError(
+            "--live/--snapshot", "give one: --live judges against today's answers, --snapshot a pinned set"
+        )
+    return CheckContext(
+        budget=request.budget,
+        models=request.models,
+        live=request.live,
+        snapshot=request.snapshot,
+        endpoint=request.endpoint,
+        deployed_at=request.deployed_at,
+    )
+
+
+@dataclass
+class Prepared:
+    """A check with everything decided and checked, before any model loads."""
+
+    request: CheckRequest
+    out: Path
+    chosen: list[Chosen]
+    thresholds: list[Threshold]
+    plans: list[LensPlan] = field(default_factory=list)
+    earlier: CheckRecord | None = None
+    """The folder's ``check.json`` from an earlier (perhaps killed) check, when its lenses may be kept."""
+
+
+def prepare(request: CheckRequest, out: Path) -> Prepared:
+    """Choose and size the lenses, parse the thresholds, check the folder: every user error here, before
+    any model loads."""
+    context = _context(request)
+    publish.check_output_dir(out, kind=CHECK_KIND)
+    cache = request.cache or default_call_cache()
+    publish.check_not_input(out, [("--cache", cache)])
+    chosen = choose(selection(request.lenses), context, out, request.models, request.options)
+    patterns = {c.name: lens_class(c.name).metric_patterns for c in chosen if c.lens is not None}
+    thresholds = [parse_threshold(text, patterns) for text in request.require]
+    for item in chosen:  # what a lens reads must not lie in the folder the check writes, but for its own needs
+        if item.lens is not None:
+            own = {str(out / need) for need in item.lens.needs}
+            inputs = [(option, path) for option, path in item.lens.input_paths() if str(path) not in own]
+            publish.check_not_input(out, inputs)
+    return Prepared(request, out, chosen, thresholds)
+
+
+def plan(prepared: Prepared) -> list[LensPlan]:
+    """The plan line of every lens: skipped, kept from an earlier run in the folder, or its workload and time.
+
+    May read each lens's items (``Lens.workload`` loads what it needs); asks no model."""
+    earlier = prepared.earlier = read_record(prepared.out) if not prepared.request.live else None
+    specs = [split_model_name(raw)[1] for raw in prepared.request.models]
+    plans: list[LensPlan] = []
+    rerun: set[str] = set()
+    for item in prepared.chosen:
+        if item.lens is None:
+            plans.append(LensPlan(item.name, "skip", reason=item.skipped or ""))
+            continue
+        if _kept(prepared.out, item, earlier) and not set(item.lens.needs) & rerun:
+            plans.append(LensPlan(item.name, "reuse"))
+            continue
+        try:
+            with blame(item.lens, "failed in workload()"):
+                workload = item.lens.workload()
+        except PluginError as exc:
+            item.lens, item.skipped = None, f"the plug-in {exc.problem}"
+            plans.append(LensPlan(item.name, "skip", reason=item.skipped))
+            continue
+        rerun.add(item.name)
+        line = LensPlan(item.name, "run", workload=workload, models=len(prepared.request.models))
+        estimate_lens(line, specs, prepared.request.cache or default_call_cache())
+        plans.append(line)
+    prepared.plans = plans
+    return plans
+
+
+def _kept(out: Path, item: Chosen, earlier: CheckRecord | None) -> bool:
+    """The lens finished in this folder with the same fingerprint, and its run folder reads."""
+    entry = earlier.entry(item.name) if earlier is not None else None
+    if entry is None or entry.status != "done" or entry.fingerprint != item.fingerprint or entry.folder is None:
+        return False
+    try:
+        return read_folder(out / entry.folder) is not None
+    except Exception:  # a damaged folder is rerun, not trusted
+        return False
+
+
+def _load_run(folder: Path, lens: str) -> Run:
+    found = read_folder(folder)
+    assert found is not None, f"{folder} was just checked"
+    cls = lens_class(lens)
+    rows = read_items(folder / ITEMS, cls.row_type)
+    return Run(folder, lens, found.summary, rows, found.config, found.provenance, layout=RUN_LOG, kind=found.kind)
+
+
+def _start_folder(out: Path) -> None:
+    """The check folder and its marker (so a later check recognises it as its own)."""
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / MARKER).exists():
+        write_json_atomic(
+            out / MARKER,
+            {
+                "kind": CHECK_KIND,
+                "holds_runs": True,  # a lens's run folder may be published inside it (publish.holds_runs)
+                "written": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                "command": strip_url_credentials(" ".join(sys.argv)),
+            },
+        )
+
+
+def _calls(run: Run) -> int:
+    made = (run.provenance.get("extra") or {}).get("model_calls_made") or {}
+    return sum(int(v) for v in made.values() if isinstance(v, int))
+
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class _Progress:
+    """How the lens runs report: a line per event, and the runner's progress bars and load notices."""
+
+    say: Say
+    progress: ProgressFactory | None = None
+    display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None
+    announce: Announce | None = None
+
+
+class _Runner:
+    """One check's lenses in order, each recorded in ``check.json`` as soon as it is done or skipped."""
+
+    def __init__(self, prepared: Prepared, handles: Sequence[CachedModel], shown: _Progress) -> None:
+        self.prepared, self.handles, self.shown = prepared, handles, shown
+        request = prepared.request
+        self.record = CheckRecord(
+            budget=request.budget, models=[strip_url_credentials(m) for m in request.models], strict=request.strict
+        )
+        self.outcomes: list[LensOutcome] = []
+
+    def skip(self, name: str, reason: str, *, say: bool = True) -> None:
+        self.outcomes.append(LensOutcome(name, "skipped", reason=reason))
+        self.record.lenses.append(LensEntry(lens=name, status="skipped", reason=reason))
+        if say:
+            self.shown.say(f"{name}: skipped, {reason}")
+
+    def done(self, item: Chosen, outcome: LensOutcome, workload: Workload | None) -> None:
+        assert item.lens is not None, "a lens that runs"
+        self.outcomes.append(outcome)
+        self.record.lenses.append(
+            LensEntry(
+                lens=item.name,
+                question=str(type(item.lens).question),
+                status="done",
+                folder=item.name,
+                fingerprint=item.fingerprint,
+                workload=workload,
+            )
+        )
+        write_record(self.prepared.out, self.record)  # a kill from here on keeps this lens's folder
+
+    def one(self, item: Chosen, line: LensPlan) -> None:
+        if item.lens is None:
+            self.skip(item.name, item.skipped or "", say=False)  # the plan named it already
+            return
+        ran = {o.lens for o in self.outcomes if o.run is not None}
+        missing = [need for need in item.lens.needs if need not in ran]
+        if missing:
+            self.skip(item.name, f"it needs the {', '.join(missing)} lens, which was skipped")
+            return
+        folder = self.prepared.out / item.name
+        if line.status == "reuse":
+            earlier = self.prepared.earlier.entry(item.name) if self.prepared.earlier is not None else None
+            kept = LensOutcome(item.name, "kept", run=_load_run(folder, item.name))
+            self.done(item, kept, earlier.workload if earlier is not None else None)
+            self.shown.say(f"{item.name}: kept from earlier in {folder}")
+            return
+        request = self.prepared.request
+        try:
+            run = execute(
+                item.lens,
+                folder,
+                models=list(self.handles) or list(request.models),
+                options=request.options,
+                cache=request.cache,
+                progress=self.shown.progress,
+                progress_display=self.shown.display,
+                announce=self.shown.announce,
+                engine=request.engine,
+            )
+        except CapabilityError as exc:  # raised before the lens's first call: the rest of the check goes on
+            self.skip(item.name, f"the model cannot serve it ({exc.problem})")
+            return
+        except PluginError as exc:  # a plug-in fails its own line, not the check
+            self.skip(item.name, f"the plug-in {exc.problem}")
+            return
+        self.done(item, LensOutcome(item.name, "ran", run=run, calls_made=_calls(run)), line.workload)
+        self.shown.say(f"{item.name}: done, {_calls(run):,} new model calls; {folder}")
+
+    def finish(self) -> list[GateResult]:
+        """The paragraph per model, the gate, and the files beside the lens folders."""
+        record, request = self.record, self.prepared.request
+        summaries = {o.lens: o.run.summary for o in self.outcomes if o.run is not None}
+        record.names, record.paragraphs = paragraphs(summaries)
+        names = record.names or {strip_url_credentials(m): strip_url_credentials(m) for m in request.models}
+        gate = judge_all(self.prepared.thresholds, summaries, strict=request.strict, names=names)
+        record.gate = [GateEntry.of(result) for result in gate]
+        record.complete = True
+        questions = {name: str(lens_class(name).question) for name in summaries}
+        title = f"chronoprobe check: {', '.join(record.names.values()) or ', '.join(record.models)}"
+        write_outputs(self.prepared.out, record, summaries, questions, title)
+        return gate
+
+
+def run_prepared(
+    prepared: Prepared,
+    *,
+    handles: Sequence[CachedModel] = (),
+    say: Say = lambda line: None,
+    progress: ProgressFactory | None = None,
+    progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
+    announce: Announce | None = None,
+) -> CheckResult:
+    """Run every planned lens (``plan`` first), then write the paragraph, the gate and the card."""
+    plans = prepared.plans or plan(prepared)
+    runner = _Runner(prepared, handles, _Progress(say, progress, progress_display, announce))
+    with publish.OutputClaim(prepared.out, kind=CHECK_KIND):
+        _start_folder(prepared.out)
+        for item, line in zip(prepared.chosen, plans, strict=True):
+            runner.one(item, line)
+        gate = runner.finish()
+    return CheckResult(prepared.out, prepared.request.budget, runner.record, runner.outcomes, gate, plans)
+
+
+def paragraphs(summaries: dict[str, Summary]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Model key -> its name, and -> its sentences from every lens in check order."""
+    keys = list(dict.fromkeys(key for summary in summaries.values() for key in summary.models))
+    names = {key: next((s.names[key] for s in summaries.values() if key in s.names), key) for key in keys}
+    sentences = {
+        key: [text for lens, summary in summaries.items() for text in _words(lens, summary, key)] for key in keys
+    }
+    return names, sentences
+
+
+def _words(lens: str, summary: Summary, key: str) -> list[str]:
+    """The lens's sentences about ``key``; a plug-in whose ``plain_words`` fails says nothing."""
+    cls = lens_class(lens)
+    try:
+        with blame(cls, "failed in plain_words()"):
+            return list(cls.plain_words(summary, key))
+    except PluginError:
+        return []
+
+
+def check(
+    request: CheckRequest,
+    *,
+    handles: Sequence[CachedModel] = (),
+    say: Say = lambda line: None,
+    progress: ProgressFactory | None = None,
+) -> CheckResult:
+    """Prepare, plan (each line told to ``say``) and run a check."""
+    out = request.out or default_check_out(request.models)
+    prepared = prepare(request, out)
+    for line in plan(prepared):
+        say(plan_line(line))
+    say(total_line(prepared.plans))
+    return run_prepared(prepared, handles=handles, say=say, progress=progress)
+
+
+__all__ = [
+    "CheckRequest",
+    "CheckResult",
+    "LensOutcome",
+    "Prepared",
+    "check",
+    "default_check_out",
+    "plan",
+    "prepare",
+    "run_prepared",
+]

@@ -1,0 +1,127 @@
+"""Which lenses a check runs and with which config: each lens's declared size for the budget,
+the check's own options (``--live`` ...) and the folders of the lenses it needs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from chronoprobe import __version__
+from chronoprobe.cache import stable_hash
+from chronoprobe.errors import ConfigError, PluginError
+from chronoprobe.lens import Budget, CheckContext, Lens, lens_class, lens_names
+from chronoprobe.models.registry import BackendOptions, strip_url_credentials
+from chronoprobe.plugins import blame
+
+
+@dataclass
+class Chosen:
+    """One registered lens as the check sees it: run it (``lens`` set) or skip it (``skipped`` says why)."""
+
+    name: str
+    lens: Lens[Any] | None = None
+    skipped: str | None = None
+    fingerprint: str = ""
+    """What the lens's run depends on (config, models, backend options, version): an earlier run with
+    the same fingerprint in the check folder is kept."""
+
+
+def selection(wanted: Sequence[str]) -> list[str]:
+    """The lenses to consider, in registry order: ``wanted`` and the lenses they need, or all of them."""
+    known = lens_names()
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise ConfigError(f"--lens {unknown[0]}", f"is not a lens; known: {', '.join(known)}")
+    if not wanted:
+        return known
+    chosen = set(wanted)
+    pending = list(wanted)
+    while pending:
+        try:
+            needs = lens_class(pending.pop()).needs
+        except Exception:  # a plug-in that cannot be imported: skipped (and named) below
+            continue
+        for need in needs:
+            if need not in chosen:
+                chosen.add(need)
+                pending.append(need)
+    return [name for name in known if name in chosen]
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+def config_json(lens: Lens[Any]) -> dict[str, Any]:
+    """The config as the run log records it (a key in a model URL removed)."""
+    loaded: dict[str, Any] = json.loads(strip_url_credentials(lens.config.model_dump_json()))
+    return loaded
+
+
+def _config(cls: type[Lens[Any]], budget: Budget, context: CheckContext) -> BaseModel:
+    options: dict[str, Any] = {**cls.sizes[budget], **cls.check_options(context)}
+    if "models" in cls.config_type.model_fields:
+        options["models"] = context.models
+    try:
+        return cls.config_type(**options)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        raise ConfigError(
+            f"check: the {cls.name} lens's {budget} size" + (f" ({field})" if field else ""), message
+        ) from None
+
+
+def choose(
+    names: Sequence[str],
+    context: CheckContext,
+    out: Path,
+    specs: Sequence[str],
+    options: BackendOptions,
+) -> list[Chosen]:
+    """Each lens of ``names``: built from its size for ``context.budget``, or skipped with the reason."""
+    chosen: list[Chosen] = []
+    running: set[str] = set()
+    for name in names:
+        try:
+            cls = lens_class(name)
+        except Exception as exc:  # a plug-in that does not import fails only its own line
+            chosen.append(Chosen(name, skipped=f"cannot be loaded ({_first_line(exc)})"))
+            continue
+        if not cls.sizes:
+            chosen.append(Chosen(name, skipped="it declares no check sizes (Lens.sizes)"))
+            continue
+        if context.budget not in cls.sizes:
+            chosen.append(Chosen(name, skipped=f"it declares no {context.budget} size"))
+            continue
+        missing = [need for need in cls.needs if need not in running]
+        if missing:
+            chosen.append(
+                Chosen(name, skipped=f"it needs the {', '.join(missing)} lens, which this check does not run")
+            )
+            continue
+        mine = context.model_copy(update={"runs": {need: out / need for need in cls.needs}})
+        try:
+            with blame(cls, "failed in check_options()"):
+                lens = cls(_config(cls, context.budget, mine))
+        except PluginError as exc:  # a plug-in's failure is its own line, not the whole check's
+            chosen.append(Chosen(name, skipped=f"the plug-in {exc.problem}"))
+            continue
+        fingerprint = stable_hash(
+            {
+                "lens": name,
+                "config": config_json(lens),
+                "models": [strip_url_credentials(s) for s in specs],
+                "backend": options.model_dump(mode="json"),
+                "version": __version__,
+            }
+        )
+        chosen.append(Chosen(name, lens=lens, fingerprint=fingerprint))
+        running.add(name)
+    return chosen

@@ -1,0 +1,130 @@
+"""``chronoprobe check``: every lens at a budget's size, one folder, one answer, a gate for CI.
+
+A thin shell over :mod:`chronoprobe.checkup`: options in, plan lines and results out. Exit 0 when
+every ``--require`` holds, 1 when one fails (one line each), 2 for a bad threshold or any other
+user error, before any model loads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from chronoprobe.cli.common import (
+    DEFAULT_MODEL_OPTIONS,
+    DeployedAtOpt,
+    ModelOpt,
+    ModelOptions,
+    SnapshotOpt,
+    check_endpoint,
+    console,
+    progress_ticks,
+    with_model_options,
+)
+from chronoprobe.lens import BUDGETS
+
+
+def _budget(value: str) -> str:
+    if value not in BUDGETS:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(BUDGETS)}")
+    return value
+
+
+def _endpoint(value: str | None) -> str | None:
+    return None if value is None else check_endpoint(value)
+
+
+@with_model_options()
+def check(
+    model: ModelOpt = None,
+    budget: Annotated[
+        str,
+        typer.Option(
+            help="quick (SmolLM2 on 2 CPU cores: 4 min at load 2, 7 min at load 5), standard (44 min at load 5), "
+            "full (the papers' runs; hours). docs/check.md gives each one's sizes and times.",
+            callback=_budget,
+        ),
+    ] = "quick",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Check folder (default: a new results/check/<model>-<timestamp>). The same folder again resumes: "
+            "lenses that finished with the same settings are kept."
+        ),
+    ] = None,
+    lens: Annotated[
+        list[str] | None,
+        typer.Option("--lens", help="Only this lens (repeatable; the lenses it needs run too). Default: every lens."),
+    ] = None,
+    live: Annotated[
+        bool, typer.Option("--live", help="Judge against today's answers (queries --endpoint; saves a snapshot).")
+    ] = False,
+    snapshot: SnapshotOpt = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(help="SPARQL endpoint for --live (default: the Wikidata Query Service).", callback=_endpoint),
+    ] = None,
+    deployed_at: DeployedAtOpt = None,
+    require: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require",
+            help="A threshold, 'LENS.METRIC[.CLASS] OP VALUE' with the metric as `chronoprobe results` names it "
+            "(class all unless named), e.g. 'outdated.soft_constraint_pct.up-to-date >= 40' (repeatable). It "
+            "fails only when the whole 95% interval misses it (--strict: the point value). Exit 1 if one fails.",
+        ),
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Compare thresholds with point values.")] = False,
+    junit: Annotated[
+        Path | None, typer.Option(help="Write a JUnit XML file: one test case per threshold and per lens.")
+    ] = None,
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
+) -> None:
+    """Ask a model every question at once: each lens at the budget's size, one folder, a paragraph per model."""
+    from chronoprobe.checkup.junit import JUNIT, is_our_junit, write_junit
+    from chronoprobe.checkup.plan import plan_line, total_line
+    from chronoprobe.checkup.run import CheckRequest, default_check_out, plan, prepare, run_prepared
+    from chronoprobe.publish import check_output_file, check_outside
+
+    request = CheckRequest(
+        models=tuple(model or ("smollm2",)),
+        budget=budget,  # type: ignore[arg-type]  # --budget's callback allows only BUDGETS
+        out=out,
+        lenses=tuple(lens or ()),
+        live=live,
+        snapshot=snapshot,
+        endpoint=endpoint,
+        deployed_at=deployed_at,
+        require=tuple(require or ()),
+        strict=strict,
+        cache=backend.cache,
+        options=backend.backend(),
+        engine=backend.engine,
+    )
+    folder = out or default_check_out(request.models)
+    if junit is not None:
+        check_output_file(junit, "--junit", ours=is_our_junit, what=JUNIT)
+        check_outside(folder, [("--junit", junit)])
+    prepared = prepare(request, folder)  # bad thresholds, sizes or folders: exit 2, no model loaded
+    for line in plan(prepared):
+        console.print(plan_line(line), highlight=False, markup=False, soft_wrap=True)
+    console.print(total_line(prepared.plans), highlight=False, markup=False, soft_wrap=True)
+    result = run_prepared(
+        prepared,
+        say=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
+        progress_display=progress_ticks,
+        announce=console.status,
+    )
+    for name, text in result.paragraphs.items():
+        console.print(f"[bold]{name}[/]: {text}", highlight=False, soft_wrap=True)
+    for gate in result.gate:
+        console.print(("holds " if gate.passed else "[red]FAILS[/] ") + gate.line(), highlight=False, soft_wrap=True)
+    if junit is not None:
+        lenses = [(o.lens, o.reason if o.status == "skipped" else None) for o in result.lenses]
+        write_junit(junit, result.gate, lenses)
+        console.print(f"JUnit: {junit}", highlight=False)
+    console.print(f"check: {folder / 'check.md'}  card: {folder / 'card.html'}", highlight=False, soft_wrap=True)
+    if not result.passed:
+        raise typer.Exit(1)
