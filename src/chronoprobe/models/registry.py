@@ -182,8 +182,10 @@ BACKENDS: dict[str, str] = {
     "vllm": "chronoprobe.models.registry:_load_vllm",
     "openai": "chronoprobe.models.registry:_load_openai",
 }
-"""Spec kind -> ``module:function(spec, options, url_secret)`` building its backend; imported only when used,
-so a backend's heavy dependencies (torch, vllm, openai) load only for the specs that need them."""
+"""Spec kind -> ``module:function(spec, options, given_url)`` building its backend; imported only when used,
+so a backend's heavy dependencies (torch, vllm, openai) load only for the specs that need them. ``given_url``
+is an ``openai:`` spec's URL as the user gave it, credentials included (None for other kinds): the one
+the requests go to, never shown or recorded."""
 
 
 def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
@@ -191,21 +193,21 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
     import importlib
 
     options = options or BackendOptions()
-    url_secret = split_userinfo(raw.strip().partition("@")[2])[1] if raw.strip().startswith("openai:") else None
+    given_url = raw.strip().partition("@")[2] if raw.strip().startswith("openai:") else None
     spec = parse_model_spec(raw)  # from here on only the redacted spec (spec.raw) is shown or recorded
     module, _, function = BACKENDS[spec.kind].partition(":")
     loader = getattr(importlib.import_module(module), function)
-    backend: Backend = loader(spec, options, url_secret)
+    backend: Backend = loader(spec, options, given_url)
     return backend
 
 
-def _load_mock(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_mock(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     from chronoprobe.testing.mock import mock_from_spec
 
     return mock_from_spec(spec.target, batch_size=fixed_batch_size(options), chat_template=options.chat_template)
 
 
-def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_embedded(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     """smollm2, gemma3-270m or any local GGUF file: converted once, run by transformers."""
     from chronoprobe.models import embedded
     from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
@@ -245,7 +247,7 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
     return backend
 
 
-def _load_llamacpp(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_llamacpp(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     """A GGUF file run by llama.cpp (``models/llamacpp_backend.py``); smollm2 and gemma3-270m name the embedded files."""
     from chronoprobe.models import embedded
     from chronoprobe.models.llamacpp_backend import LlamaCppBackend, LlamaCppConfig
@@ -273,7 +275,7 @@ def _load_llamacpp(spec: ModelSpec, options: BackendOptions, url_secret: str | N
     )
 
 
-def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_hf(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     raw = spec.raw
     if spec.target.startswith(("/", "./", "../", "~")) and not Path(spec.target).expanduser().is_dir():
         raise ConfigError(f"model spec {raw!r}", f"no model folder at {spec.target}")
@@ -308,7 +310,7 @@ def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -
         raise ConfigError(f"model spec {raw!r}", f"could not load from the hub or disk: {first}") from None
 
 
-def _load_vllm(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_vllm(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
 
     return VLLMBackend(
@@ -324,7 +326,7 @@ def _load_vllm(spec: ModelSpec, options: BackendOptions, url_secret: str | None)
     )
 
 
-def _load_openai(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_openai(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     from pydantic import ValidationError
 
     from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
@@ -339,7 +341,7 @@ def _load_openai(spec: ModelSpec, options: BackendOptions, url_secret: str | Non
             timeout_s=options.timeout_s,
             wave_size=max(fixed_batch_size(options), options.concurrency),
             spec=spec.raw,
-            api_key=url_secret,
+            request_url=given_url,
         )
     except ValidationError as exc:
         error = exc.errors()[0]
