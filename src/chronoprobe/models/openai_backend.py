@@ -30,6 +30,7 @@ from chronoprobe.models.base import (
     Capability,
     DecodingParams,
     Generation,
+    Producer,
     Prompt,
     Sample,
     require,
@@ -428,6 +429,13 @@ class OpenAIBackend(Backend):
             tokens=None if logprobs is None else list(logprobs.tokens),
             logprobs=None if values is None else [float(v) for v in values if v is not None],
         )
+
+    def producer(self) -> Producer:
+        extra = self._info.extra
+        served = extra.get("served_model", self.config.model)
+        fingerprint = f", fingerprint {extra['system_fingerprint']}" if extra.get("system_fingerprint") else ""
+        version = f"server at {_public_endpoint(self.base_url)} serving {served}{fingerprint}"
+        return super().producer().model_copy(update={"version": version})
 
     def _note_served(self, model: str | None, fingerprint: str | None) -> None:
         # Recorded for provenance only; not part of the cache key (model_identity ignores extra).

@@ -221,7 +221,7 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, given_url: str | No
         gguf_path = smollm2_gguf() if spec.kind == "smollm2" else embedded.gemma3_gguf()
     if not gguf_path.is_file():
         raise ConfigError(f"model spec {raw!r}", f"GGUF file {gguf_path} does not exist")
-    from chronoprobe.models.loading import check_gguf_fits
+    from chronoprobe.models.placement import check_gguf_fits
 
     check_gguf_fits(f"model spec {raw!r}", gguf_path, options.dtype, options.device, options.device_map)
     folder, digest = converted_gguf(gguf_path)
