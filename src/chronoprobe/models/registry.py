@@ -211,8 +211,6 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, given_url: str | No
     """smollm2, gemma3-270m or any local GGUF file: converted once, run by transformers."""
     from chronoprobe.models import embedded
     from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
-    from chronoprobe.models.hf import HFBackend
-    from chronoprobe.models.loading import HFConfig
 
     raw = spec.raw
     if spec.kind == "gguf":
@@ -224,6 +222,9 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, given_url: str | No
     from chronoprobe.models.placement import check_gguf_fits
 
     check_gguf_fits(f"model spec {raw!r}", gguf_path, options.dtype, options.device, options.device_map)
+    from chronoprobe.models.hf import HFBackend  # torch: only once the file is known to fit
+    from chronoprobe.models.loading import HFConfig
+
     folder, digest = converted_gguf(gguf_path)
     config = HFConfig(
         model=str(folder),
