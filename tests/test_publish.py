@@ -381,3 +381,41 @@ def test_staged_files_publish_every_file_or_none(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), publish.staged_files(tmp_path / "new" / "d.json"):
         raise RuntimeError("failed before writing")
     assert not (tmp_path / "new").exists()
+
+
+SLOW_RUN = r"""
+import sys, time
+from chronoprobe.cli.main import main
+from chronoprobe.testing import register_mock
+
+def slow(prompt, params):
+    print("asked", flush=True)
+    time.sleep(60)
+    return "x"
+
+register_mock("slow", slow)
+sys.argv = ["chronoprobe", "outdated", "run", "--model", "mock:slow", "--limit", "1", "--out", sys.argv[1],
+            "--cache", sys.argv[2]]
+main()
+"""
+
+
+def test_sigterm_mid_run_leaves_no_lock_staging_or_folder(tmp_path: Path) -> None:
+    """A run killed with SIGTERM (a scheduler's stop, `kill PID`) unwinds as Ctrl-C does: nothing stays beside --out."""
+    out = tmp_path / "new" / "report"
+    run = subprocess.Popen(
+        [sys.executable, "-c", SLOW_RUN, str(out), str(tmp_path / "c.sqlite")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert run.stdout is not None and run.stdout.readline().strip() == "asked"  # the claim is held now
+        assert (out.parent / ".report.lock").exists()
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 128 + signal.SIGTERM
+    assert run.stderr is not None and "terminated: finished model calls are cached" in run.stderr.read()
+    assert not out.parent.exists()  # the lock, any staging folder and the parent the claim created are gone

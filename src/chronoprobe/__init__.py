@@ -21,6 +21,7 @@ __all__ = [
     "DataError",
     "EndpointError",
     "Model",
+    "PluginError",
     "Run",
     "__version__",
     "knowledge_date",
@@ -49,11 +50,19 @@ _LAZY = {
     "DataError": "chronoprobe.errors",
     "CapabilityError": "chronoprobe.errors",
     "EndpointError": "chronoprobe.errors",
+    "PluginError": "chronoprobe.errors",
 }
 
 if TYPE_CHECKING:
     from chronoprobe.api import Model, Run, lenses, load, model, run
-    from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError, DataError, EndpointError
+    from chronoprobe.errors import (
+        CapabilityError,
+        ChronoprobeError,
+        ConfigError,
+        DataError,
+        EndpointError,
+        PluginError,
+    )
     from chronoprobe.outdated.frames import knowledge_date, staleness
     from chronoprobe.recency.gate import recency_gate, recency_gate_many
 

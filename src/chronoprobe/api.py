@@ -17,6 +17,7 @@ See docs/api.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Lens, ProgressFactory, lens_class, lens_names
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions
+from chronoprobe.plugins import blame
+from chronoprobe.progress import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
 from chronoprobe.runlog import ITEMS, RUN_LOG, SUMMARY, Run, read_folder, read_items
 from chronoprobe.runner import default_out, execute, load_models
 
@@ -58,6 +61,7 @@ def model(spec: str = DEFAULT_MODEL, *, cache: Path | str | None = None, **optio
 
     ``options`` are backend options: dtype, device, batch_size, chat_template, api_mode, concurrency ...
     """
+    quiet_third_party_output()
     backend_options = _backend_options(options)
     if options:
         raise ConfigError(
@@ -105,7 +109,7 @@ def run(
     *,
     out: Path | str | None = None,
     cache: Path | str | None = None,
-    progress: ProgressFactory | None = None,
+    progress: ProgressFactory | bool | None = True,
     engine: str | Engine = "local",
     **options: Any,
 ) -> Run:
@@ -116,8 +120,12 @@ def run(
     (``lens_class(lens).config_type``; docs/api.md lists them per lens) and backend
     options (dtype, device, batch_size ...). ``engine``: where the calls the cache misses run,
     ``local`` (this process), ``ray`` (a Ray cluster started for the run), ``ray:auto`` or
-    ``ray:HOST:PORT`` (a running cluster); see docs/scale.md.
+    ``ray:HOST:PORT`` (a running cluster); see docs/scale.md. ``progress``: by default the plan
+    line and a progress line at least every 10 s go to the ``chronoprobe.progress`` logger, shown
+    on stderr unless the program configured logging (:mod:`chronoprobe.progress`); ``False`` (or
+    None) is quiet; a factory ``progress(description, total)`` gets the steps instead.
     """
+    quiet_third_party_output()
     cls = lens_class(lens)
     chosen = [model] if isinstance(model, str | Model) else list(model)
     handles = [m for m in chosen if isinstance(m, Model)]
@@ -125,18 +133,23 @@ def run(
         raise ConfigError("model", "give model specs or chronoprobe.model() handles, not a mix")
     specs = [_as_given(m) for m in handles] if handles else [str(m) for m in chosen]
     backend_options = _backend_options(options)
-    instance = cls(_config(cls, specs, options))
+    with blame(cls, "failed to take its options"):
+        instance = cls(_config(cls, specs, options))
     folder = Path(out) if out is not None else default_out(instance, specs)
-    result = execute(
-        instance,
-        folder,
-        models=handles or specs,
-        options=backend_options,
-        cache=Path(cache) if cache else None,
-        progress=progress,
-        engine=engine,
-    )
-    return result
+    logged = progress is True
+    with shown_on_stderr() if logged else nullcontext():
+        return execute(
+            instance,
+            folder,
+            models=handles or specs,
+            options=backend_options,
+            cache=Path(cache) if cache else None,
+            progress=progress if callable(progress) else None,
+            progress_display=logged_progress if logged else None,
+            notice=LOGGER.info if logged else None,
+            announce=logged_step if logged else None,
+            engine=engine,
+        )
 
 
 def load(path: Path | str) -> Run:

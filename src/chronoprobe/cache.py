@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -63,6 +64,14 @@ CREATE TABLE IF NOT EXISTS speed (
     count INTEGER NOT NULL,
     seconds REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS speed_samples (
+    subject TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    load REAL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS speed_samples_by_subject ON speed_samples (subject);
 CREATE TABLE IF NOT EXISTS producers (
     id INTEGER PRIMARY KEY,
     producer TEXT NOT NULL UNIQUE
@@ -77,6 +86,8 @@ CREATE TABLE IF NOT EXISTS renders (
     rendered TEXT NOT NULL
 );
 """
+SPEED_SAMPLES_KEPT = 200
+"""The most recent timed batches kept per subject, for the spread of an estimate (the running total keeps them all)."""
 _ADDED_COLUMNS = {"calls": {"producer": "INTEGER"}}
 """Columns added after the first release, with their types: added in place to older caches."""
 
@@ -294,13 +305,37 @@ class CallCache:
             self._conn.executemany("INSERT OR REPLACE INTO renders (key, rendered) VALUES (?,?)", items)
 
     def add_timing(self, subject: str, count: int, seconds: float) -> None:
-        """Add ``count`` timed steps (model calls, edits) that took ``seconds`` to ``subject``'s running total."""
+        """Add ``count`` timed steps (model calls, edits) that took ``seconds`` to ``subject``'s running total,
+        and keep them as one sample with the machine's load average (:meth:`speed_samples`)."""
+        if count <= 0:
+            return
         with self._lock, self._damage_reported(), self._conn:
             self._conn.execute(
                 "INSERT INTO speed (subject, count, seconds) VALUES (?,?,?) "
                 "ON CONFLICT(subject) DO UPDATE SET count = count + excluded.count, seconds = seconds + excluded.seconds",
                 (subject, count, seconds),
             )
+            self._conn.execute(
+                "INSERT INTO speed_samples (subject, count, seconds, load, created) VALUES (?,?,?,?,?)",
+                (subject, count, seconds, _load_average(), time.time()),
+            )
+            self._conn.execute(
+                "DELETE FROM speed_samples WHERE subject = ? AND rowid NOT IN "
+                "(SELECT rowid FROM speed_samples WHERE subject = ? ORDER BY rowid DESC LIMIT ?)",
+                (subject, subject, SPEED_SAMPLES_KEPT),
+            )
+
+    def speed_samples(self, subject: str) -> list[SpeedSample]:
+        """The most recent timed batches of ``subject``, oldest first (none for timings recorded before the samples were kept)."""
+        with self._lock, self._damage_reported():
+            rows = self._conn.execute(
+                "SELECT count, seconds, load FROM speed_samples WHERE subject = ? AND count > 0 ORDER BY rowid",
+                (subject,),
+            ).fetchall()
+        return [
+            SpeedSample(count=int(c), seconds=float(s), load=None if load is None else float(load))
+            for c, s, load in rows
+        ]
 
     def timing(self, subject: str) -> Timing | None:
         """What this cache measured for ``subject`` (see :func:`speed_subject`), if anything."""
@@ -339,6 +374,22 @@ class Timing:
     @property
     def per_step(self) -> float:
         return self.seconds / self.count
+
+
+@dataclass(frozen=True)
+class SpeedSample:
+    """One timed batch: its steps, their seconds, and the 1-minute load average when it ended."""
+
+    count: int
+    seconds: float
+    load: float | None
+
+
+def _load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # not reported on this system
+        return None
 
 
 def speed_subject(spec: str, what: str = "call") -> str:

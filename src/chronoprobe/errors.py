@@ -35,3 +35,18 @@ class CapabilityError(ChronoprobeError):
 
 class EndpointError(ChronoprobeError):
     """A remote endpoint (WDQS, an OpenAI-compatible server) failed."""
+
+
+class PluginError(ChronoprobeError):
+    """A lens plug-in (a ``chronoprobe.lenses`` entry point) failed: its import, or one of its stages.
+
+    *where* names the entry point and the distribution that declares it; the original exception is
+    the ``__cause__``. The message reads ``lens plug-in 'toy' (toy-lens 0.1) failed to import: ...``.
+    """
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(where, problem)
+        self.args = (f"{where} {problem}",)
+
+    def __str__(self) -> str:
+        return f"{self.where} {self.problem}"

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.errors import ConfigError
+from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.models.base import Capability, require
 from chronoprobe.plugins import LENSES
 from chronoprobe.runlog import Metric, Summary
@@ -99,13 +99,24 @@ class Lens(ABC, Generic[RowT]):
         self.config = config
         self.loaded = False
         """Set by ``load`` once the items are read."""
+        self.notes: list[str] = []
+        """What ``load`` found that the user should know (a request it could not honour as given); the CLI prints them."""
 
     @abstractmethod
     def load(self) -> None:
         """Read and validate the items; raise a ChronoprobeError for bad data before any model loads."""
 
+    def check_inputs(self) -> None:
+        """Refuse missing or wrong inputs, all of them in one error, before the output folder is claimed
+        and before any work (cheap: it reads no data). Default: nothing to check."""
+
     def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
         """Load what the lens itself needs besides the models (e.g. a judge), after ``load``, before the models."""
+
+    def plan_line(self, cache: CallCache) -> str | None:
+        """One line saying what the run will do and how long it may take, after ``load`` and before any
+        model loads (times from :func:`chronoprobe.estimate.estimate` over ``cache``); None: no plan line."""
+        return None
 
     def check(self, model: CachedModel) -> None:
         """Fail with a CapabilityError if ``model`` cannot serve this lens (called before any call)."""
@@ -186,6 +197,9 @@ def lens_class(name: str) -> type[Lens[Any]]:
     """The lens class registered under ``name`` (table or entry point); ConfigError naming the known ones otherwise."""
     cls = plugins.load(name)
     if not (isinstance(cls, type) and issubclass(cls, Lens)):
+        plugin = plugins.plugins().get(name)
+        if plugin is not None:
+            raise PluginError(plugin.label, f"names {plugin.target}, which is {cls!r}, not a chronoprobe Lens")
         raise ConfigError("lens", f"{name!r} is registered as {cls!r}, which is not a chronoprobe Lens")
     return cls
 

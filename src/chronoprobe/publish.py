@@ -39,12 +39,14 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.runlog import MARKER as MARKER  # re-exported: older code and tests import it from here
@@ -54,6 +56,37 @@ from chronoprobe.runlog import RUN_LOG, SUMMARY
 
 _held: dict[Path, tuple[OutputClaim, int]] = {}
 _held_guard = threading.Lock()
+_sigterm_before: Any = None
+"""The SIGTERM handler before the first claim installed ours (restored when the last claim is released)."""
+
+
+class Terminated(SystemExit):
+    """Raised in the main thread on SIGTERM while a claim is held, so every claim unwinds (lock, staging, parents)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated(128 + signum)
+
+
+def _guard_sigterm() -> None:
+    """While a claim is held, SIGTERM unwinds like Ctrl-C instead of killing the process where it stands,
+    so no lock file or staging folder is left behind. Only where nobody else handles SIGTERM (the main
+    thread, the default handler): a host program's own handler is left alone."""
+    global _sigterm_before
+    if _sigterm_before is not None or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    _sigterm_before = signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _release_sigterm() -> None:
+    global _sigterm_before
+    if _sigterm_before is None or _held or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, _sigterm_before)
+    _sigterm_before = None
 
 
 def _key(path: Path) -> Path:
@@ -275,6 +308,17 @@ def check_output_dir(out: Path, option: str = "--out", kind: str | None = None) 
     _check_target(out, option, kind)
 
 
+def check_not_in_report(out: Path, option: str = "--out") -> None:
+    """Refuse an output inside a folder chronoprobe wrote (a run folder, an exported task): a rerun there
+    replaces that folder whole, and ``out`` with it. :class:`OutputClaim` checks it before taking the lock."""
+    for folder in Path(os.path.abspath(out)).parents:
+        if is_report_folder(folder):
+            raise ConfigError(
+                f"{option} {out}",
+                f"lies inside {folder}, a folder chronoprobe wrote, which a rerun replaces whole; write somewhere else",
+            )
+
+
 def _remove(path: Path) -> None:
     if path.is_symlink() or not path.is_dir():
         path.unlink(missing_ok=True)
@@ -308,7 +352,8 @@ class OutputClaim:
     Taken twice in one process (the CLI claims early, the writer again at publish time)
     it is shared; in another process or thread it fails with a one-line ConfigError.
     ``kind`` refuses a folder holding another kind of report; ``check`` replaces the folder
-    check (file outputs). Parent folders the claim created are removed again on release
+    check (file outputs). An output inside a folder chronoprobe wrote is refused (a rerun there
+    would replace it whole). Parent folders the claim created are removed again on release
     if nothing was published in them.
     """
 
@@ -336,8 +381,10 @@ class OutputClaim:
                 self._fd = None  # shared: the first claim keeps the lock
                 self._check(self.shown)
                 return self
+            check_not_in_report(self.shown, self.option)  # before the lock file goes beside it
             self._acquire()
             _held[self.out] = (self, threading.get_ident())
+            _guard_sigterm()
         try:
             recover(self.out)
             self._check(self.shown)
@@ -385,6 +432,7 @@ class OutputClaim:
             finally:
                 os.close(self._fd)
                 self._fd = None
+                _release_sigterm()
         _remove_empty(self._created)  # a failed command leaves no folder it created
         self._created = []
 

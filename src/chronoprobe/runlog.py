@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from chronoprobe import plugins
-from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.errors import ConfigError, DataError, PluginError
 from chronoprobe.io import json_kind, read_text, write_json_atomic, write_jsonl_atomic
 
 if TYPE_CHECKING:
@@ -259,7 +259,7 @@ def read_folder(folder: Path) -> Folder | None:
 
 def _with_records(cls: Any, summary: Summary, provenance: dict[str, Any], path: Path) -> Summary:
     """A run log's summary from before metric records: the lens rebuilds them (and the headline) from its layout."""
-    with _layout_errors(path, str(cls.kind)):
+    with plugins.blame(cls, f"failed to read {path}"), _layout_errors(path, str(cls.kind)):
         rebuilt: Summary = cls.summary_from_detail(summary.detail)
         rebuilt.dataset = rebuilt.dataset or str(cls.dataset_label(rebuilt, provenance))
     update: dict[str, Any] = {k: getattr(rebuilt, k) for k in ("metrics", "dataset", "names", "specs", "labels")}
@@ -274,8 +274,11 @@ def _read_old_summary(folder: Path) -> Folder | None:
     kind = marker_kind(folder)
     provenance = object_field(data, "provenance", path)
     for name in plugins.names():
-        cls = plugins.load(name)
-        with _layout_errors(path, str(cls.kind)):
+        try:
+            cls = plugins.load(name)
+        except PluginError:  # a plug-in that cannot load cannot say the folder is its own; the others still can
+            continue
+        with plugins.blame(cls, f"failed to read {path}"), _layout_errors(path, str(cls.kind)):
             found: tuple[str, Summary] | None = cls.read_old_summary(data, kind)
         if found is not None:
             return Folder(

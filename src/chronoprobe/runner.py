@@ -25,11 +25,13 @@ from chronoprobe.models.registry import (
     DEFAULT_MODEL,
     BackendOptions,
     canonical_spec,
+    check_options,
     load_backend,
     parse_model_spec,
     strip_url_credentials,
 )
 from chronoprobe.paths import default_call_cache
+from chronoprobe.plugins import blame
 from chronoprobe.provenance import build_provenance
 from chronoprobe.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run, write_run_log
 
@@ -43,8 +45,8 @@ def load_models(
     from chronoprobe.models.names import display_name, split_model_name, unique_names
 
     named = [split_model_name(raw) for raw in specs or [DEFAULT_MODEL]]  # every name checked before any load
-    for _, spec in named:  # and every spec: a bad second one fails before the first model loads
-        parse_model_spec(spec)
+    for _, spec in named:  # and every spec, with the options it is given: a bad second one fails before any load
+        check_options(parse_model_spec(spec), options)
     models = []
     for name, spec in named:  # NAME=SPEC: the name is for people, never in cache keys
         with (announce or _quiet)(f"loading {canonical_spec(spec)}"):
@@ -76,8 +78,10 @@ def default_out(
     names = [file_safe(display_name(m)) for m in (models or [DEFAULT_MODEL])]
     label = file_safe("+".join(dict.fromkeys(names)))  # a long spec or many models: cut, with a hash
     stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
-    folder = root / lens.default_folder()
-    base = f"{label}{lens.run_label()}-{stamp}"
+    with blame(lens, "failed in default_folder()"):
+        folder = root / lens.default_folder()
+    with blame(lens, "failed in run_label()"):
+        base = f"{label}{lens.run_label()}-{stamp}"
     candidate, count = folder / base, 1
     while candidate.exists():
         count += 1
@@ -100,6 +104,7 @@ def execute(
     progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
     announce: Announce | None = None,
     engine: str | Engine | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run ``lens`` on ``models`` (specs to load, or loaded models) and publish its folder at ``out``.
 
@@ -108,31 +113,44 @@ def execute(
     notices) is not loaded twice. ``progress_display`` (the CLI's bar) is opened only while the
     models run, after ``announce`` has shown each model load. ``engine`` (``local``, ``ray``,
     ``ray:auto``, ``ray:HOST:PORT`` or an :class:`~chronoprobe.engines.Engine`) runs the calls the
-    cache misses; it is checked and connected before any model loads.
+    cache misses; it is checked and connected before any model loads. ``notice`` gets the lens's
+    plan line (:meth:`Lens.plan_line`: what the run will do and how long it may take), once the
+    items are loaded and before any model loads.
     """
     chosen_engine = parse_engine(engine)
     chosen_engine.check()
     loaded_caches = [m.cache.path for m in models or [] if isinstance(m, CachedModel)]
     cache_path = loaded_caches[0] if loaded_caches else (cache or default_call_cache())
+    lens.check_inputs()
     publish.check_output_dir(out)
-    publish.check_not_input(out, [*lens.input_paths(), ("--cache", cache_path)])
-    publish.check_outside(out, lens.output_paths())
+    with blame(lens, "failed in input_paths()"):
+        inputs, outputs = lens.input_paths(), lens.output_paths()
+    publish.check_not_input(out, [*inputs, ("--cache", cache_path)])
+    publish.check_outside(out, outputs)
     with publish.OutputClaim(out, kind=lens.kind):  # shared with an earlier claim of this command
         if not lens.loaded:
-            lens.load()
+            with blame(lens, "failed in load()"):
+                lens.load()
         started = time.perf_counter()
         loaded = [m for m in (models or []) if isinstance(m, CachedModel)]
         if loaded and len(loaded) != len(models or []):
             raise TypeError("models: give either specs or loaded models, not a mix")
         call_cache = loaded[0].cache if loaded else open_cache(cache)
-        lens.setup(call_cache, announce)
+        if notice is not None:
+            with blame(lens, "failed in plan_line()"):
+                plan = lens.plan_line(call_cache)
+            if plan:
+                notice(plan)
+        with blame(lens, "failed in setup()"):
+            lens.setup(call_cache, announce)
         chosen_engine.start()
         try:
             if not loaded:
                 specs = [str(m) for m in models or []]
                 loaded = load_models(specs or None, options or BackendOptions(), call_cache, announce)
             for model in loaded:
-                lens.check(model)
+                with blame(lens, "failed in check()"):
+                    lens.check(model)
                 model.tally = AnswerTally()  # the provenance counts this run's answers
             earlier = [model.engine for model in loaded]
             rows: list[Any] = []
@@ -141,14 +159,17 @@ def execute(
                     model.engine = chosen_engine
                 with progress_display() if progress_display else nullcontext(progress) as ticks:
                     for model in loaded:
-                        rows.extend(lens.run(model, ticks))
+                        with blame(lens, "failed in run()"):
+                            rows.extend(lens.run(model, ticks))
             finally:  # a chronoprobe.model() handle keeps its own engine after the run
                 for model, before in zip(loaded, earlier, strict=True):
                     model.engine = before
         finally:
             chosen_engine.stop()
-        summary = lens.summarise(loaded, rows)
-        recipe = lens.recipe()
+        with blame(lens, "failed in summarise()"):
+            summary = lens.summarise(loaded, rows)
+        with blame(lens, "failed in recipe()"):
+            recipe = lens.recipe()
         provenance = build_provenance(
             loaded,
             decoding=recipe.decoding,
@@ -161,11 +182,13 @@ def execute(
         ).model_dump(mode="json")
         if not chosen_engine.local:  # results are the local engine's; where they ran is still worth a line
             provenance["engine"] = chosen_engine.label
-        summary.dataset = summary.dataset or lens.dataset_label(summary, provenance)
+        with blame(lens, "failed in dataset_label()"):
+            summary.dataset = summary.dataset or lens.dataset_label(summary, provenance)
         # a key in a model URL is used, never recorded
         config = json.loads(strip_url_credentials(lens.config.model_dump_json()))
         with publish.staged(out, lens.kind) as folder:
-            lens.report(folder, rows, summary, provenance)
+            with blame(lens, "failed in report()"):
+                lens.report(folder, rows, summary, provenance)
             write_run_log(
                 folder, lens=lens.name, kind=lens.kind, config=config, summary=summary, provenance=provenance, rows=rows
             )

@@ -108,6 +108,13 @@ def _no_result_files(tmp: Path) -> None:
     (tmp / "run" / "summary.json").unlink()
 
 
+def _lm_samples(tmp: Path) -> None:
+    """lm-eval --log_samples output under ``lm/``: one answered paraphrase of a catalogue fact."""
+    doc = {"fact_id": "countries_byGDP/Italy/President of Italy", "template_index": 0}
+    row = {"doc_id": 0, "doc": doc, "filtered_resps": ["Sergio Mattarella"]}
+    _write("lm/my-model/samples_chronoprobe_outdated_2026-01-01T00-00-00.jsonl", json.dumps(row) + "\n")(tmp)
+
+
 def _unreachable_port() -> int:
     with socket.socket() as probe:  # a port nothing listens on: bound, then released
         probe.bind(("127.0.0.1", 0))
@@ -546,6 +553,76 @@ CASES: list[Case] = [
     *(Case(f"results-{name}", "results {tmp}/run", where, damage) for name, damage, where in RUN_DAMAGE),
     *(Case(f"card-{name}", "card {tmp}/run --out {tmp}/c.html", where, damage) for name, damage, where in RUN_DAMAGE),
     Case("card-no-run-json-nor-summary", "card {tmp}/run --out {tmp}/c.html", "run", _no_result_files),
+    # --- the knowledge-date options (issue 24 §3)
+    Case("outdated-cutoff-twice", f"outdated run -m m={MOCK[3:]} --cutoff m=2023-01 --cutoff m=2024-01", "already has"),
+    Case(
+        "outdated-cutoff-twice-by-two-names",
+        f"outdated run -m m={MOCK[3:]} --cutoff m=2023-01 --cutoff {MOCK[3:]}=2024-01",
+        "'mock:constant=Paris' already has a cutoff ('m=2023-01')",
+    ),
+    Case("outdated-cutoff-unknown-lists-each-name-once", "outdated run --cutoff x=2023", "models: smollm2"),
+    Case("outdated-deployed-at-empty", f"outdated run {MOCK} --deployed-at ''", "--deployed-at"),
+    Case("outdated-deployed-at-before-snapshot", f"outdated run {MOCK} --deployed-at 1300", "before 1396-01-01"),
+    Case(
+        "score-deployed-at-empty",
+        "outdated score --generations {tmp}/gens --out {tmp}/s --deployed-at ''",
+        "--deployed-at",
+    ),
+    Case(
+        "score-deployed-at-before-gold",
+        "outdated score --generations {tmp}/gens --out {tmp}/s --deployed-at 1300",
+        "1396",
+    ),
+    Case(
+        "score-log-deployed-at-empty",
+        "outdated score --generations {tmp}/lm --out {tmp}/s --deployed-at ''",
+        "--deployed-at",
+        _lm_samples,
+    ),
+    Case(
+        "score-log-deployed-at-before-snapshot",
+        "outdated score --generations {tmp}/lm --out {tmp}/s --deployed-at 1300",
+        "before 1396-01-01",
+        _lm_samples,
+    ),
+    Case(
+        "score-log-cutoff-by-folder-name",
+        "outdated score --generations {tmp}/lm --out {tmp}/s --cutoff lm=2023-06",
+        "no model named 'lm'; models: my-model",
+        _lm_samples,
+    ),
+    Case(
+        "score-log-cutoff-twice",
+        "outdated score --generations {tmp}/lm --out {tmp}/s --cutoff my-model=2023-06 --cutoff 2024-01",
+        "'my-model' already has a cutoff",
+        _lm_samples,
+    ),
+    # --- options and outputs (issue 24 §4): refused where the options are read, for every backend
+    Case("outdated-max-new-tokens-too-many", f"outdated run {MOCK} --max-new-tokens 100000", "range, 1 to 4096"),
+    Case("llamacpp-max-new-tokens-too-many", "outdated run -m llamacpp:smollm2 --max-new-tokens 100000", "1 to 4096"),
+    Case("recency-max-new-tokens-too-many", f"recency eval {MOCK} {RECENCY} --max-new-tokens 5000", "1 to 4096"),
+    Case(
+        "editing-max-new-tokens-too-many",
+        f"editing run {MOCK} --method ike --dataset {EDIT_SET} --max-new-tokens 5000",
+        "--max-new-tokens: 5000 new tokens is outside the allowed range, 1 to 4096",
+    ),
+    Case(
+        "contexts-max-new-tokens-too-many",
+        f"conflicts contexts {MOCK} {MULAN} --max-new-tokens 5000 --out {{tmp}}/ctx.jsonl",
+        "1 to 4096",
+    ),
+    Case(
+        "llamacpp-device-map", "outdated run -m llamacpp:smollm2 --device-map auto", "--device-map auto does not apply"
+    ),
+    Case(
+        "llamacpp-second-model-dtype-and-quantize",
+        f"outdated run {MOCK} -m llamacpp:smollm2 --dtype float16 --quantize 8bit",
+        "--dtype float16, --quantize 8bit do not apply",
+    ),
+    Case("export-out-inside-run", "export lm-eval --out {tmp}/run/task", "lies inside"),
+    Case("export-out-is-run", "export lm-eval --out {tmp}/run", "--out"),
+    Case("outdated-out-inside-run", f"outdated run {MOCK} --out {{tmp}}/run/again", "lies inside"),
+    Case("score-out-inside-run", "outdated score --generations {tmp}/gens --out {tmp}/run/scored", "lies inside"),
 ]
 
 
@@ -613,3 +690,16 @@ def test_bad_input_is_one_clean_line(
     assert case.expected in lines[0], err
     left = sorted(str(p.relative_to(tmp_path)) for p in _paths(tmp_path) - before)
     assert not left, f"left behind: {left}"
+
+
+def test_knowledge_date_of_a_run_whose_block_lacks_a_key_names_file_and_key(good_run: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    shutil.copytree(good_run, folder)
+    log = json.loads((folder / "run.json").read_text())
+    [key] = log["summary"]["detail"]["models"]
+    del log["summary"]["detail"]["models"][key]["knowledge_date"]["per_category"]
+    (folder / "run.json").write_text(json.dumps(log))
+    with pytest.raises(cp.DataError) as refused:
+        cp.knowledge_date(folder)
+    assert refused.value.where == str(folder / "run.json")
+    assert f"models.{key}.knowledge_date.per_category: Field required" in refused.value.problem

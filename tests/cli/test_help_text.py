@@ -79,3 +79,42 @@ def test_python_dash_m_runs_the_same_command_line() -> None:
         [sys.executable, "-m", "chronoprobe", "outdated", "run", "--bogus"], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 2 and done.stderr.startswith("error: No such option: --bogus")
+
+
+def _raw_help(
+    path: list[str], columns: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> str:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setattr(sys, "argv", ["chronoprobe", *path, "--help"])
+    capsys.readouterr()
+    try:
+        main()
+    except SystemExit as stopped:
+        assert stopped.code in (0, None)
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=[" ".join(p) for p in COMMANDS])
+def test_help_at_80_columns_cuts_no_option_name(
+    path: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every name and every word of every description survives whole, in lines of at most 80 columns."""
+    text = _raw_help(path, 80, monkeypatch, capsys)
+    assert "…" not in text, text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    words = set(text.replace("│", " ").split())
+    for param in _params(path):
+        for name in [*param.opts, *param.secondary_opts]:  # type: ignore[attr-defined]
+            if name.startswith("-"):
+                assert name in words or f"{name}," in words, f"{' '.join(path)}: {name} is cut or missing"
+
+
+def test_a_large_help_page_puts_each_description_under_its_option(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [line.strip("│ ") for line in _raw_help(["editing", "run"], 80, monkeypatch, capsys).splitlines()]
+    at = lines.index("--serac-counterfactual <str>")
+    assert lines[at + 1].startswith("Who answers SERAC*'s in-scope questions: base-with-context (the model")
+    assert len(lines) < 120  # typer's table took 227 lines at this width
+    wide = _raw_help(["editing", "run"], 250, monkeypatch, capsys)
+    assert any("--serac-counterfactual" in line and "Who answers" in line for line in wide.splitlines())

@@ -172,7 +172,8 @@ def test_editing_a_dataset_with_a_key_in_the_url(
     assert code == 0, text  # today: rc 3, KeyError
     assert SECRET not in text and SECRET not in all_text(tmp_path / "ed")
     assert (
-        f"facts to edit (Politicians 1, Teams 0, Positions 0) from {tmp_path / 'ds.json'} for {canonical_spec(keyed)}"
+        "facts to edit: Politicians (countries_byGDP) 1, Teams (athletes_byPayment) 0, Positions "
+        f"(companies_byRevenue + organizations) 0, from {tmp_path / 'ds.json'} for {canonical_spec(keyed)}"
         in " ".join(text.split())
     )
 
@@ -332,7 +333,7 @@ def test_editing_finds_a_named_audit_by_its_name_or_its_spec(
         out = tmp_path / f"ed{n}"
         code, text = cli(
             monkeypatch, capsys, "editing", "run", "--from", str(audit), "--model", model, "--method", "rag-gold",
-            "--no-locality", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
+            "--select", "not-up-to-date", "--no-locality", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
         )  # fmt: skip
         assert code == 0, (model, text)
         detail = json.loads((out / "run.json").read_text())["summary"]["detail"]["models"]

@@ -27,7 +27,7 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 EDITING_RESULTS = ASSETS / "editing_results"
 DATASETS = EDITING_RESULTS / "models_editing" / "editing_datasets"
 MOCK = "mock:constant=Paris"
-EDIT_FAST = ["-m", MOCK, "--method", "rag-gold", "--no-locality", "--no-fluency"]
+EDIT_FAST = ["-m", MOCK, "--select", "auto", "--method", "rag-gold", "--no-locality", "--no-fluency"]
 
 
 def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -64,6 +64,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "editing",
         model=MOCK,
         from_run=audit,
+        select="auto",
         methods=("rag-gold",),
         locality=False,
         fluency=False,

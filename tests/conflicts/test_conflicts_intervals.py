@@ -138,3 +138,19 @@ def test_negative_semantic_entropy_is_explained_in_the_report() -> None:
     summary = {"m": summarise_persuasion(rows, ["static"])}
     assert "below zero" in persuasion_markdown(summary, ["static"], "t", rows)
     assert "below zero" not in persuasion_markdown({"m": summarise_persuasion(ROWS, ["static"])}, ["static"], "t", ROWS)
+
+
+def test_the_negative_entropy_sentence_speaks_of_the_table_only_when_the_table_has_one() -> None:
+    """One slightly negative item among positive ones: the table's mean and interval stay at or above zero."""
+    positive = [r.model_copy(update={"se_context": 1.0, "se_no_context": 1.0}) for r in ROWS]
+    rows = [r.model_copy(update={"se_context": -0.001}) if r.fact_id == "a" else r for r in positive]
+    summary = {"m": summarise_persuasion(rows, ["static"])}
+    stats = summary["m"]["static"]
+    assert stats["se_context"] > 0 and stats["estimates"]["se_context"]["ci_low"] >= 0
+    report = persuasion_markdown(summary, ["static"], "t", rows)
+    assert "in this table are below zero" not in report
+    assert (
+        "Every value in this table is at or above zero, but 2 item(s) in items.jsonl" in report
+    )  # fact a: both its rows
+    clean = persuasion_markdown({"m": summarise_persuasion(positive, ["static"])}, ["static"], "t", positive)
+    assert "below zero" not in clean

@@ -210,14 +210,14 @@ def test_cli_errors_are_one_line(tmp_path: Path):
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    assert "not a folder" in proc.stderr
+    assert "--data" in proc.stderr and "no such file or folder" in proc.stderr
     proc = subprocess.run(
         [sys.executable, "-m", "chronoprobe.cli.main", "conflicts", "run", "wikidata"],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 2 and "not dynamicqa or mulan" in proc.stderr
+    assert proc.returncode == 2 and "is not one of dynamicqa, mulan" in proc.stderr
     proc = subprocess.run(
         [
             sys.executable,

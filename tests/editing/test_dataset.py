@@ -343,3 +343,25 @@ def test_our_catalogue_wording_falls_back_to_the_subject_name(tmp_path: Path) ->
     italy = built.records[0]
     assert italy.domain == "countries_byGDP" and italy.subject == "Italy" and italy.subject in italy.prompt
     assert any("Italy" in note and "not in the edit prompt" in note for note in built.notes)
+
+
+def test_facts_of_a_built_catalogues_own_categories_are_skipped_by_name(tmp_path: Path) -> None:
+    from chronoprobe.knowledge.catalogue_build import build_catalogue
+    from chronoprobe.knowledge.templates import resolve_templates
+    from chronoprobe.testing.wdqs import StubWDQS
+
+    built = tmp_path / "built"
+    with StubWDQS() as wdqs:
+        build_catalogue(resolve_templates(["heads_of_government", "city_mayors"]), built, endpoint=wdqs.url, limit=3)
+    run = cp.run(
+        "outdated",
+        model="mock:constant=Paris",
+        facts_file=built / "catalogue.json",
+        snapshot=str(built / "snapshot.json"),
+        out=tmp_path / "run",
+        cache=tmp_path / "c.sqlite",
+    )
+    dataset = build_from_run(run.path, select="not-up-to-date")
+    assert dataset.records and {r.domain for r in dataset.records} == {"countries_byGDP"}
+    city = [fact for fact in dataset.skipped if fact.startswith("city_mayors/")]
+    assert len(city) == 2 and "is not one of DyKnow's" in dataset.skipped[city[0]]

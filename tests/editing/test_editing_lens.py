@@ -16,6 +16,7 @@ from chronoprobe.api import load, model, run
 from chronoprobe.cli.main import main
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.dataset import _record, write_dataset
+from chronoprobe.errors import ChronoprobeError
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.reports.card import render_card
@@ -261,14 +262,18 @@ def test_serac_counterfactual_model_answers_in_scope_questions(tmp_path: Path, d
 
 
 def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> None:
-    """auto: a model that answers nothing outdated gets every fact it does not answer up-to-date, and is told so."""
+    """The default edits the facts to edit (DyKnow's rule): none here, and the error names the wider selection.
+    auto: a model that answers nothing outdated gets every fact it does not answer up-to-date, and is told so."""
     spec = "mock:constant=nobody in particular"
     audit = run("outdated", spec, limit=4, out=tmp_path / "audit", cache=tmp_path / "calls.sqlite")
     assert {r.verdict for r in audit.rows} == {"irrelevant"}
+    with pytest.raises(ChronoprobeError, match=r"no facts to edit .*--select not-up-to-date takes every fact"):
+        run("editing", spec, from_run=tmp_path / "audit", methods=("rag-gold",), cache=tmp_path / "calls.sqlite")
     result = run(
         "editing",
         spec,
         from_run=tmp_path / "audit",
+        select="auto",
         methods=("rag-gold",),
         out=tmp_path / "editing",
         cache=tmp_path / "calls.sqlite",

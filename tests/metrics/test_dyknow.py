@@ -9,12 +9,16 @@ import pytest
 from chronoprobe.knowledge.types import FactAnswers, Statement, WikidataDate
 from chronoprobe.metrics.dyknow import (
     Classification,
+    Verdict,
+    ambiguous_not_edited,
     average_counts,
     classify_response,
     facts_to_edit,
     find_whole_word,
     head_noun,
     inconsistent_facts,
+    is_fact_to_edit,
+    not_up_to_date,
     soft_constraint,
     start_years,
     strip_affixes,
@@ -285,6 +289,21 @@ def test_average_counts_divides_by_facts_times_three() -> None:
 
 def test_facts_to_edit() -> None:
     assert facts_to_edit(VERDICTS) == ["b"]  # type: ignore[arg-type]
+
+
+def test_facts_to_edit_is_dyknows_rule_with_ambiguous_answers_left_out() -> None:
+    """DyKnow stops on an ambiguous answer until it is fixed by hand: such a fact is not one to edit, but counted."""
+    verdicts: dict[str, list[Verdict]] = {
+        "outdated": ["outdated", "irrelevant", "irrelevant"],
+        "ambiguous-and-outdated": ["outdated", "ambiguous", "irrelevant"],
+        "ambiguous-only": ["ambiguous", "irrelevant", "irrelevant"],
+        "irrelevant": ["irrelevant"] * 3,
+        "known": ["outdated", "up-to-date", "ambiguous"],
+    }
+    assert facts_to_edit(verdicts) == ["outdated"]
+    assert ambiguous_not_edited(verdicts) == ["ambiguous-and-outdated", "ambiguous-only"]
+    assert not_up_to_date(verdicts) == ["outdated", "ambiguous-and-outdated", "ambiguous-only", "irrelevant"]
+    assert [f for f in verdicts if is_fact_to_edit(verdicts[f])] == ["outdated"]
 
 
 def _c(verdict: str, *labels_and_years: tuple[str, int]) -> Classification:

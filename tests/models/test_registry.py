@@ -52,6 +52,32 @@ def test_invalid_specs_fail_with_one_line(raw: str, expected: str) -> None:
     assert expected in message
 
 
+@pytest.mark.parametrize(
+    ("raw", "hint"),
+    [
+        ("smolm2", "did you mean smollm2?"),
+        ("gemma3-270", "did you mean gemma3-270m?"),
+        ("hff:gpt2", "did you mean hf:gpt2?"),
+        ("llama:model.gguf", "did you mean llamacpp:model.gguf?"),
+        ("Qwen/Qwen2.5-0.5B-Instruct", "did you mean hf:Qwen/Qwen2.5-0.5B-Instruct?"),
+        ("model.Q4_K_M.gguf", "did you mean gguf:model.Q4_K_M.gguf or llamacpp:model.Q4_K_M.gguf?"),
+    ],
+)
+def test_an_unknown_spec_lists_every_form_and_suggests_the_close_one(raw: str, hint: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_model_spec(raw)
+    message = str(caught.value)
+    assert message.endswith(hint)
+    assert "llamacpp" in message and "vllm" in message
+
+
+@pytest.mark.parametrize("raw", ["zzz", "hf:", ""])
+def test_no_suggestion_when_nothing_is_close(raw: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_model_spec(raw)
+    assert "did you mean" not in str(caught.value)
+
+
 def test_missing_gguf_file_is_a_config_error(tmp_path: object) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_backend(f"gguf:{tmp_path}/absent.gguf")

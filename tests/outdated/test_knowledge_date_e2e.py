@@ -75,6 +75,9 @@ def test_outdated_run_dates_a_model_frozen_on_one_day(
         str(tmp_path / "calls.sqlite"),
     )
     assert "knowledge date 2019-" in printed
+    echoed = " ".join(printed.split())  # the console wraps long lines
+    assert "frozen: published cutoff 2019-06 (--cutoff)" in echoed  # both echoed on the console
+    assert "frozen: deployed on 2024-06, stale: " in echoed and "* after 12 months" in echoed, echoed
     block = json.loads((out / "summary.json").read_text())["models"]["frozen"]["knowledge_date"]
     estimate = block["per_category"]["all"]["estimate"]
     assert abs(estimate["value"] - parse_month("2019-06-15")) <= 0.5
@@ -119,6 +122,31 @@ def test_outdated_run_dates_a_model_frozen_on_one_day(
     )
 
 
+def test_a_deployment_before_the_knowledge_date_forecasts_nothing_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], frozen_mock: str
+) -> None:
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    out = tmp_path / "run"
+    args = ("--limit", "40", "--deployed-at", "2018-01", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"))
+    printed = " ".join(
+        run_cli(monkeypatch, capsys, "outdated", "run", "--model", f"frozen={frozen_mock}", *args).split()
+    )
+    block = json.loads((out / "run.json").read_text())["summary"]["detail"]["models"]["frozen"]["knowledge_date"]
+    known = block["per_category"]["all"]["estimate"]["label"]
+    assert known.startswith("2019-")  # the model knows mid-2019: deployed in January 2018, nothing it knew is stale yet
+    warning = f"warning: --deployed-at 2018-01 is before the knowledge date of frozen ({known})"
+    assert warning in printed and "no staleness is forecast" in printed
+    assert block["deployed_at"] == {"date": "2018-01", "before_knowledge_date": known, "per_category": {}}
+    report = " ".join((out / "report.md").read_text().split())
+    assert (
+        "### Deployed on 2018-01" in report
+        and "**No forecast for `frozen`**: --deployed-at 2018-01 is before" in report
+    )
+    assert "0.0%" not in report.split("### Deployed on 2018-01")[1]
+    frame, _ = results_frame([out])
+    assert not frame["metric"].str.startswith("deployed_at").any()
+
+
 def test_a_cutoff_for_an_unknown_model_is_one_line_before_any_work(tmp_path: Path) -> None:
     out = tmp_path / "never"
     done = subprocess.run(
@@ -154,6 +182,11 @@ def test_cutoffs_are_checked_against_the_model_names() -> None:
             parse_cutoffs(bad, [["gpt2-xl"]])
     with pytest.raises(ConfigError, match="several models"):
         parse_cutoffs(["2017-12"], [["a"], ["b"]])
+    with pytest.raises(ConfigError, match="already has a cutoff"):  # one model, two values: neither is guessed
+        parse_cutoffs(["qwen=2024-01", "hf:Qwen/X=2024-06"], [["qwen", "hf:Qwen/X"]])
+    with pytest.raises(ConfigError) as unknown:  # a model whose display name is its spec is listed once
+        parse_cutoffs(["gpt4=2023"], [["smollm2", "smollm2"]])
+    assert str(unknown.value).endswith("no model named 'gpt4'; models: smollm2")
     assert parse_deployed_at("2025-01") == "2025-01" and parse_deployed_at(None) is None
     with pytest.raises(ConfigError, match="--deployed-at"):
         parse_deployed_at("next year")

@@ -127,3 +127,29 @@ def test_knowledge_figures_keep_long_names_readable() -> None:
     assert all(ax.get_title().endswith("n = 10, 10 values") for ax in panels)
     [legend] = stale.legends
     assert all(len(line) <= 60 for t in legend.get_texts() for line in t.get_text().splitlines())
+
+
+def test_a_catalogue_with_long_category_names_still_lays_out() -> None:
+    """A facts file's own categories can be any length: their ticks are cut, so tight_layout still applies."""
+    import warnings
+
+    shares = dict(zip(VERDICTS, (40.0, 30.0, 20.0, 10.0), strict=True))
+    long = "heads of the national statistics offices of every member state " * 3
+    summary = {"per_category": {c: {"facts": 3, "soft_constraint_pct": shares} for c in (long, "all")}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Tight layout not applied" would raise here
+        fig = verdicts_figure({"a": summary, "b": summary})
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks[1] == "all" and ticks[0].count("\n") == 1 and ticks[0].endswith("…")
+
+
+def test_a_very_long_model_spec_still_lays_out() -> None:
+    """A 470-character spec (no NAME=) titles the figure in at most three lines, so tight_layout applies."""
+    import warnings
+
+    spec = "mock:constant=" + "an answer that goes on " * 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = verdicts_figure({spec: _summary([2019])})
+        recency_figure({spec: _summary([2019])})
+    assert fig.get_suptitle().count("\n") <= 2

@@ -48,7 +48,7 @@ def test_every_rate_has_an_estimate_equal_to_it() -> None:
 
 
 def test_report_cells_read_value_and_interval(tmp_path: Path) -> None:
-    paths = write_eval_outputs(tmp_path, ROWS, Provenance())
+    paths = write_eval_outputs(tmp_path / "first", ROWS, Provenance())
     report = paths["report"].read_text()
     acc = wilson(2, 4)
     assert f"| m | zero-shot | without | 4 | 0.500 [{acc.ci_low:.3f}, {acc.ci_high:.3f}] |" in report

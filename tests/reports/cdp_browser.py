@@ -8,10 +8,12 @@ it sends (``Network.requestWillBeSent``), console messages and uncaught exceptio
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import urllib.request
@@ -81,7 +83,10 @@ class Browser:
             f"--window-size={self.width},{self.height}",
             "about:blank",
         ]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # its own process group: Debian's `chromium` is a shell launcher, and the browser it starts must go too
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         port = self._wait_for_port()
         targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10).read())
         page = next(t for t in targets if t.get("type") == "page")
@@ -107,12 +112,17 @@ class Browser:
         try:
             self.ws.close()
         finally:
-            self.process.terminate()
+            self._signal_group(signal.SIGTERM)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.process.kill()
+                self._signal_group(signal.SIGKILL)
                 self.process.wait()
+            self._signal_group(signal.SIGKILL)  # whatever the launcher left running
+
+    def _signal_group(self, number: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, number)
 
     # --- protocol ---------------------------------------------------------------------------
 

@@ -150,3 +150,75 @@ def test_editing_methods_go_by_their_report_names(run_folders: dict[str, Path], 
         value, n = expected(run_folders["editing"], cell["model"], cell["class"], cell["metric"])
         assert (None if cell["value"] == "" else float(cell["value"])) == value, cell
         assert (None if cell["n"] == "" else int(cell["n"])) == n, cell
+
+
+def _two_runs_of_one_model(run_folders: dict[str, Path], tmp_path: Path) -> Path:
+    """The same outdated run twice, as two folders: two runs of the same models, told apart by folder and date."""
+    root = tmp_path / "results"
+    for name, created in (("monday", "2026-11-30T09:15:00+00:00"), ("tuesday", "2026-12-01T17:40:00+00:00")):
+        folder = root / name
+        shutil.copytree(run_folders["outdated"], folder)
+        log = folder / "run.json"
+        log.write_text(re.sub(r'"created": "[^"]+"', f'"created": "{created}"', log.read_text(encoding="utf-8")))
+    return root
+
+
+def test_two_runs_of_one_model_are_labelled_and_keep_their_plots_together(
+    run_folders: dict[str, Path], tmp_path: Path
+) -> None:
+    from chronoprobe.reports.card import render_card
+    from chronoprobe.reports.tidy import find_runs
+
+    runs = find_runs([_two_runs_of_one_model(run_folders, tmp_path)]).runs
+    html = render_card(runs)
+    # each column names its run: the folder and when it ran
+    assert html.count("monday · 2026-11-30 09:15") >= 3 and html.count("tuesday · 2026-12-01 17:40") >= 3
+    # each run's plots sit in one block of their own, headed by its models and label
+    blocks = re.findall(
+        r'<div class="run-plots" id="([^"]+)-plots"><h4 class="run-head">(.*?)</h4>(.*?)</div></div>', html
+    )
+    assert [anchor for anchor, _, _ in blocks] == [f"run-{_slug(str(run.run))}" for run in runs]
+    for (_, head, figures), run in zip(blocks, runs, strict=True):
+        assert Path(run.run).name in head and "dated, paris" in head
+        assert figures.count("<figure>") == len(run.plots)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def test_the_card_opens_with_a_table_of_contents(run_folders: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "card.html"
+    done = _card(str(run_folders["root"]), str(run_folders["editing"]), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    html = out.read_text(encoding="utf-8")
+    contents = html[html.index('<nav class="toc"') : html.index("</nav>", html.index('<nav class="toc"'))]
+    assert html.index('<nav class="toc"') < html.index('<section class="lens"')
+    for lens in ("outdated", "conflicts", "recency", "editing"):
+        assert f'href="#{lens}"' in contents and f'<section class="lens" id="{lens}">' in html
+    ids = set(re.findall(r'id="([^"]+)"', html))
+    links = re.findall(r'href="#([^"]+)"', contents)
+    assert len(links) > 10 and set(links) <= ids  # every entry leads somewhere
+
+
+def test_the_editing_section_has_a_plot_of_every_method(run_folders: dict[str, Path], tmp_path: Path) -> None:
+    assert (run_folders["editing"] / "methods.svg").is_file() and (run_folders["editing"] / "methods.png").is_file()
+    assert "![every method over every edited fact](methods.png)" in (run_folders["editing"] / "report.md").read_text()
+    out = tmp_path / "card.html"
+    assert _card(str(run_folders["editing"]), "--out", str(out)).returncode == 0
+    section = out.read_text(encoding="utf-8").split('<section class="lens" id="editing">', 1)[1]
+    assert 'alt="methods"' in section
+
+
+def test_a_png_is_shown_at_the_resolution_it_was_drawn_at(tmp_path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    from chronoprobe.reports.card import png_display_size
+
+    fig = Figure(figsize=(5.0, 2.5))
+    fig.subplots().plot([0, 1])
+    for dpi in (96, 160):
+        path = tmp_path / f"at{dpi}.png"
+        fig.savefig(path, dpi=dpi)
+        assert png_display_size(path.read_bytes()) == (480, 240)  # 5 x 2.5 inches at 96 CSS px per inch
+    assert png_display_size(b"not a png") is None

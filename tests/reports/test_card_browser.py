@@ -29,6 +29,10 @@ CONFUSION_JS = (
     "JSON.stringify([...document.images].filter(i => i.alt.startsWith('confusion_'))"
     ".map(i => [i.getBoundingClientRect().width, i.getBoundingClientRect().height, i.naturalWidth, i.naturalHeight]))"
 )
+SIZES_JS = (
+    "JSON.stringify([...document.images].map(i => [i.alt, i.src.slice(5, 18), i.getBoundingClientRect().width, "
+    "i.naturalWidth, i.width, i.getAttribute('width')]))"
+)
 CELLS_JS = (
     "JSON.stringify([...document.querySelectorAll('td[data-metric]')].map(e => ({...e.dataset, text: e.textContent})))"
 )
@@ -68,6 +72,9 @@ def test_card_in_headless_chromium(card: Path, run_folders: dict[str, Path], tmp
         sections = browser.evaluate("[...document.querySelectorAll('section.lens')].map(s => s.id)")
         images = browser.evaluate("[...document.images].map(i => [i.complete, i.naturalWidth])")
         confusion = json.loads(browser.evaluate(CONFUSION_JS))
+        sizes = json.loads(browser.evaluate(SIZES_JS))
+        contents = browser.evaluate("[...document.querySelectorAll('nav.toc a')].map(a => a.getAttribute('href'))")
+        targets = browser.evaluate("[...document.querySelectorAll('[id]')].map(e => '#' + e.id)")
         methods = browser.evaluate("[...document.querySelectorAll('#editing th.metric')].map(e => e.textContent)")
         shot = browser.screenshot(tmp_path / "card.png")
         browser.settle(0.3)
@@ -84,6 +91,14 @@ def test_card_in_headless_chromium(card: Path, run_folders: dict[str, Path], tmp
     for shown_width, shown_height, width, height in confusion:
         assert shown_width / width == pytest.approx(shown_height / height, rel=0.02)  # not distorted
         assert CONFUSION_FONT_PT / 72 * CONFUSION_DPI * shown_height / height >= 9.5
+
+    # Every figure at (nearly) the size it was drawn for: an SVG at its points, a PNG at its recorded resolution,
+    # so a small multiple such as the staleness plot keeps its text readable.
+    for alt, mime, shown, natural, _, drawn in sizes:
+        intended = float(drawn) if drawn else natural  # a PNG's width attribute is its drawn size in CSS px
+        assert shown >= 0.9 * intended or shown >= 1000, (alt, mime, shown, intended)
+    # A table of contents at the top whose every entry leads to a place on the page.
+    assert len(contents) > 10 and set(contents) <= set(targets)
 
     # Every number cell equals its run folder's summary.json.
     folders = {str(path): path for path in run_folders.values()}

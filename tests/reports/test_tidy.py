@@ -233,3 +233,31 @@ def test_run_log_alone_gives_the_same_rows_as_summary_json(
 
     assert numbers(only_log) == numbers(only_summary)
     assert numbers(only_log)
+
+
+def test_results_in_80_columns_cut_no_cell_and_keep_two_runs_apart(
+    run_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli_driver import run_main
+
+    root = run_folders["root"]
+    ran = run_main(monkeypatch, capsys, "results", str(root), columns=80)
+    assert ran.code == 0, ran.text
+    lines = ran.out.splitlines()
+    assert "…" not in ran.out
+    frame, _ = results_frame([root])
+    runs = list(dict.fromkeys(frame["run"]))
+    headings = [f"run {number}: {run}" for number, run in enumerate(runs, start=1)]
+    assert set(headings) <= set(lines)  # every run folder named whole, on a line of its own (a terminal wraps it)
+    assert max(len(line) for line in lines if line not in headings) <= 80
+    assert sum(line.startswith("run ") for line in lines) == len(frame.groupby(["run", "model"]))
+    assert "`--format csv` prints the one table with every value in full" in " ".join(ran.out.split())
+    outdated = frame[(frame["lens"] == "outdated") & (frame["model"] == "dated")]
+    row = outdated[(outdated["class"] == "all") & (outdated["metric"] == "soft_constraint_pct.up-to-date")]
+    low, high = row["ci_low"].iloc[0], row["ci_high"].iloc[0]
+    assert any(
+        line.split()[:2] == ["all", "soft_constraint_pct.up-to-date"] and f"{low:.4g}, {high:.4g}]" in line
+        for line in lines
+    )
+    wide = run_main(monkeypatch, capsys, "results", str(root), columns=1000)
+    assert "┃ run " in wide.out and "grouped by run" not in wide.out  # wide enough: the one table, every cell whole

@@ -6,11 +6,9 @@ import datetime as dt
 import functools
 import inspect
 import logging
-import os
 import re
-import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_type_hints
@@ -31,9 +29,11 @@ from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, check_cache_file
 from chronoprobe.cache import open_cache as open_cache  # the commands import it from here
-from chronoprobe.errors import ChronoprobeError
+from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.models.base import DEFAULT_SAMPLER, Sampler
 from chronoprobe.models.registry import ApiMode, BackendOptions, DeviceMap, DType, Quantize
+from chronoprobe.progress import PROGRESS_EVERY_ENV as PROGRESS_EVERY_ENV  # the tests import it from here
+from chronoprobe.progress import ProgressLines, line_if_slow, progress_every
 
 if TYPE_CHECKING:
     from chronoprobe.lens import Lens
@@ -350,6 +350,25 @@ def _click_context() -> object | None:
     return get_current_context(silent=True)
 
 
+@contextmanager
+def config_errors(options: dict[str, str] | None = None) -> Iterator[None]:
+    """A value a config refuses (a pydantic ValidationError inside) becomes one ConfigError naming its option.
+
+    The option of a field is ``--field-name`` unless ``options`` maps the field to another; a nested
+    config's field is named by its own name (``persuasion.max_new_tokens`` -> ``--max-new-tokens``).
+    """
+    from pydantic import ValidationError
+
+    try:
+        yield
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        fields = [str(part) for part in error["loc"] if isinstance(part, str)]
+        field = fields[-1] if fields else ""
+        option = (options or {}).get(field, f"--{field.replace('_', '-')}" if field else exc.title)
+        raise ConfigError(option, str(error["msg"]).removeprefix("Value error, ")) from None
+
+
 def claim_output_dir(path: Path, option: str = "--out", *, kind: str | None = None, inputs: Inputs = ()) -> None:
     """Check and lock a results folder for the rest of this command, before any model loads.
 
@@ -376,6 +395,7 @@ def claim_run_dir(lens: Lens[Any], out: Path, cache: Path | None, *extra: tuple[
     """``claim_output_dir`` for a lens run: its kind, and every path it reads (the call cache included)."""
     from chronoprobe.publish import check_outside
 
+    lens.check_inputs()  # a wrong input is named before the output is blamed for lying inside it
     check_outside(out, lens.output_paths())
     claim_output_dir(out, kind=lens.kind, inputs=[*lens.input_paths(), ("--cache", cache), *extra])
 
@@ -384,27 +404,24 @@ def load_models(specs: list[str] | None, options: BackendOptions, cache: CallCac
     """Load every requested model (the embedded default if none) behind the cache, with a spinner."""
     from chronoprobe import runner
 
-    return runner.load_models(specs, options, cache, announce=console.status)
-
-
-PROGRESS_EVERY_ENV = "CHRONOPROBE_PROGRESS_EVERY"
-"""Seconds between plain progress lines when the console is not a terminal (default 30)."""
+    return runner.load_models(specs, options, cache, announce=announce)
 
 
 class PlainProgress(Progress):
-    """Progress for a console that is not a terminal (a log file, a batch scheduler).
+    """Progress for a console that is not a terminal (a log file, a pipe, a CI log).
 
-    A live bar would only be drawn once, at the end; this prints one plain line per task
-    instead, e.g. ``smollm2: 120/390 (31%) 00:42 elapsed``, at most every ``every`` seconds
-    and once when the task finishes.
+    A live bar would only be drawn once, at the end; this prints plain lines instead
+    (:class:`chronoprobe.progress.ProgressLines`), e.g. ``smollm2: 120/390 (31%) 00:42 elapsed,
+    2.9/s, ETA 01:33``: at least every ``every`` seconds while a task runs, and once when it ends.
     """
 
     def __init__(self, console: Console, every: float) -> None:
         super().__init__(console=console, disable=True)
-        self._every = every
-        self._last_line: dict[TaskID, float] = {}
-        self._shown: dict[TaskID, float] = {}  # completed count in each task's last line
-        self._finished: set[TaskID] = set()
+        self._lines = ProgressLines(self._print, every)
+        self._ids: dict[TaskID, int] = {}
+
+    def _print(self, line: str) -> None:
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def add_task(
         self,
@@ -418,46 +435,22 @@ class PlainProgress(Progress):
         task_id = super().add_task(
             description, start=start, total=total, completed=completed, visible=visible, **fields
         )
-        self._last_line[task_id] = time.monotonic()
+        self._ids[task_id] = self._lines.add(description, None if total is None else int(total))
+        if completed:
+            self._lines.advance(self._ids[task_id], completed)
         return task_id
 
     def advance(self, task_id: TaskID, advance: float = 1) -> None:
         super().advance(task_id, advance)
-        task = self._tasks[task_id]
-        now = time.monotonic()
-        if task.finished or now - self._last_line.get(task_id, 0.0) >= self._every:
-            self._line(task_id)
+        self._lines.advance(self._ids[task_id], int(advance))
 
-    def _line(self, task_id: TaskID) -> None:
-        if task_id in self._finished:
-            return
-        task = self._tasks[task_id]
-        self._last_line[task_id] = time.monotonic()
-        self._shown[task_id] = task.completed
-        if task.finished:
-            self._finished.add(task_id)
-        minutes, seconds = divmod(int(task.elapsed or 0), 60)
-        hours, minutes = divmod(minutes, 60)
-        elapsed = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
-        done = int(task.completed)
-        count = f"{done}/{int(task.total)} ({done / task.total:.0%})" if task.total else f"{done} done"
-        self.console.print(
-            f"{task.description}: {count} {elapsed} elapsed", markup=False, highlight=False, soft_wrap=True
-        )
+    def start(self) -> None:
+        super().start()
+        self._lines.__enter__()
 
     def stop(self) -> None:
-        for task_id in list(self._tasks):  # the end: every task that moved since its last line gets a final one
-            if self._tasks[task_id].completed != self._shown.get(task_id, 0):
-                self._line(task_id)
+        self._lines.close()  # every task that moved since its last line gets a final one
         super().stop()
-
-
-def _progress_every() -> float:
-    raw = os.environ.get(PROGRESS_EVERY_ENV, "30")
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        return 30.0
 
 
 @contextmanager
@@ -468,7 +461,7 @@ def progress_bar(transient: bool = False) -> Iterator[Progress]:
     live query) is the only line left on the terminal.
     """
     if not console.is_terminal:
-        with PlainProgress(console, _progress_every()) as plain:
+        with PlainProgress(console, progress_every()) as plain:
             yield plain
         return
     with Progress(
@@ -516,9 +509,27 @@ def run_in_terminal(lens: Lens[Any], out: Path, models: list[str] | None, backen
         options=backend.backend(),
         cache=backend.cache,
         progress_display=progress_ticks,
-        announce=console.status,
+        announce=announce,
         engine=chosen,
+        notice=print_plain,
     )
+
+
+def announce(message: str) -> AbstractContextManager[Any]:
+    """A spinner with ``message`` while a slow step runs (a model load); off a terminal, a plain line.
+
+    A log or a pipe shows no spinner; the line comes once the step has taken the progress interval
+    (10 s), so a log never goes longer than that without a line, and a step that is quick (or
+    fails at once, in one error line) prints nothing more.
+    """
+    if console.is_terminal:
+        return console.status(message)
+    return line_if_slow(print_plain, f"{message} ...", progress_every())
+
+
+def print_plain(line: str) -> None:
+    """A line as it is (no markup, no highlighting) on the CLI console: the plan line."""
+    console.print(line, highlight=False, markup=False)
 
 
 class _NoticeHandler(logging.Handler):

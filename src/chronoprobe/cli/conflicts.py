@@ -13,6 +13,7 @@ from chronoprobe.cli.common import (
     ModelOpt,
     ModelOptions,
     claim_run_dir,
+    config_errors,
     console,
     load_models,
     open_cache,
@@ -52,13 +53,22 @@ def _judge_device(device: str) -> str:
 @app.command("run")
 @with_model_options()
 def run(
-    dataset: Annotated[str, typer.Argument(help="dynamicqa or mulan.")],
+    dataset: Annotated[
+        str | None, typer.Argument(help="dynamicqa (shipped) or mulan (needs its files: docs/conflicts.md).")
+    ] = None,
     methodology: Annotated[
         str | None,
         typer.Option(help="dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own."),
     ] = None,
     model: ModelOpt = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="At most N facts, spread evenly over classes.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="At most N facts in total, not per class, spread evenly over the classes "
+            "(50 over three classes: 16 or 17 each).",
+        ),
+    ] = None,
     data: DataOpt = None,
     aliases: Annotated[
         Path | None, typer.Option(help="MuLan aliases (JSON map QID -> aliases, or fm_aliases JSONL).")
@@ -115,8 +125,12 @@ def run(
     from chronoprobe.conflicts.persuasion import PersuasionConfig
     from chronoprobe.runner import default_out
 
+    if dataset is None:
+        raise ConfigError(
+            "DATASET", "missing; give one of dynamicqa, mulan (e.g. `chronoprobe conflicts run dynamicqa`)"
+        )
     if dataset not in {"dynamicqa", "mulan"}:
-        raise ConfigError("dataset", f"{dataset!r} is not dynamicqa or mulan")
+        raise ConfigError("DATASET", f"{dataset!r} is not one of dynamicqa, mulan")
     method = methodology or dataset
     if method not in {"dynamicqa", "mulan"}:
         raise ConfigError("--methodology", f"{method!r} is not dynamicqa or mulan")
@@ -125,20 +139,21 @@ def run(
     decoding: dict[str, float | int] = {
         key: value for key, value in (("temperature", temperature), ("seed", seed)) if value is not None
     }  # unset: the methodology's own
-    config = ConflictsConfig(
-        dataset=dataset,
-        methodology=method,
-        data=data,
-        aliases=aliases,
-        templates=templates,
-        limit=limit,
-        persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation, **decoding),
-        completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence, **decoding),
-        prompt_file=prompt_file,
-        judge=judge,
-        judge_fallback=judge_fallback,
-        judge_device=backend.device,
-    )
+    with config_errors({"n_samples": "--samples"}):
+        config = ConflictsConfig(
+            dataset=dataset,
+            methodology=method,
+            data=data,
+            aliases=aliases,
+            templates=templates,
+            limit=limit,
+            persuasion=PersuasionConfig(n_samples=samples, topk_approximation=topk_approximation, **decoding),
+            completion=CompletionConfig(fidelity=fidelity, min_confidence=min_confidence, **decoding),
+            prompt_file=prompt_file,
+            judge=judge,
+            judge_fallback=judge_fallback,
+            judge_device=backend.device,
+        )
     lens = ConflictsLens(config)
     out = out or default_out(lens, model)
     claim_run_dir(lens, out, backend.cache)  # checked and locked before any model loads
@@ -210,7 +225,9 @@ def contexts(
     per_class: Annotated[int, typer.Option(min=1, help="Facts sampled per class.")] = 2500,
     seed: Annotated[int, typer.Option(min=0, help="Seed for the per-class sample.")] = 0,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Passage length limit in tokens.")] = 120,
-    limit: Annotated[int | None, typer.Option(min=1, help="At most N facts in, spread over classes.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most N facts in total (not per class), spread over the classes.")
+    ] = None,
     prompt_file: Annotated[
         Path | None, typer.Option(help="JSON file replacing our prompt wording (key passage).")
     ] = None,
@@ -226,13 +243,16 @@ def contexts(
     """Write Wikipedia-style contexts for MuLan facts (generate, NLI-filter, swap the object, subsample)."""
     from chronoprobe.conflicts.contexts import ContextsConfig, build_contexts
     from chronoprobe.conflicts.prompts import PromptWording
-    from chronoprobe.conflicts.sources import shared_path
+    from chronoprobe.conflicts.run import MULAN_ALIASES, MULAN_TEMPLATES, mulan_inputs
+    from chronoprobe.conflicts.sources import Input, check_inputs, shared_path
     from chronoprobe.datasets import mulan as ml
     from chronoprobe.io import write_json_atomic, write_jsonl_atomic
     from chronoprobe.judges.embedding import Embedder
     from chronoprobe.provenance import build_provenance
     from chronoprobe.publish import check_not_input, check_output_file, staged_files
 
+    extra = [Input("--prompt-file", prompt_file)] if prompt_file is not None else []
+    check_inputs([*mulan_inputs(data, templates, aliases), *extra], "conflicts contexts")  # every missing file at once
     record = out.with_suffix(".provenance.json")
     check_output_file(out, "--out", ours=_contexts_here, what=CONTEXTS)  # before any model loads
     check_output_file(record, "--out", ours=_is_provenance, what=f"the provenance of {out.name}")
@@ -242,16 +262,17 @@ def contexts(
     )
     wording = PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
     store = open_cache(backend.cache)
-    config = ContextsConfig(
-        min_entailment=None if no_nli_filter else min_entailment,
-        per_class=per_class,
-        seed=seed,
-        max_new_tokens=max_new_tokens,
-    )
+    with config_errors():
+        config = ContextsConfig(
+            min_entailment=None if no_nli_filter else min_entailment,
+            per_class=per_class,
+            seed=seed,
+            max_new_tokens=max_new_tokens,
+        )
     all_queries = ml.load_queries(data or ml.QUERIES_HUB_ID)
     queries = ml.take_balanced_facts(all_queries, limit)
-    templates_map = ml.load_templates(templates or shared_path("mulan/templates/clean.json", "--templates"))
-    alias_map = ml.load_aliases(aliases or shared_path("temporal_conflicts/aliases_MULAN.json", "--aliases"))
+    templates_map = ml.load_templates(templates or shared_path(MULAN_TEMPLATES, "--templates"))
+    alias_map = ml.load_aliases(aliases or shared_path(MULAN_ALIASES, "--aliases"))
     judge_device = _judge_device(backend.device)
     entail = None
     nli_record = "none (--no-nli-filter)"

@@ -87,12 +87,17 @@ def _check_ours(out: Path) -> None:
     check_output_file(record, "--out", ours=_is_build_record, what=f"the build record of {out.name}")
 
 
-def _print_counts(records: list[object], source: str) -> None:
-    from chronoprobe.editing.dataset import group_counts
+def _print_counts(records: list[object], source: str, select: str | None = None, skipped: int = 0) -> None:
+    """The facts per editing group, and the one sentence that says how they were chosen."""
+    from chronoprobe.datasets.editing_records import group_heading
+    from chronoprobe.editing.dataset import SELECTION_TEXT, group_counts
 
     counts = group_counts(records)  # type: ignore[arg-type]  # the callers pass EditRecords
-    shown = ", ".join(f"{group} {n}" for group, n in counts.items())
-    console.print(f"{len(records)} facts to edit ({shown}) from {source}", highlight=False)
+    shown = ", ".join(f"{group_heading(group)} {n}" for group, n in counts.items())
+    left_out = f"; {skipped} more qualified but cannot be edited (listed)" if skipped else ""
+    console.print(f"{len(records)} facts to edit: {shown}, from {source}{left_out}", highlight=False)
+    if select in SELECTION_TEXT:
+        console.print(SELECTION_TEXT[select], highlight=False)
 
 
 def _print_fact_notes(count: int, model: str, listed_in: str) -> None:
@@ -103,41 +108,6 @@ def _print_fact_notes(count: int, model: str, listed_in: str) -> None:
             f"subject phrase is not in our edit prompt); {listed_in} lists them",
             highlight=False,
         )
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    hours, minutes = divmod(round(seconds / 60), 60)
-    return f"{hours} h {minutes} min"
-
-
-def plan_line(plans: list[Any], config: Any) -> str:
-    """One line before the work: facts, methods, model calls and edits, and how long it may take."""
-    from chronoprobe.editing.config import COLUMN
-
-    methods = list(config.methods)
-    per_model = []
-    for plan in plans:
-        edits = "".join(f" + {n} {COLUMN[m]} edits" for m, n in plan.edits.items())
-        per_model.append(f"{plan.label}: {plan.facts} facts, {plan.calls:,} model calls{edits}")
-    seconds = sum(plan.seconds for plan in plans)
-    defaults = list(dict.fromkeys(d for plan in plans for d in plan.defaults))
-    if defaults:
-        basis = f"rough defaults where the call cache has not timed this model yet: {', '.join(defaults)}"
-    elif all(plan.timed for plan in plans):
-        basis = "as the call cache timed this model's earlier editing runs"
-    else:
-        basis = "partly from this model's other calls in the call cache, which had shorter prompts"
-    line = (
-        f"plan: {len(methods)} method(s) ({', '.join(methods)}); {'; '.join(per_model)}; "
-        f"about {_duration(seconds)} ({basis}); answers already in the call cache are not asked again"
-    )
-    if seconds > 600 and config.limit is None and any(plan.facts > 10 for plan in plans):
-        line += "; for a first look try --limit 10 --method ike-null,rag-gold"
-    return line
 
 
 @app.command("dataset")
@@ -151,8 +121,8 @@ def dataset(
     select: Annotated[
         str,
         typer.Option(
-            help="outdated: DyKnow's facts (only outdated/irrelevant answers, one outdated at least); "
-            "not-up-to-date: every fact with no up-to-date answer.",
+            help="outdated: the facts to edit (no up-to-date answer, one outdated at least, none ambiguous: "
+            "DyKnow's rule, as the audit report counts them); not-up-to-date: every fact with no up-to-date answer.",
             callback=_choice(SELECT_CHOICES),
         ),
     ] = "outdated",
@@ -168,7 +138,7 @@ def dataset(
     ] = None,
 ) -> None:
     """Build DyKnow's editing_dataset.json from an outdated audit, or summarise one (--dataset)."""
-    from chronoprobe.editing.dataset import build_from_run, dataset_text, read_dataset, write_dataset
+    from chronoprobe.editing.dataset import build_from_run, check_run_folder, dataset_text, read_dataset, write_dataset
 
     if (from_run is None) == (read is None):
         raise ConfigError("--from/--dataset", "give one of them: a run folder to build from, or a dataset to read")
@@ -182,6 +152,7 @@ def dataset(
     target = out or DEFAULT_DATASET
     from chronoprobe.publish import check_not_input, staged_files
 
+    check_run_folder(from_run)  # a parent of run folders is named as one, before any output is judged
     _check_ours(target)  # before the run is read
     check_not_input([target, build_record_path(target)], {"--from": from_run})
     built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]  # --select's callback allows only Selection values
@@ -213,7 +184,7 @@ def dataset(
                 "skipped": built.skipped,
             },
         )
-    _print_counts(list(built.records), f"{from_run} ({built.model}, --select {select})")
+    _print_counts(list(built.records), f"{from_run} ({built.model}, --select {select})", select, len(built.skipped))
     console.print(f"dataset: {target}  build record: {build_record_path(target)}", highlight=False)
 
 
@@ -325,8 +296,9 @@ ScalingOpt = Annotated[
 RunSelectOpt = Annotated[
     str,
     typer.Option(
-        help="With --from: outdated (DyKnow's rule), not-up-to-date, or auto (outdated facts; all facts that "
-        "are not up-to-date when fewer than 10 are outdated).",
+        help="With --from: outdated (the facts to edit: DyKnow's rule, as the audit report counts them), "
+        "not-up-to-date (every fact with no up-to-date answer), or auto (outdated; not-up-to-date when fewer "
+        "than 10 facts are outdated, the default before 0.2.0).",
         callback=_choice(("auto", *SELECT_CHOICES)),
     ),
 ]
@@ -383,7 +355,7 @@ def run(
     method: MethodOpt = None,
     mode: ModeOpt = None,
     scaling: ScalingOpt = None,
-    select: RunSelectOpt = "auto",
+    select: RunSelectOpt = "outdated",
     limit: LimitOpt = None,
     locality: LocalityOpt = True,
     fluency: FluencyOpt = True,
@@ -437,7 +409,7 @@ def run(
         from chronoprobe.publish import check_output_folder
 
         check_output_folder(save_edited, "--save-edited")
-    _load_and_plan(lens, backend.cache)
+    _load_notes(lens)
     result = run_in_terminal(lens, out, list(config.models), backend)
     from chronoprobe.editing.records import read_detail
 
@@ -460,17 +432,14 @@ def _check_engine(engine: str, config: Any) -> None:
         )
 
 
-def _load_and_plan(lens: Any, cache: Path | None) -> None:
-    """Read the facts to edit, print their notes and counts, then the plan line."""
-    from chronoprobe.paths import default_call_cache
-
+def _load_notes(lens: Any) -> None:
+    """Read the facts to edit and print their notes and counts (the runner prints the plan line after them)."""
     lens.load()
     for spec, chosen in lens.sets.items():
         for note in chosen.notes:
             console.print(f"[yellow]note[/] ({spec}): {note}", highlight=False)
         _print_fact_notes(len(chosen.fact_notes), f" ({spec})", "report.md")
-        _print_counts(list(chosen.records), f"{chosen.source} for {spec}")
-    console.print(plan_line(lens.plan(cache or default_call_cache()), lens.config), highlight=False, markup=False)
+        _print_counts(list(chosen.records), f"{chosen.source} for {spec}", chosen.select, len(chosen.skipped))
 
 
 def _print_scores(per_model: dict[str, ModelResults]) -> None:

@@ -33,6 +33,7 @@ from chronoprobe.cli.common import (
 )
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import Lens, Summary
+from chronoprobe.plugins import Plugin, blame, unloadable
 
 _PLAIN = (str, int, float, Path)
 _TAKEN = frozenset({"model", "models", "out", *MODEL_OPTIONS})
@@ -166,10 +167,13 @@ def lens_command(lens: type[Lens[Any]]) -> Callable[..., None]:
         model: list[str] | None = values.pop("model")
         out: Path | None = values.pop("out")
         backend: ModelOptions = values.pop("backend")
-        instance = lens(build_config(lens, offered, values, model or []))
+        with blame(lens, "failed to take its options"):
+            instance = lens(build_config(lens, offered, values, model or []))
         out = out or default_out(instance, model)
-        claim_run_dir(instance, out, backend.cache)  # checked and locked before any model loads
-        instance.load()  # bad data fails before any model loads
+        with blame(lens, "failed in input_paths()"):
+            claim_run_dir(instance, out, backend.cache)  # checked and locked before any model loads
+        with blame(lens, "failed in load()"):
+            instance.load()  # bad data fails before any model loads
         result = run_in_terminal(instance, out, model, backend)
         for line in headline_lines(result.summary):
             console.print(line, highlight=False, markup=False)
@@ -200,3 +204,18 @@ def lens_app(lens: type[Lens[Any]]) -> typer.Typer:
     group = typer.Typer(help=summary, no_args_is_help=True)
     group.command("run")(lens_command(lens))
     return group
+
+
+def plugin_stub_app(plugin: Plugin, *, check: bool) -> typer.Typer:
+    """``chronoprobe <plug-in>`` as ``chronoprobe --help`` lists it: from its entry point, nothing imported.
+
+    With ``check``, what can be seen without running its code (a missing module, a syntax error, a
+    missing attribute) marks it "(plug-in, not loaded)". Its real group is made only when it is the
+    command run (``cli/main.py``).
+    """
+    reason = unloadable(plugin) if check else None
+    if reason is not None:
+        summary = f"(plug-in, not loaded) {plugin.origin}: {reason}"
+    else:
+        summary = f"{plugin.summary or 'A lens'} (plug-in from {plugin.origin})"
+    return typer.Typer(help=summary, no_args_is_help=True)

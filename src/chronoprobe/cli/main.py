@@ -9,7 +9,6 @@ red line and exit with status 2.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import re
 import sys
@@ -19,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from chronoprobe.errors import ChronoprobeError
+from chronoprobe.errors import ChronoprobeError, ConfigError
 
 try:  # recent typer vendors click; older typer uses click itself
     from typer._click.exceptions import ClickException, UsageError
@@ -39,6 +38,7 @@ err_console = Console(stderr=True)
 _SUBAPPS = [
     ("chronoprobe.cli.outdated", "app", "outdated"),
     ("chronoprobe.cli.snapshot", "app", "snapshot"),
+    ("chronoprobe.cli.catalogue", "app", "catalogue"),
     ("chronoprobe.cli.conflicts", "app", "conflicts"),
     ("chronoprobe.cli.recency", "app", "recency"),
     ("chronoprobe.cli.editing", "app", "editing"),
@@ -77,11 +77,19 @@ def _readable_help_types() -> None:
         cls.display_type_rich = display_type_rich  # type: ignore[method-assign]  # typer has no hook for this
 
 
-def _register() -> None:
+def _register(invoked: str | None = None) -> None:
+    from chronoprobe.cli.help_layout import install
+
     _readable_help_types()
+    install()  # options on lines of their own where typer's table would squeeze them
     if not app.registered_groups:  # done once (main() runs several times in one process, as the tests do)
         _register_written()
-    _register_generated()
+    _register_generated(invoked)
+
+
+def invoked_command(argv: list[str]) -> str | None:
+    """The command ``argv`` runs (``outdated`` in ``chronoprobe outdated run``); None for ``chronoprobe --help``."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def _register_written() -> None:
@@ -103,36 +111,52 @@ def _register_written() -> None:
         app.command(name)(getattr(module, function))
 
 
-_GENERATED: dict[str, type[Any]] = {}
-"""Lens name -> the plug-in lens class its generated group was made for."""
+_GENERATED: dict[str, object] = {}
+"""Lens name -> what its generated group was made from: the lens class, or the entry point of a plug-in not loaded."""
 
 
-def _register_generated() -> None:
+def _register_generated(invoked: str | None) -> None:
     """A ``chronoprobe <lens> run`` group for every registered lens without a written one, kept in step with the registry.
 
-    A lens whose name a command already has, or whose module cannot be imported, gets none
-    (``chronoprobe.run`` still names the import error).
+    A plug-in (an entry point) is imported only when it is the command run (``invoked``), and then
+    a failure to load is one line naming it; otherwise it is listed from its entry point alone. A
+    lens of the built-in table whose name a command already has, or whose module cannot be
+    imported, gets none (``chronoprobe.run`` still names the import error).
     """
-    from chronoprobe.cli.lens_command import lens_app, lens_names
+    from chronoprobe import plugins
+    from chronoprobe.cli.lens_command import lens_names
     from chronoprobe.lens import lens_class
 
     taken = {name for *_, name in _SUBAPPS + _COMMANDS} | {c.name for c in app.registered_commands}
-    wanted: dict[str, type[Any]] = {}
+    plugged = plugins.plugins()
+    wanted: dict[str, object] = {}
     for name in lens_names():
         if name in taken:
             continue
-        try:
-            wanted[name] = lens_class(name)
-        except (ChronoprobeError, ImportError):
+        if name in plugged and name != invoked:
+            wanted[name] = plugged[name]
             continue
-    stale = {name for name, cls in _GENERATED.items() if wanted.get(name) is not cls}
+        try:
+            wanted[name] = lens_class(name)  # a plug-in's PluginError reaches main(): its own command fails
+        except (ConfigError, ImportError):
+            continue
+    stale = {name for name, made_from in _GENERATED.items() if wanted.get(name) is not made_from}
     app.registered_groups = [g for g in app.registered_groups if g.name not in stale]
     for name in stale:
         del _GENERATED[name]
-    for name, cls in wanted.items():
+    for name, made_from in wanted.items():
         if name not in _GENERATED:
-            app.add_typer(lens_app(cls), name=name)
-            _GENERATED[name] = cls
+            app.add_typer(_generated_app(made_from, listing=invoked is None), name=name)
+            _GENERATED[name] = made_from
+
+
+def _generated_app(made_from: object, *, listing: bool) -> typer.Typer:
+    from chronoprobe.cli.lens_command import lens_app, plugin_stub_app
+    from chronoprobe.plugins import Plugin
+
+    if isinstance(made_from, Plugin):
+        return plugin_stub_app(made_from, check=listing)
+    return lens_app(made_from)  # type: ignore[arg-type]  # a Lens class: lens_class checked it
 
 
 def package_version() -> str:
@@ -167,8 +191,8 @@ def list_models() -> None:
     from chronoprobe.models.registry import KNOWN_SPECS
 
     table = Table(title="Model specs")
-    table.add_column("spec")
-    table.add_column("what it loads")
+    table.add_column("spec", overflow="fold")
+    table.add_column("what it loads", overflow="fold")
     for spec, description in KNOWN_SPECS:
         table.add_row(spec, description)
     Console().print(table)
@@ -197,10 +221,9 @@ def prepare() -> None:
 
 
 def _quiet_libraries() -> None:
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    logging.getLogger("transformers").setLevel(logging.ERROR)
+    from chronoprobe.progress import quiet_third_party_output
+
+    quiet_third_party_output()  # the load bars, as the Python API does
     import warnings
 
     warnings.filterwarnings("ignore", category=FutureWarning)
@@ -211,8 +234,8 @@ def _quiet_libraries() -> None:
 
 def main() -> None:
     _quiet_libraries()
-    _register()
     try:
+        _register(invoked_command(sys.argv[1:]))
         status = app(standalone_mode=False)
     except UsageError as exc:
         # a bad option value: one line naming the option, like every other user error
@@ -232,6 +255,12 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
         sys.exit(130)
+    except SystemExit as exc:
+        from chronoprobe.publish import Terminated
+
+        if isinstance(exc, Terminated):  # SIGTERM while writing: unwound, nothing left beside --out
+            err_console.print("terminated: finished model calls are cached; rerun the same command to resume")
+        raise
     except Exception as exc:
         if os.environ.get("CHRONOPROBE_DEBUG"):
             raise

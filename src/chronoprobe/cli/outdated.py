@@ -18,6 +18,7 @@ from chronoprobe.cli.common import (
     check_as_of,
     check_endpoint,
     claim_run_dir,
+    config_errors,
     console,
     progress_bar,
     run_in_terminal,
@@ -26,7 +27,7 @@ from chronoprobe.cli.common import (
 from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
-from chronoprobe.outdated.knowledge_report import knowledge_date_line
+from chronoprobe.outdated.knowledge_report import knowledge_console_lines
 from chronoprobe.outdated.records import read_run_detail
 
 app = typer.Typer(
@@ -97,20 +98,21 @@ def run(
     from chronoprobe.outdated.lens import OutdatedLens
     from chronoprobe.runner import default_out
 
-    config = AuditConfig(
-        models=tuple(model or ("smollm2",)),
-        facts_file=facts,
-        snapshot=snapshot,
-        live=live,
-        endpoint=endpoint,
-        as_of=_parse_date(as_of),
-        use_aliases=aliases,
-        max_new_tokens=max_new_tokens,
-        limit=limit,
-        **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
-        cutoffs=parse_cutoffs(cutoff or [], _model_names(model or ["smollm2"])),
-        deployed_at=parse_deployed_at(deployed_at),
-    )
+    with config_errors({"facts_file": "--facts"}):
+        config = AuditConfig(
+            models=tuple(model or ("smollm2",)),
+            facts_file=facts,
+            snapshot=snapshot,
+            live=live,
+            endpoint=endpoint,
+            as_of=_parse_date(as_of),
+            use_aliases=aliases,
+            max_new_tokens=max_new_tokens,
+            limit=limit,
+            **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
+            cutoffs=parse_cutoffs(cutoff or [], _model_names(model or ["smollm2"])),
+            deployed_at=parse_deployed_at(deployed_at),
+        )
     lens = OutdatedLens(config)
     out = out or default_out(lens, list(config.models))
     claim_run_dir(
@@ -146,7 +148,8 @@ def run(
             f"[bold]{spec}[/]: {shares} (soft constraint, 95% Wilson intervals; "
             f"{len(facts_list) - len(no_gold)} facts judged, {len(no_gold)} without gold; {calls[spec]} new model calls)"
         )
-        console.print(knowledge_date_line(spec, summary.get("knowledge_date")), highlight=False)
+        for line in knowledge_console_lines(spec, summary.get("knowledge_date")):
+            console.print(line, highlight=False)
     console.print(f"report: {out / 'report.md'}")
 
 

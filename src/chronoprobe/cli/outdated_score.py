@@ -14,7 +14,7 @@ from rich.console import Console
 
 from chronoprobe.cli.common import CutoffOpt, DeployedAtOpt, SnapshotOpt, check_as_of
 from chronoprobe.errors import ConfigError
-from chronoprobe.outdated.knowledge_report import knowledge_date_line
+from chronoprobe.outdated.knowledge_report import knowledge_console_lines
 
 _console = Console(stderr=True)
 
@@ -53,8 +53,7 @@ def score(
     from chronoprobe.outdated.knowledge_date import parse_cutoffs, parse_deployed_at
     from chronoprobe.outdated.score import score_generations
 
-    cutoffs = parse_cutoffs(cutoff or [], [[generations.name]])  # the scored model is named after its folder
-
+    deployed = parse_deployed_at(deployed_at)
     if gold is not None and snapshot is not None:
         raise ConfigError("--gold/--snapshot", "give one of them, not both")
     when = dt.date.fromisoformat(as_of) if as_of is not None else None  # checked by check_as_of
@@ -68,8 +67,9 @@ def score(
         if gold is not None:
             raise ConfigError("--gold", "judges DyKnow answer folders; for a harness log pass --snapshot")
         claim_output_dir(out, kind="outdated run", inputs=inputs)
-        _score_harness_log(generations, out, snapshot, aliases, when)
+        _score_harness_log(generations, out, snapshot, aliases, when, cutoff or [], deployed)
         return
+    cutoffs = parse_cutoffs(cutoff or [], [[generations.name]])  # the scored model is named after its folder
     claim_output_dir(out, kind="outdated score", inputs=inputs)
     summary = score_generations(
         generations,
@@ -78,7 +78,7 @@ def score(
         use_aliases=aliases,
         as_of=when,
         cutoff=cutoffs.get(generations.name),
-        deployed_at=parse_deployed_at(deployed_at),
+        deployed_at=deployed,
     )
     for category, result in {**summary.categories, "all": summary.overall}.items():
         soft, ci = result.soft_constraint, result.estimates
@@ -97,16 +97,27 @@ def score(
             f"[yellow]no gold[/] answer for {len(summary.no_gold)} fact(s): left out of every rate "
             "(listed as no_gold in summary.json)"
         )
-    _console.print(knowledge_date_line(summary.model, summary.knowledge_date), highlight=False)
+    for line in knowledge_console_lines(summary.model, summary.knowledge_date):
+        _console.print(line, highlight=False)
     _console.print(f"answer sheets, summary.json and report.md in {out}")
 
 
-def _score_harness_log(generations: Path, out: Path, snapshot: str | None, aliases: bool, when: dt.date | None) -> None:
+def _score_harness_log(
+    generations: Path,
+    out: Path,
+    snapshot: str | None,
+    aliases: bool,
+    when: dt.date | None,
+    cutoffs: list[str],
+    deployed_at: str | None,
+) -> None:
     """An inspect or lm-eval log: judged as ``outdated run`` judges, written as its run folder."""
     from chronoprobe.integrations.harness_logs import score_harness_log
     from chronoprobe.metrics.uncertainty import as_estimate
 
-    run_log = score_harness_log(generations, out, snapshot=snapshot, use_aliases=aliases, as_of=when)
+    run_log = score_harness_log(
+        generations, out, snapshot=snapshot, use_aliases=aliases, as_of=when, cutoffs=cutoffs, deployed_at=deployed_at
+    )
     harness = run_log["provenance"]["extra"]["harness"]
     for spec, summary in run_log["summary"]["detail"]["models"].items():
         overall = summary["per_category"]["all"]
@@ -119,6 +130,8 @@ def _score_harness_log(generations: Path, out: Path, snapshot: str | None, alias
             f"[bold]{spec}[/] ({harness}): {shares} (soft constraint, 95% Wilson intervals; {overall['facts']} facts)",
             highlight=False,
         )
+        for line in knowledge_console_lines(spec, summary.get("knowledge_date")):
+            _console.print(line, highlight=False)
     _console.print(f"report: {out / 'report.md'} (a run folder: chronoprobe results / card read it)")
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,6 +18,7 @@ from chronoprobe.cli.common import (
     ModelOptions,
     check_share,
     claim_run_dir,
+    config_errors,
     console,
     load_models,
     open_cache,
@@ -30,6 +32,10 @@ from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
 from chronoprobe.recency.gate import DEFAULT_TEMPERATURE as DEFAULT_GATE_TEMPERATURE
 from chronoprobe.recency.lens import DATA_ENV, LEGACY_NOTE, default_data, legacy_data  # noqa: F401  (kept importable from here)
 from chronoprobe.recency.records import read_detail
+
+if TYPE_CHECKING:
+    from chronoprobe.cache import CachedModel
+    from chronoprobe.recency.gate_check import GateQuality
 
 app = typer.Typer(
     help="Does the model know how fresh an answer must be? Recency classes of RecencyQA: evaluate, label, gate.",
@@ -87,24 +93,27 @@ def eval_(
             raise ConfigError("--strategy", f"{name!r} is not one of zero-shot, few-shot, cot, all")
     if context not in {"with", "without", "both"}:
         raise ConfigError("--context", f"{context!r} is not one of with, without, both")
-    config = RecencyRunConfig(
-        strategies=tuple(dict.fromkeys(strategies)),
-        context=context,
-        temperature=temperature,
-        seed=seed,
-        max_new_tokens=max_new_tokens,
-        prompt_files=tuple(prompt_file or ()),
-        answer_prefix=answer_prefix,
-        data=data,
-        sample=sample,
-        sample_seed=sample_seed,
-    )
+    with config_errors({"prompt_files": "--prompt-file"}):
+        config = RecencyRunConfig(
+            strategies=tuple(dict.fromkeys(strategies)),
+            context=context,
+            temperature=temperature,
+            seed=seed,
+            max_new_tokens=max_new_tokens,
+            prompt_files=tuple(prompt_file or ()),
+            answer_prefix=answer_prefix,
+            data=data,
+            sample=sample,
+            sample_seed=sample_seed,
+        )
     lens = RecencyLens(config)
     if data is None and legacy_data():
         console.print(f"[yellow]note[/]: {escape(LEGACY_NOTE)}", highlight=False, soft_wrap=True)
     with warnings.catch_warnings():  # the note above says it once
         warnings.simplefilter("ignore", DeprecationWarning)
         lens.load()  # bad prompt files and data fail before any model loads
+    for note in lens.notes:
+        console.print(f"[yellow]note[/]: {escape(note)}", highlight=False, soft_wrap=True)
     out = out or default_out(lens, model)
     claim_run_dir(lens, out, backend.cache)  # checked and locked before any model loads
     started = time.perf_counter()
@@ -202,23 +211,24 @@ def label(
     from chronoprobe.provenance import build_provenance
     from chronoprobe.recency.label import LabelConfig, label_dataset, read_questions
 
-    config = LabelConfig(
-        samples=samples,
-        temperature=temperature,
-        candidates=candidates,
-        verify_samples=verify_samples,
-        max_context_rounds=context_rounds,
-        require_verified=require_verified,
-        seed=seed,
-        retry_temperatures=(0.3, 0.0) if retries else (),
-        label_max_new_tokens=label_max_new_tokens,
-        vote_max_new_tokens=vote_max_new_tokens,
-        context_max_new_tokens=context_max_new_tokens,
-        label_prompt=label_prompt,
-        verify_prompt=verify_prompt,
-        stationarity_prompt=stationarity_prompt,
-        context_prompt=context_prompt,
-    )
+    with config_errors({"max_context_rounds": "--context-rounds"}):
+        config = LabelConfig(
+            samples=samples,
+            temperature=temperature,
+            candidates=candidates,
+            verify_samples=verify_samples,
+            max_context_rounds=context_rounds,
+            require_verified=require_verified,
+            seed=seed,
+            retry_temperatures=(0.3, 0.0) if retries else (),
+            label_max_new_tokens=label_max_new_tokens,
+            vote_max_new_tokens=vote_max_new_tokens,
+            context_max_new_tokens=context_max_new_tokens,
+            label_prompt=label_prompt,
+            verify_prompt=verify_prompt,
+            stationarity_prompt=stationarity_prompt,
+            context_prompt=context_prompt,
+        )
     for kind in ("label", "label_with_context", "stationarity", "context_generation"):
         config.template(kind)  # bad prompt files fail before any model loads
     voters_specs = list(voter or [])
@@ -341,17 +351,26 @@ def gate(
         raise ConfigError("--model", "the gate uses one model")
     call_cache = open_cache(backend.cache)
     cached = load_models(specs, backend.backend(), call_cache)[0]
-    gate_options = {"context": context, "temperature": temperature, "min_share": min_share, "seed": seed}
+    gate_options = {
+        "context": context,
+        "temperature": temperature,
+        "min_share": min_share,
+        "seed": seed,
+        "warn": False,  # said below, on the command's own lines
+    }
     if len(asked) == 1:  # one question: no progress bar, so stderr stays empty
         decisions = recency_gate_many(asked, cached, threshold, samples, **gate_options)  # type: ignore[arg-type]  # one dict of mixed-type keywords
     else:
         with progress_bar() as bar:
             advance = task_progress(bar)("recency gate", len(asked))
             decisions = recency_gate_many(asked, cached, threshold, samples, progress=advance, **gate_options)  # type: ignore[arg-type]  # one dict of mixed-type keywords
+    measured = _gate_quality(cached, threshold, samples, temperature, seed, min_share)
     out = Console(highlight=False, soft_wrap=True)  # stdout: the decision is the command's output
     for decision in decisions:
         if as_json:
-            typer.echo(decision.model_dump_json(indent=None if questions is not None else 2))
+            record = decision.model_dump(mode="json")
+            record["gate_quality"] = measured.model_dump(mode="json") if measured is not None else None
+            typer.echo(json.dumps(record, ensure_ascii=False, indent=None if questions is not None else 2))
             continue
         verdict = "[bold red]RETRIEVE[/]" if decision.retrieve else "[bold green]NO RETRIEVAL[/]"
         predicted = decision.predicted_class.label if decision.predicted_class is not None else "unknown"
@@ -368,3 +387,88 @@ def gate(
                 f"distribution over {decision.samples - decision.unparseable} parsed samples: {shown}"
                 + (f"; {decision.unparseable} unparseable" if decision.unparseable else "")
             )
+    _say_gate_quality(measured, cached.info.spec, context, out if not (as_json or questions is not None) else None)
+
+
+def _gate_quality(
+    cached: CachedModel, threshold: str, samples: int, temperature: float, seed: int, min_share: float
+) -> GateQuality | None:
+    from chronoprobe.datasets.recency_taxonomy import RecencyClass
+    from chronoprobe.recency.gate import GateSettings
+    from chronoprobe.recency.gate_check import gate_quality
+
+    settings = GateSettings(samples=samples, temperature=temperature, seed=seed)
+    return gate_quality(cached.info, settings, RecencyClass.parse(threshold), min_share)
+
+
+def _say_gate_quality(measured: GateQuality | None, spec: str, context: str | None, out: Console | None) -> None:
+    """How well this model routes: on stdout under a single decision, else on stderr; a warning when it is weak."""
+    from chronoprobe.recency.gate_check import not_measured
+
+    if measured is None:
+        console.print(f"[yellow]warning[/]: {escape(not_measured(spec))}", highlight=False, soft_wrap=True)
+        return
+    line = measured.line() + (" (measured without --context)" if context is not None else "")
+    if out is not None:
+        out.print(escape(line))
+    else:
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    if not measured.useful:
+        console.print(
+            f"[yellow]warning[/]: {escape(spec)} is {escape(measured.verdict())}", highlight=False, soft_wrap=True
+        )
+
+
+@app.command("gate-check")
+@with_model_options("engine")
+def gate_check(
+    model: ModelOpt = None,
+    samples: Annotated[
+        int, typer.Option(min=1, help="Label samples per question, as `recency gate --samples` will ask.")
+    ] = DEFAULT_GATE_SAMPLES,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Temperature when samples > 1, as `recency gate --temperature`.")
+    ] = DEFAULT_GATE_TEMPERATURE,
+    seed: Annotated[int, typer.Option(min=0, help="Sampling seed, as `recency gate --seed`.")] = 0,
+    threshold: Annotated[
+        str, typer.Option(help="Score the decisions at this threshold (any threshold reads the same measurement).")
+    ] = "A-Year",
+    min_share: Annotated[
+        float, typer.Option(callback=check_share, help="Score the decisions at this share, as `recency gate`.")
+    ] = 0.5,
+    data: Annotated[
+        str | None,
+        typer.Option(help="RecencyQA JSON file (default: the copy shipped with chronoprobe)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N held-out questions (a random subset), for a quick look.")
+    ] = None,
+    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
+) -> None:
+    """Measure how well a model routes with `recency gate`, on a held-out RecencyQA split, and keep the result.
+
+    The gate reads the kept measurement on every later call (docs/recency.md, "How far to trust the gate").
+    """
+    from chronoprobe.datasets.recency_taxonomy import parse_label
+    from chronoprobe.datasets.recencyqa import describe_source, load_recencyqa
+    from chronoprobe.recency.gate import GateSettings
+    from chronoprobe.recency.gate_check import Found, heldout_split, measure, quality, save
+
+    chosen = parse_label(threshold)
+    if chosen is None:
+        raise ConfigError("--threshold", f"{threshold!r} is not a recency class (e.g. A-Few-Months, A-Year)")
+    if model and len(model) > 1:
+        raise ConfigError("--model", "measure one model at a time")
+    source = data or default_data()
+    pool = load_recencyqa(source)
+    count = len(heldout_split(pool)[:limit])
+    settings = GateSettings(samples=samples, temperature=temperature, seed=seed)
+    cached = load_models(model or None, backend.backend(), open_cache(backend.cache))[0]
+    with progress_bar() as bar:
+        advance = task_progress(bar)("gate check", count)
+        check = measure(cached, pool, settings, dataset=describe_source(source), limit=limit, progress=advance)
+    path = save(check)
+    measured = quality(Found(check=check, path=path, exact=True), chosen, min_share)
+    typer.echo(measured.line())
+    typer.echo(f"{cached.info.spec} is {measured.verdict()}")
+    console.print(f"kept in {path}; `recency gate --model {cached.info.spec}` reads it", highlight=False)

@@ -95,16 +95,85 @@ def _number(value: object, digits: int = 4) -> str:
     return str(value)
 
 
+_RIGHT = ("value", "n", "ci_low", "ci_high")
+INTERVALS = "intervals are 95% (Wilson for rates, bootstrap for means)"
+
+
+def _cells(frame: pd.DataFrame) -> list[list[str]]:
+    return [[_number(v) for v in record] for record in frame.itertuples(index=False)]
+
+
+def table_width(frame: pd.DataFrame, cells: list[list[str]]) -> int:
+    """Columns the one table needs with every cell whole (rich's heavy box: a border and a space either side)."""
+    widths = [len(str(c)) for c in frame.columns]
+    for row in cells:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    return sum(w + 3 for w in widths) + 1
+
+
 def print_table(frame: pd.DataFrame, console: Console) -> None:
+    """One table with every value whole where the terminal is wide enough, else :func:`print_grouped`."""
     from rich.table import Table
 
+    cells = _cells(frame)
+    if table_width(frame, cells) > console.width:
+        print_grouped(frame, console)
+        return
     table = Table(show_lines=False, header_style="bold")
     for column in frame.columns:
-        table.add_column(str(column), justify="right" if column in ("value", "n", "ci_low", "ci_high") else "left")
-    for record in frame.itertuples(index=False):
-        table.add_row(*(_number(v) for v in record))
+        table.add_column(str(column), justify="right" if column in _RIGHT else "left")
+    for row in cells:
+        table.add_row(*row)
     console.print(table)
-    console.print(f"{len(frame)} rows; intervals are 95% (Wilson for rates, bootstrap for means)", style="dim")
+    console.print(f"{len(frame)} rows; {INTERVALS}", style="dim")
+
+
+def _interval(low: object, high: object) -> str:
+    shown = _number(low), _number(high)
+    return "–" if shown == ("–", "–") else f"[{shown[0]}, {shown[1]}]"
+
+
+def print_grouped(frame: pd.DataFrame, console: Console) -> None:
+    """The compact long format for a narrow terminal: a heading per run and model, then class, metric, value.
+
+    The heading names the run folder in full (and the lens and dataset, the same for all its
+    rows), so no cell is cut and two runs of one lens stay apart; ``--format csv`` keeps the one
+    table with every value.
+    """
+    from rich.table import Table
+
+    groups = list(dict.fromkeys(zip(frame["run"], frame["model"], strict=True)))
+    runs = list(dict.fromkeys(frame["run"]))
+    for run, model in groups:
+        part = frame[(frame["run"] == run) & (frame["model"] == model)]
+        lens, dataset = part["lens"].iloc[0], part["dataset"].iloc[0]
+        about = lens if dataset == lens else f"{lens}, {dataset}"
+        console.print()
+        console.print(f"[bold]run {runs.index(run) + 1}[/]: {run}", highlight=False, soft_wrap=True, markup=True)
+        console.print(f"  model {model} · {about}", highlight=False, markup=False, soft_wrap=True)
+        table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="dim", show_edge=False)
+        table.add_column("  class", overflow="fold")
+        table.add_column("metric", overflow="fold")
+        table.add_column("value [95% interval]", overflow="fold")
+        table.add_column("n", justify="right")
+        for row in part.to_dict("records"):  # "class" is no attribute name: records, not tuples
+            value = _number(row["value"])
+            interval = _interval(row["ci_low"], row["ci_high"])
+            table.add_row(
+                f"  {row['class']}",
+                str(row["metric"]),
+                value if interval == "–" else f"{value} {interval}",
+                _number(row["n"]),
+            )
+        console.print(table)
+    console.print()
+    console.print(
+        f"{len(frame)} rows in {len(runs)} run(s), grouped by run and model to fit {console.width} columns; "
+        f"{INTERVALS}. `--format csv` prints the one table with every value in full.",
+        style="dim",
+        highlight=False,
+        markup=False,
+    )
 
 
 def results(

@@ -45,7 +45,7 @@ def list_command() -> None:
     """List the snapshots available by name (yours and the shipped ones)."""
     table = Table(title="Snapshots")
     for column in ("name", "retrieved", "facts", "where", "path"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a long path wraps, never cut
     shipped = shipped_dir().resolve()
     for name, path in list_snapshots():
         snapshot = load_snapshot(str(path))
@@ -109,7 +109,7 @@ def diff_command(
     diff = diff_snapshots(load_snapshot(old), load_snapshot(new))
     table = Table(title=f"Current answers: {diff.old} -> {diff.new}")
     for column in ("fact", "was", "now", "+stmts", "-stmts"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a long path wraps, never cut
     for fact in diff.changed_current:
         table.add_row(
             fact.fact_id,
@@ -161,7 +161,7 @@ def show_command(
             *(["aliases"] if with_aliases else []),
         ]
         for column in columns:
-            table.add_column(column)
+            table.add_column(column, overflow="fold")  # a long path wraps, never cut
         for item in ordered:
             row = [item.label, *([item.qid or "-"] if with_qids else []), _span(item), "yes" if item.is_current else ""]
             table.add_row(*row, *([", ".join(item.aliases)] if with_aliases else []))
@@ -174,7 +174,7 @@ def show_command(
     table = Table(title=f"{snapshot.name} (retrieved {snapshot.retrieved} from {snapshot.endpoint})")
     table.caption = f"source: {snapshot.source}"
     for column in ("fact", "current answer(s)", "statements"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a long path wraps, never cut
     for fact_id, answers in snapshot.answers.items():
         current = "; ".join(s.label for s in answers.current()) or "[dim]none[/]"
         table.add_row(fact_id, current, str(len(answers.statements)))

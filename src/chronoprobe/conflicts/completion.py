@@ -21,7 +21,7 @@ from chronoprobe.conflicts.rows import CompletionRow, UpdateRow
 from chronoprobe.conflicts.templates import completion_prefix, fill
 from chronoprobe.metrics import mulan as mm
 from chronoprobe.metrics.uncertainty import bootstrap_mean, wilson_from_flags
-from chronoprobe.models.base import DecodingParams, Sample, require
+from chronoprobe.models.base import DecodingParams, NewTokens, Sample, require
 
 
 class CompletionQuery(BaseModel):
@@ -46,7 +46,7 @@ class CompletionQuery(BaseModel):
 class CompletionConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    max_new_tokens: int = 50
+    max_new_tokens: NewTokens = 50
     fidelity: mm.Fidelity = "corrected"
     """``original`` reproduces the original code's F1 truncation, first-token confidence and
     update success exactly; ``corrected`` (default) uses our fixes (docs/conflicts.md)."""

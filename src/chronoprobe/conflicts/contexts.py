@@ -31,7 +31,7 @@ from chronoprobe.datasets.mulan import MulanQuery, subject_of
 from chronoprobe.errors import DataError
 from chronoprobe.io import read_text
 from chronoprobe.metrics.mulan import shares_no_word
-from chronoprobe.models.base import DecodingParams
+from chronoprobe.models.base import DecodingParams, NewTokens
 
 
 class ContextsConfig(BaseModel):
@@ -41,7 +41,7 @@ class ContextsConfig(BaseModel):
     """None: keep every passage that mentions the object (no NLI filter)."""
     per_class: int = 2500
     seed: int = 0
-    max_new_tokens: int = 120
+    max_new_tokens: NewTokens = 120
 
 
 class ContextRow(BaseModel):

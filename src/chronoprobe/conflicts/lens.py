@@ -64,6 +64,9 @@ class ConflictsLens(Lens[ConflictsRow]):
         self.wording = PromptWording()
         self._models: list[CachedModel] = []
 
+    def check_inputs(self) -> None:
+        conflicts_run.check_inputs(self.config)
+
     def load(self) -> None:
         self.inputs, self.classes = conflicts_run.load_inputs(self.config)
         self.wording = PromptWording.from_file(self.config.prompt_file)  # a bad prompt file fails before any model

@@ -23,7 +23,7 @@ from chronoprobe.errors import CapabilityError
 from chronoprobe.judges.base import Judge, cluster_many
 from chronoprobe.metrics import conflicts as m
 from chronoprobe.metrics.uncertainty import Estimate, bootstrap_difference, bootstrap_mean, wilson_from_flags
-from chronoprobe.models.base import Capability, DecodingParams, Generation, require
+from chronoprobe.models.base import Capability, DecodingParams, Generation, NewTokens, require
 
 
 class PersuasionConfig(BaseModel):
@@ -32,7 +32,7 @@ class PersuasionConfig(BaseModel):
     n_samples: int = 10
     temperature: float = 0.5
     top_p: float = 1.0
-    max_new_tokens: int = 20
+    max_new_tokens: NewTokens = 20
     seed: int = 10
     rouge_threshold: float = m.ROUGE_THRESHOLD
     chunk_facts: int = 32

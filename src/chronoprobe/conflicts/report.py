@@ -25,24 +25,38 @@ def _label(fact_class: str) -> str:
     return CLASS_LABELS.get(fact_class, fact_class)
 
 
-NEGATIVE_ENTROPY_NOTE = (
-    "Some semantic entropies here are below zero. That is how the estimator behaves, not an error: it sums "
-    "the samples' length-normalised probabilities exp(l_i), which are per-token geometric means and not "
-    "shares of one distribution, so a cluster of several confident samples has L_k = log Σ exp(l_i) > 0 "
-    "(docs/conflicts.md, Semantic entropy)."
+NEGATIVE_ENTROPY_WHY = (
+    "That is how the estimator behaves, not an error: it sums the samples' length-normalised probabilities "
+    "exp(l_i), which are per-token geometric means and not shares of one distribution, so a cluster of several "
+    "confident samples has L_k = log Σ exp(l_i) > 0 (docs/conflicts.md, Semantic entropy)."
 )
 
 
-def _negative_entropy(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], rows: Sequence[PersuasionRow]) -> bool:
-    """Whether any item's semantic entropy, class mean or interval bound is below zero."""
+def _below_zero_as_shown(value: Any, digits: int = 3) -> bool:
+    """Below zero as the table prints it (``-0.000`` is not)."""
+    return isinstance(value, int | float) and round(value, digits) < 0
+
+
+def negative_entropy_note(
+    summary: Mapping[str, Mapping[str, Mapping[str, Any]]], rows: Sequence[PersuasionRow]
+) -> str | None:
+    """What the report says about semantic entropies below zero: in the table, only in single items, or nothing."""
     keys = ("se_context", "se_no_context")
-    values: list[Any] = [v for r in rows for v in (r.se_context, r.se_no_context)]
+    shown: list[Any] = []
     for per_class in summary.values():
         for stats in per_class.values():
             estimates = stats.get("estimates") or {}
-            values += [stats.get(k) for k in keys]
-            values += [(estimates.get(k) or {}).get("ci_low") for k in keys]
-    return any(isinstance(v, int | float) and v < 0 for v in values)
+            shown += [stats.get(k) for k in keys]
+            shown += [(estimates.get(k) or {}).get(bound) for k in keys for bound in ("ci_low", "ci_high")]
+    if any(_below_zero_as_shown(v) for v in shown):
+        return f"Some semantic entropies in this table are below zero. {NEGATIVE_ENTROPY_WHY}"
+    items = sum(1 for r in rows if any(isinstance(v, int | float) and v < 0 for v in (r.se_context, r.se_no_context)))
+    if items:
+        return (
+            f"Every value in this table is at or above zero, but {items} item(s) in items.jsonl have a semantic "
+            f"entropy below zero. {NEGATIVE_ENTROPY_WHY}"
+        )
+    return None
 
 
 def persuasion_markdown(
@@ -123,7 +137,7 @@ def persuasion_markdown(
         "",
         table(heads, se_rows, digits=3),
         "",
-        *([NEGATIVE_ENTROPY_NOTE, ""] if _negative_entropy(summary, rows) else []),
+        *([note, ""] if (note := negative_entropy_note(summary, rows)) else []),
         "## Stubborn and persuaded instances (counterfactual contexts)",
         "",
         table(

@@ -20,7 +20,8 @@ from chronoprobe.conflicts import persuasion as pers
 from chronoprobe.conflicts import report
 from chronoprobe.conflicts.prompts import PromptWording
 from chronoprobe.conflicts.rows import CompletionRow, ConflictsRow, PersuasionRow, UpdateRow, typed_row
-from chronoprobe.conflicts.sources import shared_path
+from chronoprobe.conflicts.sources import Input, shared_path
+from chronoprobe.conflicts.sources import check_inputs as check_files
 from chronoprobe.conflicts.templates import QuestionMatcher, load_converted_templates
 from chronoprobe.datasets import dynamicqa as dq
 from chronoprobe.datasets import mulan as ml
@@ -43,6 +44,7 @@ class RunConfig(BaseModel):
     aliases: Path | None = None
     templates: Path | None = None
     limit: int | None = Field(None, ge=1)
+    """At most N facts in total, not per class, spread evenly over the classes."""
     out: Path
     persuasion: pers.PersuasionConfig = pers.PersuasionConfig()
     completion: comp.CompletionConfig = comp.CompletionConfig()
@@ -71,21 +73,82 @@ def load_persuasion_facts(config: RunConfig) -> tuple[list[dq.ContextFact], tupl
 def load_completion_queries(config: RunConfig) -> tuple[list[comp.CompletionQuery], tuple[str, ...]]:
     if config.dataset == "mulan":
         # the local files first: a missing one is named before the hub is tried
-        templates = ml.load_templates(config.templates or shared_path("mulan/templates/clean.json", "--templates"))
-        aliases = ml.load_aliases(config.aliases or shared_path("temporal_conflicts/aliases_MULAN.json", "--aliases"))
+        templates = ml.load_templates(config.templates or shared_path(MULAN_TEMPLATES, "--templates"))
+        aliases = ml.load_aliases(config.aliases or shared_path(MULAN_ALIASES, "--aliases"))
         queries = ml.take_balanced_facts(ml.load_queries(config.data or ml.QUERIES_HUB_ID), config.limit)
         return comp.mulan_completion_queries(queries, templates, aliases), ml.MULAN_CLASSES
     facts = dq.load_dynamicqa(config.data or dq.default_source(), classes=DQ_COMPLETION_CLASSES)
     facts = dq.take_balanced(facts, config.limit)
-    converted = load_converted_templates(
-        config.templates or shared_path("temporal_conflicts/dynamicqa_converted_templates.csv", "--templates")
-    )
+    converted = load_converted_templates(config.templates or shared_path(CONVERTED_TEMPLATES, "--templates"))
     return comp.dynamicqa_completion_queries(facts, QuestionMatcher(converted)), DQ_COMPLETION_CLASSES
+
+
+MULAN_TEMPLATES = "mulan/templates/clean.json"
+MULAN_ALIASES = "temporal_conflicts/aliases_MULAN.json"
+CONVERTED_TEMPLATES = "temporal_conflicts/dynamicqa_converted_templates.csv"
+
+
+def _hub_available() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("datasets") is not None
+
+
+def mulan_inputs(data: Path | None, templates: Path | None, aliases: Path | None) -> list[Input]:
+    """MuLan's three files: queries (``--data``, else the hub), templates and aliases (else the shared folder)."""
+    found = []
+    if data is not None or not _hub_available():
+        found.append(
+            Input(
+                "--data",
+                data,
+                what="MuLan's queries file (JSONL, docs/conflicts.md; not shipped: no licence); "
+                f"without it they come from the hub ({ml.QUERIES_HUB_ID}), which needs network and "
+                "pip install 'chronoprobe[hub]'",
+            )
+        )
+    found.append(Input("--templates", templates, MULAN_TEMPLATES))
+    found.append(Input("--aliases", aliases, MULAN_ALIASES))
+    return found
+
+
+def inputs_of(config: RunConfig) -> list[Input]:
+    """Every file this run reads, with the option that gives it and where it comes from without one."""
+    found: list[Input] = []
+    if config.dataset == "mulan" and config.methodology == "dynamicqa":
+        found.append(
+            Input(
+                "--data",
+                config.data,
+                what="a contexts file from `chronoprobe conflicts contexts` (MuLan through "
+                "DynamicQA's methodology needs one)",
+            )
+        )
+    elif config.dataset == "mulan":
+        found += mulan_inputs(config.data, config.templates, config.aliases)
+    else:
+        if config.data is not None:
+            found.append(Input("--data", config.data))
+        if config.methodology == "mulan":
+            found.append(Input("--templates", config.templates, CONVERTED_TEMPLATES))
+    if config.prompt_file is not None:
+        found.append(Input("--prompt-file", config.prompt_file))
+    return found
+
+
+def check_inputs(config: RunConfig) -> None:
+    """All missing inputs in one error, before any work (:func:`~chronoprobe.conflicts.sources.check_inputs`)."""
+    check_files(
+        inputs_of(config),
+        f"conflicts run {config.dataset}"
+        + (f" --methodology {config.methodology}" if config.methodology != config.dataset else ""),
+    )
 
 
 def load_inputs(config: RunConfig) -> tuple[list[Any], tuple[str, ...]]:
     """The run's facts (DynamicQA methodology) or completion queries (MuLan methodology), and classes.
-    Called before any model is loaded, so bad data fails fast."""
+    Called before any model is loaded, so bad data fails fast; every missing file is named first, at once."""
+    check_inputs(config)
     if config.methodology == "dynamicqa":
         return load_persuasion_facts(config)
     return load_completion_queries(config)

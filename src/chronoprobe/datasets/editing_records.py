@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from chronoprobe.knowledge.grc import fact_id, parse_answer
-from chronoprobe.knowledge.types import Category, FactAnswers
+from chronoprobe.knowledge.types import DyknowCategory, FactAnswers
 
 QUESTION_KINDS = ("generic", "contextualized", "rephrased_1", "rephrased_2", "rephrased_3")
 """DyKnow's question kinds; ``generic`` is asked but never scored."""
@@ -29,6 +29,16 @@ GROUP_OF: dict[str, Group] = {
 """Table 3 pools companies and organizations as "Positions"."""
 
 
+def group_heading(group: str) -> str:
+    """``Positions (companies_byRevenue + organizations)``: an editing group named with the audit categories in it."""
+    categories = [category for category, of in GROUP_OF.items() if of == group]
+    return f"{group} ({' + '.join(categories)})" if categories else group
+
+
+GROUPS_TEXT = "; ".join(group_heading(g) for g in GROUPS)
+"""How the audit's categories map to the editing groups, in one line for the reports."""
+
+
 class EditRecord(BaseModel):
     """One fact to edit (one element of DyKnow's ``editing_dataset.json``)."""
 
@@ -40,7 +50,7 @@ class EditRecord(BaseModel):
     """The new (current) answer the edit writes in."""
     subject: str
     """The span the editors locate in ``prompt`` (its last token is the edit's key position)."""
-    domain: Category
+    domain: DyknowCategory
     element: str
     attribute: str | None = None
     prompt_type: str

@@ -13,6 +13,8 @@ import os
 from importlib.resources import files
 from pathlib import Path
 
+from chronoprobe.errors import ConfigError
+
 SHARED_DATA_ENV = "CHRONOPROBE_SHARED_DATA"
 
 
@@ -25,12 +27,29 @@ def packaged_dir(dataset: str) -> Path:
     return packaged_root() / dataset
 
 
+def shared_root() -> Path | None:
+    """The folder ``$CHRONOPROBE_SHARED_DATA`` names, None when it is unset; a value that is no folder is refused
+    (a typo would otherwise quietly fall back to the shipped copies)."""
+    value = os.environ.get(SHARED_DATA_ENV, "").strip()
+    if not value:
+        return None
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise ConfigError(
+            f"${SHARED_DATA_ENV}={value}",
+            ("no such folder" if not root.exists() else "is not a folder")
+            + "; point it at a folder laid out like shared/data (dynamicqa/, recencyqa/RecencyQA.json ...), "
+            "or unset it to use the copies shipped with chronoprobe",
+        )
+    return root
+
+
 def shared_copy(relative: str) -> Path | None:
     """``$CHRONOPROBE_SHARED_DATA/<relative>`` when the variable is set and that path exists."""
-    root = os.environ.get(SHARED_DATA_ENV)
-    if not root:
+    root = shared_root()
+    if root is None:
         return None
-    path = Path(root).expanduser() / relative
+    path = root / relative
     return path if path.exists() else None
 
 

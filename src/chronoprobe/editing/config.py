@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from chronoprobe.models.base import DecodingParams
+from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import DEFAULT_MODEL
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION
 
@@ -46,9 +46,10 @@ class EditingConfig(BaseModel):
     """An ``outdated run`` folder: the facts this model got wrong are edited."""
     dataset: Path | None = None
     """Or a DyKnow ``editing_dataset.json`` (ours or theirs)."""
-    select: Selection = "auto"
-    """With ``from_run``: ``outdated`` (DyKnow's rule), ``not-up-to-date``, or ``auto``: outdated facts, and all
-    facts that are not up-to-date when fewer than ``min_facts`` are outdated."""
+    select: Selection = "outdated"
+    """With ``from_run``: ``outdated``, the facts to edit (DyKnow's rule, the audit report's count);
+    ``not-up-to-date``, every fact with no up-to-date answer; or ``auto``, the facts to edit, and every fact that
+    is not up-to-date when fewer than ``min_facts`` are facts to edit (the default before 0.2.0)."""
     min_facts: int = Field(10, ge=1)
     limit: int | None = Field(None, ge=1)
     """Only N facts, spread over Table 3's groups (file order within each group)."""
@@ -60,7 +61,7 @@ class EditingConfig(BaseModel):
     locality: bool = True
     """Re-run the whole audit on each edited model and count verdicts that changed on facts not edited."""
     fluency: bool = True
-    fluency_tokens: int = Field(100, ge=1)
+    fluency_tokens: NewTokens = 100
     hparams: Path | None = None
     """A YAML/JSON file overriding ROME/MEMIT hyperparameters (EasyEdit's key names)."""
     stats_corpus: Path | None = None
@@ -76,7 +77,7 @@ class EditingConfig(BaseModel):
     serac_counterfactual: str = "base-with-context"
     """Who answers in-scope questions: the edited model itself with the edit in context, or another model spec."""
     seed: int = 0
-    max_new_tokens: int = Field(20, ge=1)
+    max_new_tokens: NewTokens = 20
     instruction: str = CHAT_INSTRUCTION
     facts_file: Path | None = None
     """Catalogue for the locality audit when editing from a dataset file (default: the shipped one)."""

@@ -23,7 +23,7 @@ from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import json_kind, read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact, Statement
-from chronoprobe.metrics.dyknow import Verdict
+from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, Verdict, is_fact_to_edit
 
 if TYPE_CHECKING:
     from chronoprobe.outdated.records import RunDetail
@@ -177,18 +177,29 @@ def current_targets(fact: Fact, statements: Sequence[Statement]) -> list[Stateme
 def select_fact(verdicts: Sequence[Verdict], select: Selection) -> tuple[bool, str | None]:
     """(include?, why it is skipped despite qualifying) for one fact's three scored verdicts.
 
-    ``outdated`` is DyKnow's rule: out if any answer is up to date or all are irrelevant, in when
-    only outdated/irrelevant with at least one outdated. DyKnow stops on an ambiguous answer (to be
-    fixed by hand); we leave such a fact out and say so. ``not-up-to-date``: every fact with no
-    up-to-date answer (for models with few outdated facts).
+    ``outdated``: a fact to edit (:func:`~chronoprobe.metrics.dyknow.is_fact_to_edit`, DyKnow's
+    rule, the audit report's count); a fact left out only for an ambiguous answer is said so.
+    ``not-up-to-date``: every fact with no up-to-date answer (for models with few outdated facts).
     """
     if "up-to-date" in verdicts:
         return False, None
     if select == "not-up-to-date":
         return True, None
+    if is_fact_to_edit(verdicts):
+        return True, None
     if "ambiguous" in verdicts:
         return False, "an ambiguous answer (DyKnow requires fixing it by hand); left out"
-    return ("outdated" in verdicts), None
+    return False, None
+
+
+SELECTION_TEXT: dict[str, str] = {
+    "outdated": FACT_TO_EDIT_RULE,
+    "not-up-to-date": (
+        "Every fact with no question answered up-to-date (--select not-up-to-date): a wider set than the facts "
+        "to edit, which also need one outdated answer and none ambiguous (DyKnow's rule)."
+    ),
+}
+"""One sentence per selection, for the reports and the console."""
 
 
 # --- building from an audit ---------------------------------------------------------------------
@@ -300,6 +311,53 @@ def _fact_verdicts(rows: Iterable[Any], facts: Mapping[str, Fact]) -> dict[str, 
     return verdicts
 
 
+def outdated_runs_under(folder: Path, depth: int = 3) -> list[Path]:
+    """The folders below ``folder`` (``depth`` levels at most, hidden ones skipped) that an outdated run wrote."""
+    found: list[Path] = []
+    level = [folder]
+    for _ in range(depth):
+        below = []
+        for parent in level:
+            try:
+                children = sorted(c for c in parent.iterdir() if c.is_dir() and not c.name.startswith("."))
+            except OSError:
+                continue
+            for child in children:
+                log = child / "run.json"
+                if not log.is_file():
+                    below.append(child)
+                    continue
+                try:
+                    if json.loads(log.read_text(encoding="utf-8")).get("lens") == "outdated":
+                        found.append(child)
+                except (OSError, ValueError, AttributeError):
+                    continue
+        level = below
+    return found
+
+
+def check_run_folder(folder: Path, option: str = "--from") -> None:
+    """A folder with a run log; else one error, listing the outdated run folders inside when there are any."""
+    if (folder / "run.json").is_file():
+        return
+    if not folder.is_dir():
+        raise DataError(
+            f"{option} {folder}", "no such folder" if not folder.exists() else "is a file, not a run folder"
+        )
+    runs = outdated_runs_under(folder)
+    if not runs:
+        raise DataError(
+            f"{option} {folder}",
+            "is not a run folder (no run.json) and holds none from `chronoprobe outdated run`; give the folder "
+            "an outdated run wrote",
+        )
+    shown = ", ".join(str(r) for r in runs[:5]) + (f" and {len(runs) - 5} more" if len(runs) > 5 else "")
+    raise DataError(
+        f"{option} {folder}",
+        f"is not a run folder (no run.json); give one of the outdated run folders inside it: {shown}",
+    )
+
+
 def build_from_run(folder: Path | str, *, model: str | None = None, select: Selection = "outdated") -> BuiltDataset:
     """The facts to edit for one model of an ``outdated run`` folder (run.json + items.jsonl).
 
@@ -313,8 +371,7 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
         raise ConfigError("--select", f"{select!r} is not one of {', '.join(SELECTIONS)}")
     folder = Path(folder)
     log_path = folder / "run.json"
-    if not log_path.is_file():
-        raise DataError(str(folder), "not a run folder (no run.json); give the folder of an outdated run")
+    check_run_folder(folder)
     log = read_json_object(log_path)
     if log.get("lens") != "outdated":
         raise DataError(
@@ -340,6 +397,9 @@ def build_from_run(folder: Path | str, *, model: str | None = None, select: Sele
     for fact in facts:
         asked = verdicts.get(fact.fact_id)
         if asked is None:
+            continue
+        if fact.category not in TEMPLATE_KINDS:  # a built catalogue's own category: DyKnow's format has no place for it
+            skipped[fact.fact_id] = f"category {fact.category!r} is not one of DyKnow's ({', '.join(DOMAIN_ORDER)})"
             continue
         kinds = TEMPLATE_KINDS[fact.category]
         if len(fact.templates) != len(kinds) or sorted(asked) != list(range(len(kinds))):

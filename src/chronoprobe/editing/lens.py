@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing import records
-from chronoprobe.editing.config import COLUMN, METHODS, WEIGHT_METHODS, EditingConfig
+from chronoprobe.editing.config import METHODS, WEIGHT_METHODS, EditingConfig
+from chronoprobe.editing.plan import RunPlan, plan_line, plan_model
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary
@@ -74,6 +75,13 @@ class EditingLens(Lens[EditingRow]):
         self._models: list[CachedModel] = []
 
     # --- before any model ------------------------------------------------------------------------
+
+    def check_inputs(self) -> None:
+        """``--from`` must be an outdated run's folder: a parent of run folders is named as such, with those inside."""
+        if self.config.from_run is not None:
+            from chronoprobe.editing.dataset import check_run_folder
+
+            check_run_folder(self.config.from_run)
 
     def load(self) -> None:
         from chronoprobe.editing.prompts import load_prompts
@@ -213,17 +221,19 @@ class EditingLens(Lens[EditingRow]):
                 editor.edit_request(record)
         self._models.append(model)
 
-    def plan(self, cache_path: Path | None = None) -> list[RunPlan]:
-        """What the run will do per model, before any model loads: facts, calls, edits and a time estimate.
+    def plan(self, cache: CallCache | Path | None = None) -> list[RunPlan]:
+        """What the run will do per model, before any model loads: facts, calls, edits and a time range.
 
-        Times come from what the call cache at ``cache_path`` measured for the same model spec
-        (model calls, and seconds per fact for each weight method); without a measurement, a rough
-        default stands in and the plan says so."""
+        Times come from what the call cache (open, or the file at a path: never created here)
+        measured for the same model spec (model calls, and seconds per fact for each weight
+        method); without a measurement, a rough default widened to a range stands in and the
+        plan says so (:mod:`chronoprobe.editing.plan`)."""
         from chronoprobe.editing.run import baseline_calls, method_calls, method_plan
         from chronoprobe.models.names import model_label, split_model_name
 
         assert self.loaded, "load() first"
-        cache = CallCache(cache_path) if cache_path is not None and cache_path.is_file() else None
+        opened = CallCache(cache) if isinstance(cache, Path) and cache.is_file() else None
+        timings = cache if isinstance(cache, CallCache) else opened
         plans = []
         try:
             for raw in self.config.models:
@@ -238,11 +248,14 @@ class EditingLens(Lens[EditingRow]):
                     )
                     if method in WEIGHT_METHODS:
                         edits[method] = edits.get(method, 0) + len(subset)
-                plans.append(_estimate(spec, len(records), calls, edits, cache, label=model_label(raw)))
+                plans.append(plan_model(spec, model_label(raw), len(records), calls, edits, timings))
         finally:
-            if cache is not None:
-                cache.close()
+            if opened is not None:
+                opened.close()
         return plans
+
+    def plan_line(self, cache: CallCache) -> str:
+        return plan_line(self.plan(cache), self.config)
 
     # --- the run -------------------------------------------------------------------------------
 
@@ -370,70 +383,6 @@ class EditingLens(Lens[EditingRow]):
         write_report_files(folder, rows, detail, provenance)
 
 
-@dataclass
-class RunPlan:
-    """One model's share of an editing run, counted before it starts."""
-
-    spec: str
-    """The model spec, credentials removed (what the call cache times)."""
-    label: str
-    """What the run calls the model: its NAME, else its spec."""
-    facts: int
-    calls: int
-    """Prompts sent if nothing is cached yet (answers already in the cache are not asked again)."""
-    edits: dict[str, int]
-    """Weight method -> facts it edits (scaling fractions included)."""
-    seconds: float
-    timed: bool
-    """Every part of ``seconds`` comes from this cache's timing of the same work (an earlier editing run)."""
-    defaults: list[str]
-    """The rough defaults ``seconds`` had to use, e.g. ``2.0 s per call``; empty when the cache timed everything."""
-
-
-ROUGH_SECONDS = {"call": 2.0, "rome": 60.0, "memit": 30.0}
-"""Without a measurement in the call cache: SmolLM2 on 2 busy CPU cores took about 2 s per editing prompt (long
-IKE/RAG prompts, 100-token fluency answers), and ROME and MEMIT about 60 and 30 s per fact edited
-(docs/editing.md's runs). A GPU or an API is faster, a larger model on CPU slower."""
-
-
-def _estimate(
-    spec: str, facts: int, calls: dict[str, int], edits: dict[str, int], cache: CallCache | None, *, label: str
-) -> RunPlan:
-    """Seconds per call of each method as this cache timed it in earlier editing runs, else as it timed any
-    call of the model (shorter prompts: an underestimate), else a rough default; the same for edits."""
-    from chronoprobe.cache import speed_subject
-    from chronoprobe.models.registry import canonical_spec
-
-    def timed(what: str) -> float | None:
-        timing = cache.timing(speed_subject(spec, what)) if cache is not None else None
-        return timing.per_step if timing is not None else None
-
-    seconds, defaults, exact = 0.0, [], True
-    any_call = timed("call")
-    for step, count in calls.items():
-        rate = timed(f"editing:{step}")
-        exact &= rate is not None
-        if rate is None and any_call is None:
-            defaults.append(f"{ROUGH_SECONDS['call']:.1f} s per call")
-        seconds += count * (rate if rate is not None else any_call if any_call is not None else ROUGH_SECONDS["call"])
-    for method, count in edits.items():
-        rate = timed(f"edit:{method}")
-        exact &= rate is not None
-        if rate is None:
-            defaults.append(f"{ROUGH_SECONDS[method]:.0f} s per {COLUMN[method]} edit")
-        seconds += count * (rate if rate is not None else ROUGH_SECONDS[method])
-    return RunPlan(
-        spec=canonical_spec(spec),
-        label=label,
-        facts=facts,
-        calls=sum(calls.values()),
-        edits=edits,
-        seconds=seconds,
-        timed=exact,
-        defaults=list(dict.fromkeys(defaults)),
-    )
-
-
 def _settings(run: MethodRun) -> dict[str, Any]:
     return {
         "mode": run.mode,
@@ -462,7 +411,8 @@ def _limit(chosen: EditSet, limit: int) -> None:
 def _why(chosen: EditSet) -> str:
     if chosen.select is None:
         return ""
-    return f" (selection {chosen.select!r}; {len(chosen.skipped)} fact(s) skipped)"
+    hint = "; --select not-up-to-date takes every fact with no up-to-date answer" if chosen.select == "outdated" else ""
+    return f" (selection {chosen.select!r}; {len(chosen.skipped)} fact(s) skipped{hint})"
 
 
 def validate_methods(values: Sequence[str]) -> tuple[str, ...]:

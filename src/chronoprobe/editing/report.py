@@ -137,6 +137,69 @@ def _scaling_table(results: Sequence[MethodResult]) -> str | None:
     return table(["method", *(f"{100 * f:g}%" for f in fractions)], rows)
 
 
+METHOD_MEASURES = (
+    ("harmonic_mean", "harmonic mean (Table 3)", "#264653"),
+    ("soft_constraint", "soft constraint (Table 7)", "#e9c46a"),
+)
+
+
+def plot_methods(path: Path, detail: EditingDetail) -> bool:
+    """One bar per method and measure over every edited fact, with its 95% interval: ``methods.png`` and ``.svg``.
+
+    One panel per model; the unedited model first, then the methods in the run's order. False when no
+    model has a method result to show."""
+    from matplotlib.figure import Figure
+
+    panels = []
+    for spec, summary in detail["models"].items():
+        results = _main(summary["results"])
+        if len(results) > 1 or (results and results[0]["method"] != UNEDITED):
+            panels.append((str(summary.get("name", spec)), results))
+    if not panels:
+        return False
+    most = max(len(results) for _, results in panels)
+    columns = min(3, len(panels))
+    rows = (len(panels) + columns - 1) // columns
+    fig = Figure(figsize=(5.6 * columns + 1.2, (0.42 * most + 1.4) * rows + 0.6))
+    axes = fig.subplots(rows, columns, squeeze=False, sharex=True)
+    for ax, (name, results) in zip(axes.flat, panels, strict=False):
+        labels = [r["column"] if r["method"] != UNEDITED else "unedited" for r in results]
+        positions = list(range(len(results)))
+        for offset, (measure, label, colour) in zip((-0.2, 0.2), METHOD_MEASURES, strict=True):
+            values, low, high = [], [], []
+            for result in results:
+                estimate = as_estimate(result["scores"][ALL][measure])
+                value = 100 * (estimate.value or 0.0) if estimate else 0.0
+                values.append(value)
+                low.append(value - 100 * estimate.ci_low if estimate and estimate.ci_low is not None else 0.0)
+                high.append(100 * estimate.ci_high - value if estimate and estimate.ci_high is not None else 0.0)
+            ax.barh(
+                [y + offset for y in positions],
+                values,
+                height=0.38,
+                color=colour,
+                label=label,
+                xerr=[low, high],
+                error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": "#444444"},
+            )
+        ax.set_yticks(positions, labels, fontsize=9)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.grid(axis="x", alpha=0.3)
+        facts = results[0]["scores"][ALL]["facts"] if results else 0
+        ax.set_title(f"{name} ({facts} facts)", fontsize=10)
+        ax.set_xlabel("% of edited facts, 95% interval", fontsize=9)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=9, frameon=False)
+    fig.suptitle("Can it be fixed? Each method over every edited fact", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    fig.savefig(path.with_suffix(".svg"), bbox_inches="tight", metadata={"Date": None})
+    return True
+
+
 def plot_scaling(path: Path, detail: EditingDetail) -> bool:
     """Harmonic mean against the share of facts edited together (DyKnow Figure 3); False if nothing to plot.
 
@@ -210,11 +273,24 @@ def _notes(summary: ModelResults) -> list[str]:
     return lines
 
 
-def report_markdown(detail: EditingDetail, provenance: dict[str, Any], *, has_plot: bool) -> str:
+def _selection(select: str | None) -> str:
+    """How the edited facts were chosen, in one sentence (a dataset file has no selection of its own)."""
+    from chronoprobe.datasets.editing_records import GROUPS_TEXT
+    from chronoprobe.editing.dataset import SELECTION_TEXT
+
+    groups = f" Groups: {GROUPS_TEXT}."
+    if select is None:
+        return "." + groups
+    return f" (--select {select}). {SELECTION_TEXT.get(select, '')}{groups}"
+
+
+def report_markdown(
+    detail: EditingDetail, provenance: dict[str, Any], *, has_plot: bool, has_methods_plot: bool = False
+) -> str:
     lines = ["# Editing report: can the outdated facts be fixed?", ""]
     lines += [
-        "Each method is applied to the facts the audit did not answer up-to-date, then every question about "
-        "them is asked again and judged by the outdated audit's classifier. Efficacy: the edit prompt answered "
+        "Each method is applied to the facts to edit (how they were chosen is said per model below), then every "
+        "question about them is asked again and judged by the outdated audit's classifier. Efficacy: the edit prompt answered "
         "up-to-date; paraphrase: the two other questions (pooled); harmonic mean: DyKnow's Table 3 measure; "
         "soft constraint: any of the three up-to-date (Table 7). Cells read `value [95% interval]` in percent "
         "(Wilson; bootstrap over facts for the harmonic mean).",
@@ -226,15 +302,13 @@ def report_markdown(detail: EditingDetail, provenance: dict[str, Any], *, has_pl
         "the paper describes.",
         "",
     ]
+    if has_methods_plot:
+        lines += ["![every method over every edited fact](methods.png)", ""]
     for spec, summary in detail["models"].items():
         dataset = summary["dataset"]
         results = summary["results"]
         lines += [f"## {summary.get('name', spec)} (`{spec}`)", ""]
-        lines.append(
-            f"{dataset['facts']} facts edited, from {dataset['source']}"
-            + (f" (selection: {dataset['select']})" if dataset.get("select") else "")
-            + "."
-        )
+        lines.append(f"{dataset['facts']} facts edited, from {dataset['source']}" + _selection(dataset.get("select")))
         lines.append("")
         notes = _notes(summary)
         if notes:
@@ -286,6 +360,8 @@ def write_report_files(
     folder: Path, rows: Sequence[EditingRow], detail: EditingDetail, provenance: dict[str, Any]
 ) -> None:
     has_plot = plot_scaling(folder / "scaling.png", detail)
+    has_methods_plot = plot_methods(folder / "methods.png", detail)
     write_json_atomic(folder / "summary.json", {**detail, "provenance": provenance})
     write_jsonl_atomic(folder / "responses.jsonl", (r.model_dump(mode="json") for r in rows))
-    write_text_atomic(folder / "report.md", report_markdown(detail, provenance, has_plot=has_plot))
+    markdown = report_markdown(detail, provenance, has_plot=has_plot, has_methods_plot=has_methods_plot)
+    write_text_atomic(folder / "report.md", markdown)

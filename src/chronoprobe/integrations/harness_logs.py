@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +67,7 @@ def _is_inspect_json(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8") as handle:
             head = handle.read(4096)
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # not text: not an inspect log (a .eval is read as a zip instead)
         return False
     return '"eval"' in head and '"version"' in head
 
@@ -145,6 +145,7 @@ def _read_inspect(files: list[Path]) -> HarnessLog:
             eval_log = read_eval_log(str(path))
         except Exception as exc:  # inspect raises many types for a damaged log
             raise DataError(str(path), f"inspect could not read it ({type(exc).__name__}: {exc})") from None
+        _check_finished(eval_log, path)
         model = str(eval_log.eval.model)
         log.files.append(path)
         log.versions["inspect_ai"] = str(eval_log.eval.packages.get("inspect_ai", ""))
@@ -154,18 +155,53 @@ def _read_inspect(files: list[Path]) -> HarnessLog:
             # A sample that failed has no answer to judge; later epochs repeat the first.
             if "fact_id" not in metadata or sample.epoch != 1 or sample.error is not None:
                 continue
-            index = metadata.get("template_index")
+            where = f"{path} [sample {sample.id}]"
             log.answers.append(
                 HarnessAnswer(
                     model=model,
                     fact_id=str(metadata["fact_id"]),
-                    template_index=None if index is None else int(index),
+                    template_index=_template_index(metadata.get("template_index"), where),
                     prompt=sample.input if isinstance(sample.input, str) else _last_user_text(sample.input),
                     text=sample.output.completion if sample.output else "",
-                    where=f"{path} [sample {sample.id}]",
+                    where=where,
                 )
             )
     return log
+
+
+def _check_finished(eval_log: Any, path: Path) -> None:
+    """A log that did not finish, or whose every sample failed, has no answer to judge: say what happened."""
+    samples = list(eval_log.samples or [])
+    errored = [sample for sample in samples if sample.error is not None]
+    status = str(eval_log.status)
+    if status == "success" and (not samples or len(errored) < len(samples)):
+        return
+    first = eval_log.error or (errored[0].error if errored else None)
+    message = _one_line(str(getattr(first, "message", "") or "")) if first is not None else ""
+    what = "did not finish" if status != "success" else "finished, but every sample failed"
+    counted = f"{len(errored)} of {len(samples)} samples errored"
+    raise DataError(
+        str(path),
+        f"the inspect run {what} (status {status}; {counted})" + (f"; first error: {message}" if message else ""),
+    )
+
+
+def _one_line(text: str, limit: int = 240) -> str:
+    joined = " ".join(text.split())
+    return joined if len(joined) <= limit else joined[: limit - 3] + "..."
+
+
+def _template_index(value: Any, where: str) -> int | None:
+    """A paraphrase number as a harness stored it: an integer (or its digits); None when it is absent."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    raise DataError(where, f"template_index {value!r} is not an integer")
 
 
 def _last_user_text(messages: Any) -> str:
@@ -181,6 +217,9 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise DataError(str(path), f"cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        broken = exc.object[: exc.start].count(b"\n") + 1
+        raise DataError(f"{path}:{broken}", "not UTF-8 text; lm-eval writes its samples as UTF-8 JSON lines") from None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -198,17 +237,41 @@ def _lm_eval_model(samples_file: Path) -> tuple[str, dict[str, Any], str]:
     results = sorted(samples_file.parent.glob("results_*.json"))
     if not results:
         return samples_file.parent.name, {}, ""
+    path = results[-1]
     try:
-        data = json.loads(results[-1].read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return samples_file.parent.name, {}, ""
-    config = data.get("config") or {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(str(path), f"cannot read ({exc.strerror or exc})") from None
+    except ValueError as exc:  # bad JSON, or not UTF-8
+        raise DataError(str(path), f"not lm-eval's results file: not valid UTF-8 JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise DataError(str(path), f"not lm-eval's results file: expected a JSON object, found {_json_type(data)}")
+    config = _object(data, "config", path)
     args = config.get("model_args")
     name = data.get("model_name") or (f"{config.get('model')}:{args}" if args else samples_file.parent.name)
-    task_configs = data.get("configs") or {}
-    generation = next((c.get("generation_kwargs") or {} for c in task_configs.values()), {})
+    task_configs = _object(data, "configs", path)
+    first = next(iter(task_configs.items()), None)
+    generation = _object(first[1], "generation_kwargs", path, f"configs.{first[0]}") if first else {}
     chat = {"apply_chat_template": bool(data.get("chat_template"))}
     return str(name), {**generation, **chat}, str(data.get("lm_eval_version") or "")
+
+
+def _object(data: Any, key: str, path: Path, within: str = "") -> dict[str, Any]:
+    """``data[key]`` of lm-eval's results file, an object (absent or null: empty); a DataError naming it otherwise."""
+    where = f"{within}.{key}" if within else key
+    if not isinstance(data, dict):
+        raise DataError(str(path), f"{within} is {_json_type(data)}, expected an object")
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DataError(str(path), f"{where} is {_json_type(value)}, expected an object")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), "null" if value is None else type(value).__name__)
 
 
 def _response_text(row: dict[str, Any], where: str) -> str:
@@ -245,12 +308,11 @@ def _read_lm_eval(files: list[Path]) -> HarnessLog:
             if not isinstance(doc, dict) or "fact_id" not in doc:
                 continue
             where = f"{path}:{number}"
-            index = doc.get("template_index")
             log.answers.append(
                 HarnessAnswer(
                     model=model,
                     fact_id=str(doc["fact_id"]),
-                    template_index=None if index is None else int(index),
+                    template_index=_template_index(doc.get("template_index"), where),
                     prompt=_request_prompt(row) or str(doc.get("prompt", "")),
                     text=_response_text(row, where),
                     where=where,
@@ -269,16 +331,26 @@ def score_harness_log(
     snapshot: str | None = None,
     use_aliases: bool = False,
     as_of: dt.date | None = None,
+    cutoffs: Sequence[str] = (),
+    deployed_at: str | None = None,
 ) -> dict[str, Any]:
-    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder; returns run.json."""
+    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder; returns run.json.
+
+    ``cutoffs``: ``--cutoff`` values, ``NAME=YYYY-MM`` with NAME the model as the log records it
+    (a bare date when the log holds one model); ``deployed_at``: forecast the staleness from that date.
+    """
     from chronoprobe.integrations.outdated_items import response_record
     from chronoprobe.integrations.run_folder import publish_outdated_run
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.knowledge.snapshot import load_snapshot
+    from chronoprobe.outdated.knowledge_date import check_deployed_at, parse_cutoffs
 
     facts = {f.fact_id: f for f in load_catalogue()}
     gold = load_snapshot(snapshot)
     log = read_harness_log(Path(path), facts)
+    models = list(dict.fromkeys(a.model for a in log.answers))
+    published = parse_cutoffs(cutoffs, [[m] for m in models])
+    check_deployed_at(deployed_at, gold.answers, f"snapshot {gold.name}")
     missing = sorted({a.fact_id for a in log.answers} - set(gold.answers))
     if missing:
         raise DataError(f"snapshot {gold.name}", f"has no answers for {len(missing)} fact(s), e.g. {missing[0]!r}")
@@ -306,6 +378,8 @@ def score_harness_log(
         no_gold=no_gold,
         use_aliases=use_aliases,
         as_of=as_of,
+        cutoffs=published,
+        deployed_at=deployed_at,
         source={
             "harness": log.harness,
             "generations": str(path),

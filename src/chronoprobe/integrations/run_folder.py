@@ -47,8 +47,15 @@ def publish_outdated_run(
     use_aliases: bool,
     as_of: dt.date | None,
     source: Mapping[str, Any],
+    cutoffs: Mapping[str, str] | None = None,
+    deployed_at: str | None = None,
 ) -> dict[str, Any]:
-    """Write ``out`` (staged, swapped in whole) and return its run log."""
+    """Write ``out`` (staged, swapped in whole) and return its run log.
+
+    ``cutoffs``: published knowledge cutoffs by model (as the records name it); ``deployed_at``: the
+    date to forecast staleness from, as ``outdated run --cutoff/--deployed-at`` give them.
+    """
+    cutoffs = dict(cutoffs or {})
     models = list(dict.fromkeys(r.model for r in records))
     per_model: dict[str, dict[str, Any]] = {}
     for model in models:
@@ -56,10 +63,19 @@ def publish_outdated_run(
             [r for r in records if r.model == model], with_as_of=as_of is not None, no_gold=no_gold
         )
         per_model[model]["name"] = model
-        per_model[model]["knowledge_date"] = rows_knowledge_summary([r for r in records if r.model == model], gold)
+        per_model[model]["knowledge_date"] = rows_knowledge_summary(
+            [r for r in records if r.model == model], gold, cutoff=cutoffs.get(model), deployed_at=deployed_at
+        )
     when = as_of.isoformat() if as_of else None
     summary = OutdatedLens.summary_from_detail({"as_of": when, "models": per_model, "overall_key": ALL})
-    config = AuditConfig(models=tuple(models), snapshot=gold.name, as_of=as_of, use_aliases=use_aliases)
+    config = AuditConfig(
+        models=tuple(models),
+        snapshot=gold.name,
+        as_of=as_of,
+        use_aliases=use_aliases,
+        cutoffs=cutoffs,
+        deployed_at=deployed_at,
+    )
     generation: Mapping[str, Any] = source.get("harness_generation") or {}
     harness = str(source.get("harness", "harness"))
     provenance = build_provenance(

@@ -18,14 +18,14 @@ from pydantic import ValidationError
 from chronoprobe.errors import DataError
 from chronoprobe.io import not_utf8
 from chronoprobe.knowledge.types import (
-    Category,
+    DyknowCategory,
     Fact,
     FactAnswers,
     Statement,
     WikidataDate,
 )
 
-CATEGORIES: tuple[str, ...] = get_args(Category)
+CATEGORIES: tuple[str, ...] = get_args(DyknowCategory)
 PARAPHRASE_KEYS = ("contextualized", "rephrased_1", "rephrased_2", "rephrased_3")
 
 # Which Wikidata property each kind of question asks about.

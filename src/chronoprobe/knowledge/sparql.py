@@ -77,7 +77,9 @@ class _Row:
     points: list[WikidataDate] = field(default_factory=list)
 
 
-def _term(binding: Mapping[str, Any], name: str, endpoint: str, literal_only: bool = False) -> str | None:
+def read_term(binding: Mapping[str, Any], name: str, endpoint: str, literal_only: bool = False) -> str | None:
+    """The value of ``?name`` in one SPARQL JSON binding (None when unbound; with ``literal_only``, also
+    when it is not a literal)."""
     cell = binding.get(name)
     if cell is None:
         return None
@@ -89,7 +91,8 @@ def _term(binding: Mapping[str, Any], name: str, endpoint: str, literal_only: bo
     return value
 
 
-def _date(value: str | None, precision: str | None, endpoint: str) -> WikidataDate | None:
+def read_date(value: str | None, precision: str | None, endpoint: str) -> WikidataDate | None:
+    """A time value with its Wikidata precision (11 day, 10 month, 9 or coarser year)."""
     if value is None:
         return None
     try:
@@ -127,21 +130,21 @@ def parse_results(data: Any, fact_id: str = "", endpoint: str = "SPARQL endpoint
     for binding in bindings:
         if not isinstance(binding, Mapping):
             raise EndpointError(endpoint, f"malformed SPARQL binding: {binding!r:.80}")
-        iri = _term(binding, "statement", endpoint)
-        value = _term(binding, "value", endpoint)
-        rank = _term(binding, "rank", endpoint)
+        iri = read_term(binding, "statement", endpoint)
+        value = read_term(binding, "value", endpoint)
+        rank = read_term(binding, "rank", endpoint)
         if iri is None or value is None or rank is None:
             raise EndpointError(endpoint, "SPARQL row lacks ?statement, ?value or ?rank")
         row = rows.setdefault(iri, _Row(rank=rank, value=value))
-        label = _term(binding, "label", endpoint)
+        label = read_term(binding, "label", endpoint)
         if label and row.label is None:
             row.label = label
-        alias = _term(binding, "alias", endpoint)
+        alias = read_term(binding, "alias", endpoint)
         if alias and alias not in row.aliases:
             row.aliases.append(alias)
         for name, bucket in (("start", row.starts), ("end", row.ends), ("point", row.points)):
-            raw = _term(binding, name, endpoint, literal_only=True)
-            date = _date(raw, _term(binding, f"{name}Precision", endpoint), endpoint)
+            raw = read_term(binding, name, endpoint, literal_only=True)
+            date = read_date(raw, read_term(binding, f"{name}Precision", endpoint), endpoint)
             if date is not None and date not in bucket:
                 bucket.append(date)
     statements = []

@@ -16,7 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 QID_RE = re.compile(r"^Q[1-9][0-9]{0,11}$")
 PID_RE = re.compile(r"^P[1-9][0-9]{0,7}$")
 
-Category = Literal["countries_byGDP", "athletes_byPayment", "companies_byRevenue", "organizations"]
+DyknowCategory = Literal["countries_byGDP", "athletes_byPayment", "companies_byRevenue", "organizations"]
+"""DyKnow's four categories (its file and the editing datasets know only these)."""
+Category = DyknowCategory  # the older name, kept for imports from before catalogues could name their own
+CATEGORY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+"""A catalogue category: DyKnow's names, or a built catalogue's (a template's ``category``)."""
 
 
 class WikidataDate(BaseModel):
@@ -75,7 +79,8 @@ class Statement(BaseModel):
     start: WikidataDate | None = None
     end: WikidataDate | None = None
     point_in_time: WikidataDate | None = None
-    rank: Literal["preferred", "normal"] = "normal"
+    rank: Literal["preferred", "normal", "deprecated"] = "normal"
+    """Deprecated statements come back only from a catalogue template that asks to keep them."""
     statement_id: str | None = None
     """Wikidata statement id (``Q38-...``) when retrieved live; None for the DyKnow file."""
 
@@ -105,7 +110,8 @@ class Fact(BaseModel):
 
     fact_id: str
     """Stable id, e.g. ``countries_byGDP/Italy/President of Italy``."""
-    category: Category
+    category: str
+    """One of DyKnow's four, or a built catalogue's own (letters, digits and ``_``; see :data:`CATEGORY_RE`)."""
     subject: str
     subject_qid: str | None = None
     attribute: str | None = None
@@ -116,6 +122,15 @@ class Fact(BaseModel):
     generic: str | None = None
     qid_confidence: Literal["high", "low"] = "high"
     """``low`` marks a catalogue QID that was not verified against Wikidata."""
+    template: str | None = None
+    """The property template a built catalogue took the fact from (``chronoprobe catalogue build``); None for DyKnow's."""
+
+    @field_validator("category")
+    @classmethod
+    def _valid_category(cls, value: str) -> str:
+        if not CATEGORY_RE.fullmatch(value):
+            raise ValueError(f"invalid category {value!r} (letters, digits and _, starting with a letter)")
+        return value
 
     @field_validator("subject_qid")
     @classmethod

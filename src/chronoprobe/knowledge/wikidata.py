@@ -31,6 +31,8 @@ WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 USER_AGENT = f"chronoprobe/{__version__} (https://github.com/chronoprobe/chronoprobe; research audit tool)"
 SPARQL_JSON = "application/sparql-results+json"
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+MAX_GET_QUERY = 6000
+"""Longer queries go as a POST form: some proxies refuse URLs over 8 KB (WDQS accepts both)."""
 
 Progress = Callable[[int], None]
 """Called with the number of facts just finished (an increment, like CachedModel's callback)."""
@@ -137,14 +139,18 @@ class WikidataClient:
 
     def _send(self, query: str) -> httpx.Response:
         params = {"query": query, "format": "json"}
-        if self.method == "GET":
+        if self.method == "GET" and len(query) <= MAX_GET_QUERY:
             return self._http.get(self.endpoint, params=params)
         return self._http.post(self.endpoint, data=params)
 
-    def query(self, query: str) -> dict[str, Any]:
-        """Run one SPARQL query and return its JSON result, retrying transient failures."""
+    def query(self, query: str, check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Run one SPARQL query and return its JSON result, retrying transient failures.
+
+        ``check`` may raise :class:`~chronoprobe.retry.Retryable` for an answer that cannot be
+        right (an empty page where subjects were selected): it is retried like a 429.
+        """
         return call_with_retries(
-            lambda: self._attempt(query),
+            lambda: self._attempt(query, check),
             self.retry,
             where=self._where(),
             sleep=self._sleep,
@@ -152,7 +158,7 @@ class WikidataClient:
             notice=self._notice,
         )
 
-    def _attempt(self, query: str) -> dict[str, Any]:
+    def _attempt(self, query: str, check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         import httpx
 
         try:
@@ -166,12 +172,18 @@ class WikidataClient:
         if response.status_code >= 400:
             detail = response.text.strip().splitlines()[0][:160] if response.text.strip() else ""
             raise EndpointError(self._where(), f"HTTP {response.status_code} {detail}".rstrip())
-        return self._decode(response)
+        data = self._decode(response)
+        if check is not None:
+            check(data)
+        return data
 
     def _decode(self, response: httpx.Response) -> dict[str, Any]:
         try:
             data = response.json()
         except ValueError:
+            if response.text.lstrip().startswith("{"):
+                # WDQS streams its answer: a query that overruns mid-stream ends in a 200 with half a JSON body
+                raise Retryable("truncated JSON answer") from None
             kind = response.headers.get("Content-Type", "unknown content type")
             raise EndpointError(self._where(), f"answered with non-JSON ({kind}): {response.text[:80]!r}") from None
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):

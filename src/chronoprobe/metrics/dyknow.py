@@ -361,13 +361,40 @@ def inconsistent_facts(classifications_per_fact: Mapping[str, Sequence[Classific
     return result
 
 
+FACT_TO_EDIT_RULE = (
+    "A fact to edit has no question answered up-to-date, at least one answered outdated and none "
+    "ambiguous: DyKnow's rule for its editing experiments."
+)
+"""The one definition, said in every report that counts facts to edit (audit, editing run, editing dataset)."""
+
+
+def is_fact_to_edit(verdicts: Sequence[Verdict]) -> bool:
+    """DyKnow's editing selection for one fact's verdicts (``get_outdated_questions``): out if any
+    answer is up-to-date; in when only outdated or irrelevant with at least one outdated. DyKnow
+    stops on an ambiguous answer until it is fixed by hand; here such a fact is out (and counted
+    by :func:`ambiguous_not_edited`)."""
+    return "up-to-date" not in verdicts and "ambiguous" not in verdicts and "outdated" in verdicts
+
+
 def facts_to_edit(verdicts_per_fact: Mapping[str, Sequence[Verdict]]) -> list[str]:
-    """Facts with no up-to-date paraphrase and at least one outdated one."""
+    """The facts :func:`is_fact_to_edit` selects."""
+    return [fact_id for fact_id, verdicts in verdicts_per_fact.items() if is_fact_to_edit(verdicts)]
+
+
+def ambiguous_not_edited(verdicts_per_fact: Mapping[str, Sequence[Verdict]]) -> list[str]:
+    """Facts with no up-to-date answer and an ambiguous one: DyKnow stops on these until the answer is
+    fixed by hand, so they are not facts to edit."""
     return [
         fact_id
         for fact_id, verdicts in verdicts_per_fact.items()
-        if "up-to-date" not in verdicts and "outdated" in verdicts
+        if "up-to-date" not in verdicts and "ambiguous" in verdicts
     ]
+
+
+def not_up_to_date(verdicts_per_fact: Mapping[str, Sequence[Verdict]]) -> list[str]:
+    """Facts with no question answered up-to-date: a wider set than the facts to edit
+    (``editing run --select not-up-to-date``)."""
+    return [fact_id for fact_id, verdicts in verdicts_per_fact.items() if "up-to-date" not in verdicts]
 
 
 def start_years(classifications: Iterable[Classification]) -> list[int]:

@@ -320,3 +320,45 @@ def classification_estimates(
         "tolerant_f1": macro_f1_estimate(gold, tolerant_predictions(gold, pred, tolerance)).to_json(),
         "unparseable_rate": wilson_from_flags([p is None for p in pred]).to_json(),
     }
+
+
+# --- the recency gate against gold decisions -------------------------------------------------
+
+
+def _balanced_accuracy_of(gold: np.ndarray, decided: np.ndarray) -> float:
+    """Mean of the two recalls; NaN when one side has no items (a resample may draw none)."""
+    positives, negatives = gold.sum(), (~gold).sum()
+    if positives == 0 or negatives == 0:
+        return math.nan
+    return float(((decided & gold).sum() / positives + (~decided & ~gold).sum() / negatives) / 2.0)
+
+
+def gate_estimates(
+    gold: Sequence[bool], decided: Sequence[bool], *, resamples: int = RESAMPLES, seed: int = SEED
+) -> dict[str, Estimate]:
+    """How a retrieve / no-retrieval gate agrees with gold decisions, one pair per question.
+
+    ``gold[i]``: question i's answer changes within the gate's threshold (retrieval is right);
+    ``decided[i]``: the gate retrieved. ``agreement`` = share of questions decided as gold
+    (Wilson); ``retrieve_when_changing`` = share retrieved among gold-true, ``keep_when_stable``
+    = share not retrieved among gold-false (Wilson each); ``balanced_accuracy`` = the mean of
+    those two (seeded bootstrap over questions), 0.5 for a gate that always answers the same
+    or flips a coin, whatever the mix of the questions.
+    """
+    if len(gold) != len(decided):
+        raise ValueError(f"gold has {len(gold)} decisions, decided {len(decided)}")
+    g = np.asarray(gold, dtype=bool)
+    d = np.asarray(decided, dtype=bool)
+    point = _balanced_accuracy_of(g, d)
+
+    def resampled(idx: np.ndarray) -> np.ndarray:
+        return np.asarray([_balanced_accuracy_of(g[row], d[row]) for row in idx])
+
+    return {
+        "agreement": wilson(int((g == d).sum()), len(g)),
+        "retrieve_when_changing": wilson(int((d & g).sum()), int(g.sum())),
+        "keep_when_stable": wilson(int((~d & ~g).sum()), int((~g).sum())),
+        "balanced_accuracy": bootstrap(
+            len(g), resampled, None if math.isnan(point) else point, resamples=resamples, seed=seed
+        ),
+    }

@@ -15,10 +15,10 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.errors import CapabilityError
 
@@ -98,12 +98,27 @@ class Prompt(BaseModel):
         return cls(messages=messages, text=fallback_text, answer_prefix=answer_prefix)
 
 
+MAX_NEW_TOKENS = 4096
+"""The most tokens one answer may ask for, on every backend."""
+
+
+def _token_budget(value: int) -> int:
+    if not 1 <= value <= MAX_NEW_TOKENS:
+        raise ValueError(f"{value} new tokens is outside the allowed range, 1 to {MAX_NEW_TOKENS}")
+    return value
+
+
+NewTokens = Annotated[int, AfterValidator(_token_budget)]
+"""A number of new tokens to generate, 1 to :data:`MAX_NEW_TOKENS`: the type of every ``max_new_tokens``
+field (decoding and lens configs alike), so a value out of range is refused where the options are read."""
+
+
 class DecodingParams(BaseModel):
     """Every parameter that changes what a model returns; all of it goes into the cache key."""
 
     model_config = ConfigDict(frozen=True)
 
-    max_new_tokens: int = Field(20, ge=1, le=4096)
+    max_new_tokens: NewTokens = 20
     temperature: float = Field(0.0, ge=0.0)
     """0 means greedy decoding."""
     top_p: float = Field(1.0, gt=0.0, le=1.0)

@@ -115,8 +115,7 @@ def parse_model_spec(raw: str) -> ModelSpec:
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise ConfigError(
-            where,
-            "unknown model spec; expected smollm2, gemma3-270m, hf:<id>, gguf:<file> or openai:<name>@<url> (see `chronoprobe models`)",
+            where, f"unknown model spec; expected {SPEC_FORMS} (see `chronoprobe models`){_did_you_mean(spec)}"
         )
     if kind == "hf":
         base, plus, adapter = rest.partition("+")
@@ -155,8 +154,38 @@ def parse_model_spec(raw: str) -> ModelSpec:
         return ModelSpec(raw=raw, kind="mock", target=rest, revision="mock")
     raise ConfigError(
         where,
-        f"unknown backend {kind!r}; known: hf, gguf, llamacpp, openai, vllm, mock, smollm2, gemma3-270m (see `chronoprobe models`)",
+        f"unknown backend {kind!r}; known: {', '.join(SPEC_KINDS)}, smollm2, gemma3-270m (see `chronoprobe models`)"
+        + _did_you_mean(spec),
     )
+
+
+SPEC_KINDS = ("hf", "gguf", "llamacpp", "vllm", "openai", "mock")
+SPEC_FORMS = (
+    "smollm2, gemma3-270m, hf:<id>, gguf:<file>, llamacpp:<file>, vllm:<id>, openai:<name>@<url> or mock:<name>"
+)
+_NAMED = ("smollm2", "gemma3-270m", "default")
+
+
+def _did_you_mean(spec: str) -> str:
+    """A close spec for a typo (``smolm2``, ``hff:gpt2``), or the kind a bare hub id or file wants."""
+    import difflib
+
+    kind, sep, rest = spec.partition(":")
+    if sep:
+        if kind in SPEC_KINDS or not rest:  # a known kind without its target: the expected forms say it
+            return ""
+        close = difflib.get_close_matches(kind.lower(), SPEC_KINDS, n=1, cutoff=0.6)
+        return f"; did you mean {close[0]}:{rest}?" if close else ""
+    if not spec:
+        return ""
+    close = difflib.get_close_matches(spec.lower(), _NAMED, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]}?"
+    if spec.lower().endswith(".gguf"):
+        return f"; did you mean gguf:{spec} or llamacpp:{spec}?"
+    if "/" in spec or Path(spec).expanduser().is_dir():
+        return f"; did you mean hf:{spec}?"
+    return ""
 
 
 def _check_url(url: str, where: str) -> None:
@@ -170,6 +199,29 @@ def _check_url(url: str, where: str) -> None:
         raise ConfigError(where, f"the URL is not usable ({exc})") from None
     if not parts.hostname:
         raise ConfigError(where, "the URL has no host; expected openai:<model name>@<http(s) base url>")
+
+
+def check_options(spec: ModelSpec, options: BackendOptions) -> None:
+    """Refuse backend options the spec's backend cannot honour, in one line naming them, before any model loads.
+
+    llama.cpp runs a GGUF's own weights on the CPU: a dtype, a device other than the CPU, a device
+    map or a quantization would be ignored silently otherwise.
+    """
+    if spec.kind != "llamacpp":
+        return
+    given = [
+        f"--dtype {options.dtype}" if options.dtype != "auto" else "",
+        f"--device {options.device}" if options.device not in {"auto", "cpu"} else "",
+        f"--device-map {options.device_map}" if options.device_map is not None else "",
+        f"--quantize {options.quantize}" if options.quantize is not None else "",
+    ]
+    refused = [option for option in given if option]
+    if refused:
+        raise ConfigError(
+            f"model spec {spec.raw!r}",
+            f"llama.cpp runs the GGUF's own weights on the CPU; {', '.join(refused)} "
+            f"{'does' if len(refused) == 1 else 'do'} not apply (options of hf: and gguf:)",
+        )
 
 
 BACKENDS: dict[str, str] = {
@@ -260,11 +312,7 @@ def _load_llamacpp(spec: ModelSpec, options: BackendOptions, given_url: str | No
         path, model_id = embedded.gemma3_gguf(), embedded.GEMMA3_MODEL_ID
     else:
         path = Path(spec.target).expanduser()
-    if options.dtype != "auto" or options.quantize is not None or options.device not in {"auto", "cpu"}:
-        raise ConfigError(
-            f"model spec {spec.raw!r}",
-            "llama.cpp runs the GGUF's own weights on the CPU; --dtype, --quantize and --device do not apply",
-        )
+    check_options(spec, options)
     return LlamaCppBackend(
         LlamaCppConfig(
             path=str(path),

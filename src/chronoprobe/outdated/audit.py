@@ -12,14 +12,15 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.errors import DataError
 from chronoprobe.io import read_text
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.metrics.dyknow import Verdict, classify_response
-from chronoprobe.models.base import DecodingParams
+from chronoprobe.metrics.knowledge_date import parse_month
+from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import DEFAULT_MODEL
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION, fact_prompts
 
@@ -40,13 +41,30 @@ class AuditConfig(BaseModel):
     endpoint: str = WDQS_ENDPOINT
     as_of: dt.date | None = None
     use_aliases: bool = False
-    max_new_tokens: int = Field(20, ge=1)
+    max_new_tokens: NewTokens = 20
     limit: int | None = Field(None, ge=1)
     instruction: str = CHAT_INSTRUCTION
     cutoffs: dict[str, str] = Field(default_factory=dict)
     """Published knowledge cutoffs by model name or spec (``--cutoff NAME=YYYY-MM``): a marker on the plot."""
     deployed_at: str | None = None
     """``--deployed-at``: forecast how much of what each model knows is stale from this date on."""
+
+    @field_validator("cutoffs")
+    @classmethod
+    def _cutoff_dates(cls, cutoffs: dict[str, str]) -> dict[str, str]:
+        for name, date in cutoffs.items():
+            try:
+                parse_month(date)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        return cutoffs
+
+    @field_validator("deployed_at")
+    @classmethod
+    def _deployment_date(cls, deployed_at: str | None) -> str | None:
+        if deployed_at is not None:
+            parse_month(deployed_at)  # its ValueError names the value and the forms it may take
+        return deployed_at
 
     def decoding(self) -> DecodingParams:
         return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, seed=0)

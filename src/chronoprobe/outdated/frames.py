@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chronoprobe.errors import DataError
-from chronoprobe.runlog import Run
+from chronoprobe.runlog import RUN_LOG, SUMMARY, Run
 
 if TYPE_CHECKING:
     import pandas
@@ -21,21 +21,26 @@ def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
     """Model name -> ``knowledge_date`` block of an ``outdated run`` or ``outdated score`` folder (or a
     loaded run); an outdated run written before the block existed gets it computed from its rows."""
     from chronoprobe.api import load
-    from chronoprobe.outdated.records import read_run_detail, read_score_detail
+    from chronoprobe.outdated.records import read_knowledge_block, read_run_detail, read_score_detail
     from chronoprobe.reports.tidy import read_run
 
     path = run.path if isinstance(run, Run) else Path(run)
     folder = read_run(path)
     if folder is None or folder.lens != "outdated":
         raise DataError(str(path), "is not an outdated run or outdated score folder")
+    where = str(path / RUN_LOG if (path / RUN_LOG).is_file() else path / SUMMARY)
     if folder.kind == "outdated score":
-        block = read_score_detail(folder.summary, str(path)).get("knowledge_date")
-        return {folder.models[0].name: block} if block else {}
+        block = read_score_detail(folder.summary, where).get("knowledge_date")
+        return {folder.models[0].name: read_knowledge_block(block, where, "knowledge_date")} if block else {}
     names = {m.key or m.spec: m.name for m in folder.models}  # keyed as the run's summary and rows key them
-    models = read_run_detail(folder.summary, str(path))["models"]
+    models = read_run_detail(folder.summary, where)["models"]
     blocks = {names[key]: model.get("knowledge_date") for key, model in models.items()}
     if all(blocks.values()):
-        return {name: block for name, block in blocks.items() if block}
+        return {
+            names[key]: read_knowledge_block(block, where, f"summary.detail.models.{key}.knowledge_date")
+            for key, model in models.items()
+            if (block := model.get("knowledge_date"))
+        }
     return _recomputed_blocks(run if isinstance(run, Run) else load(path), names)
 
 

@@ -10,6 +10,7 @@ summary. The method is in :mod:`chronoprobe.metrics.knowledge_date` and docs/out
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -56,10 +57,13 @@ _CUTOFF = re.compile(r"^(?:(?P<name>.+?)=)?(?P<date>\d{4}(?:-\d{2}){0,2})$")
 def parse_cutoffs(values: Iterable[str], models: Sequence[Sequence[str]], option: str = "--cutoff") -> dict[str, str]:
     """``NAME=YYYY-MM`` (or a bare date when there is one model) -> {model name: date}.
 
-    ``models``: per model, the names the user may call it by (display name, spec).
+    ``models``: per model, the names the user may call it by (display name, spec). A model given two
+    cutoffs (under one name or two) is refused: which one is meant cannot be guessed.
     """
-    known = [name for names in models for name in names]
+    known = list(dict.fromkeys(name for names in models for name in names))
     cutoffs: dict[str, str] = {}
+    given: dict[int, str] = {}
+    """Model (its place in ``models``) -> the value that gave it a cutoff."""
     for value in values:
         match = _CUTOFF.match(value.strip())
         if match is None:
@@ -75,11 +79,18 @@ def parse_cutoffs(values: Iterable[str], models: Sequence[Sequence[str]], option
             name = models[0][0]
         if name not in known:
             raise ConfigError(option, f"{value!r}: no model named {name!r}; models: {', '.join(known)}")
+        model = next(i for i, names in enumerate(models) if name in names)
+        if model in given:
+            raise ConfigError(
+                option, f"{value!r}: {name!r} already has a cutoff ({given[model]!r}); give one per model"
+            )
+        given[model] = value
         cutoffs[name] = date
     return cutoffs
 
 
 def parse_deployed_at(value: str | None, option: str = "--deployed-at") -> str | None:
+    """``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` as given (None stays None); a ConfigError naming ``option`` otherwise."""
     if value is None:
         return None
     try:
@@ -87,6 +98,27 @@ def parse_deployed_at(value: str | None, option: str = "--deployed-at") -> str |
     except ValueError as exc:
         raise ConfigError(option, str(exc)) from None
     return value
+
+
+def earliest_validity(gold: Mapping[str, FactAnswers]) -> dt.date | None:
+    """The first day any gold answer holds from (the earliest start qualifier); None when none has one."""
+    starts = [s.start.earliest() for answers in gold.values() for s in answers.statements if s.start is not None]
+    return min(starts, default=None)
+
+
+def check_deployed_at(
+    deployed_at: str | None, gold: Mapping[str, FactAnswers], source: str, option: str = "--deployed-at"
+) -> None:
+    """Refuse a deployment date before anything the gold answers (``source``: the snapshot) know of."""
+    first = earliest_validity(gold) if deployed_at is not None else None
+    if deployed_at is None or first is None:
+        return
+    if parse_month(deployed_at) < decimal_year(first):
+        raise ConfigError(
+            option,
+            f"{deployed_at!r} is before {first.isoformat()}, the earliest date an answer of {source} holds from: "
+            "no staleness can be forecast there",
+        )
 
 
 # --- answers ---------------------------------------------------------------------------------------
@@ -214,8 +246,16 @@ def knowledge_summary(
         "per_category": {c: _staleness_block(s) for c, s in curves.items()},
     }
     if deployed_at is not None:
-        block["deployed_at"] = {"date": deployed_at, "per_category": _forecast(curves, parse_month(deployed_at))}
+        deployed = parse_month(deployed_at)
+        if _month(deployed) < _month(at):  # deployed before the world its answers describe: it would read 0% stale
+            block["deployed_at"] = {"date": deployed_at, "before_knowledge_date": month_label(at), "per_category": {}}
+        else:
+            block["deployed_at"] = {"date": deployed_at, "per_category": _forecast(curves, deployed)}
     return block
+
+
+def _month(year: float) -> int:
+    return math.floor(year * 12.0 + 1e-6)
 
 
 def rows_knowledge_summary(

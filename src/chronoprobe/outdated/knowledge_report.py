@@ -69,6 +69,46 @@ def knowledge_date_line(model: str, block: Mapping[str, Any] | None) -> str:
     )
 
 
+def knowledge_console_lines(model: str, block: Mapping[str, Any] | None) -> list[str]:
+    """What the console says of a model's knowledge date: the date, the published cutoff given with
+    ``--cutoff``, and the ``--deployed-at`` forecast (or a warning when it forecasts nothing)."""
+    lines = [knowledge_date_line(model, block)]
+    if block and block.get("published_cutoff"):
+        lines.append(f"[bold]{model}[/]: published cutoff {block['published_cutoff']} (--cutoff)")
+    forecast = (block or {}).get("deployed_at")
+    if not forecast:
+        return lines
+    if forecast.get("before_knowledge_date"):
+        lines.append(f"[yellow]warning[/]: {_before_knowledge_date(model, forecast)}")
+        return lines
+    points = (forecast.get("per_category") or {}).get(ALL)
+    if points:
+        shares = ", ".join(
+            f"{_point(points[str(m)])} {'on the day' if m == 0 else f'after {m} months'}" for m in FORECAST_MONTHS
+        )
+        extrapolated = any(points[str(m)]["extrapolated"] for m in FORECAST_MONTHS)
+        lines.append(
+            f"[bold]{model}[/]: deployed on {forecast['date']}, stale: {shares} (share of what it knew, all facts"
+            + ("; * past the snapshot: extended with the half-life fit)" if extrapolated else ")")
+        )
+    return lines
+
+
+def _point(point: Mapping[str, Any]) -> str:
+    cell = _pct(point["value"])
+    if point["ci_low"] is not None and point["ci_high"] is not None:
+        cell += f" [{point['ci_low']:.1f}, {point['ci_high']:.1f}]"
+    return cell + (" *" if point["extrapolated"] else "")
+
+
+def _before_knowledge_date(model: str, forecast: Mapping[str, Any]) -> str:
+    return (
+        f"--deployed-at {forecast['date']} is before the knowledge date of {model} "
+        f"({forecast['before_knowledge_date']}): its answers describe a later world than that day, "
+        "so no staleness is forecast"
+    )
+
+
 def knowledge_lines(per_model: Mapping[str, Mapping[str, Any] | None]) -> list[str]:
     """The report's "Knowledge date" and "Staleness" sections."""
     blocks = {name: block for name, block in per_model.items() if block}
@@ -151,32 +191,29 @@ def _staleness_lines(blocks: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def _forecast_lines(blocks: Mapping[str, Mapping[str, Any]]) -> list[str]:
     rows = []
     date = None
+    before: list[str] = []
     for name, block in blocks.items():
         forecast = block.get("deployed_at")
         if not forecast:
             continue
         date = forecast["date"]
+        if forecast.get("before_knowledge_date"):
+            before.append(f"- **No forecast for `{name}`**: {_before_knowledge_date(name, forecast)}.")
         for category, points in forecast["per_category"].items():
-            cells = []
-            for months in FORECAST_MONTHS:
-                p = points[str(months)]
-                cell = _pct(p["value"])
-                if p["ci_low"] is not None and p["ci_high"] is not None:
-                    cell += f" [{p['ci_low']:.1f}, {p['ci_high']:.1f}]"
-                cells.append(cell + (" *" if p["extrapolated"] else ""))
-            rows.append([name, category, *cells])
-    if not rows:
+            rows.append([name, category, *(_point(points[str(months)]) for months in FORECAST_MONTHS)])
+    if not rows and not before:
         return []
-    heads = ["on the day" if m == 0 else f"after {m} months" for m in FORECAST_MONTHS]
-    return [
-        f"### Deployed on {date}",
-        "",
-        "Share of what the model knew at its knowledge date that is stale (changed) when it is used. "
-        "A * marks a date after the snapshot: there the curve is extended with the half-life fit.",
-        "",
-        table(["model", "category", *heads], rows),
-        "",
-    ]
+    lines = [f"### Deployed on {date}", ""]
+    if rows:
+        heads = ["on the day" if m == 0 else f"after {m} months" for m in FORECAST_MONTHS]
+        lines += [
+            "Share of what the model knew at its knowledge date that is stale (changed) when it is used. "
+            "A * marks a date after the snapshot: there the curve is extended with the half-life fit.",
+            "",
+            table(["model", "category", *heads], rows),
+            "",
+        ]
+    return lines + ([*before, ""] if before else [])
 
 
 def write_knowledge_plots(folder: Path, per_model: Mapping[str, Mapping[str, Any] | None]) -> None:

@@ -45,7 +45,10 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     def load(self, fetch_progress: Callable[[int], None] | None = None) -> None:
         """Facts and gold answers; with ``live``, the Wikidata query runs here (``fetch_progress`` counts rows)."""
+        from chronoprobe.outdated.knowledge_date import check_deployed_at
+
         self.facts, self.gold = load_gold(self.config, fetch_progress=fetch_progress)
+        check_deployed_at(self.config.deployed_at, self.gold.answers, f"snapshot {self.gold.name}")
         self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
         self.loaded = True
 

@@ -33,7 +33,7 @@ MEDIAN_COLOUR = "#e76f51"
 def model_labels(per_model: Mapping[str, Mapping[str, Any]], width: int = 22) -> list[str]:
     """Short, distinct, wrapped labels for the models, in order."""
     names = unique_names(str(summary.get("name") or display_name(spec)) for spec, summary in per_model.items())
-    return [textwrap.fill(name, width) if len(name) > width else name for name in names]
+    return [tick_label(name, width, lines=3) for name in names]
 
 
 def whisker_range(years: Sequence[float]) -> tuple[float, float]:
@@ -156,7 +156,7 @@ def verdicts_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3
             heights = [summary["per_category"][c]["soft_constraint_pct"][v] for c in categories]
             ax.bar(range(len(categories)), heights, bottom=bottom, label=v, color=COLOURS[v])
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-        ax.set_xticks(range(len(categories)), categories, rotation=35, ha="right", fontsize=8)
+        ax.set_xticks(range(len(categories)), [tick_label(c) for c in categories], rotation=35, ha="right", fontsize=8)
         ax.set_ylim(0, 100)
         if len(summaries) > 1:
             ax.set_title(name, fontsize=9)
@@ -175,6 +175,17 @@ def verdicts_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3
 
 def _wrap(text: str, width: int = 30) -> str:
     return textwrap.fill(text, width) if len(text) > width else text
+
+
+def tick_label(text: str, width: int = 24, lines: int = 2) -> str:
+    """A name short enough for a tick or a panel title: wrapped, at most ``lines`` lines, the rest cut with an
+    ellipsis. (A catalogue's category or a model spec can be any length; a long one would not fit the figure.)"""
+    if len(text) <= width:
+        return text
+    wrapped = textwrap.wrap(text, width, break_long_words=True) or [text]
+    if len(wrapped) > lines:
+        wrapped = [*wrapped[: lines - 1], wrapped[lines - 1][: width - 1] + "…"]
+    return "\n".join(wrapped)
 
 
 def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:

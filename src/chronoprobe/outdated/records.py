@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NotRequired
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
+from chronoprobe.errors import DataError
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number
 from chronoprobe.runlog import typed_detail
 
@@ -69,6 +70,46 @@ class ScoreDetail(TypedDict):
     generations_dir: NotRequired[str]
 
 
+class DateEstimate(TypedDict):
+    value: float | None
+    n: int
+    ci_low: float | None
+    ci_high: float | None
+
+
+class DateEntry(TypedDict):
+    """One class's knowledge date: the estimate and its naive floor."""
+
+    estimate: DateEstimate
+    naive: DateEstimate
+
+
+class HalfLife(TypedDict):
+    value: float | None
+
+
+class StalenessCurve(TypedDict):
+    dates: list[float | None]
+    share: list[float | None]
+    low: list[float | None]
+    high: list[float | None]
+    n: int
+    half_life_years: HalfLife
+
+
+class Staleness(TypedDict):
+    per_category: dict[str, StalenessCurve]
+
+
+class KnowledgeDateBlock(TypedDict):
+    """A model's ``knowledge_date`` block, as far as ``chronoprobe.knowledge_date`` and ``staleness`` read it."""
+
+    per_category: dict[str, DateEntry]
+    published_cutoff_year: NotRequired[float | None]
+    staleness: NotRequired[Staleness | None]
+
+
+_KNOWLEDGE_VIEW = TypeAdapter(KnowledgeDateBlock)
 _RUN_VIEW = TypeAdapter(RunDetail)
 _SCORE_VIEW = TypeAdapter(ScoreDetail)
 
@@ -81,6 +122,19 @@ def read_run_detail(detail: Mapping[str, Any], where: str | None = None) -> RunD
 def read_score_detail(detail: Mapping[str, Any], where: str | None = None) -> ScoreDetail:
     """``detail`` checked against :class:`ScoreDetail` (a DataError naming ``where`` if it does not fit)."""
     return typed_detail(_SCORE_VIEW, detail, where)
+
+
+def read_knowledge_block(block: dict[str, Any], where: str, place: str) -> dict[str, Any]:
+    """A ``knowledge_date`` block checked against :class:`KnowledgeDateBlock` (the same dict comes back): a
+    DataError naming the file (``where``) and the key (``place``, e.g. ``models.smollm2.knowledge_date``) if it
+    does not fit."""
+    try:
+        _KNOWLEDGE_VIEW.validate_python(block)
+        return block
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join([place, *(str(part) for part in error["loc"])])
+        raise DataError(where, f"unexpected knowledge-date layout ({key}: {error['msg']})") from None
 
 
 def run_metrics(detail: RunDetail) -> list[Metric]:

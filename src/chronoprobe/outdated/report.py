@@ -7,17 +7,19 @@ or the whole new one, never a mix.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from chronoprobe import publish
+from chronoprobe.datasets.editing_records import GROUP_OF, GROUPS, group_heading
 from chronoprobe.io import (
     write_json_atomic,
     write_jsonl_atomic,
     write_text_atomic,
 )
-from chronoprobe.metrics.dyknow import VERDICTS
+from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, VERDICTS
 from chronoprobe.metrics.uncertainty import cell, ci_cell
 from chronoprobe.outdated.audit import ResponseRecord
 from chronoprobe.outdated.knowledge_report import knowledge_lines, write_knowledge_plots
@@ -113,12 +115,8 @@ def render_markdown(per_model: Mapping[str, Mapping[str, Any]], provenance: dict
             table(headers, _verdict_rows(per_model, "soft_constraint_pct", section="as_of")),
             "",
         ]
-    parts += ["## Facts to edit", ""]
-    for model, summary in per_model.items():
-        edit = summary["facts_to_edit"]
-        parts.append(f"- `{model}`: {len(edit)} fact(s) with no up-to-date and at least one outdated answer")
+    parts += facts_to_edit_lines(per_model)
     parts += [
-        "",
         "Full lists are in `summary.json`; the per-response records are in `responses.jsonl`.",
         "",
         "## Recency of training data",
@@ -139,6 +137,38 @@ def render_markdown(per_model: Mapping[str, Mapping[str, Any]], provenance: dict
         provenance_section(provenance),
     ]
     return "\n".join(parts)
+
+
+def facts_to_edit_lines(per_model: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The facts to edit per editing group (DyKnow's Table 3 rows), said with the one rule that picks them."""
+    heads = [group_heading(g) for g in GROUPS]
+    rows = []
+    for model, summary in per_model.items():
+        edit = summary["facts_to_edit"]
+        counts = Counter(GROUP_OF.get(fact.split("/", 1)[0], "") for fact in edit)
+        overall = summary["per_category"].get(ALL) or {}
+        wider = overall.get("facts", 0) - (overall.get("soft_constraint") or {}).get("up-to-date", 0)
+        rows.append([model, *(counts[g] for g in GROUPS), len(edit), wider])
+    lines = [
+        "## Facts to edit",
+        "",
+        f"{FACT_TO_EDIT_RULE} `editing run --from` and `editing dataset --from` this folder edit these facts "
+        "(less any whose current value is not one single answer; they list those). The groups are the rows of "
+        "DyKnow's Table 3, the audit's categories pooled as shown. The last column is a wider set, every fact "
+        "with no question answered up-to-date, which `--select not-up-to-date` edits.",
+        "",
+        table(["model", *heads, "facts to edit", "not up-to-date"], rows),
+        "",
+    ]
+    for model, summary in per_model.items():
+        left = summary["per_category"].get(ALL, {}).get("ambiguous_not_edited") or []
+        if left:
+            lines += [
+                f"`{model}`: {len(left)} fact(s) with no up-to-date answer have an ambiguous one; DyKnow stops on "
+                "those until the answer is fixed by hand, so they are not facts to edit.",
+                "",
+            ]
+    return lines
 
 
 def _knowledge_blocks(per_model: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -349,6 +349,10 @@ def score_generations(
         gold_map, gold_description = load_gold(gold)
     else:
         gold_map, gold_description = dict(gold_answers), {"kind": "in-memory", "source": str(gold)}
+    if deployed_at is not None:
+        from chronoprobe.outdated.knowledge_date import check_deployed_at
+
+        check_deployed_at(deployed_at, gold_map, "the gold answers")
     # Read and classify everything before writing anything: bad input leaves no half-written output.
     by_category: dict[str, list[ScoredResponse]] = {}
     no_gold: set[str] = set()

@@ -11,6 +11,7 @@ from chronoprobe.metrics.dyknow import (
     VERDICTS,
     Classification,
     Verdict,
+    ambiguous_not_edited,
     average_counts,
     facts_to_edit,
     inconsistent_facts,
@@ -53,6 +54,7 @@ def _group(
         "inconsistency_pct": 100.0 * len(inconsistent) / facts if facts else 0.0,
         "inconsistent_facts": sorted(inconsistent),
         "facts_to_edit": sorted(facts_to_edit(by_fact)),
+        "ambiguous_not_edited": sorted(ambiguous_not_edited(by_fact)),
         "estimates": _estimates(by_fact, inconsistent, average_pct),
     }
 

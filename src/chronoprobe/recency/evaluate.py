@@ -18,7 +18,7 @@ from chronoprobe.cache import CachedModel, stable_hash
 from chronoprobe.datasets.recency_taxonomy import CLASSES, RecencyClass
 from chronoprobe.datasets.recencyqa import RecencyItem
 from chronoprobe.errors import ConfigError
-from chronoprobe.models.base import DecodingParams, Prompt
+from chronoprobe.models.base import DecodingParams, NewTokens, Prompt
 from chronoprobe.recency.parse import parse_recency_answer
 from chronoprobe.recency.prompts import (
     Template,
@@ -41,7 +41,7 @@ class EvalConfig(BaseModel):
     temperature: float = Field(0.5, ge=0.0)
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     seed: int = 0
-    max_new_tokens: int | None = Field(None, ge=1, le=4096)
+    max_new_tokens: NewTokens | None = None
     """None: the per-strategy default (DEFAULT_MAX_NEW_TOKENS)."""
     prompt_files: tuple[Path, ...] = ()
     """Replace our prompts: a file with {context} is the with-context prompt, else the without-context one."""

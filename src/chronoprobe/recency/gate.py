@@ -15,120 +15,33 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
-
 from chronoprobe.cache import CachedModel
-from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
+from chronoprobe.datasets.recency_taxonomy import RecencyClass
 from chronoprobe.errors import ConfigError, DataError
-from chronoprobe.metrics import recency as m
-from chronoprobe.models.base import DecodingParams
-from chronoprobe.recency.parse import parse_recency_answer
-from chronoprobe.recency.prompts import Template, eval_template
+from chronoprobe.recency.gate_rule import (
+    DEFAULT_SAMPLES,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_THRESHOLD,
+    GateDecision,
+    GateSettings,
+    _check_threshold,
+    decide_retrieval,
+    gate_labels,
+)
+from chronoprobe.recency.prompts import Template
 
-DEFAULT_THRESHOLD = RecencyClass.A_YEAR
-DEFAULT_SAMPLES = 5
-"""Label samples per question, for the CLI and the Python API alike."""
-DEFAULT_TEMPERATURE = 0.7
-
-
-class GateDecision(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    question: str
-    predicted_class: RecencyClass | None
-    retrieve: bool
-    reason: str
-    distribution: dict[str, float] = Field(default_factory=dict)
-    """Share of each class among the parsed samples (empty for one greedy sample that did not parse)."""
-    samples: int
-    unparseable: int
-    threshold: RecencyClass
-    share_within_threshold: float | None = None
-
-    @field_validator("predicted_class", "threshold", mode="before")
-    @classmethod
-    def _class_from_name(cls, value: object) -> object:
-        return RecencyClass.parse(value) if isinstance(value, str) else value
-
-    @field_serializer("predicted_class", "threshold")
-    def _class_name(self, value: RecencyClass | None) -> str | None:
-        # JSON shows the class as the dataset spells it ("A-Year"), not its index
-        return value.label if value is not None else None
-
-
-def decide_retrieval(
-    labels: list[RecencyClass | None],
-    threshold: RecencyClass,
-    min_share: float = 0.5,
-    question: str = "",
-    *,
-    greedy: bool | None = None,
-) -> GateDecision:
-    """Pure decision from sampled labels (None = unparseable).
-
-    ``greedy`` says whether the labels came from one greedy answer (default: when there is exactly one label);
-    it only changes how the reason describes the evidence.
-    """
-    parsed = [label for label in labels if label is not None]
-    unparseable = len(labels) - len(parsed)
-    greedy = len(labels) == 1 if greedy is None else greedy
-    if not parsed:
-        return GateDecision(
-            question=question,
-            predicted_class=None,
-            retrieve=True,
-            samples=len(labels),
-            unparseable=unparseable,
-            threshold=threshold,
-            reason=f"could not read a recency class from {_drawn(len(labels), greedy)}; retrieving to be safe",
-        )
-    distribution = m.label_distribution(parsed)
-    predicted: RecencyClass = m.majority_label(parsed)
-    within = sum(share for label, share in distribution.items() if label <= threshold)
-    retrieve = within >= min_share
-    if greedy and len(labels) == 1:
-        votes = "one greedy answer"
-    else:
-        votes = f"{round(distribution[predicted] * len(parsed))}/{len(parsed)} samples"
-        if unparseable:
-            votes += f" that parsed; {unparseable} of {len(labels)} unparseable"
-    horizon = f"within {threshold.label}"
-    if retrieve:
-        reason = (
-            f"predicted {predicted.label} ({votes}); {within:.0%} of the answers expect the answer to change "
-            f"{horizon} or sooner, so the model's stored answer is likely stale: retrieve"
-        )
-    else:
-        reason = (
-            f"predicted {predicted.label} ({votes}); only {within:.0%} of the answers expect a change "
-            f"{horizon} or sooner, so the model's own knowledge should still hold: no retrieval"
-        )
-    return GateDecision(
-        question=question,
-        predicted_class=predicted,
-        retrieve=retrieve,
-        reason=reason,
-        distribution={label.label: share for label, share in distribution.items()},
-        samples=len(labels),
-        unparseable=unparseable,
-        threshold=threshold,
-        share_within_threshold=within,
-    )
-
-
-def _drawn(n: int, greedy: bool) -> str:
-    if greedy and n == 1:
-        return "one greedy answer"
-    return f"{n} sampled answer{'s' if n != 1 else ''}"
-
-
-def _check_threshold(threshold: RecencyClass | str) -> RecencyClass:
-    if isinstance(threshold, RecencyClass):
-        return threshold
-    parsed = parse_label(threshold)
-    if parsed is None:
-        raise ConfigError("--threshold", f"{threshold!r} is not a recency class (e.g. A-Few-Months, A-Year)")
-    return parsed
+__all__ = [
+    "DEFAULT_SAMPLES",
+    "DEFAULT_TEMPERATURE",
+    "DEFAULT_THRESHOLD",
+    "GateDecision",
+    "GateSettings",
+    "decide_retrieval",
+    "gate_labels",
+    "read_gate_questions",
+    "recency_gate",
+    "recency_gate_many",
+]
 
 
 def recency_gate_many(
@@ -144,8 +57,13 @@ def recency_gate_many(
     max_new_tokens: int = 16,
     template: Template | None = None,
     progress: Callable[[int], None] | None = None,
+    warn: bool = True,
 ) -> list[GateDecision]:
-    """Classify every question in one batched model call and decide, per question, whether to retrieve."""
+    """Classify every question in one batched model call and decide, per question, whether to retrieve.
+
+    ``warn``: log a warning (logger ``chronoprobe.recency.gate``, once per model) when the model's
+    measured routing quality (:mod:`chronoprobe.recency.gate_check`) is below the useful level, or
+    was never measured."""
     threshold = _check_threshold(threshold)
     if samples < 1:
         raise ConfigError("--samples", f"needs at least one sample, got {samples}")
@@ -157,23 +75,17 @@ def recency_gate_many(
     for number, question in enumerate(cleaned, start=1):
         if not question:
             raise ConfigError("question" if len(cleaned) == 1 else f"question {number}", "is empty")
-    template = template or eval_template("zero-shot", context is not None)
-    prompts = []
-    for question in cleaned:
-        values = {"question": question}
-        if context is not None:
-            values["context"] = context
-        prompts.append(template.fill(**values))
+    settings = GateSettings(samples=samples, temperature=temperature, seed=seed, max_new_tokens=max_new_tokens)
+    labels = gate_labels(cleaned, model, settings, context=context, template=template, progress=progress)
+    if warn and context is None and template is None:
+        from chronoprobe.recency.gate_check import warn_if_weak
+
+        warn_if_weak(model.info, settings, threshold, min_share)
     greedy = samples == 1
-    params = DecodingParams(
-        n=samples, temperature=0.0 if greedy else temperature, seed=seed, max_new_tokens=max_new_tokens
-    )
-    generations = model.generate(prompts, params, progress=progress)
-    decisions = []
-    for question, generation in zip(cleaned, generations, strict=True):
-        labels = [parse_recency_answer(s.text).label for s in generation.samples]
-        decisions.append(decide_retrieval(labels, threshold, min_share, question=question, greedy=greedy))
-    return decisions
+    return [
+        decide_retrieval(drawn, threshold, min_share, question=question, greedy=greedy)
+        for question, drawn in zip(cleaned, labels, strict=True)
+    ]
 
 
 def recency_gate(
@@ -188,8 +100,9 @@ def recency_gate(
     seed: int = 0,
     max_new_tokens: int = 16,
     template: Template | None = None,
+    warn: bool = True,
 ) -> GateDecision:
-    """Classify ``question`` and decide whether to retrieve before answering it."""
+    """Classify ``question`` and decide whether to retrieve before answering it (``warn``: see :func:`recency_gate_many`)."""
     return recency_gate_many(
         [question],
         model,
@@ -201,6 +114,7 @@ def recency_gate(
         seed=seed,
         max_new_tokens=max_new_tokens,
         template=template,
+        warn=warn,
     )[0]
 
 

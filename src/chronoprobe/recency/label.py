@@ -32,7 +32,7 @@ from chronoprobe.datasets.recencyqa import LabelContext, RecencyItem
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
 from chronoprobe.metrics import recency as m
-from chronoprobe.models.base import DecodingParams, Prompt
+from chronoprobe.models.base import DecodingParams, NewTokens, Prompt
 from chronoprobe.recency.parse import (
     parse_contexts,
     parse_recency_answer,
@@ -53,11 +53,11 @@ class LabelConfig(BaseModel):
     retry_temperatures: tuple[float, ...] = (0.3, 0.0)
     """One redraw round per entry, for the samples still unparseable."""
     seed: int = 0
-    label_max_new_tokens: int = Field(32, ge=4)
-    vote_max_new_tokens: int = Field(32, ge=2)
+    label_max_new_tokens: NewTokens = Field(32, ge=4)
+    vote_max_new_tokens: NewTokens = Field(32, ge=2)
     candidates: int = Field(3, ge=1)
     context_temperature: float = Field(0.9, ge=0.0)
-    context_max_new_tokens: int = Field(60, ge=8)
+    context_max_new_tokens: NewTokens = Field(60, ge=8)
     verify_samples: int = Field(13, ge=1)
     max_context_rounds: int = Field(3, ge=1)
     """Context generation rounds per (question, label); 1 means no regeneration."""

@@ -84,6 +84,11 @@ class RecencyLens(Lens[RecencyRow]):
         self.questions = stratified_sample(self.pool, self.config.sample, self.config.sample_seed)
         if not self.questions:
             raise ConfigError("--sample", "selects no questions")
+        if self.config.sample is not None and self.config.sample > len(self.pool):
+            self.notes.append(
+                f"--sample {self.config.sample}: the data holds {len(self.pool)} questions, so all {len(self.pool)} "
+                "are asked"
+            )
         self.loaded = True
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RecencyRow]:

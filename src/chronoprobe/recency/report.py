@@ -42,9 +42,10 @@ def slug(text: str) -> str:
 
 
 CONFUSION_FONT_PT = 9.0
-"""The smallest text in a confusion matrix: about 10 px where the report card shows the figure 360 px high."""
+"""The smallest text in a confusion matrix: 12 px where the report card shows the figure at its drawn size."""
 CONFUSION_DPI = 160
-"""Twice the pixels the card shows, so the figure stays sharp on a high-density screen."""
+"""More pixels than the card shows (it shows a PNG at its recorded resolution), so the figure stays sharp on a
+high-density screen."""
 
 
 def confusion_figure(matrix: list[list[int]], labels: list[str], title: str) -> Figure:

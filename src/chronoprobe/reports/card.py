@@ -202,8 +202,25 @@ def _columns(runs: Sequence[RunFolder]) -> list[Column]:
     return [Column(run, m.name) for run in runs for m in run.models]
 
 
+def run_label(run: RunFolder) -> str:
+    """A run as the card names it beside its model: its folder's name and when it ran (``audit · 2026-11-30 14:02``)."""
+    created = str(run.provenance.get("created") or "")
+    when = created[:16].replace("T", " ") if len(created) >= 16 else created
+    name = Path(run.run).name or run.run
+    return f"{name} · {when}" if when else name
+
+
+def run_anchor(run: RunFolder) -> str:
+    return "run-" + _slug(run.run)
+
+
 def _column_head(column: Column, several_runs: bool) -> str:
-    run = f'<span class="run">{escape(column.run.run)}</span>' if several_runs else ""
+    run = (
+        f'<a class="run" href="#{run_anchor(column.run)}" title="{escape(column.run.run, quote=True)}">'
+        f"{escape(run_label(column.run))}</a>"
+        if several_runs
+        else ""
+    )
     return f'<th scope="col" class="model">{escape(column.model)}{run}</th>'
 
 
@@ -280,17 +297,57 @@ def _data_uri(path: Path) -> str:
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 
+def png_display_size(data: bytes) -> tuple[int, int] | None:
+    """A PNG's size in CSS pixels at the resolution it records (its ``pHYs`` chunk), so a figure drawn at
+    160 dpi shows its text at the point size it was drawn with; None without a recorded resolution."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    at = 8
+    while at + 8 <= len(data):
+        length, kind = int.from_bytes(data[at : at + 4], "big"), data[at + 4 : at + 8]
+        if kind == b"pHYs" and length == 9:
+            body = data[at + 8 : at + 17]
+            per_metre, unit = int.from_bytes(body[0:4], "big"), body[8]
+            if unit != 1 or per_metre <= 0:
+                return None
+            dpi = per_metre * 0.0254
+            return round(width * 96 / dpi), round(height * 96 / dpi)
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        at += 12 + length
+    return None
+
+
+def _figure(plot: Path) -> str:
+    """One plot at the size it was drawn for (SVG: its points; PNG: its recorded resolution), never wider than the page."""
+    size = ""
+    if plot.suffix == ".png":
+        shown = png_display_size(plot.read_bytes())
+        if shown is not None:
+            size = f' width="{shown[0]}" height="{shown[1]}"'
+    return (
+        f'<figure><img src="{_data_uri(plot)}" alt="{escape(plot.stem, quote=True)}"{size}>'
+        f"<figcaption>{escape(plot.name)}</figcaption></figure>"
+    )
+
+
 def _figures(runs: Sequence[RunFolder]) -> str:
-    figures = []
+    """Each run's plots in a block of their own, headed by its models and its label when there are several runs."""
+    blocks = []
     several = len(runs) > 1
     for run in runs:
-        for plot in run.plots:
-            caption = f"{run.run}/{plot.name}" if several else plot.name
-            figures.append(
-                f'<figure><img src="{_data_uri(plot)}" alt="{escape(plot.stem, quote=True)}">'
-                f"<figcaption>{escape(caption)}</figcaption></figure>"
-            )
-    return f'<div class="figures">{"".join(figures)}</div>' if figures else ""
+        if not run.plots:
+            continue
+        figures = "".join(_figure(plot) for plot in run.plots)
+        head = ""
+        if several:
+            models = ", ".join(m.name for m in run.models)
+            head = f'<h4 class="run-head">{escape(models)} <span class="run">{escape(run_label(run))}</span></h4>'
+        blocks.append(
+            f'<div class="run-plots" id="{run_anchor(run)}-plots">{head}<div class="figures">{figures}</div></div>'
+        )
+    return "".join(blocks)
 
 
 def _dl(items: Iterable[tuple[str, Any]]) -> str:
@@ -342,7 +399,8 @@ def _provenance(run: RunFolder) -> str:
     )
     raw = escape(json.dumps(p, indent=2, ensure_ascii=False, default=str))
     return (
-        f'<details class="prov"><summary>Provenance: {escape(run.run)}</summary>{model_table}{facts}'
+        f'<details class="prov" id="{run_anchor(run)}"><summary>Provenance: {escape(run_label(run))} '
+        f'<span class="path">{escape(run.run)}</span></summary>{model_table}{facts}'
         f"<details><summary>as recorded (JSON)</summary><pre>{raw}</pre></details></details>"
     )
 
@@ -367,7 +425,8 @@ def _lens_text(lens: str) -> tuple[str, str, tuple[str, str] | None]:
 def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, list[Row]]) -> str:
     title, about, by_group = _lens_text(lens)
     parts = [
-        f'<section class="lens" id="{lens}"><h2>{escape(title)} <span class="tag">{lens}</span></h2>',
+        f'<section class="lens" id="{lens}"><h2>{escape(title)} <span class="tag">{lens}</span>'
+        '<a class="top" href="#top">contents ↑</a></h2>',
         f'<p class="about">{escape(about)}</p>',
     ]
     datasets = list(dict.fromkeys(r.dataset for r in runs))
@@ -392,17 +451,31 @@ def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, li
     return "".join(parts)
 
 
-def _overview(runs: Sequence[RunFolder]) -> str:
-    body = "".join(
-        f'<tr><td><a href="#{r.lens}">{escape(r.lens)}</a></td><td>{escape(r.run)}</td>'
-        f"<td>{escape(r.dataset)}</td><td>{escape(', '.join(m.name for m in r.models))}</td>"
-        f"<td>{escape(str(r.provenance.get('created') or ''))}</td></tr>"
-        for r in sorted(runs, key=lambda r: lens_order(r.lens))
-    )
-    return (
-        '<table class="overview"><thead><tr><th>lens</th><th>run</th><th>dataset</th><th>models</th>'
-        f"<th>created</th></tr></thead><tbody>{body}</tbody></table>"
-    )
+def _contents(runs: Sequence[RunFolder]) -> str:
+    """The table of contents: each lens, its datasets, and each run (models, folder, when) with links to its
+    plots and its provenance."""
+    items = []
+    for lens in sorted({r.lens for r in runs}, key=lens_order):
+        title, _, _ = _lens_text(lens)
+        mine = [r for r in runs if r.lens == lens]
+        datasets = []
+        for dataset in dict.fromkeys(r.dataset for r in mine):
+            entries = []
+            for run in (r for r in mine if r.dataset == dataset):
+                plots = f' · <a href="#{run_anchor(run)}-plots">plots</a>' if run.plots else ""
+                entries.append(
+                    f"<li><b>{escape(', '.join(m.name for m in run.models))}</b> "
+                    f'<span class="run">{escape(run_label(run))}</span>{plots} · '
+                    f'<a href="#{run_anchor(run)}">provenance</a> <span class="path">{escape(run.run)}</span></li>'
+                )
+            datasets.append(
+                f'<li><a href="#{lens}-{_slug(dataset)}">{escape(dataset)}</a><ul>{"".join(entries)}</ul></li>'
+            )
+        items.append(
+            f'<li><a href="#{lens}">{escape(title)}</a> <span class="tag">{escape(lens)}</span>'
+            f"<ul>{''.join(datasets)}</ul></li>"
+        )
+    return f'<nav class="toc" aria-label="contents"><h2>Contents</h2><ol>{"".join(items)}</ol></nav>'
 
 
 def render_card(
@@ -415,7 +488,7 @@ def render_card(
     stamp = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0).isoformat()
     lenses = sorted({r.lens for r in runs}, key=lens_order)
     sections = [_lens_section(lens, [r for r in runs if r.lens == lens], rows_of) for lens in lenses]
-    nav = " ".join(f'<a href="#{lens}">{lens}</a>' for lens in lenses)
+    nav = " ".join(f'<a href="#{lens}">{lens}</a>' for lens in lenses) + ' <a href="#top">contents</a>'
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head>{GENERATOR_MARK}{escape(__version__)} card">\n'
@@ -425,11 +498,11 @@ def render_card(
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
-        f"<header><h1>{escape(title)}</h1><nav>{nav}</nav>"
+        f'<nav class="bar">{nav}</nav><header id="top"><h1>{escape(title)}</h1>'
         f'<p class="meta">Generated {escape(stamp)} by chronoprobe {escape(__version__)} from {len(runs)} '
         f"result folder{'s' if len(runs) != 1 else ''}. Each number reads <b>value</b> [95% interval] n: "
         "Wilson intervals for rates, a seeded bootstrap over items for means.</p>"
-        f"{_overview(runs)}</header><main>{''.join(sections)}</main>"
+        f"{_contents(runs)}</header><main>{''.join(sections)}</main>"
         "<footer>chronoprobe report card: self-contained, works offline. "
         "The same numbers as <code>chronoprobe results</code>.</footer></body></html>\n"
     )
@@ -446,18 +519,29 @@ h1{font-size:26px;margin:0 0 4px}
 h2{font-size:20px;margin:0 0 2px;display:flex;align-items:center;gap:10px}
 h3{font-size:16px;margin:18px 0 8px;color:var(--mute);font-weight:600}
 nav a{margin-right:14px;color:var(--accent);text-decoration:none;font-weight:600}
+nav.bar{position:sticky;top:0;z-index:2;background:rgba(246,247,249,.96);border-bottom:1px solid var(--line);
+padding:8px 24px;font-size:14px}
+nav.toc{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 20px;margin:14px 0 4px}
+nav.toc h2{font-size:16px;margin:0 0 6px}
+nav.toc ol{margin:0;padding-left:20px}
+nav.toc ul{margin:2px 0 6px;padding-left:18px;font-size:13.5px}
+nav.toc li{margin:2px 0}
+nav.toc ul ul a{font-weight:500}
+.run{color:var(--mute);font-weight:400;font-size:12.5px}
+.path{color:var(--mute);font-weight:400;font-size:11.5px;font-family:ui-monospace,"DejaVu Sans Mono",Menlo,monospace}
+a.top{margin-left:auto;font-size:12.5px;font-weight:500;color:var(--accent);text-decoration:none}
+[id]{scroll-margin-top:48px}
 .meta,.about,footer{color:var(--mute);font-size:13.5px}
 .tag{font-size:12px;font-weight:600;color:var(--accent);background:#e8eefc;border-radius:10px;padding:1px 9px}
 section.lens{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin:22px 0;
 box-shadow:0 1px 2px rgba(20,30,50,.05)}
 table{border-collapse:collapse;width:auto;max-width:100%}
-table.overview{margin:10px 0 4px;font-size:13.5px}
 th,td{padding:6px 12px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 thead th{font-size:12.5px;text-transform:uppercase;letter-spacing:.03em;color:var(--mute);border-bottom:2px solid var(--line)}
 caption{text-align:left;font-size:13px;color:var(--mute);padding-bottom:6px}
 table.numbers{margin:6px 0 14px}
 th.model{text-transform:none;font-size:14px;color:var(--ink);min-width:150px}
-th .run{display:block;font-weight:400;font-size:11.5px;color:var(--mute)}
+th .run{display:block;font-weight:400;font-size:11.5px;color:var(--mute);text-decoration:none}
 th.metric,th.cls{font-weight:500}
 th.cls{font-weight:500}
 th.cls.group{font-weight:600;border-right:1px solid var(--line)}
@@ -472,9 +556,11 @@ td.empty{color:var(--mute)}
 .bar .pt{position:absolute;top:-2px;width:4px;height:10px;margin-left:-2px;background:var(--accent);border-radius:2px}
 table.flat td.num .bar{display:none}
 .mono,code,pre{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,monospace;font-size:12.5px}
-.figures{display:flex;flex-wrap:wrap;gap:14px;margin:8px 0 12px}
-figure{margin:0;border:1px solid var(--line);border-radius:8px;padding:8px;background:#fff;max-width:540px}
-figure img{display:block;max-width:100%;height:auto;max-height:360px}
+.run-plots{margin:12px 0 16px}
+h4.run-head{font-size:14px;margin:14px 0 6px;padding-bottom:4px;border-bottom:1px solid var(--line)}
+.figures{display:flex;flex-wrap:wrap;gap:14px;margin:8px 0 12px;align-items:flex-start}
+figure{margin:0;border:1px solid var(--line);border-radius:8px;padding:8px;background:#fff;max-width:100%}
+figure img{display:block;max-width:100%;height:auto}
 figcaption{font-size:12px;color:var(--mute);margin-top:4px}
 details{margin:8px 0;font-size:13.5px}
 details summary{cursor:pointer;color:var(--accent);font-weight:600}

@@ -1,0 +1,131 @@
+"""``chronoprobe catalogue``: build a fact catalogue and its snapshot from Wikidata property templates.
+
+A thin layer over :mod:`chronoprobe.knowledge.catalogue_build` and
+:mod:`chronoprobe.knowledge.templates`, where the validation lives.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from chronoprobe.cli.common import check_as_of, check_endpoint, console, progress_bar
+from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
+
+app = typer.Typer(
+    help="Build fact catalogues from Wikidata property templates: build, list the templates, report a build.",
+    no_args_is_help=True,
+)
+tables = Console()
+
+
+@app.command("build")
+def build_command(
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Build folder: catalogue.json, snapshot.json, report.json, pages/.")
+    ],
+    templates: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="TEMPLATE", help="Shipped template names or .toml files (default: the whole shipped set)."
+        ),
+    ] = None,
+    endpoint: Annotated[
+        str, typer.Option(help="SPARQL endpoint (WDQS, a mirror, or the stand-in).", callback=check_endpoint)
+    ] = WDQS_ENDPOINT,
+    as_of: Annotated[
+        str | None,
+        typer.Option(help="Read every history as it stood on this date (YYYY-MM-DD).", callback=check_as_of),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Ask at most N subjects (facts) per template.")] = None,
+    timeout: Annotated[float, typer.Option(min=1.0, help="Seconds per request.")] = 60.0,
+) -> None:
+    """Query the endpoint page by page and write a catalogue, a snapshot and a report; a rerun resumes."""
+    from chronoprobe.knowledge.catalogue_build import CATALOGUE_FILE, SNAPSHOT_FILE, build_catalogue
+    from chronoprobe.knowledge.templates import resolve_templates
+
+    chosen = resolve_templates(templates or [])
+    with progress_bar(transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def advance(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = int(bar.add_task(name, total=total))
+            bar.update(tasks[name], completed=done)  # type: ignore[arg-type]  # rich's TaskID is an int
+
+        report = build_catalogue(
+            chosen,
+            out_dir,
+            endpoint=endpoint,
+            as_of=dt.date.fromisoformat(as_of) if as_of else None,
+            limit=limit,
+            timeout_s=timeout,
+            progress=advance,
+        )
+    console.print(
+        f"{report.facts} facts in {len(report.categories)} categories ({report.new_facts} new, "
+        f"{report.dyknow_facts} DyKnow) from {len(chosen)} templates",
+        highlight=False,
+    )
+    console.print(f"catalogue: {out_dir / CATALOGUE_FILE}\nsnapshot:  {out_dir / SNAPSHOT_FILE}", highlight=False)
+    console.print(
+        f"run it: chronoprobe outdated run --facts {out_dir / CATALOGUE_FILE} --snapshot {out_dir / SNAPSHOT_FILE}",
+        highlight=False,
+    )
+
+
+@app.command("templates")
+def templates_command() -> None:
+    """List the shipped templates: what each selects and how many facts it gave on the stand-in."""
+    from chronoprobe.knowledge.templates import shipped_dir, shipped_templates
+
+    for template in shipped_templates():
+        stand_in = "" if template.stand_in_facts is None else f", {template.stand_in_facts} facts on the stand-in"
+        tables.print(f"[bold]{template.name}[/] ({template.property}, category {template.category}{stand_in})")
+        tables.print(f"  {template.description}", highlight=False, markup=False)
+    tables.print(
+        f"files: {shipped_dir()}; build them all with `chronoprobe catalogue build --out DIR`, "
+        "or some: `chronoprobe catalogue build NAME... --out DIR`",
+        highlight=False,
+        markup=False,
+    )
+
+
+@app.command("report")
+def report_command(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="A build folder (catalogue build --out).")],
+) -> None:
+    """Per template: subjects asked, facts kept, DyKnow facts merged, and why the others were refused."""
+    from chronoprobe.knowledge.catalogue_build import read_report
+
+    report = read_report(folder)
+    table = Table(title=f"{folder}: {report.facts} facts, retrieved {report.retrieved} from {report.endpoint}")
+    for column in ("template", "property", "subjects", "kept", "DyKnow merged", "refused"):
+        table.add_column(column)
+    for entry in report.templates:
+        refused = sum(entry.dropped.values())
+        row = (entry.name, entry.property, entry.subjects, entry.kept, entry.merged_dyknow, refused)
+        table.add_row(*(str(cell) for cell in row))
+    tables.print(table)
+    for entry in report.templates:
+        if entry.dropped:
+            reasons = ", ".join(f"{why} {n}" for why, n in entry.dropped.items())
+            tables.print(f"{entry.name} refused: {reasons}", highlight=False, markup=False)
+        for why, examples in entry.examples.items():
+            for example in examples:
+                tables.print(f"  {why}: {example}", highlight=False, markup=False)
+        if entry.dyknow_kept_despite:
+            kept = ", ".join(f"{why} {n}" for why, n in entry.dyknow_kept_despite.items())
+            tables.print(f"{entry.name} kept DyKnow facts as shipped despite: {kept}", highlight=False, markup=False)
+    as_of = f", as of {report.as_of}" if report.as_of else ""
+    tables.print(
+        f"{report.new_facts} new facts, {report.dyknow_facts} DyKnow facts ({report.dyknow_left_out} left out: "
+        f"no chosen template asks their property){as_of}; categories: "
+        + ", ".join(f"{c} {n}" for c, n in report.categories.items()),
+        highlight=False,
+    )
