@@ -28,8 +28,7 @@ import torch
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.conflicts.persuasion import PersuasionConfig
 from chronoprobe.conflicts.prompts import PromptWording, qa_prompt
-from chronoprobe.conflicts.sources import dynamicqa_default
-from chronoprobe.datasets.dynamicqa import expand, load_dynamicqa, take_balanced
+from chronoprobe.datasets.dynamicqa import default_source, expand, load_dynamicqa, take_balanced
 from chronoprobe.judges.base import Judge, cluster_many, cluster_pairwise
 from chronoprobe.judges.embedding import EmbeddingJudge
 from chronoprobe.metrics import conflicts as m
@@ -120,7 +119,7 @@ def main() -> None:
 
     config = PersuasionConfig(n_samples=args.samples)
     wording = PromptWording()
-    facts = take_balanced(load_dynamicqa(args.data or dynamicqa_default(), classes=("static", "temporal")), args.facts)
+    facts = take_balanced(load_dynamicqa(args.data or default_source(), classes=("static", "temporal")), args.facts)
     backend = load_backend(args.model, BackendOptions(batch_size=args.batch_size))
     prompts_per_fact = [
         [qa_prompt(wording, f.question)] + [qa_prompt(wording, it.question, it.context) for it in expand(f)]

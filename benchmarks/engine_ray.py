@@ -1,4 +1,4 @@
-"""The local engine against Ray with 2 workers: same model, same prompts, same run, fresh caches.
+"""The local engine against Ray with 2 workers (``--workers``): same model, same prompts, same run, fresh caches.
 
 Both sides run the outdated lens (``--limit`` facts, three paraphrases each) through
 ``chronoprobe.run`` with an empty call cache, so every prompt reaches the model. Ray runs on a
@@ -6,7 +6,7 @@ cluster started here (``ray.init``, timed apart) with a pool of 2 actors, each l
 once. Prints prompts/s for both, their ratio, the time until the first batch came back (for Ray:
 actor start and model load) and checks that the rows are identical. Usage:
 
-    python benchmarks/engine_ray.py [--model smollm2] [--facts 10] [--batch-size 4] [--cpus 2]
+    python benchmarks/engine_ray.py [--model smollm2] [--facts 10] [--batch-size 4] [--cpus 2] [--workers 2]
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--cpus", type=int, default=2, help="CPUs the local Ray cluster may use")
+    parser.add_argument("--workers", type=int, default=2, help="actors in Ray's pool, each loading the model once")
     args = parser.parse_args()
 
     import ray
@@ -63,7 +64,7 @@ def main() -> None:
         ray.init(address="local", num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
         init_s = time.perf_counter() - began
         try:
-            remote, ray_s, ray_first = timed(RayEngine(workers=2), args, folder, "ray")
+            remote, ray_s, ray_first = timed(RayEngine(workers=args.workers), args, folder, "ray")
         finally:
             ray.shutdown()
     prompts = len(local.rows)
@@ -71,7 +72,7 @@ def main() -> None:
     print(f"model {args.model}, {prompts} prompts, batch size {args.batch_size}, load average at start {load:.2f}")
     print(f"{'engine':<16}{'seconds':>9}{'prompts/s':>11}{'first batch s':>15}")
     print(f"{'local':<16}{local_s:>9.1f}{prompts / local_s:>11.2f}{local_first:>15.1f}")
-    print(f"{'ray, 2 workers':<16}{ray_s:>9.1f}{prompts / ray_s:>11.2f}{ray_first:>15.1f}")
+    print(f"{f'ray, {args.workers} workers':<16}{ray_s:>9.1f}{prompts / ray_s:>11.2f}{ray_first:>15.1f}")
     print(f"ray cluster start (ray.init, not in the Ray row): {init_s:.1f} s")
     print(f"ray / local prompts/s: {local_s / ray_s:.2f}x; rows identical: {same}")
 

@@ -268,11 +268,10 @@ def audit_workload(facts: int) -> tuple[list[Prompt], DecodingParams]:
 def conflicts_workload(facts: int) -> tuple[list[Prompt], DecodingParams]:
     from chronoprobe.conflicts.persuasion import PersuasionConfig
     from chronoprobe.conflicts.prompts import PromptWording, qa_prompt
-    from chronoprobe.conflicts.sources import dynamicqa_default
-    from chronoprobe.datasets.dynamicqa import expand, load_dynamicqa, take_balanced
+    from chronoprobe.datasets.dynamicqa import default_source, expand, load_dynamicqa, take_balanced
 
     wording = PromptWording()
-    chosen = take_balanced(load_dynamicqa(dynamicqa_default(), classes=("static", "temporal")), facts)
+    chosen = take_balanced(load_dynamicqa(default_source(), classes=("static", "temporal")), facts)
     prompts = [
         p
         for f in chosen

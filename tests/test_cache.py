@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import json
+import sqlite3
+import time
+
 import numpy as np
 
 from chronoprobe.cache import CachedModel, CallCache, sample_key
-from chronoprobe.models.base import BackendInfo, Capability, DecodingParams, Prompt
+from chronoprobe.models.base import BackendInfo, Capability, DecodingParams, Producer, Prompt
 from chronoprobe.testing import MockBackend, MockPrompt, MockReply
 
 
@@ -102,3 +106,79 @@ def test_cache_survives_reopen(tmp_path):
     assert reopened.count() == 1
     mode = reopened._conn.execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
+
+
+# --- what produced each answer, and caches of other releases ------------------------------------------
+
+GREEDY_KEY_0_2_0 = "80b5cdf0552fce8e41c27b75ab735e41fc2923bd13cbeb00dee8c0370b8ce9a3"
+OLD_SCHEMA = """
+CREATE TABLE calls (key TEXT PRIMARY KEY, namespace TEXT NOT NULL, payload TEXT NOT NULL, array BLOB, created REAL NOT NULL);
+CREATE TABLE speed (subject TEXT PRIMARY KEY, count INTEGER NOT NULL, seconds REAL NOT NULL);
+"""
+"""The 0.2.0 schema, as that release created it."""
+OLD_INSERT = "INSERT OR REPLACE INTO calls (key, namespace, payload, array, created) VALUES (?,?,?,?,?)"
+OLD_SELECT = "SELECT key, payload, array FROM calls WHERE key IN (?)"
+
+
+def test_each_answer_is_stored_with_its_producer_and_a_rerun_reports_it(tmp_path):
+    prompts = [Prompt(text=t) for t in ["ab", "cd", "ef"]]
+    params = DecodingParams(n=2, temperature=1.0)
+    first = CachedModel(echo_backend(), CallCache(tmp_path / "c.sqlite"))
+    first.generate(prompts, params)
+    assert (first.tally.answers, first.tally.from_cache) == (6, 0)
+
+    again = CachedModel(echo_backend(batch_size=3), CallCache(tmp_path / "c.sqlite"))
+    again.generate(prompts[:2], params)
+    assert (again.tally.answers, again.tally.from_cache, again.calls_made) == (4, 4, 0)
+    [source] = again.tally.sources
+    assert source.answers == 4
+    assert source.producer == Producer(backend="mock", batch_size=2)  # the first model's batches
+    assert abs(source.first_written - time.time()) < 60
+
+
+def test_a_cache_of_an_earlier_release_is_migrated_in_place_and_still_served(tmp_path):
+    path = tmp_path / "old.sqlite"
+    backend = echo_backend()
+    key = sample_key(backend.info, "ab", DecodingParams(), 0)
+    with sqlite3.connect(path) as old:
+        old.executescript(OLD_SCHEMA)
+        old.execute(OLD_INSERT, (key, "model:echo", json.dumps({"text": "from 0.2.0"}), None, 1_700_000_000.0))
+
+    model = CachedModel(backend, CallCache(path))
+    [served] = model.generate([Prompt(text="ab")], DecodingParams())
+    assert served.text == "from 0.2.0" and model.calls_made == 0
+    [source] = model.tally.sources
+    assert source.producer is None and source.first_written == 1_700_000_000.0  # written before producers were kept
+    with sqlite3.connect(path) as migrated:
+        columns = [row[1] for row in migrated.execute("PRAGMA table_info(calls)")]
+        assert columns == ["key", "namespace", "payload", "array", "created", "producer"]  # only added to
+
+
+def test_the_earlier_release_still_reads_and_writes_a_new_cache(tmp_path):
+    """0.2.0's own statements against a cache this release wrote: its answers read, its writes served back."""
+    path = tmp_path / "new.sqlite"
+    model = CachedModel(echo_backend(), CallCache(path))
+    model.generate([Prompt(text="ab")], DecodingParams())
+    key = sample_key(model.info, "ab", DecodingParams(), 0)
+    with sqlite3.connect(path) as old:
+        [(found, payload, _)] = old.execute(OLD_SELECT, (key,)).fetchall()
+        assert found == key and json.loads(payload)["text"] == "ba#0#0"
+        other = sample_key(model.info, "cd", DecodingParams(), 0)
+        old.execute(OLD_INSERT, (other, "model:echo", json.dumps({"text": "by 0.2.0"}), None, time.time()))
+    again = CachedModel(echo_backend(), CallCache(path))
+    assert [g.text for g in again.generate([Prompt(text="cd")], DecodingParams())] == ["by 0.2.0"]
+
+
+def test_greedy_keys_are_those_of_earlier_releases():
+    """A greedy key of the default model, as 0.2.0 computed it: caches written before producers still serve."""
+    info = BackendInfo(
+        spec="smollm2",
+        backend="hf",
+        model_id="HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)",
+        revision="gguf-sha256:b179c9523d0e6a0f",
+        dtype="float32",
+        chat_template=True,
+        sampler="inverse-cdf",
+    )
+    key = sample_key(info, "<|im_start|>user\nWho?<|im_end|>\n", DecodingParams(max_new_tokens=20), 0)
+    assert key == GREEDY_KEY_0_2_0

@@ -74,7 +74,7 @@ def model(spec: str = DEFAULT_MODEL, *, cache: Path | str | None = None, **optio
             "model", f"unknown option(s) {', '.join(sorted(options))}; known: {', '.join(BackendOptions.model_fields)}"
         )
     [loaded] = load_models([spec], backend_options, open_cache(Path(cache) if cache else None))
-    return Model(loaded.backend, loaded.cache, source=loaded.source)
+    return Model(loaded.lazy_backend, loaded.cache, source=loaded.source)
 
 
 def lenses() -> list[str]:

@@ -6,6 +6,16 @@ Results are written one batch per transaction, so a run killed with ``kill -9``
 loses at most the batch in flight. Batches are planned from the *whole* prompt
 list before the cache is consulted, so a resumed run feeds the model exactly
 the batches an uninterrupted run would have, and ends with identical results.
+
+Each answer is stored with its producer (backend, library version, device, dtype, threads,
+batch size: :class:`~chronoprobe.models.base.Producer`) and when it was written, so a rerun served
+from the cache can say what computed its answers. The cache also remembers, for local backends,
+what each load gave (its description and its prompt renderings: :mod:`chronoprobe.models.lazy`),
+so a rerun whose answers are all cached never loads the model.
+
+Schema changes are additive: a cache written by an earlier release gets the new column and
+tables when opened (its answers keep serving, with no producer), and an earlier release still
+reads and writes a cache with them.
 """
 
 from __future__ import annotations
@@ -33,8 +43,10 @@ from chronoprobe.models.base import (
     UNKEYED_SAMPLER,
     Backend,
     BackendInfo,
+    Capability,
     DecodingParams,
     Generation,
+    Producer,
     Prompt,
     Sample,
 )
@@ -60,9 +72,24 @@ CREATE TABLE IF NOT EXISTS speed_samples (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS speed_samples_by_subject ON speed_samples (subject);
+CREATE TABLE IF NOT EXISTS producers (
+    id INTEGER PRIMARY KEY,
+    producer TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS loads (
+    key TEXT PRIMARY KEY,
+    record TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS renders (
+    key TEXT PRIMARY KEY,
+    rendered TEXT NOT NULL
+);
 """
 SPEED_SAMPLES_KEPT = 200
 """The most recent timed batches kept per subject, for the spread of an estimate (the running total keeps them all)."""
+_ADDED_COLUMNS = {"calls": {"producer": "INTEGER"}}
+"""Columns added after the first release, with their types: added in place to older caches."""
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -142,6 +169,9 @@ class CallCache:
         except OSError as exc:
             raise ConfigError(f"call cache {self.path}", f"cannot create its folder ({exc.strerror or exc})") from None
         self._lock = threading.Lock()
+        self._producer_ids: dict[str, int] = {}
+        self._producers: dict[int, Producer | None] = {}
+        """Producers by id, as read; None for one this release cannot read (written by a later one)."""
         try:
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -154,6 +184,7 @@ class CallCache:
                     "is an SQLite database but not a chronoprobe call cache; give another --cache path",
                 )
             self._conn.executescript(_SCHEMA)
+            self._add_columns()
             self._conn.commit()
         except sqlite3.DatabaseError as exc:
             if _is_damage(exc):
@@ -162,18 +193,56 @@ class CallCache:
                 raise ConfigError(f"call cache {self.path}", f"cannot be opened for writing ({exc})") from None
             raise
 
+    def _add_columns(self) -> None:
+        for table, columns in _ADDED_COLUMNS.items():
+            have = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
+            for name, kind in columns.items():
+                if name in have:
+                    continue
+                try:
+                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc):  # another process added it first
+                        raise
+
     def get_many(self, keys: Sequence[str]) -> dict[str, tuple[dict[str, Any], np.ndarray | None]]:
-        found: dict[str, tuple[dict[str, Any], np.ndarray | None]] = {}
+        return {key: (entry.payload, entry.array) for key, entry in self.get_entries(keys).items()}
+
+    def get_entries(self, keys: Sequence[str]) -> dict[str, CacheEntry]:
+        """The stored entries of ``keys`` that are present, each with its producer and when it was written."""
+        found: dict[str, CacheEntry] = {}
         with self._lock, self._damage_reported():
             for start in range(0, len(keys), 500):
                 chunk = list(keys[start : start + 500])
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
-                    f"SELECT key, payload, array FROM calls WHERE key IN ({marks})", chunk
+                    f"SELECT key, payload, array, producer, created FROM calls WHERE key IN ({marks})", chunk
                 ).fetchall()
-                for key, payload, array in rows:
-                    found[key] = (json.loads(payload), _unpack_array(array))
+                for key, payload, array, producer, created in rows:
+                    found[key] = CacheEntry(
+                        json.loads(payload), _unpack_array(array), self._producer_of(producer), float(created)
+                    )
         return found
+
+    def _producer_of(self, producer_id: int | None) -> Producer | None:
+        """The producer stored under ``producer_id``; None for answers written without one (earlier releases)."""
+        if producer_id is None:
+            return None
+        if producer_id not in self._producers:
+            row = self._conn.execute("SELECT producer FROM producers WHERE id = ?", (producer_id,)).fetchone()
+            try:
+                self._producers[producer_id] = Producer.model_validate_json(row[0]) if row else None
+            except ValueError:  # written by a later release in another shape
+                self._producers[producer_id] = None
+        return self._producers[producer_id]
+
+    def _producer_id(self, producer: Producer) -> int:
+        text = producer.model_dump_json()
+        if text not in self._producer_ids:
+            self._conn.execute("INSERT OR IGNORE INTO producers (producer) VALUES (?)", (text,))
+            (found,) = self._conn.execute("SELECT id FROM producers WHERE producer = ?", (text,)).fetchone()
+            self._producer_ids[text] = int(found)
+        return self._producer_ids[text]
 
     @contextmanager
     def _damage_reported(self) -> Iterator[None]:
@@ -184,16 +253,56 @@ class CallCache:
                 raise _corrupt(self.path, exc) from None
             raise
 
-    def put_many(self, namespace: str, items: Iterable[tuple[str, dict[str, Any], np.ndarray | None]]) -> None:
+    def put_many(
+        self,
+        namespace: str,
+        items: Iterable[tuple[str, dict[str, Any], np.ndarray | None]],
+        *,
+        producer: Producer | None = None,
+    ) -> None:
+        now = time.time()
         rows = [
-            (key, namespace, json.dumps(payload, ensure_ascii=False), _pack_array(array), time.time())
+            (key, namespace, json.dumps(payload, ensure_ascii=False), _pack_array(array), now)
             for key, payload, array in items
         ]
         with self._lock, self._damage_reported(), self._conn:
+            producer_id = self._producer_id(producer) if producer is not None else None
             self._conn.executemany(
-                "INSERT OR REPLACE INTO calls (key, namespace, payload, array, created) VALUES (?,?,?,?,?)",
-                rows,
+                "INSERT OR REPLACE INTO calls (key, namespace, payload, array, created, producer) VALUES (?,?,?,?,?,?)",
+                [(*row, producer_id) for row in rows],
             )
+
+    # -- what local backends were and how they rendered (chronoprobe.models.lazy) --------------------
+
+    def get_load(self, key: str) -> dict[str, Any] | None:
+        with self._lock, self._damage_reported():
+            row = self._conn.execute("SELECT record FROM loads WHERE key = ?", (key,)).fetchone()
+        try:
+            record = json.loads(row[0]) if row else None
+        except ValueError:
+            return None
+        return record if isinstance(record, dict) else None
+
+    def put_load(self, key: str, record: dict[str, Any]) -> None:
+        with self._lock, self._damage_reported(), self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO loads (key, record, created) VALUES (?,?,?)",
+                (key, json.dumps(record, sort_keys=True), time.time()),
+            )
+
+    def get_renders(self, keys: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        with self._lock, self._damage_reported():
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(f"SELECT key, rendered FROM renders WHERE key IN ({marks})", chunk)
+                found.update((str(key), str(rendered)) for key, rendered in rows)
+        return found
+
+    def put_renders(self, items: Sequence[tuple[str, str]]) -> None:
+        with self._lock, self._damage_reported(), self._conn:
+            self._conn.executemany("INSERT OR REPLACE INTO renders (key, rendered) VALUES (?,?)", items)
 
     def add_timing(self, subject: str, count: int, seconds: float) -> None:
         """Add ``count`` timed steps (model calls, edits) that took ``seconds`` to ``subject``'s running total,
@@ -243,6 +352,16 @@ class CallCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One stored answer: its payload and array, what produced it (None before producers were recorded) and when."""
+
+    payload: dict[str, Any]
+    array: np.ndarray | None
+    producer: Producer | None
+    created: float
 
 
 @dataclass(frozen=True)
@@ -314,27 +433,86 @@ def sample_key(info: BackendInfo, rendered_prompt: str, params: DecodingParams, 
 ProgressCallback = Callable[[int], None]
 
 
+@dataclass
+class AnswerSource:
+    """Answers that one producer wrote (None: written before producers were recorded), and when."""
+
+    producer: Producer | None
+    answers: int
+    first_written: float
+    last_written: float
+
+
+class AnswerTally:
+    """Where the answers a model returned came from: how many the cache served, and who wrote them when."""
+
+    def __init__(self) -> None:
+        self.answers = 0
+        self.from_cache = 0
+        self._sources: dict[str, AnswerSource] = {}
+
+    def add(self, producer: Producer | None, written: float, *, cached: bool) -> None:
+        self.answers += 1
+        self.from_cache += cached
+        key = producer.model_dump_json() if producer is not None else ""
+        source = self._sources.get(key)
+        if source is None:
+            self._sources[key] = AnswerSource(producer, 1, written, written)
+            return
+        source.answers += 1
+        source.first_written = min(source.first_written, written)
+        source.last_written = max(source.last_written, written)
+
+    @property
+    def sources(self) -> list[AnswerSource]:
+        return sorted(self._sources.values(), key=lambda s: (s.first_written, -s.answers))
+
+
 class CachedModel:
     """A backend seen through the call cache. Use this, never a bare backend.
 
     ``engine`` runs the batches the cache misses (:mod:`chronoprobe.engines`: the local one
     unless a run picks another); ``source`` is the spec and options the backend was built from,
     which a remote engine needs to build the same backend in its workers.
+
+    ``backend`` may be a :class:`~chronoprobe.models.lazy.LazyBackend`: it is loaded on the first
+    call the cache cannot answer, or when something asks for :attr:`backend` itself. Code that
+    needs only what the model is (``info``, ``capabilities``) asks this object, which never loads it.
     """
 
     def __init__(
         self, backend: Backend, cache: CallCache, *, source: ModelSource | None = None, engine: Engine | None = None
     ) -> None:
-        self.backend = backend
+        self.lazy_backend = backend
+        """The backend as given: possibly not loaded yet."""
         self.cache = cache
         self.source = source
         self.engine: Engine = engine or LocalEngine()
         self.calls_made = 0
         """Prompts actually sent to the backend (cache misses) in this process."""
+        self.tally = AnswerTally()
+        """Where the answers returned since it was last reset came from (the runner resets it per run)."""
+
+    @property
+    def backend(self) -> Backend:
+        """The backend itself, loaded now if it was not."""
+        from chronoprobe.models.lazy import LazyBackend
+
+        given = self.lazy_backend
+        return given.load() if isinstance(given, LazyBackend) else given
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the backend's model is in memory (False while a lazy one has served everything from the cache)."""
+        return bool(getattr(self.lazy_backend, "loaded", True))
 
     @property
     def info(self) -> BackendInfo:
-        return self.backend.info
+        return self.lazy_backend.info
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return self.lazy_backend.capabilities
 
     def generate(
         self,
@@ -343,34 +521,79 @@ class CachedModel:
         *,
         progress: ProgressCallback | None = None,
     ) -> list[Generation]:
-        info = self.backend.info
-        rendered = [self.backend.render(p) for p in prompts]
-        keys = [[sample_key(info, r, params, i) for i in range(params.n)] for r in rendered]
+        served = self._served_whole(prompts, params)
+        if served is not None:  # every answer cached: no batch is planned, no model loaded
+            if progress is not None and prompts:
+                progress(len(prompts))
+            return served
+        return self._generate(self.backend, prompts, params, progress)
+
+    def _keys(
+        self, backend: Backend, prompts: Sequence[Prompt], params: DecodingParams
+    ) -> tuple[list[str], list[list[str]]]:
+        info = backend.info
+        rendered = backend.render_many(prompts)
+        return rendered, [[sample_key(info, r, params, i) for i in range(params.n)] for r in rendered]
+
+    def _served_whole(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation] | None:
+        """Every generation from the cache, or None if any sample is missing."""
+        rendered, keys = self._keys(self.lazy_backend, prompts, params)
+        wanted = [k for row in keys for k in row]
+        entries = self.cache.get_entries(wanted)
+        if len(entries) < len(set(wanted)):
+            return None
+        for key in wanted:
+            self.tally.add(entries[key].producer, entries[key].created, cached=True)
+        return [
+            Generation(
+                rendered_prompt=text, samples=[_sample_from_cache(entries[k].payload, entries[k].array) for k in row]
+            )
+            for text, row in zip(rendered, keys, strict=True)
+        ]
+
+    def _producer(self, backend: Backend) -> Producer:
+        producer = backend.producer()
+        if self.engine.local:
+            return producer
+        return producer.model_copy(update={"engine": self.engine.label, "threads": None})  # the workers' own
+
+    def _generate(
+        self, backend: Backend, prompts: Sequence[Prompt], params: DecodingParams, progress: ProgressCallback | None
+    ) -> list[Generation]:
+        info = backend.info
+        rendered, keys = self._keys(backend, prompts, params)
         results: list[Generation | None] = [None] * len(prompts)
         namespace = f"model:{info.model_id}"
 
         def from_cache(batch: list[int]) -> set[str]:
             """The batch's missing keys; none missing: its results are filled in and its progress ticked."""
             batch_keys = [k for i in batch for k in keys[i]]
-            cached = self.cache.get_many(batch_keys)
+            cached = self.cache.get_entries(batch_keys)
             missing = set(batch_keys) - set(cached)
             if not missing:
                 for i in batch:
-                    samples = [_sample_from_cache(*cached[k]) for k in keys[i]]
+                    samples = [_sample_from_cache(cached[k].payload, cached[k].array) for k in keys[i]]
                     results[i] = Generation(rendered_prompt=rendered[i], samples=samples)
+                for key in batch_keys:
+                    self.tally.add(cached[key].producer, cached[key].created, cached=True)
                 if progress is not None:
                     progress(len(batch))
             return missing
 
         def store(batch: list[int], fresh: list[Generation]) -> None:
             self.calls_made += len(batch)
+            producer = self._producer(backend)
             to_store = []
             for i, generation in zip(batch, fresh, strict=True):
                 results[i] = generation
                 for key, sample in zip(keys[i], generation.samples, strict=True):
                     payload = sample.model_dump(mode="json", exclude={"mean_distribution"})
                     to_store.append((key, payload, sample.mean_distribution))
-            self.cache.put_many(namespace, to_store)  # one transaction per batch: a kill loses at most this one
+            # one transaction per batch: a kill loses at most this one
+            self.cache.put_many(namespace, to_store, producer=producer)
+            now = time.time()
+            for _ in to_store:
+                self.tally.add(producer, now, cached=False)
             if progress is not None:
                 progress(len(batch))
 
@@ -378,14 +601,14 @@ class CachedModel:
 
         def run(batches: list[list[int]]) -> None:
             started = time.perf_counter()
-            runs = self.engine.run(self.backend, self.source, [[prompts[i] for i in b] for b in batches], params)
+            runs = self.engine.run(backend, self.source, [[prompts[i] for i in b] for b in batches], params)
             for position, fresh in runs:
                 store(batches[position], fresh)
                 finished = time.perf_counter()  # the time since the previous batch: its share of the work
                 self.cache.add_timing(speed, len(batches[position]), finished - started)
                 started = finished
 
-        plan = self.backend.plan_batches(rendered, params)
+        plan = backend.plan_batches(rendered, params)
         if self.engine.local:  # look up, then run, one batch after another
             for batch in plan:
                 if from_cache(batch):

@@ -169,7 +169,7 @@ class Lens(ABC, Generic[RowT]):
 
     def check(self, model: CachedModel) -> None:
         """Fail with a CapabilityError if ``model`` cannot serve this lens (called before any call)."""
-        require(model.backend, set(self.capabilities), purpose=f"the {self.name} lens")
+        require(model, set(self.capabilities), purpose=f"the {self.name} lens")
 
     @abstractmethod
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RowT]:

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from chronoprobe import __version__, threads
-from chronoprobe.models.base import BackendInfo
+from chronoprobe.models.base import BackendInfo, Producer
 from chronoprobe.models.registry import strip_url_credentials
 
 if TYPE_CHECKING:
-    from chronoprobe.cache import CachedModel
+    from chronoprobe.cache import AnswerTally, CachedModel
 
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "httpx", "tokenizers", "pyoxigraph", "openai", "vllm")
 
@@ -48,6 +48,41 @@ def cpu_threads(started: float | None = None) -> CpuThreads:
     return CpuThreads(policy=threads.policy_label(), cores=threads.usable_cores(), torch=threads.counts_since(started))
 
 
+class AnswerOrigin(BaseModel):
+    """Answers one producer wrote into the call cache, and when (UTC, to the second)."""
+
+    answers: int
+    producer: Producer | None = None
+    """None: written by a release that did not record what produced its answers."""
+    written_first: str
+    written_last: str
+
+
+class Answers(BaseModel):
+    """Where one model's answers in a run came from: computed now or served by the call cache, and by what."""
+
+    answers: int
+    from_cache: int
+    origins: list[AnswerOrigin] = Field(default_factory=list)
+
+
+def _utc(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="seconds")
+
+
+def answers_record(tally: AnswerTally) -> Answers:
+    origins = [
+        AnswerOrigin(
+            answers=source.answers,
+            producer=source.producer,
+            written_first=_utc(source.first_written),
+            written_last=_utc(source.last_written),
+        )
+        for source in tally.sources
+    ]
+    return Answers(answers=tally.answers, from_cache=tally.from_cache, origins=origins)
+
+
 class Provenance(BaseModel):
     """Everything needed to reproduce (or distrust) a result file."""
 
@@ -61,7 +96,10 @@ class Provenance(BaseModel):
     judge: str | None = None
     """The equivalence judge / NLI model used, where one was."""
     threads: CpuThreads | None = None
-    """None in files written before 0.2.0."""
+    """None in files written before 0.2.0; the threads of this process, which may have computed no answer."""
+    answers: dict[str, Answers] = Field(default_factory=dict)
+    """Per model (its label): what produced the run's answers, those the call cache served included; empty in
+    files written before it was recorded."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -95,5 +133,6 @@ def build_provenance(
         snapshot=snapshot,
         judge=judge,
         threads=cpu_threads(started),
+        answers={m.info.label: answers_record(m.tally) for m in models if m.tally.answers},
         extra=recorded,
     )

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe import publish
-from chronoprobe.cache import CachedModel, CallCache, open_cache
+from chronoprobe.cache import AnswerTally, CachedModel, CallCache, open_cache
 from chronoprobe.engines import Engine, ModelSource, parse_engine
 from chronoprobe.lens import Announce, Lens, ProgressFactory
+from chronoprobe.models.lazy import open_backend
 from chronoprobe.models.registry import (
     DEFAULT_MODEL,
     BackendOptions,
@@ -60,7 +61,7 @@ def load_models(
     models = []
     for name, spec in named:  # NAME=SPEC: the name is for people, never in cache keys
         with (announce or _quiet)(f"loading {canonical_spec(spec)}"):
-            backend = load_backend(spec, options)
+            backend = open_backend(spec, options, cache, load_backend)  # a local model loads on its first cache miss
         backend.info.name = name or display_name(spec)
         backend.info.given_name = name
         models.append(CachedModel(backend, cache, source=ModelSource(spec=spec, options=options)))
@@ -167,6 +168,7 @@ def execute(
             for model in loaded:
                 with blame(lens, "failed in check()"):
                     lens.check(model)
+                model.tally = AnswerTally()  # the provenance counts this run's answers
             earlier = [model.engine for model in loaded]
             rows: list[Any] = []
             try:

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.models.base import Capability
+from chronoprobe.cache import sample_key, speed_subject
+from chronoprobe.models.base import Capability, DecodingParams
 from chronoprobe.models.names import model_label, split_model_name
+from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
+from chronoprobe.models.redact import join_api_path
 from chronoprobe.models.registry import canonical_spec, split_userinfo, strip_url_credentials
 from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
@@ -57,6 +60,66 @@ def test_one_redaction_for_specs_and_free_text(text: str, shown: str) -> None:
     url = text.strip().partition("@")[2]
     if url.startswith("http"):
         assert split_userinfo(url)[0] == shown.partition("@")[2]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (f"openai:m@http://h/v1?api_key={SECRET}", "openai:m@http://h/v1?api_key=***"),
+        (f"openai:m@http://h/v1?a=1&API-KEY={SECRET}&b=2", "openai:m@http://h/v1?a=1&API-KEY=***&b=2"),
+        (
+            f"openai:m@http://h/v1?Key={SECRET}&token={SECRET}&sig={SECRET}",
+            "openai:m@http://h/v1?Key=***&token=***&sig=***",
+        ),
+        (f"openai:m@http://h/v1?access_token={SECRET}#{SECRET}", "openai:m@http://h/v1?access_token=***#***"),
+        (f"openai:m@http://h/v1?api%5Fkey={SECRET}", "openai:m@http://h/v1?api%5Fkey=***"),  # an encoded name too
+        (f"openai:m@http://u:{SECRET}@h/v1?monkey=1&keys=2", "openai:m@http://h/v1?monkey=1&keys=2"),
+        # servers echo the path they were asked for, without scheme and host
+        (
+            f"HTTP 404: no route /v1/chat/completions?api_key={SECRET}",
+            "HTTP 404: no route /v1/chat/completions?api_key=***",
+        ),
+    ],
+)
+def test_secret_query_parameters_and_fragments_are_masked(text: str, shown: str) -> None:
+    assert strip_url_credentials(text) == shown
+    assert strip_url_credentials(f"--model '{text}' --out x") == f"--model '{shown}' --out x"
+
+
+def test_a_percent_encoded_key_in_the_userinfo_is_sent_decoded() -> None:
+    assert split_userinfo("http://user:sk%2Fab%3A%40c+d@h/v1?x=1") == ("http://h/v1?x=1", "sk/ab:@c+d")
+    assert split_userinfo("http://sk%2Dkey@h/v1") == ("http://h/v1", "sk-key")
+
+
+def test_the_api_path_joins_the_path_and_the_query_stays_a_query() -> None:
+    assert join_api_path("http://u:p@h:9/v1/?api_key=K&v=2#f", "chat/completions") == (
+        "http://u:p@h:9/v1/chat/completions?api_key=K&v=2"
+    )
+    assert join_api_path("https://h", "completions") == "https://h/completions"
+
+
+@pytest.mark.parametrize(
+    ("url", "key", "speed"),
+    [
+        (
+            "http://127.0.0.1:8000/v1",
+            "39f8288d17571dadd643789eb38368551f16ff03250b907ec82ea8fdb1d84551",
+            "27fa558711a63e852eab200630818fc12bdd13b156b5c7a7660140355a78d2a0",
+        ),
+        (
+            "http://h:9/v1?api-version=2024-06-01",
+            "bbc6a45f6e8a0a4f2cbac04257b7de08aff160f853bd754ed70e763315953184",
+            "c77254f0776f004160f6bf15ea76c67d06ac6de726ecc11cc78cbe31686be432",
+        ),
+    ],
+)
+def test_urls_without_a_secret_keep_the_cache_keys_of_earlier_releases(url: str, key: str, speed: str) -> None:
+    """The keys 0.2.0 wrote for these specs (computed with its code), so their caches are still served."""
+    spec = f"openai:m@{url}"
+    backend = OpenAIBackend(OpenAIConfig(model="m", base_url=url, spec=spec))
+    assert canonical_spec(spec) == spec
+    assert sample_key(backend.info, '{"messages":[]}', DecodingParams(), 0) == key
+    assert speed_subject(spec) == speed
 
 
 def test_a_password_holding_an_at_sign_is_used_whole_and_never_shown_in_part() -> None:

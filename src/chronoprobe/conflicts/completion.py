@@ -132,7 +132,7 @@ def run_completion(
     progress: Callable[[int], None] | None = None,
 ) -> list[CompletionRow]:
     params = config.decoding()
-    require(model.backend, params, purpose="MuLan-style fact completion")
+    require(model, params, purpose="MuLan-style fact completion")
     generations = model.generate([completion_prompt(wording, q.prefix) for q in queries], params, progress=progress)
     rows = []
     for q, gen in zip(queries, generations, strict=True):

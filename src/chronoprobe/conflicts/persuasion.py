@@ -54,7 +54,7 @@ class PersuasionConfig(BaseModel):
 def check_capabilities(model: CachedModel, config: PersuasionConfig) -> str:
     """Fail before work if the backend cannot supply what CP needs; return the distribution source."""
     params = config.decoding()
-    backend = model.backend
+    backend = model  # what it can do, without loading it
     if Capability.MEAN_DISTRIBUTION in backend.capabilities:
         require(backend, params, purpose="Coherent Persuasion and semantic entropy")
         return "exact: mean softmax over generated positions"

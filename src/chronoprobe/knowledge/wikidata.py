@@ -15,9 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from chronoprobe import __version__
 from chronoprobe.cache import stable_hash
@@ -25,6 +23,9 @@ from chronoprobe.errors import ChronoprobeError, ConfigError, EndpointError
 from chronoprobe.knowledge.sparql import QUERY_TEMPLATE, build_query, parse_results
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries
+
+if TYPE_CHECKING:  # imported where a query is sent: an offline run against a snapshot never needs it
+    import httpx
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 USER_AGENT = f"chronoprobe/{__version__} (https://github.com/chronoprobe/chronoprobe; research audit tool)"
@@ -115,6 +116,8 @@ class WikidataClient:
         self._sleep = sleep
         self._clock = clock
         self._notice = notice
+        import httpx
+
         self._http = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(timeout_s),
@@ -156,6 +159,8 @@ class WikidataClient:
         )
 
     def _attempt(self, query: str, check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        import httpx
+
         try:
             response = self._send(query)
         except httpx.TimeoutException:

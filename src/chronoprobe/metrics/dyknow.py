@@ -131,7 +131,21 @@ def _mask(text: str, phrase: str | None) -> str:
     """``text`` with whole-word occurrences of ``phrase`` blanked out (offsets unchanged)."""
     if not phrase or not phrase.strip():
         return text
-    return _pattern(_norm_space(phrase), True).sub(lambda m: " " * len(m.group(0)), text)
+    surface = _norm_space(phrase)
+    if _surely_absent(text, surface):
+        return text
+    return _pattern(surface, True).sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _surely_absent(text: str, surface: str) -> bool:
+    """True when ``surface`` cannot match anywhere in ``text``, checked without compiling its pattern.
+
+    Only for ASCII text and surface, where a case-insensitive match implies the lower-cased surface
+    is a substring of the lower-cased text (beyond ASCII, ``re.IGNORECASE`` also matches letters like
+    the long s or the Kelvin sign that ``str.lower`` keeps apart). Most of the thousands of labels a
+    run looks for are absent from an answer, and compiling each one's pattern was most of its time.
+    """
+    return text.isascii() and surface.isascii() and surface.lower() not in text.lower()
 
 
 @lru_cache(maxsize=4096)
@@ -146,7 +160,12 @@ def find_whole_word(text: str, surface: str, *, ignore_case: bool = True) -> int
     """Start offset of the first whole-word occurrence of ``surface`` in ``text``."""
     if not surface.strip():
         return None
-    match = _pattern(_norm_space(surface), ignore_case).search(text)
+    surface = _norm_space(surface)
+    if ignore_case and _surely_absent(text, surface):
+        return None
+    if not ignore_case and text.isascii() and surface.isascii() and surface not in text:
+        return None
+    match = _pattern(surface, ignore_case).search(text)
     return match.start() if match else None
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -210,6 +210,24 @@ class BackendInfo(BaseModel):
         return self.given_name or self.spec
 
 
+class Producer(BaseModel):
+    """What computed an answer: recorded with it in the call cache, so a rerun that finds it there can say."""
+
+    model_config = ConfigDict(frozen=True)
+
+    backend: str
+    version: str | None = None
+    """The library or server that computed it (``torch 2.5.1, transformers 4.57.1``)."""
+    device: str | None = None
+    dtype: str | None = None
+    threads: int | None = None
+    """The CPU threads it computed with; None off the CPU or where unknown (a server)."""
+    batch_size: int | None = None
+    """Prompts per batch."""
+    engine: str | None = None
+    """The engine that ran it (``ray`` ...), when not this process."""
+
+
 class Backend(abc.ABC):
     """A model that turns prompts into generations."""
 
@@ -237,6 +255,15 @@ class Backend(abc.ABC):
         order = list(range(len(rendered_prompts)))
         return [order[i : i + size] for i in range(0, len(order), size)]
 
+    def render_many(self, prompts: Sequence[Prompt]) -> list[str]:
+        """:meth:`render` of every prompt, in order (a backend not yet loaded looks them up in one go)."""
+        return [self.render(p) for p in prompts]
+
+    def producer(self) -> Producer:
+        """What computed the latest generations, as the call cache records it beside them."""
+        info = self.info
+        return Producer(backend=info.backend, device=info.device, dtype=info.dtype, batch_size=info.batch_size)
+
     def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing to release
         """Release resources (threads, connections)."""
 
@@ -251,7 +278,17 @@ def render_with_tokenizer(tokenizer: Any, prompt: Prompt, *, chat_template: bool
     return text + prompt.answer_prefix
 
 
-def require(backend: Backend, needed: set[Capability] | DecodingParams, *, purpose: str) -> None:
+class Capable(Protocol):
+    """What :func:`require` looks at: a backend, or a cached model (which answers without loading its backend)."""
+
+    @property
+    def info(self) -> BackendInfo: ...
+
+    @property
+    def capabilities(self) -> frozenset[Capability]: ...
+
+
+def require(backend: Capable, needed: set[Capability] | DecodingParams, *, purpose: str) -> None:
     """Fail before any work if ``backend`` lacks a capability ``purpose`` needs."""
     wanted = needed.needed_capabilities() if isinstance(needed, DecodingParams) else set(needed)
     missing = sorted(c.value for c in wanted - set(backend.capabilities))

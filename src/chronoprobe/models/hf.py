@@ -24,6 +24,7 @@ from chronoprobe.models.base import (
     BackendInfo,
     DecodingParams,
     Generation,
+    Producer,
     Prompt,
     Sample,
     render_with_tokenizer,
@@ -165,6 +166,21 @@ class HFBackend(Backend):
 
     def render(self, prompt: Prompt) -> str:
         return render_with_tokenizer(self.tokenizer, prompt, chat_template=self.use_chat_template)
+
+    def producer(self) -> Producer:
+        import transformers
+
+        on_cpu = torch.device(self.device).type == "cpu"
+        return (
+            super()
+            .producer()
+            .model_copy(
+                update={
+                    "version": f"torch {torch.__version__}, transformers {transformers.__version__}",
+                    "threads": torch.get_num_threads() if on_cpu else None,
+                }
+            )
+        )
 
     def _token_ids(self, rendered: Sequence[str]) -> list[list[int]]:
         # A rendered chat template already holds its special tokens.

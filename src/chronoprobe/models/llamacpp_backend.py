@@ -36,6 +36,7 @@ from chronoprobe.models.base import (
     BackendInfo,
     DecodingParams,
     Generation,
+    Producer,
     Prompt,
     Sample,
     render_with_tokenizer,
@@ -185,6 +186,10 @@ class LlamaCppBackend(Backend):
 
     def render(self, prompt: Prompt) -> str:
         return render_with_tokenizer(self._template, prompt, chat_template=self.use_chat_template)
+
+    def producer(self) -> Producer:
+        version = f"llama-cpp-python {getattr(self._lib, '__version__', 'unknown')}"
+        return super().producer().model_copy(update={"version": version, "threads": self.cpu_threads.current})
 
     def token_ids(self, rendered: str) -> list[int]:
         # A rendered chat template already holds its special tokens, as in the hf backend.

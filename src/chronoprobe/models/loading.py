@@ -21,11 +21,12 @@ import torch
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.models import placement
 from chronoprobe.models.base import Sampler
-
-DType = Literal["auto", "float32", "bfloat16", "float16"]
-Quantize = Literal["8bit", "4bit"]
-DeviceMap = Literal["auto"]
+from chronoprobe.models.placement import DeviceMap, DType, Quantize
+from chronoprobe.models.placement import available_ram as available_ram
+from chronoprobe.models.placement import free_memory as free_memory
+from chronoprobe.models.placement import gib as _gib
 
 
 class HFConfig(BaseModel):
@@ -68,18 +69,12 @@ PROBE_NEW_TOKENS = 8
 """Decode steps of each CUDA probe batch: enough to allocate the KV cache's growth pattern."""
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-_QUANT_BYTES = {"8bit": 1.0, "4bit": 0.5}
-_QUANT_LABEL = {"8bit": "bnb-8bit", "4bit": "bnb-4bit-nf4"}
 
 
 # --- device and dtype ---------------------------------------------------------------------------
 
 
-def resolve_device(device: str) -> str:
-    """``auto`` is the first CUDA GPU when there is one, else the CPU."""
-    if device != "auto":
-        return device
-    return "cuda" if torch.cuda.is_available() else "cpu"
+resolve_device = placement.resolve_device
 
 
 def check_device(device: str, where: str) -> None:
@@ -121,8 +116,7 @@ def resolve_dtype(dtype: DType, device: str) -> torch.dtype:
 
 def dtype_label(torch_dtype: torch.dtype, quantize: Quantize | None) -> str:
     """What ``BackendInfo.dtype`` records; quantised weights get a suffix, so they never share cache keys."""
-    name = str(torch_dtype).removeprefix("torch.")
-    return name if quantize is None else f"{name}+{_QUANT_LABEL[quantize]}"
+    return placement.dtype_label(str(torch_dtype).removeprefix("torch."), quantize)
 
 
 def device_map_label(model: Any) -> str:
@@ -182,50 +176,6 @@ def quantisation_config(quantize: Quantize, compute_dtype: torch.dtype) -> Any:
 # --- memory -------------------------------------------------------------------------------------
 
 
-def _read_int(path: Path) -> int | None:
-    try:
-        text = path.read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def available_ram() -> int:
-    """Bytes this process can still allocate: MemAvailable, lowered to the cgroup's limit inside a container."""
-    available: int | None = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                available = int(line.split()[1]) * 1024
-                break
-    except (OSError, ValueError, IndexError):
-        available = None
-    if available is None:
-        psutil: Any = importlib.import_module("psutil")  # an accelerate dependency
-        available = int(psutil.virtual_memory().available)
-    limit = _read_int(Path("/sys/fs/cgroup/memory.max"))  # "max" (no limit) reads as None
-    used = _read_int(Path("/sys/fs/cgroup/memory.current"))
-    if limit is not None and used is not None:
-        available = min(available, max(0, limit - used))
-    return available
-
-
-def free_memory(device: str, device_map: DeviceMap | None) -> tuple[int, str] | None:
-    """(bytes free where the weights will go, how to say where), or None where we cannot tell (mps)."""
-    if device_map == "auto":
-        gpus = range(torch.cuda.device_count()) if torch.cuda.is_available() else range(0)
-        on_gpus = sum(torch.cuda.mem_get_info(i)[0] for i in gpus)
-        where = f"free on {len(gpus)} GPU(s) and in RAM together" if on_gpus else "of RAM available"
-        return on_gpus + available_ram(), where
-    target = torch.device(device)
-    if target.type == "cpu":
-        return available_ram(), "of RAM available"
-    if target.type == "cuda":
-        index = target.index if target.index is not None else torch.cuda.current_device()
-        return torch.cuda.mem_get_info(index)[0], f"free on {device}"
-    return None
-
-
 def parameter_count(model: str, *, revision: str, trust_remote_code: bool) -> int | None:
     """Parameters of the model a config describes, counted on the meta device (no memory, no weights read).
 
@@ -243,12 +193,7 @@ def parameter_count(model: str, *, revision: str, trust_remote_code: bool) -> in
 
 
 def weight_bytes(parameters: int, torch_dtype: torch.dtype, quantize: Quantize | None) -> int:
-    per = _QUANT_BYTES[quantize] if quantize else torch.finfo(torch_dtype).bits / 8
-    return int(parameters * per)
-
-
-def _gib(n: float) -> str:
-    return f"{n / 2**30:.1f} GiB"
+    return placement.weight_bytes(parameters, str(torch_dtype).removeprefix("torch."), quantize)
 
 
 def check_fits(
@@ -269,33 +214,6 @@ def check_fits(
         f"does not fit in memory: {parameters / 1e9:.2f}B parameters in {dtype_label(torch_dtype, quantize)} need "
         f"about {_gib(need)} for the weights, but only {_gib(free[0])} is {free[1]} "
         "(try a smaller --dtype, --quantize 4bit on a GPU, --device-map auto, or a smaller model)",
-    )
-
-
-def gguf_parameters(path: Path) -> int | None:
-    """Parameters stored in a GGUF file, read from its tensor table (the weights are not read); None if unreadable."""
-    try:
-        from gguf import GGUFReader
-
-        return sum(int(tensor.n_elements) for tensor in GGUFReader(str(path)).tensors)
-    except Exception:
-        return None
-
-
-def check_gguf_fits(where: str, path: Path, dtype: DType, device: str, device_map: DeviceMap | None) -> None:
-    """Refuse a GGUF whose dequantised weights would not fit, pointing to llama.cpp, which runs it as it is."""
-    parameters = gguf_parameters(path)
-    resolved = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype, resolved)
-    free = free_memory(resolved, device_map)
-    if parameters is None or free is None or weight_bytes(parameters, torch_dtype, None) <= free[0]:
-        return
-    raise ConfigError(
-        where,
-        f"does not fit in memory once dequantised: {parameters / 1e9:.2f}B parameters in {dtype_label(torch_dtype, None)} "
-        f"need about {_gib(weight_bytes(parameters, torch_dtype, None))}, but only {_gib(free[0])} is {free[1]}; "
-        f"llamacpp:{path} runs the file as it is, in about {_gib(path.stat().st_size)} "
-        "(pip install 'chronoprobe[llamacpp]')",
     )
 
 

@@ -30,11 +30,12 @@ from chronoprobe.models.base import (
     Capability,
     DecodingParams,
     Generation,
+    Producer,
     Prompt,
     Sample,
     require,
 )
-from chronoprobe.models.redact import canonical_spec, split_userinfo
+from chronoprobe.models.redact import canonical_spec, join_api_path, split_userinfo, strip_url_credentials
 from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries
 
 
@@ -65,7 +66,10 @@ class OpenAIConfig(BaseModel):
     """Prompts per wave between cache writes; default ``concurrency * 4``."""
     spec: str | None = None
     api_key: SecretStr | None = Field(None, exclude=True, repr=False)
-    """A key given in the spec's URL (``http://user:KEY@host/v1``); sent instead of $api_key_env, never recorded."""
+    """A key to send instead of $api_key_env, never recorded."""
+    request_url: SecretStr | None = Field(None, exclude=True, repr=False)
+    """The base URL as the spec gave it, credentials included (``http://user:KEY@host/v1?api_key=KEY``): requests
+    go there, with the userinfo's key sent as the bearer token; only ``base_url`` (redacted) is ever shown."""
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(
@@ -157,7 +161,7 @@ def _server_message(response: httpx.Response) -> str:
 
 
 def _public_endpoint(base_url: str) -> str:
-    """host[:port]/path of the base URL, without credentials or query."""
+    """host[:port]/path of the base URL, without credentials, query or fragment (part of the cache key)."""
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     if parts.port:
@@ -197,13 +201,17 @@ class OpenAIBackend(Backend):
     def __init__(self, config: OpenAIConfig, *, transport: httpx.BaseTransport | None = None) -> None:
         spec = canonical_spec(config.spec) if config.spec else None
         where = f"model {spec or config.model}"
-        base_url, url_key = split_userinfo(config.base_url)  # credentials never reach a message or a record
+        given = config.request_url.get_secret_value() if config.request_url is not None else config.base_url
+        request_base, url_key = split_userinfo(given)
+        base_url = strip_url_credentials(request_base)  # credentials never reach a message or a record
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(where, f"base URL {base_url!r} must start with http:// or https://")
         self.config = config
         self._retry = config.retry_policy()
         self.base_url = base_url.rstrip("/")
-        self.endpoint = f"{self.base_url}/{'chat/completions' if config.mode == 'chat' else 'completions'}"
+        self._request_url = join_api_path(request_base, "chat/completions" if config.mode == "chat" else "completions")
+        self.endpoint = strip_url_credentials(self._request_url)
+        """Where requests go, as messages show it (secrets masked)."""
         self.capabilities = frozenset(
             {
                 Capability.GENERATE,
@@ -363,7 +371,7 @@ class OpenAIBackend(Backend):
 
     def _attempt(self, body: dict[str, Any]) -> Any:
         try:
-            response = self._client.post(self.endpoint, json=body)
+            response = self._client.post(self._request_url, json=body)
         except httpx.TimeoutException:
             raise Retryable(f"no response within {self.config.timeout_s:g} s") from None
         except httpx.TransportError as exc:
@@ -421,6 +429,13 @@ class OpenAIBackend(Backend):
             tokens=None if logprobs is None else list(logprobs.tokens),
             logprobs=None if values is None else [float(v) for v in values if v is not None],
         )
+
+    def producer(self) -> Producer:
+        extra = self._info.extra
+        served = extra.get("served_model", self.config.model)
+        fingerprint = f", fingerprint {extra['system_fingerprint']}" if extra.get("system_fingerprint") else ""
+        version = f"server at {_public_endpoint(self.base_url)} serving {served}{fingerprint}"
+        return super().producer().model_copy(update={"version": version})
 
     def _note_served(self, model: str | None, fingerprint: str | None) -> None:
         # Recorded for provenance only; not part of the cache key (model_identity ignores extra).

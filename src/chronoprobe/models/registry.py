@@ -234,8 +234,10 @@ BACKENDS: dict[str, str] = {
     "vllm": "chronoprobe.models.registry:_load_vllm",
     "openai": "chronoprobe.models.registry:_load_openai",
 }
-"""Spec kind -> ``module:function(spec, options, url_secret)`` building its backend; imported only when used,
-so a backend's heavy dependencies (torch, vllm, openai) load only for the specs that need them."""
+"""Spec kind -> ``module:function(spec, options, given_url)`` building its backend; imported only when used,
+so a backend's heavy dependencies (torch, vllm, openai) load only for the specs that need them. ``given_url``
+is an ``openai:`` spec's URL as the user gave it, credentials included (None for other kinds): the one
+the requests go to, never shown or recorded."""
 
 
 def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
@@ -243,26 +245,24 @@ def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
     import importlib
 
     options = options or BackendOptions()
-    url_secret = split_userinfo(raw.strip().partition("@")[2])[1] if raw.strip().startswith("openai:") else None
+    given_url = raw.strip().partition("@")[2] if raw.strip().startswith("openai:") else None
     spec = parse_model_spec(raw)  # from here on only the redacted spec (spec.raw) is shown or recorded
     module, _, function = BACKENDS[spec.kind].partition(":")
     loader = getattr(importlib.import_module(module), function)
-    backend: Backend = loader(spec, options, url_secret)
+    backend: Backend = loader(spec, options, given_url)
     return backend
 
 
-def _load_mock(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_mock(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     from chronoprobe.testing.mock import mock_from_spec
 
     return mock_from_spec(spec.target, batch_size=fixed_batch_size(options), chat_template=options.chat_template)
 
 
-def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_embedded(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     """smollm2, gemma3-270m or any local GGUF file: converted once, run by transformers."""
     from chronoprobe.models import embedded
     from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
-    from chronoprobe.models.hf import HFBackend
-    from chronoprobe.models.loading import HFConfig
 
     raw = spec.raw
     if spec.kind == "gguf":
@@ -271,9 +271,12 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
         gguf_path = smollm2_gguf() if spec.kind == "smollm2" else embedded.gemma3_gguf()
     if not gguf_path.is_file():
         raise ConfigError(f"model spec {raw!r}", f"GGUF file {gguf_path} does not exist")
-    from chronoprobe.models.loading import check_gguf_fits
+    from chronoprobe.models.placement import check_gguf_fits
 
     check_gguf_fits(f"model spec {raw!r}", gguf_path, options.dtype, options.device, options.device_map)
+    from chronoprobe.models.hf import HFBackend  # torch: only once the file is known to fit
+    from chronoprobe.models.loading import HFConfig
+
     folder, digest = converted_gguf(gguf_path)
     config = HFConfig(
         model=str(folder),
@@ -297,7 +300,7 @@ def _load_embedded(spec: ModelSpec, options: BackendOptions, url_secret: str | N
     return backend
 
 
-def _load_llamacpp(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_llamacpp(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     """A GGUF file run by llama.cpp (``models/llamacpp_backend.py``); smollm2 and gemma3-270m name the embedded files."""
     from chronoprobe.models import embedded
     from chronoprobe.models.llamacpp_backend import LlamaCppBackend, LlamaCppConfig
@@ -321,7 +324,7 @@ def _load_llamacpp(spec: ModelSpec, options: BackendOptions, url_secret: str | N
     )
 
 
-def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_hf(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     raw = spec.raw
     if spec.target.startswith(("/", "./", "../", "~")) and not Path(spec.target).expanduser().is_dir():
         raise ConfigError(f"model spec {raw!r}", f"no model folder at {spec.target}")
@@ -356,7 +359,7 @@ def _load_hf(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -
         raise ConfigError(f"model spec {raw!r}", f"could not load from the hub or disk: {first}") from None
 
 
-def _load_vllm(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_vllm(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
 
     return VLLMBackend(
@@ -372,7 +375,7 @@ def _load_vllm(spec: ModelSpec, options: BackendOptions, url_secret: str | None)
     )
 
 
-def _load_openai(spec: ModelSpec, options: BackendOptions, url_secret: str | None) -> Backend:
+def _load_openai(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
     from pydantic import ValidationError
 
     from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
@@ -387,7 +390,7 @@ def _load_openai(spec: ModelSpec, options: BackendOptions, url_secret: str | Non
             timeout_s=options.timeout_s,
             wave_size=max(fixed_batch_size(options), options.concurrency),
             spec=spec.raw,
-            api_key=url_secret,
+            request_url=given_url,
         )
     except ValidationError as exc:
         error = exc.errors()[0]

@@ -21,6 +21,7 @@ from chronoprobe.models.base import (
     Capability,
     DecodingParams,
     Generation,
+    Producer,
     Prompt,
     Sample,
     render_with_tokenizer,
@@ -94,6 +95,9 @@ class VLLMBackend(Backend):
 
     def render(self, prompt: Prompt) -> str:
         return render_with_tokenizer(self.tokenizer, prompt, chat_template=self.use_chat_template)
+
+    def producer(self) -> Producer:
+        return super().producer().model_copy(update={"version": f"vllm {self._info.extra.get('vllm', 'unknown')}"})
 
     def _sampling_params(self, params: DecodingParams) -> Any:
         kwargs: dict[str, Any] = {

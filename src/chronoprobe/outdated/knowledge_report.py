@@ -223,8 +223,18 @@ def write_knowledge_plots(folder: Path, per_model: Mapping[str, Mapping[str, Any
     blocks = {name: block for name, block in per_model.items() if block and block.get("curve")}
     if not blocks:
         return
-    plots.save_figure(plots.knowledge_date_figure(blocks), folder / KNOWLEDGE_PNG)
-    plots.save_figure(plots.staleness_figure(blocks), folder / STALENESS_PNG)
+    plots.saved(
+        folder / KNOWLEDGE_PNG,
+        "knowledge date",
+        blocks,
+        lambda target: plots.save_figure(plots.knowledge_date_figure(blocks), target),
+    )
+    plots.saved(
+        folder / STALENESS_PNG,
+        "staleness",
+        blocks,
+        lambda target: plots.save_figure(plots.staleness_figure(blocks), target),
+    )
 
 
 def write_score_report(folder: Path, model: str, block: Mapping[str, Any]) -> None:

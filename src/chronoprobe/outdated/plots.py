@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -272,6 +272,17 @@ def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 
     fig.suptitle("How fast does what the model knew at its knowledge date go stale?", fontsize=10)
     fig.tight_layout(rect=(0, 0.02 + 0.035 * len(names), 1, 1))
     return fig
+
+
+def saved(path: Path, name: str, data: Any, draw: Callable[[Path], list[Path]]) -> list[Path]:
+    """``draw(path)``, or the files it drew for the same ``data`` before (:mod:`chronoprobe.reports.figures`)."""
+    import sys
+
+    from chronoprobe.models import names
+    from chronoprobe.outdated import knowledge_date
+    from chronoprobe.reports.figures import saved_figure
+
+    return saved_figure(path, name, data, draw, code=(sys.modules[__name__], knowledge_date, names))
 
 
 def save_figure(fig: Figure, path: Path) -> list[Path]:

@@ -203,14 +203,14 @@ def plot_recency(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> None
     """``recency.png`` and ``recency.svg``: start years of the matched answers, one box per model."""
     from chronoprobe.outdated import plots
 
-    plots.plot_recency(per_model, path)
+    plots.saved(path, "recency", per_model, lambda target: plots.plot_recency(per_model, target))
 
 
 def plot_verdicts(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     """``verdicts.png`` and ``verdicts.svg``: soft-constraint verdicts per category."""
     from chronoprobe.outdated import plots
 
-    plots.plot_verdicts(per_model, path)
+    plots.saved(path, "verdicts", per_model, lambda target: plots.plot_verdicts(per_model, target))
 
 
 def check_output_dir(out_dir: Path, option: str = "--out") -> None:

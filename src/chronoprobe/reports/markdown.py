@@ -38,13 +38,47 @@ def cpu_threads_text(record: dict[str, Any]) -> str:
     return f"{used} (policy {record.get('policy')}, {record.get('cores')} cores)"
 
 
+def _producer_text(producer: Mapping[str, Any] | None) -> str:
+    if not producer:
+        return "a release that did not record what produced them"
+    text = str(producer.get("backend"))
+    if producer.get("version"):
+        text += f" ({producer['version']})"
+    if producer.get("engine"):
+        text += f" on engine {producer['engine']}"
+    parts = [f"on {producer['device']}" if producer.get("device") else None]
+    parts.append(f"in {producer['dtype']}" if producer.get("dtype") else None)
+    parts.append(
+        f"at {producer['threads']} thread{'s' if producer['threads'] != 1 else ''}" if producer.get("threads") else None
+    )
+    details = " ".join(p for p in parts if p)
+    batch = f", batch {producer['batch_size']}" if producer.get("batch_size") else ""
+    return f"{text} {details}{batch}" if details else text + batch
+
+
+def _written(origin: Mapping[str, Any]) -> str:
+    first, last = str(origin.get("written_first", ""))[:10], str(origin.get("written_last", ""))[:10]
+    return first if first == last else f"{first} to {last}"
+
+
+def answers_text(record: Mapping[str, Any]) -> str:
+    """``390 answers, 390 from the call cache, written 2026-12-01 by hf (torch 2.5.1, ...) on cpu in float32 at 2 threads, batch 64``."""
+    origins = record.get("origins") or []
+    head = f"{record.get('answers')} answers, {record.get('from_cache')} from the call cache"
+    if len(origins) == 1:
+        return f"{head}, written {_written(origins[0])} by {_producer_text(origins[0].get('producer'))}"
+    parts = [f"{o.get('answers')} written {_written(o)} by {_producer_text(o.get('producer'))}" for o in origins]
+    return f"{head}: " + "; ".join(parts)
+
+
 def provenance_section(provenance: dict[str, Any]) -> str:
     lines = ["## Provenance", ""]
     for model in provenance.get("models", []):
         named = f" ({model['given_name']})" if model.get("given_name") else ""
         lines.append(
             f"- model `{model['spec']}`{named}: {model['model_id']} @ {model['revision']}, backend {model['backend']}, "
-            f"dtype {model.get('dtype')}, batch size {model.get('batch_size')}, chat template {model.get('chat_template')}"
+            f"dtype {model.get('dtype')}, batch size {model.get('batch_size') or (model.get('extra') or {}).get('batch_size')}, "
+            f"chat template {model.get('chat_template')}"
         )
     if provenance.get("snapshot"):
         snap = provenance["snapshot"]
@@ -68,5 +102,7 @@ def provenance_section(provenance: dict[str, Any]) -> str:
     lines.append(f"- packages: {versions}")
     if provenance.get("threads"):
         lines.append(f"- CPU threads: {cpu_threads_text(provenance['threads'])}")
+    for label, record in (provenance.get("answers") or {}).items():
+        lines.append(f"- answers of `{label}`: {answers_text(record)}")
     lines.append(f"- created {provenance.get('created')} by `{provenance.get('command')}`")
     return "\n".join(lines) + "\n"

@@ -8,7 +8,8 @@ top-k alternatives are recomputed with one teacher-forced forward pass when
 the backend is a transformers model.
 
 For tests it counts requests, records the most requests in flight at once,
-can require an API key, and can inject faults into the first K requests
+can require an API key (as a bearer token, or in a query parameter named like one: ``?api_key=``,
+``?key=`` ...), and can inject faults into the first K requests
 (429 with Retry-After, 500, a non-JSON body, a wrongly shaped body, or a
 response slower than the client's timeout).
 
@@ -32,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Self
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import ValidationError
 
@@ -44,6 +46,7 @@ from chronoprobe.models.base import (
     Message,
     Prompt,
 )
+from chronoprobe.models.redact import SECRET_PARAMETERS
 
 HOST = "127.0.0.1"
 FaultKind = Literal["429", "500", "garbage", "bad_shape", "slow"]
@@ -67,6 +70,7 @@ class FaultPlan:
 @dataclass
 class RequestRecord:
     path: str
+    """The request's path, without its query."""
     body: Any
     authorization: str | None
     started: float
@@ -352,8 +356,18 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> None:
         self._send_json(status, {"error": {"message": message, "type": kind, "code": status}}, headers)
 
+    def _path(self) -> str:
+        return urlsplit(self.path).path.rstrip("/")
+
+    def _authorised(self) -> bool:
+        key = self.owner.api_key
+        if key is None or self.headers.get("Authorization") == f"Bearer {key}":
+            return True
+        query = parse_qsl(urlsplit(self.path).query, keep_blank_values=True)
+        return any(name.lower() in SECRET_PARAMETERS and value == key for name, value in query)
+
     def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/v1/models":
+        if self._path() == "/v1/models":
             model = {"id": self.owner.model_name, "object": "model", "owned_by": "chronoprobe"}
             self._send_json(200, {"object": "list", "data": [model]})
         else:
@@ -363,7 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        path = self.path.rstrip("/")
+        path = self._path()
         if path not in ("/v1/chat/completions", "/v1/completions"):
             self._send_error(404, f"no route {self.path}", "not_found")
             return
@@ -382,7 +396,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self, path: str, body: Any, ordinal: int) -> int:
         owner = self.owner
-        if owner.api_key is not None and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
+        if not self._authorised():
             self._send_error(401, "Incorrect API key provided.", "invalid_api_key")
             return 401
         fault = owner.faults

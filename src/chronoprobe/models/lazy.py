@@ -1,0 +1,180 @@
+"""A local backend that loads on the first call the cache cannot answer.
+
+Loading a local model (torch, transformers, the weights) takes seconds to minutes; a rerun whose
+answers are all in the call cache needs none of it. What the cache needs before that is what the
+backend would be: its description (``BackendInfo``, which keys the cache, and its capabilities)
+and how it renders each prompt. Both are remembered in the call cache from the last real load
+with the same *load key* (:func:`chronoprobe.models.preview.load_key`: the spec, the options, the
+model files' hashes, the device): the description as the backend gave it right after loading,
+each rendering as the real tokenizer produced it. So nothing is re-derived by other code that
+could disagree with the backend: a rerun sees exactly what a loaded backend would say, and
+anything not remembered (a new prompt, a changed file) loads the backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from chronoprobe.models.base import (
+    Backend,
+    BackendInfo,
+    Capability,
+    DecodingParams,
+    Generation,
+    Producer,
+    Prompt,
+)
+from chronoprobe.models.registry import BackendOptions
+
+
+class BackendMemory(Protocol):
+    """Where descriptions and renderings are remembered (the call cache, :class:`chronoprobe.cache.CallCache`)."""
+
+    def get_load(self, key: str) -> dict[str, Any] | None: ...
+
+    def put_load(self, key: str, record: dict[str, Any]) -> None: ...
+
+    def get_renders(self, keys: Sequence[str]) -> dict[str, str]: ...
+
+    def put_renders(self, items: Sequence[tuple[str, str]]) -> None: ...
+
+
+def describe(backend: Backend) -> dict[str, Any]:
+    """What a freshly loaded backend says it is, as remembered for the next run."""
+    return {
+        "info": backend.info.model_dump(mode="json"),
+        "capabilities": sorted(c.value for c in backend.capabilities),
+    }
+
+
+def _render_key(load_key: str, prompt: Prompt) -> str:
+    blob = json.dumps({"render": load_key, "prompt": prompt.model_dump(mode="json")}, sort_keys=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class LazyBackend(Backend):
+    """A backend described by its last load, loaded (by ``loader``) only when something needs the model itself.
+
+    ``info``, ``capabilities`` and rendering come from the remembered description and renderings;
+    ``generate``, ``plan_batches`` and any other attribute load the backend first. Once loaded,
+    every rendering it makes is remembered for the next run.
+    """
+
+    def __init__(
+        self,
+        load_key: str,
+        memory: BackendMemory,
+        loader: Callable[[], Backend],
+        *,
+        description: dict[str, Any] | None = None,
+        backend: Backend | None = None,
+    ) -> None:
+        self.load_key = load_key
+        self._memory = memory
+        self._loader = loader
+        self._backend = backend
+        self._description = description if backend is None else describe(backend)
+        record = self._description or {}
+        self._preview = BackendInfo.model_validate(record["info"]) if backend is None else backend.info
+        self.capabilities = (
+            frozenset(Capability(c) for c in record.get("capabilities", []))
+            if backend is None
+            else backend.capabilities
+        )
+        self._rendered: dict[str, str] = {}
+
+    @property
+    def loaded(self) -> bool:
+        return self._backend is not None
+
+    def load(self) -> Backend:
+        """The backend itself, loaded now if it was not; names given to the preview carry over."""
+        if self._backend is None:
+            backend = self._loader()
+            description = describe(backend)
+            if description != self._description:  # a file or the machine changed what it is: remember the new one
+                self._memory.put_load(self.load_key, description)
+                self._description = description
+            backend.info.name, backend.info.given_name = self._preview.name, self._preview.given_name
+            self.capabilities = backend.capabilities
+            self._backend = backend
+        return self._backend
+
+    @property
+    def info(self) -> BackendInfo:
+        return self._backend.info if self._backend is not None else self._preview
+
+    def render(self, prompt: Prompt) -> str:
+        return self.render_many([prompt])[0]
+
+    def render_many(self, prompts: Sequence[Prompt]) -> list[str]:
+        keys = [_render_key(self.load_key, p) for p in prompts]
+        wanted = [k for k in dict.fromkeys(keys) if k not in self._rendered]
+        if wanted:
+            self._rendered.update(self._memory.get_renders(wanted))
+        missing = {k: p for k, p in zip(keys, prompts, strict=True) if k not in self._rendered}
+        if missing:
+            backend = self.load()
+            fresh = [(k, backend.render(p)) for k, p in missing.items()]
+            self._memory.put_renders(fresh)
+            self._rendered.update(fresh)
+        return [self._rendered[k] for k in keys]
+
+    def plan_batches(self, rendered_prompts: Sequence[str], params: DecodingParams | None = None) -> list[list[int]]:
+        return self.load().plan_batches(rendered_prompts, params)
+
+    def generate(self, prompts: Sequence[Prompt], params: DecodingParams) -> list[Generation]:
+        return self.load().generate(prompts, params)
+
+    def producer(self) -> Producer:
+        return self.load().producer()
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for what this class lacks: the loaded backend's own attributes (tokenizer, model ...).
+        if name.startswith("_") or name in {"load_key", "capabilities"}:
+            raise AttributeError(name)
+        return getattr(self.load(), name)
+
+
+def open_backend(
+    raw: str,
+    options: BackendOptions,
+    memory: BackendMemory,
+    load: Callable[[str, BackendOptions], Backend] | None = None,
+) -> Backend:
+    """The backend for ``raw``: lazily when an earlier load with the same load key was remembered.
+
+    Specs that are cheap to build (``openai:``, ``mock:``) or that cannot be keyed without loading
+    (``vllm:``, a hub id that may have moved on) load at once, with ``load`` (default
+    :func:`~chronoprobe.models.registry.load_backend`).
+    """
+    from chronoprobe.models.preview import load_key
+    from chronoprobe.models.registry import load_backend as default_load
+
+    load_backend = load or default_load
+    key = load_key(raw, options)
+    if key is None:
+        return load_backend(raw, options)
+
+    def loader() -> Backend:
+        return load_backend(raw, options)
+
+    record = memory.get_load(key)
+    if record is not None:
+        try:
+            return LazyBackend(key, memory, loader, description=record)
+        except (ValidationError, KeyError, TypeError, ValueError):
+            pass  # remembered by another version in another shape: load and remember it again
+    backend = load_backend(raw, options)
+    lazy = LazyBackend(key, memory, loader, backend=backend)
+    memory.put_load(key, describe(backend))
+    return lazy
