@@ -58,7 +58,8 @@ def test_run_returns_a_run_and_load_reads_it_back(mock_spec: str, tmp_path: Path
     assert len(run.rows) == 12 and run.rows[0].verdict in {"up-to-date", "irrelevant"}  # type: ignore[attr-defined]
     again = cp.load(run.path)
     assert again.layout == "run.json" and again.summary == run.summary and again.rows == run.rows
-    assert again.config["limit"] == 4 and again.lens == "outdated"
+    assert again.config is not None and again.config.limit == 4 and again.lens == "outdated"  # type: ignore[attr-defined]
+    assert again.config == run.config  # read back as the lens's own config type
     second = cp.run("outdated", model=mock_spec, limit=4)
     assert second.path != run.path and run.path.is_dir()  # run history: nothing replaced
 
@@ -74,7 +75,7 @@ def test_load_reads_folders_written_before_run_json(mock_spec: str, tmp_path: Pa
     back = cp.load(old)
     assert back.layout == "summary.json" and back.lens == "recency"
     assert back.summary.headline == run.summary.headline and back.rows == run.rows
-    assert back.provenance["extra"]["questions"] == 4
+    assert back.provenance.extra["questions"] == 4 and back.config is None  # no config before run.json
 
 
 def test_a_model_handle_serves_runs_and_the_gate_with_one_load(mock_spec: str, tmp_path: Path) -> None:

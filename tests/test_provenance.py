@@ -29,7 +29,8 @@ def test_a_mock_run_records_the_thread_policy_and_no_torch_threads(
     monkeypatch.setenv(threads.ENV, "3")
     result = run("outdated", "mock:constant=Paris", limit=1, out=tmp_path / "run", cache=tmp_path / "calls.sqlite")
     # the mock runs no torch work: the policy and the cores are recorded, no torch thread count
-    assert result.provenance["threads"] == {"policy": "3", "cores": threads.usable_cores(), "torch": []}
+    assert result.provenance.threads is not None
+    assert result.provenance.threads.model_dump() == {"policy": "3", "cores": threads.usable_cores(), "torch": []}
     report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
     assert f"- CPU threads: no local model ran on the CPU (policy 3, {threads.usable_cores()} cores)" in report
 
@@ -59,7 +60,7 @@ def test_hf_models_record_their_parameters_and_threads(
     spec = f"hf:{smollm2.config.model}"  # the converted safetensors folder, read from where the fixture put it
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     result = run("outdated", spec, limit=1, out=tmp_path / "run", cache=tmp_path / "calls.sqlite")
-    [info] = result.provenance["models"]
-    assert info["spec"] == spec and int(info["extra"]["parameters"]) == embedded
-    assert result.provenance["threads"]["torch"] == [1]
+    [info] = result.provenance.models
+    assert info.spec == spec and int(info.extra["parameters"]) == embedded
+    assert result.provenance.threads is not None and result.provenance.threads.torch == [1]
     assert "- CPU threads: torch ran with 1 (policy 1," in (tmp_path / "run" / "report.md").read_text(encoding="utf-8")

@@ -24,7 +24,7 @@ def test_version_matches_pyproject_and_the_changelog() -> None:
 def test_the_sampler_is_in_the_provenance_and_its_report_section() -> None:
     info = BackendInfo(spec="smollm2", backend="hf", model_id="m", revision="r", sampler="multinomial")
     mock = BackendInfo(spec="mock:echo", backend="mock", model_id="echo", revision="mock")
-    provenance = Provenance(models=[info, mock]).model_dump(mode="json")
-    assert [m["sampler"] for m in provenance["models"]] == ["multinomial", None]
+    provenance = Provenance(models=[info, mock])
+    assert [m.sampler for m in provenance.models] == ["multinomial", None]
     section = provenance_section(provenance)
     assert "- sampler: smollm2 multinomial" in section and "mock:echo multinomial" not in section

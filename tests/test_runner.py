@@ -66,7 +66,7 @@ def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, moc
         with_as_of=False,
         no_gold=facts_without_gold(facts, gold),
     )
-    result = execute(OutdatedLens(config), tmp_path / "run", models=[mock_spec], cache=tmp_path / "calls.sqlite")
+    result = execute(OutdatedLens(config), tmp_path / "run", cache=tmp_path / "calls.sqlite")
     new = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))["models"][mock_spec]
     new.pop("name")
     assert (
@@ -93,12 +93,14 @@ def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock
     from chronoprobe.recency.rows import RecencyRow
     from chronoprobe.recency.summary import summarise
 
-    config = RecencyRunConfig(data=str(ASSETS / "recency_sample.json"), sample=6, strategies=("zero-shot", "few-shot"))
+    config = RecencyRunConfig(
+        models=(mock_spec,), data=str(ASSETS / "recency_sample.json"), sample=6, strategies=("zero-shot", "few-shot")
+    )
     pool = load_recencyqa(config.data)
     questions = stratified_sample(pool, 6, 0)
     old_rows = evaluate(questions, _cached(mock_spec, CallCache(tmp_path / "calls.sqlite")), config, pool=pool)
     old = json.loads(json.dumps(summarise([RecencyRow(**r) for r in old_rows], config.tolerance)))
-    execute(RecencyLens(config), tmp_path / "run", models=[mock_spec], cache=tmp_path / "calls.sqlite")
+    execute(RecencyLens(config), tmp_path / "run", cache=tmp_path / "calls.sqlite")
     new = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     new.pop("provenance")
     for run in new["runs"]:
@@ -123,9 +125,8 @@ def test_conflicts_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mo
     judge = load_judge("exact", cache=cache) if methodology == "dynamicqa" else None
     old = run(RunConfig(out=tmp_path / "old", **options), [_cached(mock_spec, cache)], judge)  # the old entry point
     execute(
-        ConflictsLens(ConflictsConfig(judge="exact", **options)),
+        ConflictsLens(ConflictsConfig(judge="exact", models=(mock_spec,), **options)),
         tmp_path / "new",
-        models=[mock_spec],
         cache=tmp_path / "calls.sqlite",
     )
     new = json.loads((tmp_path / "new" / "summary.json").read_text(encoding="utf-8"))
@@ -209,7 +210,7 @@ def test_bad_data_fails_before_any_model_loads(tmp_path: Path, monkeypatch: pyte
     ]
     for lens in lenses:
         with pytest.raises(ChronoprobeError):
-            execute(lens, tmp_path / lens.name, models=["smollm2"])
+            execute(lens, tmp_path / lens.name)
         assert not (tmp_path / lens.name).exists()
 
 

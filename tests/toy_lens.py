@@ -19,6 +19,7 @@ from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.metrics.records import ALL, from_estimate
 from chronoprobe.metrics.uncertainty import wilson_from_flags
 from chronoprobe.models.base import DecodingParams, Prompt
+from chronoprobe.provenance import Provenance
 
 QUESTIONS = ("When did the last election take place?", "In which year was the euro introduced?", "What is 2 + 2?")
 
@@ -86,6 +87,6 @@ class ToyLens(Lens[ToyRow]):
     def recipe(self) -> RunRecipe:
         return RunRecipe(decoding={"max_new_tokens": 8}, seeds=[0], extra={"dataset": "toy questions"})
 
-    def report(self, folder: Path, rows: Sequence[ToyRow], summary: Summary, provenance: dict[str, Any]) -> None:
+    def report(self, folder: Path, rows: Sequence[ToyRow], summary: Summary, provenance: Provenance) -> None:
         lines = [f"- {key}: {value['year_pct']}% of answers name a year" for key, value in summary.headline.items()]
         (folder / "report.md").write_text("# Toy lens\n\n" + "\n".join(lines) + "\n", encoding="utf-8")

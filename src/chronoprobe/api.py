@@ -28,12 +28,12 @@ from pydantic import BaseModel, ValidationError
 
 from chronoprobe.cache import CachedModel, open_cache
 from chronoprobe.engines import Engine
-from chronoprobe.errors import ConfigError, DataError
-from chronoprobe.lens import Lens, ProgressFactory, lens_class, lens_names
-from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions
+from chronoprobe.errors import ConfigError
+from chronoprobe.lens import Lens, ProgressFactory, lens_class, lens_config, lens_names, with_models
+from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, ModelRequest, option_fields, parse_model
 from chronoprobe.plugins import blame
 from chronoprobe.progress import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
-from chronoprobe.runlog import ITEMS, RUN_LOG, SUMMARY, Run, read_folder, read_items
+from chronoprobe.runlog import Run, load_run
 from chronoprobe.runner import default_out, execute, load_models
 
 if TYPE_CHECKING:
@@ -57,9 +57,11 @@ class Model(CachedModel):
         return f"<chronoprobe.Model {self.name} ({self.spec})>"
 
 
-def _as_given(handle: Model) -> str:
-    """A handle as a ``--model`` value: ``NAME=SPEC`` when it was named, so the lens keys it as the run will."""
-    return f"{handle.info.given_name}={handle.spec}" if handle.info.given_name else handle.spec
+def _request(handle: Model) -> ModelRequest:
+    """What the handle was loaded from: its ``--model`` value, parsed (``NAME=SPEC`` when it was named)."""
+    if handle.source is not None:
+        return handle.source.request
+    return parse_model(f"{handle.info.given_name}={handle.spec}" if handle.info.given_name else handle.spec)
 
 
 def model(spec: str = DEFAULT_MODEL, *, cache: Path | str | None = None, **options: Any) -> Model:
@@ -71,7 +73,7 @@ def model(spec: str = DEFAULT_MODEL, *, cache: Path | str | None = None, **optio
     backend_options = _backend_options(options)
     if options:
         raise ConfigError(
-            "model", f"unknown option(s) {', '.join(sorted(options))}; known: {', '.join(BackendOptions.model_fields)}"
+            "model", f"unknown option(s) {', '.join(sorted(options))}; known: {', '.join(sorted(option_fields()))}"
         )
     [loaded] = load_models([spec], backend_options, open_cache(Path(cache) if cache else None))
     return Model(loaded.lazy_backend, loaded.cache, source=loaded.source)
@@ -83,27 +85,21 @@ def lenses() -> list[str]:
 
 
 def _backend_options(options: dict[str, Any]) -> BackendOptions:
-    """Pop the backend options out of ``options`` (what is left belongs to the lens)."""
-    chosen = {k: options.pop(k) for k in list(options) if k in BackendOptions.model_fields}
-    try:
-        return BackendOptions(**chosen)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise ConfigError(".".join(str(p) for p in error["loc"]), error["msg"]) from None
+    """Pop the backend options out of ``options`` (what is left belongs to the lens): those a registered backend takes."""
+    known = option_fields()
+    return BackendOptions(**{k: options.pop(k) for k in list(options) if k in known})
 
 
-def _config(cls: type[Lens[Any]], specs: list[str], options: dict[str, Any]) -> BaseModel:
-    fields = cls.config_type.model_fields
-    if "models" in fields:  # a lens config that records its model specs gets them from ``model``
-        options.setdefault("models", tuple(specs))
+def _config(cls: type[Lens[Any]], models: list[ModelRequest], options: dict[str, Any]) -> BaseModel:
+    fields = with_models(cls.config_type).model_fields
     unknown = sorted(set(options) - set(fields))
     if unknown:
         raise ConfigError(
             f"{cls.name} option(s) {', '.join(unknown)}",
-            f"unknown; known: {', '.join(sorted(set(fields) | set(BackendOptions.model_fields)))}",
+            f"unknown; known: {', '.join(sorted(set(fields) | set(option_fields())))}",
         )
     try:
-        return cls.config_type(**options)
+        return lens_config(cls, models, options)
     except ValidationError as exc:
         error = exc.errors()[0]
         raise ConfigError(".".join(str(p) for p in error["loc"]) or cls.name, error["msg"]) from None
@@ -137,17 +133,17 @@ def run(
     handles = [m for m in chosen if isinstance(m, Model)]
     if handles and len(handles) != len(chosen):
         raise ConfigError("model", "give model specs or chronoprobe.model() handles, not a mix")
-    specs = [_as_given(m) for m in handles] if handles else [str(m) for m in chosen]
+    requests = [_request(m) for m in handles] if handles else [parse_model(str(m)) for m in chosen]
     backend_options = _backend_options(options)
     with blame(cls, "failed to take its options"):
-        instance = cls(_config(cls, specs, options))
-    folder = Path(out) if out is not None else default_out(instance, specs)
+        instance = cls(_config(cls, requests, options))
+    folder = Path(out) if out is not None else default_out(instance)
     logged = progress is True
     with shown_on_stderr() if logged else nullcontext():
         return execute(
             instance,
             folder,
-            models=handles or specs,
+            models=handles or None,
             options=backend_options,
             cache=Path(cache) if cache else None,
             progress=progress if callable(progress) else None,
@@ -197,10 +193,10 @@ def check(
     backend_options = _backend_options(options)
     if options:
         raise ConfigError(
-            "check", f"unknown option(s) {', '.join(sorted(options))}; known: {', '.join(BackendOptions.model_fields)}"
+            "check", f"unknown option(s) {', '.join(sorted(options))}; known: {', '.join(sorted(option_fields()))}"
         )
     request = CheckRequest(
-        models=tuple(_as_given(m) for m in handles) if handles else tuple(str(m) for m in chosen),
+        models=tuple(_request(m) for m in handles) if handles else tuple(parse_model(str(m)) for m in chosen),
         budget=budget,
         out=Path(out) if out is not None else None,
         lenses=tuple(lenses),
@@ -217,17 +213,6 @@ def check(
     return run_check(request, handles=handles, progress=progress)
 
 
-def load(path: Path | str) -> Run:
-    """Read a run folder back: the shared run log (``run.json``) or an older folder's ``summary.json``."""
-    folder = Path(path)
-    found = read_folder(folder)
-    if found is None:
-        if (folder / SUMMARY).exists():
-            raise DataError(str(folder / SUMMARY), f"is not from a lens run ({', '.join(lens_names())})")
-        raise DataError(str(folder), "not a chronoprobe run folder (no run.json or summary.json)")
-    cls = lens_class(found.lens)
-    rows_file = ITEMS if found.layout == RUN_LOG else cls.old_rows_file
-    rows: list[BaseModel] = read_items(folder / rows_file, cls.row_type)
-    return Run(
-        folder, cls.name, found.summary, rows, found.config, found.provenance, layout=found.layout, kind=found.kind
-    )
+load = load_run
+"""Read a run folder back: the shared run log (``run.json``) or an older folder's ``summary.json``
+(:func:`chronoprobe.runlog.load_run`)."""

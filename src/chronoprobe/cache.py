@@ -597,7 +597,7 @@ class CachedModel:
             if progress is not None:
                 progress(len(batch))
 
-        speed = speed_subject(self.source.spec if self.source else info.spec)
+        speed = speed_subject(self.source.request.spec.raw if self.source else info.spec)
 
         def run(batches: list[list[int]]) -> None:
             started = time.perf_counter()

@@ -30,7 +30,9 @@ from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.models.base import Capability, require
+from chronoprobe.models.registry import ModelList, ModelRequest, config_with_models, default_models, parse_model
 from chronoprobe.plugins import LENSES
+from chronoprobe.provenance import Provenance
 from chronoprobe.runlog import Metric, Summary
 
 __all__ = [
@@ -41,11 +43,13 @@ __all__ = [
     "CheckContext",
     "Lens",
     "Metric",
+    "ModelList",
     "ProgressFactory",
     "RunRecipe",
     "Summary",
     "Workload",
     "lens_class",
+    "lens_config",
     "lens_config_class",
     "lens_names",
 ]
@@ -69,8 +73,8 @@ class CheckContext(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     budget: Budget
-    models: tuple[str, ...]
-    """The ``--model`` values, as given (``NAME=SPEC`` or a spec)."""
+    models: ModelList
+    """The ``--model`` values, parsed."""
     live: bool = False
     """``--live``: judge against today's answers where the lens has gold answers that change."""
     snapshot: str | None = None
@@ -151,6 +155,13 @@ class Lens(ABC, Generic[RowT]):
         self.notes: list[str] = []
         """What ``load`` found that the user should know (a request it could not honour as given); the CLI prints them."""
 
+    @property
+    def models(self) -> tuple[ModelRequest, ...]:
+        """The models this run asks: its config's ``models`` (every config has them, :func:`lens_config`),
+        the embedded default when it names none."""
+        given = getattr(self.config, "models", None)
+        return tuple(parse_model(m) for m in given) if given else default_models()
+
     @abstractmethod
     def load(self) -> None:
         """Read and validate the items; raise a ChronoprobeError for bad data before any model loads."""
@@ -186,22 +197,34 @@ class Lens(ABC, Generic[RowT]):
         (also how an older folder's summary.json or run.json reads back)."""
 
     @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
         """What the run asked about, for the results table's ``dataset`` column; the runner records it."""
         return cls.name
 
     @classmethod
     def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
         """A folder written before run.json existed: ``(kind, summary)`` when this lens wrote its
-        ``summary.json`` (``data``, provenance included; ``kind`` from the folder marker, if any), else None."""
+        ``summary.json`` (``data``, provenance included; ``kind`` from the folder marker, if any), else None.
+        :meth:`old_file_summary` reads a layout the lens recognises."""
         return None
+
+    @classmethod
+    def old_file_summary(cls, data: dict[str, Any]) -> Summary:
+        """An older ``summary.json`` (its layout beside its provenance) as the typed summary, labelled with
+        the dataset its provenance names (:meth:`dataset_label`)."""
+        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
+        recorded = data.get("provenance")
+        summary.dataset = cls.dataset_label(
+            summary, Provenance.model_validate(recorded if isinstance(recorded, dict) else {})
+        )
+        return summary
 
     @abstractmethod
     def recipe(self) -> RunRecipe:
         """Decoding, seeds, snapshot, judge and lens-specific provenance."""
 
     @abstractmethod
-    def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: dict[str, Any]) -> None:
+    def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: Provenance) -> None:
         """Write report.md, the plots and the lens's historical files into ``folder``."""
 
     @classmethod
@@ -272,3 +295,18 @@ def lens_class(name: str) -> type[Lens[Any]]:
 def lens_config_class(name: str) -> type[BaseModel]:
     """The pydantic config class of the lens ``name``."""
     return lens_class(name).config_type
+
+
+with_models = config_with_models
+"""See :func:`chronoprobe.models.registry.config_with_models`."""
+
+
+def lens_config(cls: type[Lens[Any]], models: Sequence[str | ModelRequest], options: Mapping[str, Any]) -> BaseModel:
+    """The config of a run of ``cls`` on ``models`` (none: the embedded default) with ``options``.
+
+    The one way the CLI, ``chronoprobe.run`` and ``chronoprobe check`` build a lens's config; a
+    value it refuses raises pydantic's ValidationError (a bad model spec, a ConfigError naming it)."""
+    chosen = dict(options)
+    if models:
+        chosen["models"] = tuple(parse_model(m) for m in models)
+    return with_models(cls.config_type)(**chosen)

@@ -1,5 +1,6 @@
 """The run folder's one owner: its file names, the run log (``run.json`` and ``items.jsonl``) and
-the :class:`Run` that both :func:`chronoprobe.runner.execute` and :func:`chronoprobe.load` return.
+the :class:`Run` that :func:`chronoprobe.runner.execute` returns and :func:`load_run` (``chronoprobe.load``)
+reads back: one type for a run folder, its config and provenance typed both ways.
 
 A run folder holds:
 
@@ -16,17 +17,22 @@ Nothing here knows a lens: a reader gets the lens's name and its records from th
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from chronoprobe import plugins
-from chronoprobe.errors import ConfigError, DataError, PluginError
+from chronoprobe.errors import ChronoprobeError, ConfigError, DataError, PluginError
 from chronoprobe.io import json_kind, read_text, write_json_atomic, write_jsonl_atomic
+from chronoprobe.models.base import BackendInfo
+from chronoprobe.models.registry import config_with_models, strip_url_credentials
+from chronoprobe.provenance import Provenance
 
 if TYPE_CHECKING:
     import pandas
@@ -82,30 +88,119 @@ class Summary(BaseModel):
     """What the lens's report calls a part of a metric name (an editing method: ``ike-null`` -> ``IKE``)."""
 
 
+__all__ = [
+    "ITEMS",
+    "MARKER",
+    "PLOT_SUFFIXES",
+    "REPORT",
+    "RUN_FORMAT",
+    "RUN_LOG",
+    "SUMMARY",
+    "Metric",
+    "ModelEntry",
+    "Provenance",
+    "Run",
+    "Summary",
+    "load_run",
+    "read_folder",
+    "read_items",
+    "read_json_object",
+    "typed_detail",
+    "write_run_log",
+]
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model as a run names it: the display name in tables, the spec and what its provenance recorded."""
+
+    name: str
+    spec: str
+    info: BackendInfo | None = None
+    """What the run's provenance recorded about it; None for a model it does not describe (another tool's)."""
+    key: str = ""
+    """The run's key for it in the summary and rows (the name the user gave, else the spec)."""
+
+
 class Run:
-    """A run folder in memory: lens, kind, config, typed summary, typed rows and provenance."""
+    """A run folder: lens, kind, typed summary, config and provenance, and its rows (read when first asked for).
+
+    What :func:`chronoprobe.runner.execute` returns and :func:`load_run` reads back, from a folder with the
+    shared run log (``run.json``) or one written before it (``summary.json``, ``layout``).
+    """
 
     def __init__(
         self,
         path: Path,
         lens: str,
         summary: Summary,
-        rows: list[Any],
-        config: dict[str, Any],
-        provenance: dict[str, Any],
-        layout: str = RUN_LOG,
+        *,
         kind: str = "",
+        config: BaseModel | Mapping[str, Any] | None = None,
+        provenance: Provenance | None = None,
+        rows: Sequence[Any] | None = None,
+        layout: str = RUN_LOG,
+        label: str | None = None,
     ) -> None:
         self.path = path
         self.lens = lens
         self.summary = summary
-        self.rows = rows
-        self.config = config
-        self.provenance = provenance
-        self.layout = layout
-        """``run.json`` for folders with the shared run log, ``summary.json`` for folders written before it."""
         self.kind = kind
         """What wrote the folder (``outdated run`` ...), as its marker names it."""
+        self.provenance = provenance or Provenance.model_validate({})
+        self.layout = layout
+        """``run.json`` for folders with the shared run log, ``summary.json`` for folders written before it."""
+        self.label = label or str(path)
+        """The results table's run column: the folder as the user named it (or found it under one they named)."""
+        self._config = config
+        self._rows: list[Any] | None = list(rows) if rows is not None else None
+
+    @property
+    def config(self) -> BaseModel | None:
+        """The lens's config as the run recorded it (its ``config_type``, with ``models``); None for a folder
+        written before the run log recorded one. Read back on first use: a recorded config the lens no
+        longer accepts is a DataError naming the file."""
+        if isinstance(self._config, Mapping):
+            self._config = _read_config(self.lens, self._config, self.path / RUN_LOG)
+        return self._config
+
+    @property
+    def rows(self) -> list[Any]:
+        """The typed rows, of the lens's ``row_type`` (``items.jsonl``, or an older folder's own rows file)."""
+        if self._rows is None:
+            cls = plugins.load(self.lens)
+            name = ITEMS if self.layout == RUN_LOG else cls.old_rows_file
+            self._rows = read_items(self.path / name, cls.row_type)
+        return self._rows
+
+    @property
+    def detail(self) -> dict[str, Any]:
+        """The lens's own summary layout, for its readers (the tables read only the metric records)."""
+        return self.summary.detail
+
+    @property
+    def dataset(self) -> str:
+        """What the run asked about, as the results table labels it."""
+        return self.summary.dataset or self.lens
+
+    @functools.cached_property
+    def models(self) -> tuple[ModelEntry, ...]:
+        """The run's models, keyed as its records key them, named as the lens or the provenance names them."""
+        keys = list(dict.fromkeys([*self.summary.models, *(m.model for m in self.summary.metrics)]))
+        entries = []
+        for key in keys:
+            info = self.provenance.model(key)
+            name = self.summary.names.get(key) or (info.name if info else None) or key
+            spec = self.summary.specs.get(key) or (info.spec if info else None) or key
+            entries.append(ModelEntry(name=str(name), spec=str(spec), info=info, key=key))
+        return tuple(entries)
+
+    @property
+    def plots(self) -> list[Path]:
+        """The run's figures, an SVG preferred over a PNG of the same name."""
+        files = sorted(p for p in self.path.iterdir() if p.suffix in PLOT_SUFFIXES and p.is_file())
+        svgs = {p.stem for p in files if p.suffix == ".svg"}
+        return [p for p in files if p.suffix == ".svg" or p.stem not in svgs]
 
     def to_pandas(self) -> pandas.DataFrame:
         """One row per item (answer), one column per field."""
@@ -116,7 +211,26 @@ class Run:
         return pandas.DataFrame([row.model_dump(mode="json") for row in self.rows])
 
     def __repr__(self) -> str:
-        return f"<chronoprobe.Run {self.lens} {', '.join(self.summary.models)} at {self.path} ({len(self.rows)} rows)>"
+        rows = f"{len(self._rows)} rows" if self._rows is not None else "rows not read yet"
+        return f"<chronoprobe.Run {self.lens} {', '.join(self.summary.models)} at {self.path} ({rows})>"
+
+
+def _read_config(lens: str, recorded: Mapping[str, Any], where: Path) -> BaseModel:
+    config_type = config_with_models(plugins.load(lens).config_type)
+    try:
+        return config_type.model_validate(dict(recorded))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in ("config", *error["loc"]))
+        raise DataError(str(where), f"{field}: {error['msg']}") from None
+    except ChronoprobeError as exc:  # a recorded model spec this installation cannot read (a backend gone)
+        raise DataError(str(where), f"config: {exc}") from None
+
+
+def recorded_config(config: BaseModel) -> dict[str, Any]:
+    """A config as the run log records it: its JSON form, a key in a model URL removed."""
+    loaded: dict[str, Any] = json.loads(strip_url_credentials(config.model_dump_json()))
+    return loaded
 
 
 def write_run_log(
@@ -124,9 +238,9 @@ def write_run_log(
     *,
     lens: str,
     kind: str,
-    config: dict[str, Any],
+    config: BaseModel,
     summary: Summary,
-    provenance: dict[str, Any],
+    provenance: Provenance,
     rows: Sequence[BaseModel],
 ) -> None:
     """Write ``items.jsonl`` and ``run.json`` into ``folder`` (a staging folder; the plots are already there)."""
@@ -138,9 +252,9 @@ def write_run_log(
             "format": RUN_FORMAT,
             "lens": lens,
             "kind": kind,
-            "config": config,
+            "config": recorded_config(config),
             "summary": summary.model_dump(mode="json"),
-            "provenance": provenance,
+            "provenance": provenance.recorded(),
             "files": {"items": ITEMS, "report": REPORT, "plots": plots},
         },
     )
@@ -213,25 +327,28 @@ def read_items(path: Path, row_type: type[BaseModel]) -> list[BaseModel]:
     return rows
 
 
-class Folder(BaseModel):
-    """What a run folder records, read without its rows: lens, kind, summary (metric records included),
-    config and provenance, from its run log or, for a folder written before it, its ``summary.json``."""
+def read_provenance(data: Mapping[str, Any], path: Path) -> Provenance:
+    """The ``provenance`` of a run log or an older ``summary.json``, typed (an absent one is empty); a
+    malformed one is a DataError naming the file and the field."""
+    value = data.get("provenance")
+    if value is None:
+        return Provenance.model_validate({})
+    if not isinstance(value, dict):
+        raise DataError(str(path), f"its provenance is not an object ({json_kind(value)})")
+    try:
+        return Provenance.model_validate(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in ("provenance", *error["loc"]))
+        raise DataError(str(path), f"{field}: {error['msg']}") from None
 
-    path: Path
-    lens: str
-    kind: str
-    summary: Summary
-    config: dict[str, Any]
-    provenance: dict[str, Any]
-    layout: str
-    """``run.json``, or ``summary.json`` for a folder written before the run log."""
 
-
-def read_folder(folder: Path) -> Folder | None:
-    """The records of the run folder at ``folder``; None when it has neither a run log nor a
-    ``summary.json`` that a registered lens recognises. A run log written before metric records
-    existed, and an older ``summary.json``, get their records from the lens that wrote them
-    (found through :mod:`chronoprobe.plugins`, by the log's ``lens`` field or the lens's own check)."""
+def read_folder(folder: Path, label: str | None = None) -> Run | None:
+    """The run folder at ``folder``; None when it has neither a run log nor a ``summary.json`` that a
+    registered lens recognises. A run log written before metric records existed, and an older
+    ``summary.json``, get their records from the lens that wrote them (found through
+    :mod:`chronoprobe.plugins`, by the log's ``lens`` field or the lens's own check). ``label``: the
+    results table's run column (default: the path)."""
     log_path = folder / RUN_LOG
     if log_path.exists():
         log = read_json_object(log_path)
@@ -239,25 +356,39 @@ def read_folder(folder: Path) -> Folder | None:
         if not isinstance(lens, str) or lens not in plugins.registered():
             raise DataError(str(log_path), f"its lens {lens!r} is not one of {', '.join(plugins.names())}")
         summary = log_summary(log, log_path)
-        provenance = object_field(log, "provenance", log_path)
+        provenance = read_provenance(log, log_path)
         if not has_metrics(log):
             summary = _with_records(plugins.load(lens), summary, provenance, log_path)
         kind = log.get("kind")
-        return Folder(
-            path=folder,
-            lens=lens,
+        return Run(
+            folder,
+            lens,
+            summary,
             kind=kind if isinstance(kind, str) else str(plugins.load(lens).kind),
-            summary=summary,
             config=object_field(log, "config", log_path),
             provenance=provenance,
             layout=RUN_LOG,
+            label=label,
         )
     if not (folder / SUMMARY).is_file():
         return None
-    return _read_old_summary(folder)
+    return _read_old_summary(folder, label)
 
 
-def _with_records(cls: Any, summary: Summary, provenance: dict[str, Any], path: Path) -> Summary:
+def load_run(path: Path | str) -> Run:
+    """Read a run folder back (``chronoprobe.load``): the shared run log (``run.json``) or an older folder's
+    ``summary.json``; a DataError naming the folder when it is neither."""
+    folder = Path(path)
+    found = read_folder(folder)
+    if found is None:
+        if (folder / SUMMARY).exists():
+            raise DataError(str(folder / SUMMARY), f"is not from a lens run ({', '.join(plugins.names())})")
+        raise DataError(str(folder), "not a chronoprobe run folder (no run.json or summary.json)")
+    found.rows  # noqa: B018 - read now: a folder whose rows do not read is named here, not later
+    return found
+
+
+def _with_records(cls: Any, summary: Summary, provenance: Provenance, path: Path) -> Summary:
     """A run log's summary from before metric records: the lens rebuilds them (and the headline) from its layout."""
     with plugins.blame(cls, f"failed to read {path}"), _layout_errors(path, str(cls.kind)):
         rebuilt: Summary = cls.summary_from_detail(summary.detail)
@@ -268,11 +399,11 @@ def _with_records(cls: Any, summary: Summary, provenance: dict[str, Any], path: 
     return summary.model_copy(update=update)
 
 
-def _read_old_summary(folder: Path) -> Folder | None:
+def _read_old_summary(folder: Path, label: str | None) -> Run | None:
     path = folder / SUMMARY
     data = read_json_object(path)
     kind = marker_kind(folder)
-    provenance = object_field(data, "provenance", path)
+    provenance = read_provenance(data, path)
     for name in plugins.names():
         try:
             cls = plugins.load(name)
@@ -281,15 +412,7 @@ def _read_old_summary(folder: Path) -> Folder | None:
         with plugins.blame(cls, f"failed to read {path}"), _layout_errors(path, str(cls.kind)):
             found: tuple[str, Summary] | None = cls.read_old_summary(data, kind)
         if found is not None:
-            return Folder(
-                path=folder,
-                lens=name,
-                kind=found[0],
-                summary=found[1],
-                config={},
-                provenance=provenance,
-                layout=SUMMARY,
-            )
+            return Run(folder, name, found[1], kind=found[0], provenance=provenance, layout=SUMMARY, label=label)
     return None
 
 

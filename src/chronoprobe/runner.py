@@ -9,7 +9,6 @@ swapped in whole (:mod:`chronoprobe.publish`).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -22,13 +21,12 @@ from chronoprobe.engines import Engine, ModelSource, parse_engine
 from chronoprobe.lens import Announce, Lens, ProgressFactory
 from chronoprobe.models.lazy import open_backend
 from chronoprobe.models.registry import (
-    DEFAULT_MODEL,
     BackendOptions,
-    canonical_spec,
+    ModelRequest,
     check_options,
+    default_models,
     load_backend,
-    parse_model_spec,
-    strip_url_credentials,
+    parse_model,
 )
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
@@ -50,21 +48,24 @@ __all__ = [
 
 
 def load_models(
-    specs: Sequence[str] | None, options: BackendOptions, cache: CallCache, announce: Announce | None = None
+    requests: Sequence[str | ModelRequest] | None,
+    options: BackendOptions,
+    cache: CallCache,
+    announce: Announce | None = None,
 ) -> list[CachedModel]:
     """Load every requested model (the embedded default if none) behind the cache, with distinct short names."""
-    from chronoprobe.models.names import display_name, split_model_name, unique_names
+    from chronoprobe.models.names import unique_names
 
-    named = [split_model_name(raw) for raw in specs or [DEFAULT_MODEL]]  # every name checked before any load
-    for _, spec in named:  # and every spec, with the options it is given: a bad second one fails before any load
-        check_options(parse_model_spec(spec), options)
+    chosen = [parse_model(r) for r in requests or default_models()]  # every name and spec checked before any load
+    for request in chosen:  # with the options it is given: a bad second one fails before any load
+        check_options(request, options)
     models = []
-    for name, spec in named:  # NAME=SPEC: the name is for people, never in cache keys
-        with (announce or _quiet)(f"loading {canonical_spec(spec)}"):
-            backend = open_backend(spec, options, cache, load_backend)  # a local model loads on its first cache miss
-        backend.info.name = name or display_name(spec)
-        backend.info.given_name = name
-        models.append(CachedModel(backend, cache, source=ModelSource(spec=spec, options=options)))
+    for request in chosen:  # NAME=SPEC: the name is for people, never in cache keys
+        with (announce or _quiet)(f"loading {request.spec.raw}"):
+            backend = open_backend(request, options, cache, load_backend)  # a local model loads on its first cache miss
+        backend.info.name = request.display_name
+        backend.info.given_name = request.name
+        models.append(CachedModel(backend, cache, source=ModelSource(request=request, options=options)))
     for model, name in zip(models, unique_names(m.info.name or m.info.spec for m in models), strict=True):
         model.info.name = name
         if model.info.given_name is not None:  # two models given one name: "a", "a (2)" everywhere
@@ -77,25 +78,32 @@ def _quiet(message: str) -> AbstractContextManager[None]:
 
 
 def default_out(
-    lens: Lens[Any], models: Sequence[str] | None, root: Path = Path("results"), *, now: dt.datetime | None = None
+    lens: Lens[Any],
+    models: Sequence[str | ModelRequest] | None = None,
+    root: Path = Path("results"),
+    *,
+    now: dt.datetime | None = None,
 ) -> Path:
     """``results/<lens>/<model>-<timestamp>``: one new folder per run, so nothing is replaced silently.
 
-    The timestamp is UTC to the second; a folder that already exists gets ``-2``, ``-3`` ...
-    A model part longer than 80 characters is cut and ends in a hash of the whole.
+    ``models``: the run's models (default: the lens's own, :attr:`Lens.models`). The timestamp is UTC
+    to the second; a folder that already exists gets ``-2``, ``-3`` ... A model part longer than 80
+    characters is cut and ends in a hash of the whole.
     """
     with blame(lens, "failed in default_folder()"):
         folder = root / lens.default_folder()
     with blame(lens, "failed in run_label()"):
         label = lens.run_label()
-    return default_folder(folder, label, models, now=now)
+    return default_folder(folder, label, models if models is not None else lens.models, now=now)
 
 
-def default_folder(folder: Path, label: str, models: Sequence[str] | None, *, now: dt.datetime | None = None) -> Path:
+def default_folder(
+    folder: Path, label: str, models: Sequence[str | ModelRequest] | None, *, now: dt.datetime | None = None
+) -> Path:
     """``<folder>/<model><label>-<timestamp>``, a new name (``-2``, ``-3`` ... when taken); see :func:`default_out`."""
-    from chronoprobe.models.names import display_name, file_safe
+    from chronoprobe.models.names import file_safe
 
-    names = [file_safe(display_name(m)) for m in (models or [DEFAULT_MODEL])]
+    names = [file_safe(parse_model(m).display_name) for m in (models or default_models())]
     model_part = file_safe("+".join(dict.fromkeys(names)))  # a long spec or many models: cut, with a hash
     stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
     base = f"{model_part}{label}-{stamp}"
@@ -114,7 +122,7 @@ def execute(
     lens: Lens[Any],
     out: Path,
     *,
-    models: Sequence[str] | Sequence[CachedModel] | None = None,
+    models: Sequence[CachedModel] | None = None,
     options: BackendOptions | None = None,
     cache: Path | None = None,
     progress: ProgressFactory | None = None,
@@ -123,7 +131,10 @@ def execute(
     engine: str | Engine | None = None,
     notice: Callable[[str], None] | None = None,
 ) -> RunResult:
-    """Run ``lens`` on ``models`` (specs to load, or loaded models) and publish its folder at ``out``.
+    """Run ``lens`` on its models and publish its folder at ``out``.
+
+    The models are the lens's own (:attr:`Lens.models`: its config's ``models``), loaded with
+    ``options``; ``models`` gives them already loaded instead (``chronoprobe.model()`` handles).
 
     The lens's items are loaded and ``out`` is claimed before any model loads, so bad data or an
     unusable folder fails fast. A lens whose ``load`` already ran (the CLI loads first to show
@@ -136,7 +147,9 @@ def execute(
     """
     chosen_engine = parse_engine(engine)
     chosen_engine.check()
-    loaded_caches = [m.cache.path for m in models or [] if isinstance(m, CachedModel)]
+    if any(not isinstance(m, CachedModel) for m in models or []):
+        raise TypeError("models: loaded models only; the specs to load are the lens config's models")
+    loaded_caches = [m.cache.path for m in models or []]
     cache_path = loaded_caches[0] if loaded_caches else (cache or default_call_cache())
     lens.check_inputs()
     publish.check_output_dir(out)
@@ -149,9 +162,7 @@ def execute(
             with blame(lens, "failed in load()"):
                 lens.load()
         started = time.perf_counter()
-        loaded = [m for m in (models or []) if isinstance(m, CachedModel)]
-        if loaded and len(loaded) != len(models or []):
-            raise TypeError("models: give either specs or loaded models, not a mix")
+        loaded = list(models or [])
         call_cache = loaded[0].cache if loaded else open_cache(cache)
         if notice is not None:
             with blame(lens, "failed in plan_line()"):
@@ -163,8 +174,7 @@ def execute(
         chosen_engine.start()
         try:
             if not loaded:
-                specs = [str(m) for m in models or []]
-                loaded = load_models(specs or None, options or BackendOptions(), call_cache, announce)
+                loaded = load_models(lens.models, options or BackendOptions(), call_cache, announce)
             for model in loaded:
                 with blame(lens, "failed in check()"):
                     lens.check(model)
@@ -196,17 +206,21 @@ def execute(
             extra=recipe.extra,
             started=started,
             call_cache=call_cache.path,
-        ).model_dump(mode="json")
-        if not chosen_engine.local:  # results are the local engine's; where they ran is still worth a line
-            provenance["engine"] = chosen_engine.label
+            # results are the local engine's; where they ran is still worth a line
+            engine=None if chosen_engine.local else chosen_engine.label,
+        )
         with blame(lens, "failed in dataset_label()"):
             summary.dataset = summary.dataset or lens.dataset_label(summary, provenance)
-        # a key in a model URL is used, never recorded
-        config = json.loads(strip_url_credentials(lens.config.model_dump_json()))
         with publish.staged(out, lens.kind) as folder:
             with blame(lens, "failed in report()"):
                 lens.report(folder, rows, summary, provenance)
             write_run_log(
-                folder, lens=lens.name, kind=lens.kind, config=config, summary=summary, provenance=provenance, rows=rows
+                folder,
+                lens=lens.name,
+                kind=lens.kind,
+                config=lens.config,  # recorded without a key in a model URL
+                summary=summary,
+                provenance=provenance,
+                rows=rows,
             )
-    return Run(Path(out), lens.name, summary, rows, config, provenance, kind=lens.kind)
+    return Run(Path(out), lens.name, summary, kind=lens.kind, config=lens.config, provenance=provenance, rows=rows)

@@ -18,6 +18,7 @@ from chronoprobe.cache import CachedModel
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import LENSES, Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.models.base import DecodingParams, Prompt
+from chronoprobe.provenance import Provenance
 from cli_driver import run_main
 
 
@@ -88,7 +89,7 @@ class ToyLens(Lens[ToyRow]):
     def recipe(self) -> RunRecipe:
         return RunRecipe(decoding={"max_new_tokens": self.config.max_new_tokens}, seeds=[0])  # type: ignore[attr-defined]
 
-    def report(self, folder: Path, rows: Sequence[ToyRow], summary: Summary, provenance: dict[str, Any]) -> None:
+    def report(self, folder: Path, rows: Sequence[ToyRow], summary: Summary, provenance: Provenance) -> None:
         lines = [f"- {r.model}: {r.question} -> {r.answer} ({'right' if r.right else 'wrong'})" for r in rows]
         (folder / "report.md").write_text("# Toy run\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
 

@@ -11,10 +11,9 @@ import pytest
 
 from chronoprobe.cache import sample_key, speed_subject
 from chronoprobe.models.base import Capability, DecodingParams
-from chronoprobe.models.names import model_label, split_model_name
 from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
 from chronoprobe.models.redact import join_api_path
-from chronoprobe.models.registry import canonical_spec, split_userinfo, strip_url_credentials
+from chronoprobe.models.registry import canonical_spec, parse_model, split_userinfo, strip_url_credentials
 from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
 from cli_driver import run_main
@@ -127,10 +126,21 @@ def test_a_password_holding_an_at_sign_is_used_whole_and_never_shown_in_part() -
     assert "ss@" not in strip_url_credentials("--model openai:m@http://user:p@ss@host/v1")
 
 
+def model_label(value: str) -> str:
+    return parse_model(value).label
+
+
 def test_a_model_label_is_its_name_else_its_canonical_spec() -> None:
     assert model_label(f"fast=openai:m@http://u:{SECRET}@h/v1") == "fast"
     assert model_label(f"openai:m@http://u:{SECRET}@h/v1") == "openai:m@http://h/v1"
     assert model_label("mock:constant=x") == "mock:constant=x"
+
+
+def test_the_request_keeps_the_url_as_given_for_the_requests_only() -> None:
+    request = parse_model(f"fast=openai:m@http://u:{SECRET}@h/v1?api_key={SECRET}")
+    assert request.given_url == f"http://u:{SECRET}@h/v1?api_key={SECRET}"
+    assert SECRET not in str(request) and SECRET not in repr(request) and SECRET not in request.model_dump_json()
+    assert request.spec.base_url == "http://h/v1?api_key=***"
 
 
 # --- a key in the model URL, through the editing lens -------------------------------------------
@@ -196,11 +206,12 @@ def test_editing_an_audit_with_a_key_in_the_url(
 
 @pytest.mark.parametrize("name", ["modèle", "模型", "Qwen2.5-0.5B+lora_v1"])
 def test_a_name_in_any_script_is_a_name(name: str) -> None:
-    assert split_model_name(f"{name}=mock:x") == (name, "mock:x")
+    request = parse_model(f"{name}=mock:x")
+    assert (request.name, request.spec.raw) == (name, "mock:x")
 
 
 def test_a_name_typed_with_a_combining_accent_is_the_same_name() -> None:
-    assert split_model_name("mode\u0300le=mock:x") == ("modèle", "mock:x")
+    assert parse_model("mode\u0300le=mock:x").name == "modèle"
 
 
 @pytest.mark.parametrize("raw", ["my model=mock:x", "=mock:x", "_x=mock:x", "a/b=mock:x", "x@y=mock:x"])

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 import pytest
+import typer
 import typer.main
 
 from chronoprobe.cli.common import MODEL_OPTIONS, ModelOptions, model_option_parameters
 from chronoprobe.cli.main import _register, app, main
-from chronoprobe.models.registry import BackendOptions
+from chronoprobe.models.registry import BackendOptions, option_default, option_fields
 
 ALL = set(MODEL_OPTIONS)
 OFFERED = {
@@ -44,7 +45,7 @@ def _literal_values(annotation: Any) -> set[object]:
 def test_the_allowed_values_are_the_registrys_own() -> None:
     from chronoprobe.cli.common import API_MODES, DEVICE_MAPS, DTYPES, QUANTIZE, SAMPLERS
 
-    fields = BackendOptions.model_fields
+    fields = option_fields()  # every registered backend's options, one type per name
     for field, shown in (
         ("dtype", DTYPES),
         ("api_mode", API_MODES),
@@ -52,14 +53,14 @@ def test_the_allowed_values_are_the_registrys_own() -> None:
         ("quantize", QUANTIZE),
         ("sampler", SAMPLERS),
     ):
-        assert set(shown) == _literal_values(fields[field].annotation) != set(), field
+        assert set(shown) == _literal_values(fields[field]) != set(), field
 
 
 def test_each_value_reaches_its_own_backend_option() -> None:
     chosen = ModelOptions(
         dtype="float16",
         device="cpu",
-        batch_size="auto",
+        batch_size="auto",  # type: ignore[arg-type]  # as --batch-size parses it
         device_map="auto",
         quantize="4bit",
         chat_template=False,
@@ -80,8 +81,30 @@ def test_each_value_reaches_its_own_backend_option() -> None:
         concurrency=7,
         sampler="multinomial",
     )
-    assert ModelOptions(batch_size="3").backend().batch_size == 3
+    assert ModelOptions(batch_size=3).backend().value("batch_size") == 3  # type: ignore[arg-type]  # parsed by --batch-size
     assert ModelOptions().backend() == BackendOptions()
+
+
+def test_each_flag_defaults_to_the_one_default_its_backends_declare() -> None:
+    for name in MODEL_OPTIONS:
+        if name in option_fields():
+            assert getattr(ModelOptions(), name) == option_default(name), name
+    assert option_default("batch_size") is None  # each backend's own: hf's policy, llamacpp's 16, vllm's 256
+
+
+@pytest.mark.parametrize(("given", "parsed"), [("3", 3), ("auto", "auto")])
+def test_batch_size_is_typed_on_the_command_line(given: str, parsed: object) -> None:
+    from chronoprobe.cli.common import parse_batch_size
+
+    assert parse_batch_size(given) == parsed
+
+
+@pytest.mark.parametrize("given", ["0", "-2", "lots", "2.5"])
+def test_a_bad_batch_size_is_refused_by_the_flag(given: str) -> None:
+    from chronoprobe.cli.common import parse_batch_size
+
+    with pytest.raises(typer.BadParameter, match="is not a batch size"):
+        parse_batch_size(given)
 
 
 @pytest.mark.parametrize("path", sorted(OFFERED), ids=" ".join)

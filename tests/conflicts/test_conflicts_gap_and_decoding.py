@@ -18,6 +18,7 @@ from chronoprobe.conflicts.rows import PersuasionRow, UpdateRow
 from chronoprobe.conflicts.run import RunConfig, sweep_gaps
 from chronoprobe.metrics.uncertainty import bootstrap_difference, newcombe, wilson
 from chronoprobe.models.base import DecodingParams
+from chronoprobe.provenance import Provenance
 from chronoprobe.testing import MockPrompt, MockReply, register_mock, unregister_mock
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -54,7 +55,7 @@ def test_update_gap_interval_is_newcombes() -> None:
     expected = newcombe(wilson(5, 10), wilson(2, 10))
     assert (gap["value"], gap["n"], gap["method"]) == (pytest.approx(0.3), 20, "newcombe")
     assert (gap["ci_low"], gap["ci_high"]) == (pytest.approx(expected.ci_low), pytest.approx(expected.ci_high))
-    text = model_sweep_markdown({"a": summary["m"], "b": summary["m"]}, classes, {"models": []}, "mulan", {"a": gap})
+    text = model_sweep_markdown({"a": summary["m"], "b": summary["m"]}, classes, Provenance(), "mulan", {"a": gap})
     header = next(line for line in text.splitlines() if line.startswith("| Model"))
     assert header.endswith("| update Mutable − Imm-1 | 95% CI |")
     assert "| 0.300 | [-0.107, 0.600] (n=20) |" in text
@@ -153,7 +154,8 @@ def test_a_bad_sampler_is_one_line_before_any_model(
 
 
 def test_sampler_reaches_the_backend_options() -> None:
-    from chronoprobe.cli.common import backend_options
+    from chronoprobe.cli.common import ModelOptions
+    from chronoprobe.models.builtin import HFOptions
 
-    assert backend_options().sampler == "inverse-cdf"
-    assert backend_options(sampler="multinomial").sampler == "multinomial"
+    assert ModelOptions().backend().for_backend(HFOptions).sampler == "inverse-cdf"
+    assert ModelOptions(sampler="multinomial").backend().for_backend(HFOptions).sampler == "multinomial"

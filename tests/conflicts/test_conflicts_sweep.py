@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from chronoprobe.conflicts.report import model_sweep_markdown
+from chronoprobe.models.base import BackendInfo
+from chronoprobe.provenance import Provenance
 
 CLASSES = ("static", "temporal", "disputed")
 
@@ -11,10 +13,14 @@ def _persuasion(acc: dict[str, float | None], cp: dict[str, float]) -> dict[str,
     return {c: {"facts": 2, "accuracy_no_context": acc[c], "accuracy_context": 0.5, "cp": cp[c]} for c in CLASSES}
 
 
-def _provenance(*models: tuple[str, str | None, bool]) -> dict[str, object]:
-    return {
-        "models": [{"spec": s, "chat_template": chat, "extra": {"parameters": p} if p else {}} for s, p, chat in models]
-    }
+def _provenance(*models: tuple[str, str | None, bool]) -> Provenance:
+    infos = [
+        BackendInfo(
+            spec=s, backend="hf", model_id=s, revision="r", chat_template=chat, extra={"parameters": p} if p else {}
+        )
+        for s, p, chat in models
+    ]
+    return Provenance(models=infos)
 
 
 def _rows(text: str) -> list[list[str]]:

@@ -208,7 +208,7 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
     edited = [r for r in first.rows if r.method == "rome"]
     unedited = [r for r in first.rows if r.method == "unedited"]
     assert len(edited) == len(unedited) == 3
-    settings = first.provenance["extra"]["method_settings"]
+    settings = first.provenance.extra["method_settings"]
     assert settings["smollm2|memit|1"]["stats"]["documents"] == 3
     assert "layers scaled 32->30" in settings["smollm2|rome|1"]["hparams_source"]
 
@@ -321,5 +321,5 @@ def test_a_serac_scope_naming_an_embedder_uses_that_embedder(tmp_path: Path, dat
         out=tmp_path / "run",
         cache=tmp_path / "calls.sqlite",
     )
-    [settings] = result.provenance["extra"]["method_settings"].values()
+    [settings] = result.provenance.extra["method_settings"].values()
     assert settings["hparams"]["scope_model"] == folder

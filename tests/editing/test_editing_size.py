@@ -17,7 +17,7 @@ from chronoprobe.editing.config import EditingConfig
 from chronoprobe.editing.lens import EditingLens
 from chronoprobe.engines import ModelSource
 from chronoprobe.models.base import DecodingParams, Prompt
-from chronoprobe.models.registry import BackendOptions
+from chronoprobe.models.registry import BackendOptions, parse_model
 from chronoprobe.testing import register_mock, unregister_mock
 from chronoprobe.testing.mock import mock_from_spec
 
@@ -74,7 +74,7 @@ def test_the_plan_counts_the_calls_the_run_makes_and_learns_the_speed(audit: Pat
 
     result = run("editing", NOBODY, out=tmp_path / "run", cache=cache, progress=progress, **_options(lens))
     assert totals == [before.calls]  # the bar and the plan count the same prompts
-    assert result.provenance["extra"]["model_calls_made"][NOBODY] <= before.calls
+    assert (result.provenance.model_calls_made or {})[NOBODY] <= before.calls
     [after] = lens.plan(cache)
     assert after.timed and not after.defaults  # every step was timed by the run
     assert after.time.high < before.time.low / 100  # the mock answers at once
@@ -116,7 +116,7 @@ def test_the_cache_times_fresh_calls_per_spec_without_keeping_a_key(tmp_path: Pa
     spec = "openai:m@http://user:SECRET-KEY@127.0.0.1:9/v1"  # only its name matters here: a mock answers
     cache = CallCache(tmp_path / "c.sqlite")
     backend = mock_from_spec("echo")
-    model = CachedModel(backend, cache, source=ModelSource(spec=spec, options=BackendOptions()))
+    model = CachedModel(backend, cache, source=ModelSource(request=parse_model(spec), options=BackendOptions()))
     prompts = [Prompt(text=f"q{i}") for i in range(5)]
     model.generate(prompts, DecodingParams())
     model.generate(prompts, DecodingParams())  # all cached: nothing more is timed

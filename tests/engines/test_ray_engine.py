@@ -78,8 +78,9 @@ def test_an_outdated_run_on_smollm2_through_ray_equals_the_local_engine(cluster:
     remote = cp.run("outdated", out=tmp_path / "ray", cache=tmp_path / "ray.sqlite", engine="ray", **common)
     assert _rows(remote) == _rows(local)
     assert remote.summary.headline == local.summary.headline
-    assert remote.provenance["engine"] == "ray" and "engine" not in local.provenance
-    calls = remote.provenance["extra"]["model_calls_made"]["smollm2"]
+    assert remote.provenance.engine == "ray" and local.provenance.engine is None
+    assert "engine" not in local.provenance.recorded()  # the local engine: no key, as before it was recorded
+    calls = (remote.provenance.model_calls_made or {})["smollm2"]
     assert calls == len(remote.rows) == 9  # every prompt was a miss, and ran exactly once
 
 
@@ -105,7 +106,7 @@ def test_a_run_completes_after_a_worker_actor_dies(cluster: Path, tmp_path: Path
     assert [(r["rendered_prompt"], r["response"]) for r in _rows(remote)] == [
         (r["rendered_prompt"], r["response"]) for r in _rows(local)
     ]
-    assert remote.provenance["extra"]["model_calls_made"][f"mock:{DIES_ONCE}"] == len(remote.rows)
+    assert (remote.provenance.model_calls_made or {})[f"mock:{DIES_ONCE}"] == len(remote.rows)
 
 
 class DriverKilled(Exception):
@@ -132,7 +133,7 @@ def test_a_killed_driver_resumes_from_the_cache(cluster: Path, tmp_path: Path) -
     stored = CallCache(cache).count()
     assert stored == sum(done) == 4  # the two batches that came back before the "kill" were written
     resumed = cp.run("outdated", out=tmp_path / "again", **options)
-    assert resumed.provenance["extra"]["model_calls_made"]["mock:echo"] == len(resumed.rows) - stored
+    assert (resumed.provenance.model_calls_made or {})["mock:echo"] == len(resumed.rows) - stored
     whole = cp.run("outdated", out=tmp_path / "whole", **{**options, "cache": tmp_path / "fresh.sqlite"})
     assert _rows(resumed) == _rows(whole)
 

@@ -10,7 +10,7 @@ import pytest
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models import embedded
-from chronoprobe.models.registry import KNOWN_SPECS, parse_model_spec
+from chronoprobe.models.registry import known_specs, parse_model_spec
 
 needs_gemma = pytest.mark.skipif(
     not embedded.gemma3_available(), reason="Gemma 3 270M packages not installed (./setup.sh installs them)"
@@ -69,7 +69,7 @@ def test_missing_package_names_the_install_command() -> None:
 def test_gemma_spec_is_known_and_listed() -> None:
     spec = parse_model_spec("gemma3-270m")
     assert (spec.kind, spec.target) == ("gemma3-270m", "gemma3-270m")
-    assert any(name == "gemma3-270m" and "Gemma Terms of Use" in text for name, text in KNOWN_SPECS)
+    assert any(name == "gemma3-270m" and "Gemma Terms of Use" in text for name, text in known_specs())
 
 
 @needs_gemma

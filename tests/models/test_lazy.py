@@ -14,7 +14,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.models import preview
 from chronoprobe.models.base import Backend, Capability, DecodingParams, Prompt
 from chronoprobe.models.lazy import LazyBackend, describe, open_backend
-from chronoprobe.models.registry import BackendOptions
+from chronoprobe.models.registry import BackendOptions, ModelRequest, parse_model
 from chronoprobe.testing import MockBackend, MockPrompt
 
 PROMPTS = [Prompt.chat(f"Who leads country {i}?", fallback_text=f"country {i}") for i in range(5)]
@@ -103,18 +103,21 @@ def test_a_load_that_differs_from_the_remembered_one_is_remembered_instead(tmp_p
     assert record is not None and record["info"]["batch_size"] == 7
 
 
+LEADER = parse_model("mock:leader")
+
+
 def test_open_backend_loads_the_first_time_and_not_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(preview, "load_key", lambda raw, options: "key of " + raw)
+    monkeypatch.setattr(preview, "load_key", lambda request, options: f"key of {request}")
     cache = CallCache(tmp_path / "c.sqlite")
     loads = Loads()
 
-    def load(raw: str, options: BackendOptions) -> Backend:
+    def load(request: ModelRequest, options: BackendOptions) -> Backend:
         return loads()
 
-    first = CachedModel(open_backend("mock:leader", BackendOptions(), cache, load), cache)
+    first = CachedModel(open_backend(LEADER, BackendOptions(), cache, load), cache)
     assert first.loaded and loads.count == 1
     first.generate(PROMPTS, DecodingParams())
-    again = CachedModel(open_backend("mock:leader", BackendOptions(), cache, load), cache)
+    again = CachedModel(open_backend(LEADER, BackendOptions(), cache, load), cache)
     assert not again.loaded and model_identity(again.info) == model_identity(first.info)
     again.generate(PROMPTS, DecodingParams())
     assert loads.count == 1 and not again.loaded
@@ -125,7 +128,7 @@ def test_a_remembered_record_it_cannot_read_means_a_load(tmp_path: Path, monkeyp
     cache = CallCache(tmp_path / "c.sqlite")
     cache.put_load("k", {"info": {"spec": 3}})  # written by some other release in another shape
     loads = Loads()
-    backend = open_backend("mock:leader", BackendOptions(), cache, lambda raw, options: loads())
+    backend = open_backend(LEADER, BackendOptions(), cache, lambda request, options: loads())
     assert isinstance(backend, LazyBackend) and backend.loaded and loads.count == 1
     assert cache.get_load("k") == describe(backend.load())
 

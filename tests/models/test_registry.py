@@ -89,14 +89,17 @@ def test_openai_spec_builds_without_network() -> None:
     info = backend.info
     assert (info.backend, info.model_id, info.batch_size) == ("openai", "some-model", 7)
     assert info.revision == "api@127.0.0.1:9/v1"
-    assert backend.plan_batches([str(i) for i in range(20)]) == [list(range(16)), list(range(16, 20))]
+    # no --batch-size: the backend's one default, 4 prompts per request in flight
+    assert backend.plan_batches([str(i) for i in range(30)]) == [list(range(28)), list(range(28, 30))]
     wide = load_backend("openai:m@http://127.0.0.1:9/v1", BackendOptions(concurrency=32, batch_size=16))
     assert [len(wave) for wave in wide.plan_batches([str(i) for i in range(40)])] == [32, 8]
     backend.close()
 
 
-def test_bad_openai_options_are_config_errors() -> None:
-    with pytest.raises(
-        ConfigError, match=r"^model spec 'openai:m@http://127.0.0.1:9/v1': invalid openai option concurrency"
-    ):
-        load_backend("openai:m@http://127.0.0.1:9/v1", BackendOptions(concurrency=0))
+def test_bad_backend_options_are_config_errors_where_they_are_given() -> None:
+    with pytest.raises(ConfigError, match=r"^concurrency: Input should be greater than or equal to 1"):
+        BackendOptions(concurrency=0)
+    with pytest.raises(ConfigError, match=r"^batch_size: "):
+        BackendOptions(batch_size="lots")
+    with pytest.raises(ConfigError, match=r"^backend option\(s\) colour: unknown; known: api_key_env, api_mode"):
+        BackendOptions(colour="blue")

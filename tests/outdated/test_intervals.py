@@ -66,7 +66,7 @@ def test_summary_has_wilson_estimates_beside_every_share() -> None:
 
 def test_report_cells_show_the_interval_and_n() -> None:
     per_model = {"m": summarize_model(_records(), with_as_of=False)}
-    text = render_markdown(per_model, Provenance().model_dump(mode="json"), None)
+    text = render_markdown(per_model, Provenance(), None)
     up = wilson(2, 4, scale=100.0)
     cell = f"50.0 [{up.ci_low:.1f}, {up.ci_high:.1f}]"
     assert f"| m | all | 4 | {cell} |" in text  # soft constraint: n = facts

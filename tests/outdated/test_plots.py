@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from chronoprobe.metrics.dyknow import VERDICTS
-from chronoprobe.models.names import display_name, split_model_name, unique_names
+from chronoprobe.models.names import recorded_short_name, unique_names
+from chronoprobe.models.registry import parse_model
 from chronoprobe.outdated.plots import recency_figure, verdicts_figure
 from chronoprobe.outdated.report import plot_recency, plot_verdicts
 
@@ -38,13 +39,23 @@ def per_model() -> dict[str, dict[str, Any]]:
     }
 
 
+def _short(value: str) -> str:
+    return parse_model(value).display_name
+
+
 def test_display_names() -> None:
-    assert split_model_name("qwen=hf:Qwen/Qwen2.5-0.5B-Instruct") == ("qwen", "hf:Qwen/Qwen2.5-0.5B-Instruct")
-    assert split_model_name("openai:m@https://h/v1?api-version=1") == (None, "openai:m@https://h/v1?api-version=1")
-    assert display_name("hf:Qwen/Qwen2.5-0.5B-Instruct@main") == "Qwen2.5-0.5B-Instruct"
-    assert display_name("gguf:/models/tiny.Q4_K_M.gguf") == "tiny.Q4_K_M"
-    assert display_name("openai:gpt-4o-mini@https://api.openai.com/v1") == "gpt-4o-mini"
-    assert display_name("vllm:org/model@rev") == "model" and display_name("smollm2") == "smollm2"
+    named = parse_model("qwen=hf:Qwen/Qwen2.5-0.5B-Instruct")
+    assert (named.name, named.spec.raw, named.display_name) == ("qwen", "hf:Qwen/Qwen2.5-0.5B-Instruct", "qwen")
+    plain = parse_model("openai:m@https://h/v1?api-version=1")
+    assert (plain.name, plain.spec.raw) == (None, "openai:m@https://h/v1?api-version=1")
+    assert _short("hf:Qwen/Qwen2.5-0.5B-Instruct@main") == "Qwen2.5-0.5B-Instruct"
+    assert _short("hf:Qwen/Qwen2.5-0.5B@v1+me/lora@v2") == _short("hf:Qwen/Qwen2.5-0.5B+me/lora") == "lora"
+    assert _short("gguf:/models/tiny.Q4_K_M.gguf") == "tiny.Q4_K_M"
+    assert _short("llamacpp:/models/tiny.Q4_K_M.gguf") == "tiny.Q4_K_M.gguf"
+    assert _short("openai:gpt-4o-mini@https://api.openai.com/v1") == "gpt-4o-mini"
+    assert _short("vllm:org/model@rev") == "model" and _short("smollm2") == "smollm2" and _short("default") == "default"
+    assert _short("mock:constant=Paris") == "constant=Paris"
+    assert recorded_short_name("hf:org/model") == "model" and recorded_short_name("tiny") == "tiny"
     assert unique_names(["a", "a", "b"]) == ["a", "a (2)", "b"]
 
 

@@ -66,7 +66,7 @@ def test_report_says_which_prompting_each_model_got() -> None:
             extra={"licence": "Gemma Terms of Use"},
         ),
     ]
-    provenance = Provenance(models=infos).model_dump(mode="json")
+    provenance = Provenance(models=infos)
     per_model = {i.spec: summarize_model([_record(i.spec)], with_as_of=False) for i in infos}
     text = render_markdown(per_model, provenance, None)
     lines = text.splitlines()

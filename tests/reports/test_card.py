@@ -177,9 +177,9 @@ def test_two_runs_of_one_model_are_labelled_and_keep_their_plots_together(
     blocks = re.findall(
         r'<div class="run-plots" id="([^"]+)-plots"><h4 class="run-head">(.*?)</h4>(.*?)</div></div>', html
     )
-    assert [anchor for anchor, _, _ in blocks] == [f"run-{_slug(str(run.run))}" for run in runs]
+    assert [anchor for anchor, _, _ in blocks] == [f"run-{_slug(str(run.label))}" for run in runs]
     for (_, head, figures), run in zip(blocks, runs, strict=True):
-        assert Path(run.run).name in head and "dated, paris" in head
+        assert Path(run.label).name in head and "dated, paris" in head
         assert figures.count("<figure>") == len(run.plots)
 
 

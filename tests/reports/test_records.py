@@ -18,7 +18,20 @@ def _numbers(path: Path) -> list[tuple[object, ...]]:
     run = read_run(path)
     assert run is not None
     rows: list[Row] = run_rows(run)
-    return [(r.model, r.lens, r.dataset, r.cls, r.metric, r.value, r.n, r.ci_low, r.ci_high) for r in rows]
+    return [
+        (
+            r.model,
+            r.lens,
+            r.dataset,
+            r.metric.group,
+            r.metric.name,
+            r.metric.value,
+            r.metric.n,
+            r.metric.ci_low,
+            r.metric.ci_high,
+        )
+        for r in rows
+    ]
 
 
 @pytest.mark.parametrize("lens", LENS_RUNS)

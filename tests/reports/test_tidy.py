@@ -22,6 +22,7 @@ from chronoprobe.reports.tidy import (
     results_frame,
     run_rows,
 )
+from chronoprobe.runlog import Metric
 
 
 def _rows(path: Path) -> list[Row]:
@@ -30,8 +31,9 @@ def _rows(path: Path) -> list[Row]:
     return run_rows(run)
 
 
-def _pick(rows: list[Row], model: str, cls: str, metric: str) -> Row:
-    found = [r for r in rows if (r.model, r.cls, r.metric) == (model, cls, metric)]
+def _pick(rows: list[Row], model: str, cls: str, metric: str) -> Metric:
+    """The one record of ``metric`` over ``cls`` for the model the table names ``model``."""
+    found = [r.metric for r in rows if (r.model, r.metric.group, r.metric.name) == (model, cls, metric)]
     assert len(found) == 1, (model, cls, metric, found)
     return found[0]
 
@@ -87,7 +89,10 @@ def test_conflicts_rows_carry_every_estimate(run_folders: dict[str, Path]) -> No
             (names[spec], cls, metric): (e["value"], e["n"], e["ci_low"], e["ci_high"])
             for (spec, cls, metric), e in flat.items()
         }
-        assert {(r.model, r.cls, r.metric): (r.value, r.n, r.ci_low, r.ci_high) for r in rows} == expected
+        assert {
+            (r.model, r.metric.group, r.metric.name): (r.metric.value, r.metric.n, r.metric.ci_low, r.metric.ci_high)
+            for r in rows
+        } == expected
     mulan = _rows(run_folders["mulan"])
     assert _pick(mulan, "echo", "mutable", "update_success").value is None  # no updates: no value, n = 0
     assert _pick(mulan, "echo", "mutable", "update_success").n == 0
@@ -122,7 +127,7 @@ def test_a_parent_folder_gives_every_lens(run_folders: dict[str, Path], tmp_path
     assert found.warnings == []
     # Naming a run folder twice (directly and through its parent) reads it once.
     again = find_runs([run_folders["outdated"], run_folders["root"]])
-    assert len(again.runs) == 5 and again.runs[0].run == str(run_folders["outdated"])
+    assert len(again.runs) == 5 and again.runs[0].label == str(run_folders["outdated"])
 
     parent = tmp_path / "mixed"
     shutil.copytree(run_folders["recency"], parent / "recency")
@@ -229,7 +234,10 @@ def test_run_log_alone_gives_the_same_rows_as_summary_json(
     shutil.copy(source / "summary.json", only_summary / "summary.json")
 
     def numbers(path: Path) -> list[tuple[object, ...]]:
-        return sorted((r.model, r.cls, r.metric, r.value, r.n, r.ci_low, r.ci_high) for r in _rows(path))
+        return sorted(
+            (r.model, r.metric.group, r.metric.name, r.metric.value, r.metric.n, r.metric.ci_low, r.metric.ci_high)
+            for r in _rows(path)
+        )
 
     assert numbers(only_log) == numbers(only_summary)
     assert numbers(only_log)

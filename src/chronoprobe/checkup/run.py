@@ -38,11 +38,10 @@ from chronoprobe.checkup.select import Chosen, choose, selection
 from chronoprobe.errors import CapabilityError, ConfigError, PluginError
 from chronoprobe.io import write_json_atomic
 from chronoprobe.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, Workload, lens_class
-from chronoprobe.models.names import split_model_name
-from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, strip_url_credentials
+from chronoprobe.models.registry import BackendOptions, ModelRequest, default_models, parse_model, strip_url_credentials
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
-from chronoprobe.runlog import ITEMS, MARKER, RUN_LOG, Run, Summary, read_folder, read_items
+from chronoprobe.runlog import MARKER, Run, Summary, load_run, read_folder
 from chronoprobe.runner import default_folder, execute
 
 
@@ -50,7 +49,8 @@ from chronoprobe.runner import default_folder, execute
 class CheckRequest:
     """What a check is asked: the models, the budget and the check's own options."""
 
-    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    models: tuple[ModelRequest, ...] = field(default_factory=default_models)
+    """The ``--model`` values (given as text, parsed here)."""
     budget: Budget = "quick"
     out: Path | None = None
     lenses: tuple[str, ...] = ()
@@ -64,6 +64,9 @@ class CheckRequest:
     cache: Path | None = None
     options: BackendOptions = field(default_factory=BackendOptions)
     engine: str = "local"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "models", tuple(parse_model(m) for m in self.models) or default_models())
 
 
 @dataclass
@@ -114,7 +117,7 @@ class CheckResult:
         return sum(o.calls_made for o in self.lenses)
 
 
-def default_check_out(models: Sequence[str], root: Path = Path("results")) -> Path:
+def default_check_out(models: Sequence[str | ModelRequest], root: Path = Path("results")) -> Path:
     """``results/check/<model>-<timestamp>``: one new folder per check."""
     return default_folder(root / CHECK_KIND, "", models)
 
@@ -172,7 +175,7 @@ def plan(prepared: Prepared) -> list[LensPlan]:
 
     May read each lens's items (``Lens.workload`` loads what it needs); asks no model."""
     earlier = prepared.earlier = read_record(prepared.out) if not prepared.request.live else None
-    specs = [split_model_name(raw)[1] for raw in prepared.request.models]
+    specs = [request.spec.raw for request in prepared.request.models]
     plans: list[LensPlan] = []
     rerun: set[str] = set()
     for item in prepared.chosen:
@@ -208,14 +211,6 @@ def _kept(out: Path, item: Chosen, earlier: CheckRecord | None) -> bool:
         return False
 
 
-def _load_run(folder: Path, lens: str) -> Run:
-    found = read_folder(folder)
-    assert found is not None, f"{folder} was just checked"
-    cls = lens_class(lens)
-    rows = read_items(folder / ITEMS, cls.row_type)
-    return Run(folder, lens, found.summary, rows, found.config, found.provenance, layout=RUN_LOG, kind=found.kind)
-
-
 def _start_folder(out: Path) -> None:
     """The check folder and its marker (so a later check recognises it as its own)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -232,8 +227,7 @@ def _start_folder(out: Path) -> None:
 
 
 def _calls(run: Run) -> int:
-    made = (run.provenance.get("extra") or {}).get("model_calls_made") or {}
-    return sum(int(v) for v in made.values() if isinstance(v, int))
+    return sum((run.provenance.model_calls_made or {}).values())
 
 
 Say = Callable[[str], None]
@@ -255,9 +249,7 @@ class _Runner:
     def __init__(self, prepared: Prepared, handles: Sequence[CachedModel], shown: _Progress) -> None:
         self.prepared, self.handles, self.shown = prepared, handles, shown
         request = prepared.request
-        self.record = CheckRecord(
-            budget=request.budget, models=[strip_url_credentials(m) for m in request.models], strict=request.strict
-        )
+        self.record = CheckRecord(budget=request.budget, models=[str(m) for m in request.models], strict=request.strict)
         self.outcomes: list[LensOutcome] = []
 
     def skip(self, name: str, reason: str, *, say: bool = True) -> None:
@@ -293,7 +285,7 @@ class _Runner:
         folder = self.prepared.out / item.name
         if line.status == "reuse":
             earlier = self.prepared.earlier.entry(item.name) if self.prepared.earlier is not None else None
-            kept = LensOutcome(item.name, "kept", run=_load_run(folder, item.name))
+            kept = LensOutcome(item.name, "kept", run=load_run(folder))
             self.done(item, kept, earlier.workload if earlier is not None else None)
             self.shown.say(f"{item.name}: kept from earlier in {folder}")
             return
@@ -302,7 +294,7 @@ class _Runner:
             run = execute(
                 item.lens,
                 folder,
-                models=list(self.handles) or list(request.models),
+                models=list(self.handles) or None,
                 options=request.options,
                 cache=request.cache,
                 progress=self.shown.progress,
@@ -324,7 +316,7 @@ class _Runner:
         record, request = self.record, self.prepared.request
         summaries = {o.lens: o.run.summary for o in self.outcomes if o.run is not None}
         record.names, record.paragraphs = paragraphs(summaries)
-        names = record.names or {strip_url_credentials(m): strip_url_credentials(m) for m in request.models}
+        names = record.names or {str(m): str(m) for m in request.models}
         gate = judge_all(self.prepared.thresholds, summaries, strict=request.strict, names=names)
         record.gate = [GateEntry.of(result) for result in gate]
         record.complete = True

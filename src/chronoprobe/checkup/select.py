@@ -14,8 +14,8 @@ from pydantic import BaseModel, ValidationError
 from chronoprobe import __version__
 from chronoprobe.cache import stable_hash
 from chronoprobe.errors import ConfigError, PluginError
-from chronoprobe.lens import Budget, CheckContext, Lens, lens_class, lens_names
-from chronoprobe.models.registry import BackendOptions, strip_url_credentials
+from chronoprobe.lens import Budget, CheckContext, Lens, lens_class, lens_config, lens_names
+from chronoprobe.models.registry import BackendOptions, ModelRequest, strip_url_credentials
 from chronoprobe.plugins import blame
 
 
@@ -65,10 +65,8 @@ def config_json(lens: Lens[Any]) -> dict[str, Any]:
 
 def _config(cls: type[Lens[Any]], budget: Budget, context: CheckContext) -> BaseModel:
     options: dict[str, Any] = {**cls.sizes[budget], **cls.check_options(context)}
-    if "models" in cls.config_type.model_fields:
-        options["models"] = context.models
     try:
-        return cls.config_type(**options)
+        return lens_config(cls, context.models, options)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
@@ -82,7 +80,7 @@ def choose(
     names: Sequence[str],
     context: CheckContext,
     out: Path,
-    specs: Sequence[str],
+    specs: Sequence[ModelRequest],
     options: BackendOptions,
 ) -> list[Chosen]:
     """Each lens of ``names``: built from its size for ``context.budget``, or skipped with the reason."""
@@ -117,7 +115,7 @@ def choose(
             {
                 "lens": name,
                 "config": config_json(lens),
-                "models": [strip_url_credentials(s) for s in specs],
+                "models": [str(s) for s in specs],
                 "backend": options.model_dump(mode="json"),
                 "version": __version__,
             }

@@ -24,6 +24,7 @@ from chronoprobe.cli.common import (
     with_model_options,
 )
 from chronoprobe.lens import BUDGETS
+from chronoprobe.models.registry import DEFAULT_MODEL, parse_model
 
 
 def _budget(value: str) -> str:
@@ -89,7 +90,7 @@ def check(
     from chronoprobe.publish import check_output_file, check_outside
 
     request = CheckRequest(
-        models=tuple(model or ("smollm2",)),
+        models=tuple(parse_model(m) for m in model or (DEFAULT_MODEL,)),
         budget=budget,  # type: ignore[arg-type]  # --budget's callback allows only BUDGETS
         out=out,
         lenses=tuple(lens or ()),

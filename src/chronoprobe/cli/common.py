@@ -30,8 +30,9 @@ from rich.text import Text
 from chronoprobe.cache import CachedModel, CallCache, check_cache_file
 from chronoprobe.cache import open_cache as open_cache  # the commands import it from here
 from chronoprobe.errors import ChronoprobeError, ConfigError
-from chronoprobe.models.base import DEFAULT_SAMPLER, Sampler
-from chronoprobe.models.registry import ApiMode, BackendOptions, DeviceMap, DType, Quantize
+from chronoprobe.models.base import Sampler
+from chronoprobe.models.builtin import ApiMode, BatchSize, DeviceMap, DType, Quantize
+from chronoprobe.models.registry import BackendOptions, option_default, option_fields
 from chronoprobe.progress import PROGRESS_EVERY_ENV as PROGRESS_EVERY_ENV  # the tests import it from here
 from chronoprobe.progress import ProgressLines, line_if_slow, progress_every
 
@@ -65,11 +66,27 @@ def _none_or_one_of(choices: tuple[str, ...]) -> Callable[[str | None], str | No
     return lambda value: None if value is None else check(value)
 
 
-def check_batch_size(value: str | None) -> str | None:
-    """A whole number of at least 1, ``auto``, or None (the backend's default)."""
-    if value is not None and value != "auto" and not (value.isdigit() and int(value) >= 1):
-        raise typer.BadParameter(f"{value!r} is not a batch size (use a whole number of at least 1, or auto)")
-    return value
+class BatchSizeValue:
+    """``--batch-size``'s type as typer is shown it: a whole number of at least 1 or ``auto`` (the backends'
+    ``BatchSize``, a union typer cannot take), parsed by :func:`parse_batch_size`."""
+
+
+@dataclass(frozen=True)
+class ShownAs:
+    """Annotated metadata: the type typer is given for an option whose value type it cannot handle itself."""
+
+    annotation: Any
+
+
+def parse_batch_size(value: str) -> int | str:
+    """``--batch-size`` as the backends' ``BatchSize``: a whole number of at least 1, or ``auto``."""
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        parsed: int | str = TypeAdapter(BatchSize).validate_python(value)
+    except ValidationError:
+        raise typer.BadParameter(f"{value!r} is not a batch size (use a whole number of at least 1, or auto)") from None
+    return parsed
 
 
 def check_device(value: str) -> str:
@@ -162,13 +179,15 @@ DTypeOpt = Annotated[
 ]
 DeviceOpt = Annotated[str, typer.Option(help="Device: auto, cpu, cuda, cuda:1, mps.", callback=check_device)]
 BatchOpt = Annotated[
-    str | None,
+    BatchSize | None,
     typer.Option(
         help="Prompts per forward pass (hf, llamacpp) or requests per wave (openai); 'auto' (hf): the largest batch "
-        "that fits. Default: hf 64 rows (prompts x samples) per greedy batch and 16 prompts per sampled one, "
-        "within free memory; others 16.",
-        callback=check_batch_size,
+        "that fits. Default: each backend's own (hf 64 rows (prompts x samples) per greedy batch and 16 prompts "
+        "per sampled one, within free memory; llamacpp and mock 16; openai 4 per request in flight; vllm 256).",
+        parser=parse_batch_size,
+        metavar="N|auto",
     ),
+    ShownAs(BatchSizeValue | None),
 ]
 DeviceMapOpt = Annotated[
     str | None,
@@ -237,58 +256,39 @@ SnapshotOpt = Annotated[
 ]
 
 
-def backend_options(
-    *,
-    dtype: str = "auto",
-    device: str = "auto",
-    batch_size: int | str | None = None,
-    chat_template: bool | None = None,
-    api_mode: str = "chat",
-    concurrency: int = 4,
-    device_map: str | None = None,
-    quantize: str | None = None,
-    sampler: str = DEFAULT_SAMPLER,
-) -> BackendOptions:
-    """The backend options from already validated CLI values (``batch_size`` may be the text ``auto``)."""
-    return BackendOptions(
-        dtype=dtype,
-        device=device,
-        device_map=device_map,
-        quantize=quantize,
-        batch_size=None if batch_size is None else "auto" if batch_size == "auto" else int(batch_size),
-        chat_template=chat_template,
-        api_mode=api_mode,
-        concurrency=concurrency,
-        sampler=sampler,
-    )
+_DEFAULT = {name: option_default(name) for name in option_fields()}
+"""Each backend option's one default, as its backends declare it (None: each backend's own)."""
 
 
 @dataclass(frozen=True)
 class ModelOptions:
     """How a command loads and calls its models: the backend options, the call cache and the engine.
 
-    The one declaration of these options: each field's annotation is its typer option. A command
+    The CLI's flags for the backends' options (``models/builtin.py`` declares each option with its one
+    default, read here by :func:`~chronoprobe.models.registry.option_default`): each field's annotation
+    is its typer option. A command
     takes them as one parameter, ``backend: ModelOptions = DEFAULT_MODEL_OPTIONS``, under
     :func:`with_model_options`, which offers the fields as options at that parameter's place.
     """
 
-    dtype: DTypeOpt = "auto"
-    device: DeviceOpt = "auto"
-    batch_size: BatchOpt = None
-    device_map: DeviceMapOpt = None
-    quantize: QuantizeOpt = None
-    chat_template: ChatTemplateOpt = None
-    api_mode: ApiModeOpt = "chat"
-    concurrency: ConcurrencyOpt = 4
+    dtype: DTypeOpt = _DEFAULT["dtype"]
+    device: DeviceOpt = _DEFAULT["device"]
+    batch_size: BatchOpt = _DEFAULT["batch_size"]
+    device_map: DeviceMapOpt = _DEFAULT["device_map"]
+    quantize: QuantizeOpt = _DEFAULT["quantize"]
+    chat_template: ChatTemplateOpt = _DEFAULT["chat_template"]
+    api_mode: ApiModeOpt = _DEFAULT["api_mode"]
+    concurrency: ConcurrencyOpt = _DEFAULT["concurrency"]
     cache: CacheOpt = None
     engine: EngineOpt = "local"
-    sampler: SamplerOpt = DEFAULT_SAMPLER
+    sampler: SamplerOpt = _DEFAULT["sampler"]
 
     def backend(self) -> BackendOptions:
-        """The options the registry loads a model with."""
+        """The options the registry loads a model with: every field but the cache and the engine, by name
+        (each backend takes those its registration declares, with its own defaults for the rest)."""
         chosen = asdict(self)
         del chosen["cache"], chosen["engine"]
-        return backend_options(**chosen)
+        return BackendOptions(**chosen)
 
 
 DEFAULT_MODEL_OPTIONS = ModelOptions()
@@ -300,10 +300,22 @@ def model_option_parameters(offered: Sequence[str] = MODEL_OPTIONS) -> list[insp
     hints = get_type_hints(ModelOptions, include_extras=True)
     return [
         inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, annotation=hints[name], default=getattr(DEFAULT_MODEL_OPTIONS, name)
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=_for_typer(hints[name]),
+            default=getattr(DEFAULT_MODEL_OPTIONS, name),
         )
         for name in offered
     ]
+
+
+def _for_typer(annotation: Any) -> Any:
+    """``annotation`` with the type typer is to see (:class:`ShownAs`) in place of the value's own."""
+    extras = getattr(annotation, "__metadata__", ())
+    shown = [m.annotation for m in extras if isinstance(m, ShownAs)]
+    if not shown:
+        return annotation
+    return Annotated.__class_getitem__((shown[0], *(m for m in extras if not isinstance(m, ShownAs))))  # type: ignore[attr-defined]  # Annotated[...] built from a tuple
 
 
 CommandT = Callable[..., None]
@@ -493,8 +505,9 @@ def progress_ticks() -> Iterator[Callable[[str, int], Callable[[int], None]]]:
         yield task_progress(bar)
 
 
-def run_in_terminal(lens: Lens[Any], out: Path, models: list[str] | None, backend: ModelOptions) -> RunResult:
-    """Run ``lens`` through the runner with the CLI's progress bars and model-loading status."""
+def run_in_terminal(lens: Lens[Any], out: Path, backend: ModelOptions) -> RunResult:
+    """Run ``lens`` on its models (its config's ``models``) through the runner, with the CLI's progress bars
+    and model-loading status."""
     from chronoprobe.engines import parse_engine
     from chronoprobe.runner import execute
 
@@ -505,7 +518,6 @@ def run_in_terminal(lens: Lens[Any], out: Path, models: list[str] | None, backen
     return execute(
         lens,
         out,
-        models=models,
         options=backend.backend(),
         cache=backend.cache,
         progress_display=progress_ticks,

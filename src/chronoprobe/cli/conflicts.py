@@ -23,6 +23,7 @@ from chronoprobe.cli.common import (
 )
 from chronoprobe.conflicts.records import ClassNumbers, read_detail
 from chronoprobe.errors import ConfigError
+from chronoprobe.models.registry import DEFAULT_MODEL
 
 app = typer.Typer(
     help="Does context override the model's memory? DynamicQA and MuLan, each through either methodology.",
@@ -141,6 +142,7 @@ def run(
     }  # unset: the methodology's own
     with config_errors({"n_samples": "--samples"}):
         config = ConflictsConfig(
+            models=tuple(model or (DEFAULT_MODEL,)),
             dataset=dataset,
             methodology=method,
             data=data,
@@ -155,11 +157,11 @@ def run(
             judge_device=backend.device,
         )
     lens = ConflictsLens(config)
-    out = out or default_out(lens, model)
+    out = out or default_out(lens)
     claim_run_dir(lens, out, backend.cache)  # checked and locked before any model loads
     lens.load()  # bad data and prompt files fail before any model loads
     started = time.perf_counter()
-    result = run_in_terminal(lens, out, model, backend)
+    result = run_in_terminal(lens, out, backend)
     if lens.judge is not None and lens.judge.fallback_reason:
         console.print(f"[yellow]judge fallback[/]: {lens.judge.record}", highlight=False)
     console.print(f"wrote {out}/report.md, summary.json, items.jsonl in {time.perf_counter() - started:.0f} s")

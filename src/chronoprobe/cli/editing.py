@@ -25,6 +25,7 @@ from chronoprobe.cli.common import (
     with_model_options,
 )
 from chronoprobe.errors import ConfigError
+from chronoprobe.models.registry import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from chronoprobe.editing.records import ModelResults
@@ -380,7 +381,7 @@ def run(
         raise ConfigError("--from/--dataset", "give the facts to edit: an outdated run folder or a dataset file")
     methods = validate_methods(_split(method)) if method else None
     config = _config(
-        models=tuple(model or ("smollm2",)),
+        models=tuple(model or (DEFAULT_MODEL,)),
         from_run=from_run,
         dataset=dataset,
         select=select,
@@ -403,14 +404,14 @@ def run(
     )
     _check_engine(backend.engine, config)
     lens = EditingLens(config)
-    out = out or default_out(lens, list(config.models))
+    out = out or default_out(lens)
     claim_run_dir(lens, out, backend.cache)
     if save_edited is not None:
         from chronoprobe.publish import check_output_folder
 
         check_output_folder(save_edited, "--save-edited")
     _load_notes(lens)
-    result = run_in_terminal(lens, out, list(config.models), backend)
+    result = run_in_terminal(lens, out, backend)
     from chronoprobe.editing.records import read_detail
 
     _print_scores(read_detail(result.summary.detail)["models"])

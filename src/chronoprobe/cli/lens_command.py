@@ -32,7 +32,7 @@ from chronoprobe.cli.common import (
     with_model_options,
 )
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import Lens, Summary
+from chronoprobe.lens import Lens, Summary, lens_config
 from chronoprobe.plugins import Plugin, blame, unloadable
 
 _PLAIN = (str, int, float, Path)
@@ -136,10 +136,8 @@ def build_config(
 ) -> BaseModel:
     """The lens's config from the command's values; a value it refuses is one error line naming the option."""
     chosen = {o.field: values[o.field] for o in offered if values.get(o.field) is not None}
-    if "models" in lens.config_type.model_fields:
-        chosen["models"] = tuple(models)
     try:
-        return lens.config_type(**chosen)
+        return lens_config(lens, models, chosen)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else ""
@@ -169,12 +167,12 @@ def lens_command(lens: type[Lens[Any]]) -> Callable[..., None]:
         backend: ModelOptions = values.pop("backend")
         with blame(lens, "failed to take its options"):
             instance = lens(build_config(lens, offered, values, model or []))
-        out = out or default_out(instance, model)
+        out = out or default_out(instance)
         with blame(lens, "failed in input_paths()"):
             claim_run_dir(instance, out, backend.cache)  # checked and locked before any model loads
         with blame(lens, "failed in load()"):
             instance.load()  # bad data fails before any model loads
-        result = run_in_terminal(instance, out, model, backend)
+        result = run_in_terminal(instance, out, backend)
         for line in headline_lines(result.summary):
             console.print(line, highlight=False, markup=False)
         console.print(f"report: {out / 'report.md'}", highlight=False)

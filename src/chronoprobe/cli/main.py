@@ -190,12 +190,12 @@ def list_models() -> None:
     """List the model specs --model accepts."""
     from rich.table import Table
 
-    from chronoprobe.models.registry import KNOWN_SPECS
+    from chronoprobe.models.registry import known_specs
 
     table = Table(title="Model specs")
     table.add_column("spec", overflow="fold")
     table.add_column("what it loads", overflow="fold")
-    for spec, description in KNOWN_SPECS:
+    for spec, description in known_specs():
         table.add_row(spec, description)
     Console().print(table)
     Console().print(

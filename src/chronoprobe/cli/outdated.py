@@ -27,6 +27,7 @@ from chronoprobe.cli.common import (
 from chronoprobe.cli.outdated_score import score
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import read_text
+from chronoprobe.models.registry import DEFAULT_MODEL
 from chronoprobe.outdated.knowledge_report import knowledge_console_lines
 from chronoprobe.outdated.records import read_run_detail
 
@@ -100,7 +101,7 @@ def run(
 
     with config_errors({"facts_file": "--facts"}):
         config = AuditConfig(
-            models=tuple(model or ("smollm2",)),
+            models=tuple(model or (DEFAULT_MODEL,)),
             facts_file=facts,
             snapshot=snapshot,
             live=live,
@@ -110,11 +111,11 @@ def run(
             max_new_tokens=max_new_tokens,
             limit=limit,
             **({"instruction": _read_instruction(instruction_file)} if instruction_file else {}),
-            cutoffs=parse_cutoffs(cutoff or [], _model_names(model or ["smollm2"])),
+            cutoffs=parse_cutoffs(cutoff or [], _model_names(model or [DEFAULT_MODEL])),
             deployed_at=parse_deployed_at(deployed_at),
         )
     lens = OutdatedLens(config)
-    out = out or default_out(lens, list(config.models))
+    out = out or default_out(lens)
     claim_run_dir(
         lens, out, backend.cache, ("--instruction-file", instruction_file)
     )  # checked and locked before any model loads
@@ -132,9 +133,9 @@ def run(
         console.print(
             f"[yellow]no gold[/] answer for {len(no_gold)} fact(s) in {lens.gold.name}: left out of every rate"
         )
-    result = run_in_terminal(lens, out, list(config.models), backend)
+    result = run_in_terminal(lens, out, backend)
     per_model = read_run_detail(result.summary.detail)["models"]
-    calls = result.provenance["extra"]["model_calls_made"]
+    calls = result.provenance.model_calls_made or {}
     from chronoprobe.metrics.uncertainty import as_estimate
 
     for spec, summary in per_model.items():
@@ -155,9 +156,9 @@ def run(
 
 def _model_names(models: list[str]) -> list[tuple[str, str]]:
     """What --cutoff may call each model: its display name and its spec."""
-    from chronoprobe.models.names import display_name, split_model_name
+    from chronoprobe.models.registry import parse_model
 
-    return [(display_name(m), split_model_name(m)[1]) for m in models]
+    return [(request.display_name, request.spec.raw) for request in map(parse_model, models)]
 
 
 app.command("score")(score)  # the re-scoring command lives in its own module

@@ -115,11 +115,11 @@ def _score_harness_log(
     from chronoprobe.integrations.harness_logs import score_harness_log
     from chronoprobe.metrics.uncertainty import as_estimate
 
-    run_log = score_harness_log(
+    run = score_harness_log(
         generations, out, snapshot=snapshot, use_aliases=aliases, as_of=when, cutoffs=cutoffs, deployed_at=deployed_at
     )
-    harness = run_log["provenance"]["extra"]["harness"]
-    for spec, summary in run_log["summary"]["detail"]["models"].items():
+    harness = run.provenance.extra["harness"]
+    for spec, summary in run.detail["models"].items():
         overall = summary["per_category"]["all"]
         shares = "  ".join(
             f"{v} {overall['soft_constraint_pct'][v]:.1f}% "

@@ -28,6 +28,7 @@ from chronoprobe.cli.common import (
     with_model_options,
 )
 from chronoprobe.errors import ConfigError
+from chronoprobe.models.registry import DEFAULT_MODEL
 from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
 from chronoprobe.recency.gate import DEFAULT_TEMPERATURE as DEFAULT_GATE_TEMPERATURE
 from chronoprobe.recency.lens import DATA_ENV, LEGACY_NOTE, default_data, legacy_data  # noqa: F401  (kept importable from here)
@@ -95,6 +96,7 @@ def eval_(
         raise ConfigError("--context", f"{context!r} is not one of with, without, both")
     with config_errors({"prompt_files": "--prompt-file"}):
         config = RecencyRunConfig(
+            models=tuple(model or (DEFAULT_MODEL,)),
             strategies=tuple(dict.fromkeys(strategies)),
             context=context,
             temperature=temperature,
@@ -114,10 +116,10 @@ def eval_(
         lens.load()  # bad prompt files and data fail before any model loads
     for note in lens.notes:
         console.print(f"[yellow]note[/]: {escape(note)}", highlight=False, soft_wrap=True)
-    out = out or default_out(lens, model)
+    out = out or default_out(lens)
     claim_run_dir(lens, out, backend.cache)  # checked and locked before any model loads
     started = time.perf_counter()
-    result = run_in_terminal(lens, out, model, backend)
+    result = run_in_terminal(lens, out, backend)
     from chronoprobe.metrics.uncertainty import cell
 
     for run in read_detail(result.summary.detail)["runs"]:
@@ -165,7 +167,7 @@ def label(
     ] = Path("recency_dataset.json"),
     labeller: Annotated[
         str, typer.Option(help="Model spec that samples labels and writes and verifies contexts.")
-    ] = "smollm2",
+    ] = DEFAULT_MODEL,
     voter: Annotated[
         list[str] | None,
         typer.Option(help="Stationarity voter model spec (repeatable, up to 3; default: the labeller)."),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,6 +16,8 @@ from chronoprobe.conflicts.prompts import PromptWording
 from chronoprobe.conflicts.rows import ConflictsRow
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.models.registry import ModelList, default_models
+from chronoprobe.provenance import Provenance
 
 
 class ConflictsConfig(conflicts_run.RunConfig):
@@ -27,6 +29,8 @@ class ConflictsConfig(conflicts_run.RunConfig):
     """Equivalence judge of the DynamicQA methodology: embedding[:<model>], nli[:<hf id>], exact."""
     judge_fallback: bool = False
     judge_device: str = "auto"
+    models: ModelList = Field(default_factory=default_models)
+    """The ``--model`` values, parsed (recorded as their redacted text)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -155,28 +159,25 @@ class ConflictsLens(Lens[ConflictsRow]):
         )
 
     @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
         return records.dataset(provenance)
 
     @classmethod
     def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
         if kind != cls.kind and not ("classes" in data and "summary" in data):
             return None
-        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
-        provenance = data.get("provenance")
-        summary.dataset = cls.dataset_label(summary, provenance if isinstance(provenance, dict) else {})
-        return cls.kind, summary
+        return cls.kind, cls.old_file_summary(data)
 
     def recipe(self) -> RunRecipe:
         decoding, seeds, judge, extra = conflicts_run.recipe(self.config, self._models, self.judge)
         return RunRecipe(decoding=decoding, seeds=seeds, judge=judge, extra=extra)
 
-    def report(self, folder: Path, rows: Sequence[ConflictsRow], summary: Summary, provenance: dict[str, Any]) -> None:
+    def report(self, folder: Path, rows: Sequence[ConflictsRow], summary: Summary, provenance: Provenance) -> None:
         detail = records.read_detail(summary.detail)
-        result = {"classes": detail["classes"], "summary": detail["summary"], "provenance": provenance}
+        result = {"classes": detail["classes"], "summary": detail["summary"], "provenance": provenance.recorded()}
         if "gaps" in detail:
             result["gaps"] = detail["gaps"]
-        conflicts_run.write_files(folder, self.config, rows, result)
+        conflicts_run.write_files(folder, self.config, rows, result, provenance)
 
     def run_label(self) -> str:
         return f"-{self.config.dataset}-{self.config.methodology}"

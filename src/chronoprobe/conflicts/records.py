@@ -10,7 +10,7 @@ from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
 from chronoprobe.metrics.records import Metric, group_metrics
-from chronoprobe.runlog import typed_detail
+from chronoprobe.runlog import Provenance, typed_detail
 
 HEADLINE = ("cp", "accuracy_no_context", "accuracy_context", "persuaded_pct", "f1", "confidence", "update_success")
 """The card's headline numbers, per class."""
@@ -51,9 +51,9 @@ def metrics(detail: ConflictsDetail) -> list[Metric]:
     return found
 
 
-def dataset(provenance: Mapping[str, Any]) -> str:
+def dataset(provenance: Provenance) -> str:
     """The dataset, and the methodology when it is not the dataset's own."""
-    extra = provenance.get("extra") or {}
+    extra = provenance.extra
     name, methodology = extra.get("dataset"), extra.get("methodology")
     if name and methodology and name != methodology:
         return f"{name} ({methodology} methodology)"

@@ -9,7 +9,8 @@ from typing import Any
 from chronoprobe.conflicts.rows import PersuasionRow
 from chronoprobe.io import write_bytes_atomic
 from chronoprobe.metrics.uncertainty import ci_cell
-from chronoprobe.reports.markdown import provenance_section, recorded_label, table
+from chronoprobe.provenance import Provenance
+from chronoprobe.reports.markdown import provenance_section, table
 
 CLASS_LABELS = {
     "static": "Static",
@@ -267,7 +268,7 @@ def _round(value: Any, index: int) -> Any:
     return round(float(value), 2 if index % 2 == 0 else 3)
 
 
-def full_report(body: str, provenance: dict[str, Any]) -> str:
+def full_report(body: str, provenance: Provenance) -> str:
     return body + "\n" + provenance_section(provenance)
 
 
@@ -315,7 +316,7 @@ def _parameters(count: str | None) -> tuple[float, str]:
 def model_sweep_markdown(
     summary: Mapping[str, Mapping[str, Mapping[str, Any]]],
     classes: Sequence[str],
-    provenance: Mapping[str, Any],
+    provenance: Provenance,
     methodology: str,
     gaps: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
@@ -328,7 +329,7 @@ def model_sweep_markdown(
     if len(summary) < 2:
         return ""
     per_class, gap_key = _SWEEP_COLUMNS[methodology]
-    infos = {recorded_label(m): m for m in provenance.get("models", [])}
+    infos = {m.label: m for m in provenance.models}
     changing = next((c for c in ("temporal", "mutable") if c in classes), None)
     stable = next((c for c in ("static", "immutable-1") if c in classes), None)
     gap_label = dict(per_class)[gap_key]
@@ -345,12 +346,12 @@ def model_sweep_markdown(
             headers.append(CI)
     rows = []
     for order, (spec, stats) in enumerate(summary.items()):
-        info = infos.get(spec, {})
-        size, size_text = _parameters((info.get("extra") or {}).get("parameters"))
+        info = infos.get(spec)
+        size, size_text = _parameters(info.extra.get("parameters") if info else None)
         row: list[Any] = [
             spec,
             size_text,
-            "yes" if info.get("chat_template") else "no",
+            "yes" if info and info.chat_template else "no",
             *(_fixed(stats[c].get(key)) for c in classes for key, _ in per_class),
         ]
         if changing and stable:

@@ -30,6 +30,7 @@ from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_ato
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.metrics import mulan as mm
 from chronoprobe.metrics.uncertainty import as_estimate, newcombe
+from chronoprobe.provenance import Provenance
 
 Dataset = Literal["dynamicqa", "mulan"]
 RowT = TypeVar("RowT", bound=ConflictsRow)
@@ -172,13 +173,11 @@ def run(
         rows.extend(run_model(config, model, judge, facts_or_queries, wording, progress_factory))
     summary = summarise(config, models, rows, classes)
     decoding, seeds, judge_record, extra = recipe(config, models, judge)
-    provenance = build_provenance(models, decoding=decoding, seeds=seeds, judge=judge_record, extra=extra).model_dump(
-        mode="json"
-    )
+    provenance = build_provenance(models, decoding=decoding, seeds=seeds, judge=judge_record, extra=extra)
     gaps = sweep_gaps(config, rows, summary, classes)
-    result = {"classes": list(classes), "summary": summary, "gaps": gaps, "provenance": provenance}
+    result = {"classes": list(classes), "summary": summary, "gaps": gaps, "provenance": provenance.recorded()}
     with publish.staged(config.out, "conflicts run") as out:
-        write_files(out, config, rows, result)
+        write_files(out, config, rows, result, provenance)
     return result
 
 
@@ -294,9 +293,12 @@ def _data_label(config: RunConfig) -> str:
     return ml.QUERIES_HUB_ID
 
 
-def write_files(folder: Path, config: RunConfig, rows: Sequence[ConflictsRow], result: dict[str, Any]) -> None:
-    """items.jsonl, summary.json, report.md (and cp.png) of a run into ``folder`` (publishing is the caller's)."""
-    summary, classes, provenance = result["summary"], result["classes"], result["provenance"]
+def write_files(
+    folder: Path, config: RunConfig, rows: Sequence[ConflictsRow], result: dict[str, Any], provenance: Provenance
+) -> None:
+    """items.jsonl, summary.json (``result``), report.md (and cp.png) of a run into ``folder`` (publishing is the
+    caller's)."""
+    summary, classes = result["summary"], result["classes"]
     persuasion = _only([typed_row(r) for r in rows], PersuasionRow)
     title = f"{_name(config.dataset)} through {_name(config.methodology)}'s methodology"
     if config.methodology == "dynamicqa":

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
 from chronoprobe.models.base import DecodingParams, NewTokens
-from chronoprobe.models.registry import DEFAULT_MODEL
+from chronoprobe.models.registry import ModelList, ModelRequest, default_models, parse_model
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION
 
 Method = Literal["rome", "memit", "serac", "ike", "ike-null", "rag-gold", "rag-retrieved", "rag-noisy"]
@@ -36,12 +36,23 @@ COLUMN: dict[str, str] = {
 Selection = Literal["auto", "outdated", "not-up-to-date"]
 
 
+def _counterfactual(value: Any) -> Any:
+    return value if value == "base-with-context" or isinstance(value, ModelRequest) else parse_model(value)
+
+
+Counterfactual = Annotated[
+    Literal["base-with-context"] | ModelRequest, BeforeValidator(_counterfactual), PlainSerializer(str, return_type=str)
+]
+"""``base-with-context``, or a ``--model`` value (parsed once, recorded as its redacted text)."""
+
+
 class EditingConfig(BaseModel):
     """Everything that determines an editing run's results."""
 
     model_config = ConfigDict(frozen=True)
 
-    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    models: ModelList = Field(default_factory=default_models)
+    """The ``--model`` values, parsed (recorded as their redacted text)."""
     from_run: Path | None = None
     """An ``outdated run`` folder: the facts this model got wrong are edited."""
     dataset: Path | None = None
@@ -74,7 +85,7 @@ class EditingConfig(BaseModel):
     serac_threshold: float | None = Field(None, gt=0.0, le=1.0)
     serac_scope: str = "embedding"
     """SERAC*'s scope classifier: ``embedding`` (the packaged MiniLM), ``embedding:<model>`` or ``nli:<model>``."""
-    serac_counterfactual: str = "base-with-context"
+    serac_counterfactual: Counterfactual = "base-with-context"
     """Who answers in-scope questions: the edited model itself with the edit in context, or another model spec."""
     seed: int = 0
     max_new_tokens: NewTokens = 20

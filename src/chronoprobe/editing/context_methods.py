@@ -71,7 +71,7 @@ def _serac(editor: Editor, subset: list[EditRecord]) -> Built:
         SeracConfig(
             scope=editor.config.serac_scope,
             threshold=editor.config.serac_threshold,
-            counterfactual=editor.config.serac_counterfactual,
+            counterfactual=str(editor.config.serac_counterfactual),
         ),
         embedder=tools.scope_embedder or tools.embedder,  # a scope naming its own embedder uses that one
         prompts=tools.prompts,

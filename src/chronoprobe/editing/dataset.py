@@ -26,6 +26,7 @@ from chronoprobe.knowledge.types import Fact, Statement
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, Verdict, is_fact_to_edit
 
 if TYPE_CHECKING:
+    from chronoprobe.models.registry import ModelRequest
     from chronoprobe.outdated.records import RunDetail
 
 DYKNOW_FIELDS = ("prompt", "target", "subject", "domain", "element", "attribute", "prompt_type", "questions", "answers")
@@ -254,8 +255,9 @@ def audit_config_of(log: dict[str, Any], where: str) -> Any:
     """The :class:`~chronoprobe.outdated.audit.AuditConfig` an outdated run's log records (a live run: its saved snapshot)."""
     from chronoprobe.outdated.audit import AuditConfig
 
+    recorded = {k: v for k, v in (log.get("config") or {}).items() if k != "models"}  # the audit's, not needed here
     try:
-        config = AuditConfig.model_validate(log.get("config") or {})
+        config = AuditConfig.model_validate(recorded)
     except ValidationError as exc:
         raise DataError(f"{where} config", _validation_problem(exc)) from None
     if config.live:  # never query again: judge against the snapshot the live run saved
@@ -267,16 +269,17 @@ def audit_config_of(log: dict[str, Any], where: str) -> Any:
 
 
 def _choose_model(
-    log: dict[str, Any], detail: RunDetail | None, rows_models: Sequence[str], model: str | None, where: str
+    log: dict[str, Any],
+    detail: RunDetail | None,
+    rows_models: Sequence[str],
+    model: str | ModelRequest | None,
+    where: str,
 ) -> str:
     """The run's key for ``model``: a ``--model`` value (``NAME=SPEC``, a spec or a name), matched in canonical form.
 
     A run keys its models by the name the user gave, else by the spec without credentials; the
     name, the spec, or a spec the run recorded for a named model all find it.
     """
-    from chronoprobe.models.names import split_model_name
-    from chronoprobe.models.registry import canonical_spec
-
     summary = log.get("summary") or {}
     keys = [str(s) for s in dict.fromkeys([*(summary.get("models") or []), *rows_models])]
     if not keys:
@@ -292,15 +295,27 @@ def _choose_model(
     for info in (log.get("provenance") or {}).get("models") or []:
         if isinstance(info, dict) and isinstance(info.get("spec"), str):
             also.setdefault(info["spec"], str(info.get("given_name") or info["spec"]))
-    name, spec = split_model_name(model)
-    for wanted in (name, canonical_spec(spec)):
+    name, spec = _name_and_spec(model)
+    for wanted in (name, spec):
         if wanted in keys:
             return wanted
-    for wanted in (name, canonical_spec(spec)):
+    for wanted in (name, spec):
         if wanted is not None and also.get(wanted) in keys:
             return also[wanted]
-    shown = f"{name}={canonical_spec(spec)}" if name else canonical_spec(spec)
+    shown = f"{name}={spec}" if name else spec
     raise ConfigError(f"--model {shown}", f"not in this run; its models are {', '.join(keys)}")
+
+
+def _name_and_spec(model: str | ModelRequest) -> tuple[str | None, str]:
+    """(NAME, the spec as recorded) of a ``--model`` value; a value that is not one is a name the run may use."""
+    from chronoprobe.models.registry import canonical_spec, parse_model
+
+    try:
+        request = parse_model(model)
+    except ConfigError:
+        assert isinstance(model, str)
+        return None, canonical_spec(model)
+    return request.name, request.spec.raw
 
 
 def _fact_verdicts(rows: Iterable[Any], facts: Mapping[str, Fact]) -> dict[str, dict[int, Verdict]]:
@@ -358,7 +373,9 @@ def check_run_folder(folder: Path, option: str = "--from") -> None:
     )
 
 
-def build_from_run(folder: Path | str, *, model: str | None = None, select: Selection = "outdated") -> BuiltDataset:
+def build_from_run(
+    folder: Path | str, *, model: str | ModelRequest | None = None, select: Selection = "outdated"
+) -> BuiltDataset:
     """The facts to edit for one model of an ``outdated run`` folder (run.json + items.jsonl).
 
     Facts come in DyKnow's order (companies, organizations, countries, athletes, each in the

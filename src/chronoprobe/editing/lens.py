@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +17,8 @@ from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Announce, CheckContext, Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.models.base import Capability
+from chronoprobe.models.registry import ModelRequest
+from chronoprobe.provenance import Provenance
 
 NEEDS_EMBEDDER = frozenset({"serac", "ike", "ike-null", "rag-retrieved"})
 
@@ -106,7 +108,6 @@ class EditingLens(Lens[EditingRow]):
 
     def load(self) -> None:
         from chronoprobe.editing.prompts import load_prompts
-        from chronoprobe.models.names import model_label, split_model_name
 
         config = self.config
         prompts = load_prompts(config.prompts_file)
@@ -123,26 +124,19 @@ class EditingLens(Lens[EditingRow]):
 
             load_corpus(config.stats_corpus)
         from chronoprobe.editing.run import check_spec
-        from chronoprobe.models.registry import canonical_spec
 
-        for raw in config.models:
-            check_spec(canonical_spec(split_model_name(raw)[1]), config.methods)
-        if "serac" in config.methods and config.serac_counterfactual != "base-with-context":
-            from chronoprobe.models.registry import parse_model_spec
-
-            parse_model_spec(split_model_name(config.serac_counterfactual)[1])
-        for raw in config.models:  # keyed as the loaded model will be (info.label), never by a raw spec
-            if model_label(raw) in self.sets:
-                raise ConfigError(f"--model {model_label(raw)}", "given twice; give each model its own NAME=")
-            self.sets[model_label(raw)] = self._edit_set(raw)
+        for request in self.models:
+            check_spec(request.spec, config.methods)
+        for request in self.models:  # keyed as the loaded model will be (info.label)
+            if request.label in self.sets:
+                raise ConfigError(f"--model {request.label}", "given twice; give each model its own NAME=")
+            self.sets[request.label] = self._edit_set(request)
         self.audit = self._audit_context()
         self.tools = Tools(prompts=prompts)
         self.loaded = True
 
-    def _edit_set(self, raw: str) -> EditSet:
-        """The facts for the model of one ``--model`` value (``NAME=SPEC`` or a spec, credentials and all)."""
-        from chronoprobe.models.names import model_label
-
+    def _edit_set(self, request: ModelRequest) -> EditSet:
+        """The facts for the model of one ``--model`` value."""
         config = self.config
         if config.dataset is not None:
             from chronoprobe.editing.dataset import read_dataset
@@ -150,24 +144,24 @@ class EditingLens(Lens[EditingRow]):
             chosen = EditSet(read_dataset(config.dataset), source=str(config.dataset))
         else:
             assert config.from_run is not None
-            chosen = self._from_run(raw)
+            chosen = self._from_run(request)
         if config.limit is not None and len(chosen.records) > config.limit:
             _limit(chosen, config.limit)
         if not chosen.records:
-            raise DataError(chosen.source, f"no facts to edit for {model_label(raw)}" + _why(chosen))
+            raise DataError(chosen.source, f"no facts to edit for {request.label}" + _why(chosen))
         return chosen
 
-    def _from_run(self, raw: str) -> EditSet:
+    def _from_run(self, request: ModelRequest) -> EditSet:
         from chronoprobe.editing.dataset import build_from_run
 
         config = self.config
         assert config.from_run is not None
         select = "outdated" if config.select == "auto" else config.select
-        built = build_from_run(config.from_run, model=raw, select=select)
+        built = build_from_run(config.from_run, model=request, select=select)
         notes: list[str] = []
         if config.select == "auto" and len(built.records) < config.min_facts:
             fewer = len(built.records)
-            built = build_from_run(config.from_run, model=raw, select="not-up-to-date")
+            built = build_from_run(config.from_run, model=request, select="not-up-to-date")
             notes = [
                 f"only {fewer} fact(s) are outdated (fewer than {config.min_facts}), so every fact that is not "
                 f"up-to-date qualifies: {len(built.records)} facts"
@@ -251,12 +245,10 @@ class EditingLens(Lens[EditingRow]):
         method (with the fluency prompt), and the locality audit; the audit's run tells the real numbers."""
         from chronoprobe.editing.run import check_spec
         from chronoprobe.knowledge.catalogue import load_catalogue
-        from chronoprobe.models.names import split_model_name
-        from chronoprobe.models.registry import canonical_spec
 
         config = self.config
-        for raw in config.models:  # a method the backend cannot run fails now, before the audit runs
-            check_spec(canonical_spec(split_model_name(raw)[1]), config.methods)
+        for request in self.models:  # a method the backend cannot run fails now, before the audit runs
+            check_spec(request.spec, config.methods)
         catalogue = load_catalogue(config.facts_file)
         facts = min(config.limit or len(catalogue), len(catalogue))
         questions = max((len(f.templates) for f in catalogue), default=0) + int(config.fluency)
@@ -279,16 +271,14 @@ class EditingLens(Lens[EditingRow]):
         method); without a measurement, a rough default widened to a range stands in and the
         plan says so (:mod:`chronoprobe.editing.plan`)."""
         from chronoprobe.editing.run import baseline_calls, method_calls, method_plan
-        from chronoprobe.models.names import model_label, split_model_name
 
         assert self.loaded, "load() first"
         opened = CallCache(cache) if isinstance(cache, Path) and cache.is_file() else None
         timings = cache if isinstance(cache, CallCache) else opened
         plans = []
         try:
-            for raw in self.config.models:
-                spec = split_model_name(raw)[1]
-                records = self.sets[model_label(raw)].records
+            for request in self.models:
+                records = self.sets[request.label].records
                 applications = method_plan(self.config, records)
                 calls = {UNEDITED: baseline_calls(self.config, self.audit, records)}
                 edits: dict[str, int] = {}
@@ -298,7 +288,7 @@ class EditingLens(Lens[EditingRow]):
                     )
                     if method in WEIGHT_METHODS:
                         edits[method] = edits.get(method, 0) + len(subset)
-                plans.append(plan_model(spec, model_label(raw), len(records), calls, edits, timings))
+                plans.append(plan_model(request.spec.raw, request.label, len(records), calls, edits, timings))
         finally:
             if opened is not None:
                 opened.close()
@@ -379,16 +369,14 @@ class EditingLens(Lens[EditingRow]):
         )
 
     @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
         return records.dataset(records.read_detail(summary.detail))
 
     @classmethod
     def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
         if kind != cls.kind and not ("models" in data and "methods" in data):
             return None
-        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
-        summary.dataset = cls.dataset_label(summary, {})
-        return cls.kind, summary
+        return cls.kind, cls.old_file_summary(data)
 
     def recipe(self) -> RunRecipe:
         config = self.config
@@ -420,7 +408,7 @@ class EditingLens(Lens[EditingRow]):
             extra=extra,
         )
 
-    def report(self, folder: Path, rows: Sequence[EditingRow], summary: Summary, provenance: dict[str, Any]) -> None:
+    def report(self, folder: Path, rows: Sequence[EditingRow], summary: Summary, provenance: Provenance) -> None:
         from chronoprobe.editing.dataset import write_dataset
         from chronoprobe.editing.report import write_report_files
         from chronoprobe.models.names import file_safe

@@ -13,6 +13,7 @@ from chronoprobe.editing.rows import UNEDITED, EditingRow
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.metrics.editing import ALL
 from chronoprobe.metrics.uncertainty import as_estimate
+from chronoprobe.provenance import Provenance
 from chronoprobe.reports.markdown import provenance_section, table
 
 COLUMNS = (*GROUPS, ALL)
@@ -285,7 +286,7 @@ def _selection(select: str | None) -> str:
 
 
 def report_markdown(
-    detail: EditingDetail, provenance: dict[str, Any], *, has_plot: bool, has_methods_plot: bool = False
+    detail: EditingDetail, provenance: Provenance, *, has_plot: bool, has_methods_plot: bool = False
 ) -> str:
     lines = ["# Editing report: can the outdated facts be fixed?", ""]
     lines += [
@@ -356,12 +357,10 @@ def report_markdown(
     return "\n".join(lines)
 
 
-def write_report_files(
-    folder: Path, rows: Sequence[EditingRow], detail: EditingDetail, provenance: dict[str, Any]
-) -> None:
+def write_report_files(folder: Path, rows: Sequence[EditingRow], detail: EditingDetail, provenance: Provenance) -> None:
     has_plot = plot_scaling(folder / "scaling.png", detail)
     has_methods_plot = plot_methods(folder / "methods.png", detail)
-    write_json_atomic(folder / "summary.json", {**detail, "provenance": provenance})
+    write_json_atomic(folder / "summary.json", {**detail, "provenance": provenance.recorded()})
     write_jsonl_atomic(folder / "responses.jsonl", (r.model_dump(mode="json") for r in rows))
     markdown = report_markdown(detail, provenance, has_plot=has_plot, has_methods_plot=has_methods_plot)
     write_text_atomic(folder / "report.md", markdown)

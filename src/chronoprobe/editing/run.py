@@ -28,6 +28,7 @@ from chronoprobe.errors import CapabilityError
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.models.base import Prompt
+from chronoprobe.models.registry import ModelSpec
 from chronoprobe.outdated.prompts import audit_prompt
 
 Tick = Callable[[int], None]
@@ -47,22 +48,20 @@ class AuditContext:
     """Facts without gold: never asked."""
 
 
-LOCAL_WEIGHTS = frozenset({"smollm2", "gemma3-270m", "hf", "gguf"})
-"""Spec kinds whose weights are loaded into this process by transformers."""
 USABLE_ELSEWHERE = "ike, ike-null, serac, rag-gold, rag-retrieved, rag-noisy"
 
 
-def check_spec(spec: str, methods: Sequence[str]) -> None:
-    """Before any model loads: weight editing needs a local transformers model (judged from the spec)."""
-    from chronoprobe.models.registry import parse_model_spec
+def check_spec(spec: ModelSpec, methods: Sequence[str]) -> None:
+    """Before any model loads: weight editing needs a local transformers model (its backend's registration says)."""
+    from chronoprobe.models.registry import backend_kind
 
     weight = [m for m in methods if m in WEIGHT_METHODS]
-    kind = parse_model_spec(spec).kind
-    if weight and kind not in LOCAL_WEIGHTS:
+    kind = spec.kind
+    if weight and not backend_kind(kind).local_weights:
         # llama.cpp runs the GGUF's quantised weights; the same file's gguf: path has torch weights to edit
         torch_path = f"; {', '.join(weight)} run on the same file as gguf:<file>" if kind == "llamacpp" else ""
         raise CapabilityError(
-            f"model {spec}",
+            f"model {spec.raw}",
             f"{', '.join(weight)} edit weights, which the {kind} backend does not expose; "
             f"methods that work there: {USABLE_ELSEWHERE}{torch_path}",
         )
@@ -342,8 +341,8 @@ class ModelEditor:
         self.runs.append(run)
 
     def _spec(self) -> str:
-        """The spec the model was loaded from (as ``--model`` gave it): what the speed table is keyed by."""
-        return self.model.source.spec if self.model.source else self.model.info.spec
+        """The spec the model was loaded from: what the speed table is keyed by."""
+        return self.model.source.request.spec.raw if self.model.source else self.model.info.spec
 
     def _save_dir(self, method: str, fraction: float) -> Any:
         if self.config.save_edited is None:

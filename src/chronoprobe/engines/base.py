@@ -14,19 +14,19 @@ from collections.abc import Iterator, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
-from chronoprobe.models.registry import BackendOptions
+from chronoprobe.models.registry import BackendOptions, ModelRequest
 
 
 class ModelSource(BaseModel):
     """How a backend was built: enough for another process to build the same one.
 
-    ``spec`` is the spec as given (an ``openai:`` URL may hold its key): keep it in memory,
-    never record it.
+    ``request`` is the parsed ``--model`` value; its URL as given (an ``openai:`` URL may hold its key)
+    travels to the workers by pickling, never in a record or a message.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    spec: str
+    request: ModelRequest
     options: BackendOptions = BackendOptions()
 
 

@@ -3,7 +3,7 @@
 The driver keeps the cache and the plan (:class:`chronoprobe.cache.CachedModel`). Each planned
 batch that misses becomes one row of a Ray Dataset, one block per row, so a finished batch
 streams back on its own; ``map_batches`` hands every row, whole, to an actor of a pool that
-built its backend once from the model spec and options (never from a pickled model). Because a
+built its backend once from the parsed model request and options (never from a pickled model). Because a
 row is exactly one planned batch, every actor runs the batches the local engine would, and the
 hf backend seeds one ``torch.Generator`` per batch from ``DecodingParams.seed``: which actor ran a
 batch does not change its outputs, greedy or sampled.
@@ -28,7 +28,7 @@ from chronoprobe.engines.base import Engine, ModelSource
 from chronoprobe.engines.ray_errors import first_line, user_error
 from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
-from chronoprobe.models.registry import load_backend, parse_model_spec
+from chronoprobe.models.registry import load_backend
 
 CONNECT_TIMEOUT_S = 3.0
 """How long the reachability check before ``ray.init`` waits for the head's port."""
@@ -37,9 +37,8 @@ CONNECT_TIMEOUT_S = 3.0
 class BatchWorker:
     """A Ray Data actor: builds the backend once, then runs one planned batch per row."""
 
-    def __init__(self, source: str) -> None:
-        model = ModelSource.model_validate_json(source)
-        self.backend = load_backend(model.spec, model.options)
+    def __init__(self, source: ModelSource) -> None:
+        self.backend = load_backend(source.request, source.options)
 
     def __call__(self, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         positions, results = [], []
@@ -114,7 +113,7 @@ class RayEngine(Engine):
             )
         if not batches:
             return
-        if parse_model_spec(source.spec).kind == "vllm":
+        if source.request.spec.kind == "vllm":
             from chronoprobe.engines.ray_llm import vllm_batches
 
             yield from vllm_batches(self.label, self.workers, backend, source, batches, params)
@@ -129,7 +128,7 @@ class RayEngine(Engine):
         dataset = ray.data.from_items(items, override_num_blocks=len(items))
         mapped = dataset.map_batches(
             BatchWorker,
-            fn_constructor_kwargs={"source": source.model_dump_json()},
+            fn_constructor_kwargs={"source": source},  # pickled, so an openai: URL's key reaches the workers
             batch_size=1,
             # Ray Data restarts a dead actor and retries its batch (max_restarts=-1, max_task_retries=-1)
             compute=ray.data.ActorPoolStrategy(size=workers),

@@ -17,7 +17,6 @@ from chronoprobe.engines.base import ModelSource
 from chronoprobe.engines.ray_errors import user_error
 from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt, Sample
-from chronoprobe.models.registry import parse_model_spec
 
 
 def sampling_params(params: DecodingParams) -> dict[str, Any]:
@@ -55,17 +54,14 @@ def vllm_batches(
         from ray.data.llm import build_processor, vLLMEngineProcessorConfig
     except ImportError as exc:
         raise ConfigError(where, f"needs Ray Data LLM and vLLM: pip install 'ray[llm]' vllm ({exc})") from None
-    spec = parse_model_spec(source.spec)
-    options = source.options
+    from chronoprobe.models.builtin import VLLMOptions, vllm_config
+
+    vllm = vllm_config(source.request, source.options.for_backend(VLLMOptions))  # what the vllm backend would run
     config = vLLMEngineProcessorConfig(
-        model_source=spec.target,
-        engine_kwargs={
-            "revision": spec.revision,
-            "dtype": options.dtype,
-            "trust_remote_code": options.trust_remote_code,
-        },
+        model_source=vllm.model,
+        engine_kwargs={"revision": vllm.revision, "dtype": vllm.dtype, "trust_remote_code": vllm.trust_remote_code},
         concurrency=workers or max(1, int(ray.cluster_resources().get("GPU", 1))),
-        batch_size=options.batch_size if isinstance(options.batch_size, int) else 64,
+        batch_size=vllm.batch_size,
         chat_template_stage=False,  # the driver rendered the template into the prompt
     )
     chosen = sampling_params(params)

@@ -20,10 +20,13 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.knowledge.types import Fact
+
+if TYPE_CHECKING:
+    from chronoprobe.runlog import Run
 
 INSPECT_SUFFIXES = (".eval", ".json")
 LM_EVAL_PATTERN = "samples_*.jsonl"
@@ -333,8 +336,8 @@ def score_harness_log(
     as_of: dt.date | None = None,
     cutoffs: Sequence[str] = (),
     deployed_at: str | None = None,
-) -> dict[str, Any]:
-    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder; returns run.json.
+) -> Run:
+    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder, and return it.
 
     ``cutoffs``: ``--cutoff`` values, ``NAME=YYYY-MM`` with NAME the model as the log records it
     (a bare date when the log holds one model); ``deployed_at``: forecast the staleness from that date.

@@ -21,7 +21,7 @@ from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
 from chronoprobe.outdated.lens import OutdatedLens
 from chronoprobe.outdated.summary import ALL, summarize_model
 from chronoprobe.provenance import build_provenance
-from chronoprobe.runlog import RUN_LOG, read_json_object, write_run_log
+from chronoprobe.runlog import Run, load_run, write_run_log
 
 
 def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> BackendInfo:
@@ -49,8 +49,8 @@ def publish_outdated_run(
     source: Mapping[str, Any],
     cutoffs: Mapping[str, str] | None = None,
     deployed_at: str | None = None,
-) -> dict[str, Any]:
-    """Write ``out`` (staged, swapped in whole) and return its run log.
+) -> Run:
+    """Write ``out`` (staged, swapped in whole) and return it as it reads back.
 
     ``cutoffs``: published knowledge cutoffs by model (as the records name it); ``deployed_at``: the
     date to forecast staleness from, as ``outdated run --cutoff/--deployed-at`` give them.
@@ -69,7 +69,7 @@ def publish_outdated_run(
     when = as_of.isoformat() if as_of else None
     summary = OutdatedLens.summary_from_detail({"as_of": when, "models": per_model, "overall_key": ALL})
     config = AuditConfig(
-        models=tuple(models),
+        models=(),  # no chronoprobe model was asked: the harness's models are in the provenance
         snapshot=gold.name,
         as_of=as_of,
         use_aliases=use_aliases,
@@ -89,20 +89,19 @@ def publish_outdated_run(
         },
         judge="string match on Wikidata labels" + (" and aliases" if use_aliases else " (no aliases)"),
         extra={**source, "facts": len({r.fact_id for r in records}) + len(no_gold), "as_of": when},
+        described=[_backend_info(m, harness, generation.get(m) or {}) for m in models],
     )
-    provenance.models = [_backend_info(m, harness, generation.get(m) or {}) for m in models]
-    provenance_json = provenance.model_dump(mode="json")
-    summary.dataset = OutdatedLens.dataset_label(summary, provenance_json)
+    summary.dataset = OutdatedLens.dataset_label(summary, provenance)
     lens = OutdatedLens(config)
     with publish.OutputClaim(out), publish.staged(out, OutdatedLens.kind) as folder:
-        lens.report(folder, records, summary, provenance_json)
+        lens.report(folder, records, summary, provenance)
         write_run_log(
             folder,
             lens=OutdatedLens.name,
             kind=OutdatedLens.kind,
-            config=config.model_dump(mode="json"),
+            config=config,
             summary=summary,
-            provenance=provenance_json,
+            provenance=provenance,
             rows=records,
         )
-    return read_json_object(out / RUN_LOG)
+    return load_run(out)

@@ -13,8 +13,11 @@ from chronoprobe.models.base import (
 )
 from chronoprobe.models.registry import (
     DEFAULT_MODEL,
+    BackendKind,
     BackendOptions,
+    ModelRequest,
     load_backend,
+    parse_model,
     parse_model_spec,
 )
 
@@ -22,14 +25,17 @@ __all__ = [
     "DEFAULT_MODEL",
     "Backend",
     "BackendInfo",
+    "BackendKind",
     "BackendOptions",
     "Capability",
     "DecodingParams",
     "Generation",
     "Message",
+    "ModelRequest",
     "Prompt",
     "Sample",
     "load_backend",
+    "parse_model",
     "parse_model_spec",
     "require",
 ]

@@ -232,6 +232,9 @@ class Backend(abc.ABC):
     """A model that turns prompts into generations."""
 
     capabilities: frozenset[Capability] = frozenset({Capability.GENERATE})
+    batch_size: int = 1
+    """Prompts per batch the default :meth:`plan_batches` plans: the backend's configuration, which its
+    ``info.batch_size`` records (never read back from there)."""
 
     @property
     @abc.abstractmethod
@@ -251,7 +254,7 @@ class Backend(abc.ABC):
         Planned over the whole request, so a resumed run sees the same batches. ``params`` (the request's
         decoding, ``n`` included) lets a backend size its batches in rows rather than prompts.
         """
-        size = max(1, self.info.batch_size or 1)
+        size = max(1, self.batch_size)
         order = list(range(len(rendered_prompts)))
         return [order[i : i + size] for i in range(0, len(order), size)]
 

@@ -29,7 +29,7 @@ from chronoprobe.models.base import (
     Producer,
     Prompt,
 )
-from chronoprobe.models.registry import BackendOptions
+from chronoprobe.models.registry import BackendOptions, ModelRequest
 
 
 class BackendMemory(Protocol):
@@ -146,12 +146,12 @@ class LazyBackend(Backend):
 
 
 def open_backend(
-    raw: str,
+    request: ModelRequest,
     options: BackendOptions,
     memory: BackendMemory,
-    load: Callable[[str, BackendOptions], Backend] | None = None,
+    load: Callable[[ModelRequest, BackendOptions], Backend] | None = None,
 ) -> Backend:
-    """The backend for ``raw``: lazily when an earlier load with the same load key was remembered.
+    """The backend for ``request``: lazily when an earlier load with the same load key was remembered.
 
     Specs that are cheap to build (``openai:``, ``mock:``) or that cannot be keyed without loading
     (``vllm:``, a hub id that may have moved on) load at once, with ``load`` (default
@@ -161,12 +161,12 @@ def open_backend(
     from chronoprobe.models.registry import load_backend as default_load
 
     load_backend = load or default_load
-    key = load_key(raw, options)
+    key = load_key(request, options)
     if key is None:
-        return load_backend(raw, options)
+        return load_backend(request, options)
 
     def loader() -> Backend:
-        return load_backend(raw, options)
+        return load_backend(request, options)
 
     record = memory.get_load(key)
     if record is not None:
@@ -174,7 +174,7 @@ def open_backend(
             return LazyBackend(key, memory, loader, description=record)
         except (ValidationError, KeyError, TypeError, ValueError):
             pass  # remembered by another version in another shape: load and remember it again
-    backend = load_backend(raw, options)
+    backend = load_backend(request, options)
     lazy = LazyBackend(key, memory, loader, backend=backend)
     memory.put_load(key, describe(backend))
     return lazy

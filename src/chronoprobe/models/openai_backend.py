@@ -63,7 +63,8 @@ class OpenAIConfig(BaseModel):
     prefix_mode: Literal["user", "continue"] = "user"
     """Where a prompt's ``answer_prefix`` goes in chat mode (see ``render``)."""
     wave_size: int | None = Field(None, ge=1)
-    """Prompts per wave between cache writes; default ``concurrency * 4``."""
+    """Prompts per wave between cache writes (``--batch-size``; never fewer than ``concurrency``); default
+    ``concurrency * 4``."""
     spec: str | None = None
     api_key: SecretStr | None = Field(None, exclude=True, repr=False)
     """A key to send instead of $api_key_env, never recorded."""
@@ -307,7 +308,8 @@ class OpenAIBackend(Backend):
         return body
 
     def plan_batches(self, rendered_prompts: Sequence[str], params: DecodingParams | None = None) -> list[list[int]]:
-        size = self.config.wave_size or self.config.concurrency * 4
+        wave = self.config.wave_size
+        size = max(wave, self.config.concurrency) if wave else self.config.concurrency * 4
         order = list(range(len(rendered_prompts)))
         return [order[i : i + size] for i in range(0, len(order), size)]
 

@@ -1,12 +1,12 @@
 """The load key: what decides how a local backend comes out, found without loading it (milliseconds).
 
 Two loads with one load key give the same backend description and the same renderings, so
-:mod:`chronoprobe.models.lazy` can remember them under it. The key covers the spec, every backend
-option, the model files (a GGUF's SHA-256, remembered per path, size and mtime; a folder's file
+:mod:`chronoprobe.models.lazy` can remember them under it. The key covers the spec, the backend's
+own options (its registration's options model), the model files (a GGUF's SHA-256, remembered per path, size and mtime; a folder's file
 names, sizes and mtimes), the library that renders prompts (its version) and the device the
-weights would go to with the dtype ``auto`` means there. A spec whose files cannot be pinned down
-this cheaply (``vllm:``, a hub id the hub may have moved on, an adapter, remote code) gets no key
-and loads at once, as before.
+weights would go to with the dtype ``auto`` means there. A backend names its files through its
+registration (``BackendKind.files``); one whose files cannot be pinned down this cheaply (``vllm:``,
+``openai:``, a hub id the hub may have moved on, an adapter, remote code) gets no key and loads at once.
 """
 
 from __future__ import annotations
@@ -19,17 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.errors import ChronoprobeError
-from chronoprobe.models.registry import BackendOptions, ModelSpec, parse_model_spec
+from chronoprobe.models.registry import BackendOptions, ModelRequest, ModelSpec, backend_kind, parse_model
 
-KEY_FORMAT = 1
+KEY_FORMAT = 2
+"""2: the options in the key are the backend's own (its registration's options model), no longer every backend's."""
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
-def load_key(raw: str, options: BackendOptions) -> str | None:
-    """The load key of ``raw`` under ``options``, or None when the backend should just load."""
-    spec = parse_model_spec(raw)
+def load_key(model: str | ModelRequest, options: BackendOptions) -> str | None:
+    """The load key of ``model`` under ``options``, or None when the backend should just load."""
+    spec = parse_model(model).spec
+    kind = backend_kind(spec.kind)
+    if kind.files is None:
+        return None
     try:
-        files = _model_files(spec, options)
+        own = options.for_backend(kind.options)
+        files = kind.files(spec, own)
     except (ChronoprobeError, OSError, ValueError):
         return None  # the load itself gives the one-line error
     if files is None:
@@ -38,15 +43,15 @@ def load_key(raw: str, options: BackendOptions) -> str | None:
     from chronoprobe.models.placement import dtype_name, resolve_device
 
     threads.policy()  # a bad $CHRONOPROBE_CPU_THREADS fails here, as it would when the model loads
-    device = resolve_device(options.device)
+    device = resolve_device(getattr(own, "device", "cpu"))
     blob = {
         "format": KEY_FORMAT,
         "spec": spec.model_dump(mode="json"),
-        "options": options.model_dump(mode="json"),
+        "options": own.model_dump(mode="json"),
         "files": files,
         "device": device,
-        "dtype": dtype_name(options.dtype, device),
-        "renderer": _version("llama-cpp-python" if spec.kind == "llamacpp" else "transformers"),
+        "dtype": dtype_name(getattr(own, "dtype", "auto"), device),
+        "renderer": _version(kind.renderer),
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode("utf-8")).hexdigest()
 
@@ -58,31 +63,27 @@ def _version(package: str) -> str | None:
         return None
 
 
-def _model_files(spec: ModelSpec, options: BackendOptions) -> Any:
-    """What identifies the files the backend would read; None when that cannot be known cheaply."""
-    if spec.kind in {"smollm2", "gemma3-270m", "gguf", "llamacpp"}:
-        return {"gguf_sha256": _gguf_digest(spec)}
-    if spec.kind != "hf" or spec.adapter or options.trust_remote_code or options.device_map or options.quantize:
-        return None
-    folder = Path(spec.target).expanduser()
-    if folder.is_dir():
-        return {"folder": str(folder.resolve()), "listing": _listing(folder)}
-    return _hub_snapshot(spec)
-
-
-def _gguf_digest(spec: ModelSpec) -> str:
+def gguf_files(spec: ModelSpec) -> dict[str, str]:
+    """A GGUF spec's file (``gguf:<file>``, or the embedded ``smollm2``/``gemma3-270m``) by its SHA-256."""
     from chronoprobe.models import embedded
 
-    target = spec.target if spec.kind == "llamacpp" else spec.kind
-    if target in {"smollm2", "default"}:
+    if spec.kind == "smollm2":
         path = embedded.smollm2_gguf()
-    elif target == "gemma3-270m":
+    elif spec.kind == "gemma3-270m":
         path = embedded.gemma3_gguf()
     else:
         path = Path(spec.target).expanduser()
     if not path.is_file():
         raise OSError(f"no file {path}")
-    return embedded.gguf_digest(path)
+    return {"gguf_sha256": embedded.gguf_digest(path)}
+
+
+def hf_files(spec: ModelSpec) -> Any:
+    """A transformers model's folder listing, or its hub snapshot; None when neither is pinned down."""
+    folder = Path(spec.target).expanduser()
+    if folder.is_dir():
+        return {"folder": str(folder.resolve()), "listing": _listing(folder)}
+    return _hub_snapshot(spec)
 
 
 def _listing(folder: Path) -> list[tuple[str, int, int]]:

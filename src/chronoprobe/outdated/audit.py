@@ -21,7 +21,7 @@ from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.metrics.knowledge_date import parse_month
 from chronoprobe.models.base import DecodingParams, NewTokens
-from chronoprobe.models.registry import DEFAULT_MODEL
+from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION, fact_prompts
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
@@ -32,7 +32,8 @@ class AuditConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    models: ModelList = Field(default_factory=default_models)
+    """The ``--model`` values, parsed (recorded as their redacted text)."""
     facts_file: Path | None = None
     """A catalogue JSON (ours) or a ``grc_generated.json`` (the original format); default: shipped catalogue."""
     snapshot: str | None = None

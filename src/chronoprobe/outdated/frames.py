@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chronoprobe.errors import DataError
-from chronoprobe.runlog import RUN_LOG, SUMMARY, Run
+from chronoprobe.runlog import RUN_LOG, SUMMARY, Run, read_folder
 
 if TYPE_CHECKING:
     import pandas
@@ -20,20 +20,18 @@ KNOWLEDGE_DATE_METRICS = ("knowledge_date", "knowledge_date_naive", "published_c
 def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
     """Model name -> ``knowledge_date`` block of an ``outdated run`` or ``outdated score`` folder (or a
     loaded run); an outdated run written before the block existed gets it computed from its rows."""
-    from chronoprobe.api import load
     from chronoprobe.outdated.records import read_knowledge_block, read_run_detail, read_score_detail
-    from chronoprobe.reports.tidy import read_run
 
     path = run.path if isinstance(run, Run) else Path(run)
-    folder = read_run(path)
+    folder = run if isinstance(run, Run) else read_folder(path)
     if folder is None or folder.lens != "outdated":
         raise DataError(str(path), "is not an outdated run or outdated score folder")
     where = str(path / RUN_LOG if (path / RUN_LOG).is_file() else path / SUMMARY)
     if folder.kind == "outdated score":
-        block = read_score_detail(folder.summary, where).get("knowledge_date")
+        block = read_score_detail(folder.detail, where).get("knowledge_date")
         return {folder.models[0].name: read_knowledge_block(block, where, "knowledge_date")} if block else {}
     names = {m.key or m.spec: m.name for m in folder.models}  # keyed as the run's summary and rows key them
-    models = read_run_detail(folder.summary, where)["models"]
+    models = read_run_detail(folder.detail, where)["models"]
     blocks = {names[key]: model.get("knowledge_date") for key, model in models.items()}
     if all(blocks.values()):
         return {
@@ -41,7 +39,7 @@ def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
             for key, model in models.items()
             if (block := model.get("knowledge_date"))
         }
-    return _recomputed_blocks(run if isinstance(run, Run) else load(path), names)
+    return _recomputed_blocks(folder, names)
 
 
 def _recomputed_blocks(run: Run, names: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -49,7 +47,7 @@ def _recomputed_blocks(run: Run, names: dict[str, str]) -> dict[str, dict[str, A
     from chronoprobe.outdated.audit import ResponseRecord
     from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
 
-    snapshot_name = (run.provenance.get("snapshot") or {}).get("name")
+    snapshot_name = (run.provenance.snapshot or {}).get("name")
     snapshot = load_snapshot(str(snapshot_name) if snapshot_name else None)
     blocks = {}
     for key, name in names.items():

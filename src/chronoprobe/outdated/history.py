@@ -25,12 +25,12 @@ from pydantic import BaseModel
 from chronoprobe.errors import ChronoprobeError, DataError
 from chronoprobe.metrics.records import ALL
 from chronoprobe.outdated.audit import ResponseRecord
-from chronoprobe.runlog import ITEMS, Metric, read_items
+from chronoprobe.runlog import ITEMS, Metric, Provenance, read_items
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from chronoprobe.reports.tidy import RunFolder
+    from chronoprobe.runlog import Run
 
 SHARES = ("up-to-date", "outdated", "irrelevant")
 KIND = "outdated run"
@@ -86,9 +86,9 @@ class History(BaseModel):
     warnings: list[str] = []
 
 
-def _retrieved(provenance: dict[str, object]) -> tuple[str, dt.date | None]:
-    snapshot = provenance.get("snapshot")
-    if not isinstance(snapshot, dict):
+def _retrieved(provenance: Provenance) -> tuple[str, dt.date | None]:
+    snapshot = provenance.snapshot
+    if snapshot is None:
         return "unknown", None
     name = str(snapshot.get("name") or "unknown")
     try:
@@ -97,26 +97,26 @@ def _retrieved(provenance: dict[str, object]) -> tuple[str, dt.date | None]:
         return name, None
 
 
-def _points(run: RunFolder) -> list[Point]:
-    snapshot, retrieved = _retrieved(dict(run.provenance))
+def _points(run: Run) -> list[Point]:
+    snapshot, retrieved = _retrieved(run.provenance)
     names = {m.key: m.name for m in run.models}
     found = []
-    for key in run.record.models:
+    for key in run.summary.models:
         shares = {
             verdict: metric
-            for metric in run.record.metrics
+            for metric in run.summary.metrics
             for verdict in SHARES
             if metric.model == key and metric.group == ALL and metric.name == f"soft_constraint_pct.{verdict}"
         }
         if shares:
             found.append(
                 Point(
-                    run=run.run,
+                    run=run.label,
                     model=key,
                     name=names.get(key, key),
                     snapshot=snapshot,
                     retrieved=retrieved,
-                    created=str(run.provenance.get("created") or ""),
+                    created=run.provenance.created,
                     shares=shares,
                 )
             )
@@ -181,7 +181,7 @@ def read_history(paths: Sequence[Path], model: str | None = None) -> History:
     runs = [r for r in found.runs if r.lens == "outdated" and r.kind == KIND]
     if not runs:
         raise DataError(", ".join(str(p) for p in paths), "holds no outdated run (a check folder or `outdated run`)")
-    folders = {r.run: r.path for r in runs}
+    folders = {r.label: r.path for r in runs}
     points = [p for r in runs for p in _points(r) if model is None or model in (p.model, p.name)]
     if not points:
         raise DataError("--model", f"{model!r} is in none of these runs")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.knowledge.types import Fact, Snapshot
 from chronoprobe.lens import CheckContext, Lens, ProgressFactory, RunRecipe, Summary, Workload
-from chronoprobe.models.names import display_name
 from chronoprobe.outdated import records
 from chronoprobe.outdated.audit import (
     AuditConfig,
@@ -19,6 +18,7 @@ from chronoprobe.outdated.audit import (
     load_gold,
     run_audit,
 )
+from chronoprobe.provenance import Provenance
 
 VERDICT_ORDER = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 
@@ -119,7 +119,8 @@ class OutdatedLens(Lens[ResponseRecord]):
         from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
 
         assert self.gold is not None, "load() first"
-        names = (model.info.name, model.info.spec, display_name(model.info.spec))
+        given = [r.display_name for r in self.models if r.label == model.info.label]  # as --cutoff may name it
+        names = (model.info.name, model.info.spec, *given)
         cutoff = next((self.config.cutoffs[n] for n in names if n and n in self.config.cutoffs), None)
         return rows_knowledge_summary(rows, self.gold, cutoff=cutoff, deployed_at=self.config.deployed_at)
 
@@ -159,19 +160,15 @@ class OutdatedLens(Lens[ResponseRecord]):
         )
 
     @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
         return records.run_dataset(provenance)
 
     @classmethod
     def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
-        detail = {k: v for k, v in data.items() if k != "provenance"}
-        provenance = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
         if kind == "outdated score" or ("categories" in data and "overall" in data and "generations_dir" in data):
-            return "outdated score", cls.score_summary(detail)
+            return "outdated score", cls.score_summary({k: v for k, v in data.items() if k != "provenance"})
         if kind == cls.kind or ("models" in data and "overall_key" in data and "methods" not in data):
-            summary = cls.summary_from_detail(detail)
-            summary.dataset = cls.dataset_label(summary, provenance or {})
-            return cls.kind, summary
+            return cls.kind, cls.old_file_summary(data)
         return None
 
     def recipe(self) -> RunRecipe:
@@ -195,9 +192,7 @@ class OutdatedLens(Lens[ResponseRecord]):
             },
         )
 
-    def report(
-        self, folder: Path, rows: Sequence[ResponseRecord], summary: Summary, provenance: dict[str, Any]
-    ) -> None:
+    def report(self, folder: Path, rows: Sequence[ResponseRecord], summary: Summary, provenance: Provenance) -> None:
         from chronoprobe.outdated.report import write_report_files
 
         detail = records.read_run_detail(summary.detail)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronoprobe.metrics.dyknow import VERDICTS
-from chronoprobe.models.names import display_name, unique_names
+from chronoprobe.models.names import recorded_short_name, unique_names
 from chronoprobe.outdated.knowledge_date import is_wide
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ MEDIAN_COLOUR = "#e76f51"
 
 def model_labels(per_model: Mapping[str, Mapping[str, Any]], width: int = 22) -> list[str]:
     """Short, distinct, wrapped labels for the models, in order."""
-    names = unique_names(str(summary.get("name") or display_name(spec)) for spec, summary in per_model.items())
+    names = unique_names(str(summary.get("name") or recorded_short_name(spec)) for spec, summary in per_model.items())
     return [tick_label(name, width, lines=3) for name in names]
 
 

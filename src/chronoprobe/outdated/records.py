@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 
 from chronoprobe.errors import DataError
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number
-from chronoprobe.runlog import typed_detail
+from chronoprobe.runlog import Provenance, typed_detail
 
 VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 _VERDICT_BLOCKS = {"soft_constraint": "soft_constraint_pct", "average": "average_pct"}
@@ -196,9 +196,9 @@ def _headlines(found: list[Metric]) -> list[Metric]:
     return found
 
 
-def run_dataset(provenance: Mapping[str, Any]) -> str:
+def run_dataset(provenance: Provenance) -> str:
     """An ``outdated run``'s dataset label: its snapshot's name."""
-    snapshot = provenance.get("snapshot") or {}
+    snapshot = provenance.snapshot or {}
     return str(snapshot.get("name") or "dyknow")
 
 

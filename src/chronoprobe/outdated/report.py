@@ -25,7 +25,8 @@ from chronoprobe.outdated.audit import ResponseRecord
 from chronoprobe.outdated.knowledge_report import knowledge_lines, write_knowledge_plots
 from chronoprobe.outdated.prompts import prompting_label
 from chronoprobe.outdated.summary import ALL
-from chronoprobe.reports.markdown import provenance_section, recorded_label, table
+from chronoprobe.provenance import Provenance
+from chronoprobe.reports.markdown import provenance_section, table
 
 
 def _verdict_rows(
@@ -50,20 +51,16 @@ _INTERVALS_NOTE = (
 )
 
 
-def _prompting_lines(provenance: dict[str, Any]) -> list[str]:
+def _prompting_lines(provenance: Provenance) -> list[str]:
     """Which prompt form each model got (chat template + instruction, or the bare sentence) and its licence."""
     rows = [
-        [
-            recorded_label(m),
-            prompting_label(chat_template=bool(m.get("chat_template"))),
-            (m.get("extra") or {}).get("licence", "–"),
-        ]
-        for m in provenance.get("models", [])
+        [m.label, prompting_label(chat_template=m.chat_template), m.extra.get("licence", "–")]
+        for m in provenance.models
     ]
     return ["## Prompting", "", table(["model", "prompting", "licence"], rows), ""] if rows else []
 
 
-def render_markdown(per_model: Mapping[str, Mapping[str, Any]], provenance: dict[str, Any], as_of: str | None) -> str:
+def render_markdown(per_model: Mapping[str, Mapping[str, Any]], provenance: Provenance, as_of: str | None) -> str:
     headers = ["model", "category", "facts", *VERDICTS]
     parts = [
         "# Outdated-knowledge audit",
@@ -176,12 +173,12 @@ def _knowledge_blocks(per_model: Mapping[str, Mapping[str, Any]]) -> dict[str, A
     return {str(s.get("name") or m): s.get("knowledge_date") for m, s in per_model.items() if "knowledge_date" in s}
 
 
-def _no_gold_lines(per_model: Mapping[str, Mapping[str, Any]], provenance: dict[str, Any]) -> list[str]:
+def _no_gold_lines(per_model: Mapping[str, Mapping[str, Any]], provenance: Provenance) -> list[str]:
     """The facts without gold answers: not asked, outside every rate, but counted here."""
     missing = sorted({fact for summary in per_model.values() for fact in summary.get("no_gold", [])})
     if not missing:
         return []
-    snapshot = (provenance.get("snapshot") or {}).get("name", "the snapshot")
+    snapshot = (provenance.snapshot or {}).get("name", "the snapshot")
     shown = ", ".join(f"`{fact}`" for fact in missing[:10]) + (" ..." if len(missing) > 10 else "")
     return [
         f"**No gold: {len(missing)} fact(s)** have no dated answer in snapshot `{snapshot}`, so they were not "
@@ -222,7 +219,7 @@ def write_report(
     out_dir: Path,
     records: Sequence[ResponseRecord],
     per_model: Mapping[str, Mapping[str, Any]],
-    provenance: dict[str, Any],
+    provenance: Provenance,
     *,
     as_of: str | None,
 ) -> None:
@@ -234,7 +231,7 @@ def write_report_files(
     folder: Path,
     records: Sequence[ResponseRecord],
     per_model: Mapping[str, Mapping[str, Any]],
-    provenance: dict[str, Any],
+    provenance: Provenance,
     *,
     as_of: str | None,
 ) -> None:
@@ -242,7 +239,7 @@ def write_report_files(
     write_jsonl_atomic(folder / "responses.jsonl", (r.model_dump(mode="json") for r in records))
     write_json_atomic(
         folder / "summary.json",
-        {"provenance": provenance, "as_of": as_of, "models": per_model, "overall_key": ALL},
+        {"provenance": provenance.recorded(), "as_of": as_of, "models": per_model, "overall_key": ALL},
     )
     plot_recency(per_model, folder / "recency.png")
     plot_verdicts(per_model, folder / "verdicts.png")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,6 +15,8 @@ from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.models.registry import ModelList, default_models
+from chronoprobe.provenance import Provenance
 from chronoprobe.recency import records
 from chronoprobe.recency.evaluate import EvalConfig
 from chronoprobe.recency.rows import RecencyRow
@@ -51,6 +53,8 @@ class RecencyRunConfig(EvalConfig):
     sample: int | None = Field(None, ge=1)
     """Stratified sample of N questions (stationarity x majority label); None: every question."""
     sample_seed: int = Field(0, ge=0)
+    models: ModelList = Field(default_factory=default_models)
+    """The ``--model`` values, parsed (recorded as their redacted text)."""
 
 
 class RecencyLens(Lens[RecencyRow]):
@@ -161,17 +165,14 @@ class RecencyLens(Lens[RecencyRow]):
         )
 
     @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Mapping[str, Any]) -> str:
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
         return records.dataset(provenance)
 
     @classmethod
     def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
         if kind != cls.kind and not ("runs" in data and ("labels" in data or "table6" in data)):
             return None
-        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
-        provenance = data.get("provenance")
-        summary.dataset = cls.dataset_label(summary, provenance if isinstance(provenance, dict) else {})
-        return cls.kind, summary
+        return cls.kind, cls.old_file_summary(data)
 
     def recipe(self) -> RunRecipe:
         config = self.config
@@ -190,8 +191,8 @@ class RecencyLens(Lens[RecencyRow]):
             },
         )
 
-    def report(self, folder: Path, rows: Sequence[RecencyRow], summary: Summary, provenance: dict[str, Any]) -> None:
+    def report(self, folder: Path, rows: Sequence[RecencyRow], summary: Summary, provenance: Provenance) -> None:
         from chronoprobe.recency.outputs import write_eval_files
 
         detail = copy.deepcopy(summary.detail)  # the files add plot names and provenance to their copy
-        write_eval_files(folder, [r.model_dump(mode="json") for r in rows], detail, provenance)
+        write_eval_files(folder, [r.model_dump(mode="json") for r in rows], detail, provenance.recorded())

@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number, unit_for
-from chronoprobe.runlog import typed_detail
+from chronoprobe.runlog import Provenance, typed_detail
 
 HEADLINE = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate", "gate_agreement")
 """The card's headline numbers (over every question), per strategy and context mode."""
@@ -90,9 +90,9 @@ def metrics(detail: RecencyDetail) -> list[Metric]:
     return found
 
 
-def dataset(provenance: Mapping[str, Any]) -> str:
+def dataset(provenance: Provenance) -> str:
     """The questions' source: a hub id as given, a file by its stem."""
-    extra = provenance.get("extra") or {}
+    extra = provenance.extra
     source = str(extra.get("dataset") or "recencyqa")
     if source.startswith("hf:"):
         return source

@@ -12,6 +12,7 @@ import numpy as np
 
 from chronoprobe.io import write_bytes_atomic
 from chronoprobe.metrics.uncertainty import as_estimate, cell
+from chronoprobe.provenance import Provenance
 from chronoprobe.reports.markdown import fmt, provenance_section, table
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
         lines += ["", "## Confusion matrices", ""]
         for title, name in plots.items():
             lines += [f"**{title}**", "", f"![{title}]({name})", ""]
-    lines += ["", provenance_section(summary["provenance"])]
+    lines += ["", provenance_section(Provenance.model_validate(summary["provenance"]))]
     return "\n".join(lines)
 
 

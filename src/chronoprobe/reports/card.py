@@ -29,7 +29,7 @@ from typing import Any
 
 from chronoprobe import __version__, plugins
 from chronoprobe.errors import ConfigError
-from chronoprobe.reports.tidy import ALL, Row, RunFolder, lens_order, run_rows
+from chronoprobe.reports.tidy import ALL, Row, Run, lens_order, run_rows
 
 GENERATOR = f"chronoprobe {__version__} card"
 GENERATOR_MARK = '<meta name="generator" content="chronoprobe '
@@ -106,11 +106,11 @@ def _suffix(metric: str) -> str:
     return "%" if _is_pct(metric) else ""
 
 
-def method_names(runs: Iterable[RunFolder]) -> dict[str, str]:
+def method_names(runs: Iterable[Run]) -> dict[str, str]:
     """Parts of metric names by the names the runs' reports use (``ike-null`` -> ``IKE``), as each run recorded them."""
     names: dict[str, str] = {}
     for run in runs:
-        names.update(run.record.labels)
+        names.update(run.summary.labels)
     return names
 
 
@@ -145,13 +145,13 @@ def _attrs(row: Row) -> str:
         "run": row.run,
         "lens": row.lens,
         "dataset": row.dataset,
-        "class": row.cls,
+        "class": row.metric.group,
         "model": row.model,
-        "metric": row.metric,
-        "value": "" if row.value is None else repr(row.value),
-        "n": "" if row.n is None else str(row.n),
-        "ci-low": "" if row.ci_low is None else repr(row.ci_low),
-        "ci-high": "" if row.ci_high is None else repr(row.ci_high),
+        "metric": row.metric.name,
+        "value": "" if row.metric.value is None else repr(row.metric.value),
+        "n": "" if row.metric.n is None else str(row.metric.n),
+        "ci-low": "" if row.metric.ci_low is None else repr(row.metric.ci_low),
+        "ci-high": "" if row.metric.ci_high is None else repr(row.metric.ci_high),
     }
     return " ".join(f'data-{key}="{escape(value, quote=True)}"' for key, value in pairs.items())
 
@@ -159,34 +159,36 @@ def _attrs(row: Row) -> str:
 def _number_cell(row: Row | None) -> str:
     if row is None:
         return '<td class="num empty">–</td>'
-    if row.value is None:
-        n = f'<span class="n">n={row.n}</span>' if row.n is not None else ""
+    if row.metric.value is None:
+        n = f'<span class="n">n={row.metric.n}</span>' if row.metric.n is not None else ""
         return f'<td class="num" {_attrs(row)}><span class="v">–</span>{n}</td>'
-    suffix = _suffix(row.metric)
-    parts = [f'<span class="v">{escape(_fmt(row.value, row.unit))}{suffix}</span>']
-    if row.ci_low is not None and row.ci_high is not None:
-        lo, hi = _fmt(row.ci_low, row.unit), _fmt(row.ci_high, row.unit)
+    suffix = _suffix(row.metric.name)
+    parts = [f'<span class="v">{escape(_fmt(row.metric.value, row.metric.unit))}{suffix}</span>']
+    if row.metric.ci_low is not None and row.metric.ci_high is not None:
+        lo, hi = _fmt(row.metric.ci_low, row.metric.unit), _fmt(row.metric.ci_high, row.metric.unit)
         parts.append(f'<span class="ci">[{escape(lo)}, {escape(hi)}]</span>')
-    if row.n is not None:
-        parts.append(f'<span class="n">n={row.n}</span>')
+    if row.metric.n is not None:
+        parts.append(f'<span class="n">n={row.metric.n}</span>')
     parts.append(_bar(row))
     return f'<td class="num" {_attrs(row)}>{"".join(parts)}</td>'
 
 
 def _bar(row: Row) -> str:
     """A track from 0 to the metric's maximum, the interval shaded and the value marked."""
-    scale = unit_scale(row.unit)
-    if scale is None or row.value is None:
+    scale = unit_scale(row.metric.unit)
+    if scale is None or row.metric.value is None:
         return ""
 
     def at(x: float) -> float:
         return round(100.0 * min(max(x / scale, 0.0), 1.0), 2)
 
     interval = ""
-    if row.ci_low is not None and row.ci_high is not None:
-        left, right = at(row.ci_low), at(row.ci_high)
+    if row.metric.ci_low is not None and row.metric.ci_high is not None:
+        left, right = at(row.metric.ci_low), at(row.metric.ci_high)
         interval = f'<i class="iv" style="left:{left}%;width:{max(right - left, 0.0)}%"></i>'
-    return f'<span class="bar" aria-hidden="true">{interval}<i class="pt" style="left:{at(row.value)}%"></i></span>'
+    return (
+        f'<span class="bar" aria-hidden="true">{interval}<i class="pt" style="left:{at(row.metric.value)}%"></i></span>'
+    )
 
 
 # --- layout ------------------------------------------------------------------------------------
@@ -194,29 +196,29 @@ def _bar(row: Row) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    run: RunFolder
+    run: Run
     model: str
 
 
-def _columns(runs: Sequence[RunFolder]) -> list[Column]:
+def _columns(runs: Sequence[Run]) -> list[Column]:
     return [Column(run, m.name) for run in runs for m in run.models]
 
 
-def run_label(run: RunFolder) -> str:
+def run_label(run: Run) -> str:
     """A run as the card names it beside its model: its folder's name and when it ran (``audit · 2026-11-30 14:02``)."""
-    created = str(run.provenance.get("created") or "")
+    created = run.provenance.created
     when = created[:16].replace("T", " ") if len(created) >= 16 else created
-    name = Path(run.run).name or run.run
+    name = Path(run.label).name or run.label
     return f"{name} · {when}" if when else name
 
 
-def run_anchor(run: RunFolder) -> str:
-    return "run-" + _slug(run.run)
+def run_anchor(run: Run) -> str:
+    return "run-" + _slug(run.label)
 
 
 def _column_head(column: Column, several_runs: bool) -> str:
     run = (
-        f'<a class="run" href="#{run_anchor(column.run)}" title="{escape(column.run.run, quote=True)}">'
+        f'<a class="run" href="#{run_anchor(column.run)}" title="{escape(column.run.label, quote=True)}">'
         f"{escape(run_label(column.run))}</a>"
         if several_runs
         else ""
@@ -227,7 +229,7 @@ def _column_head(column: Column, several_runs: bool) -> str:
 def _headline_keys(rows: Sequence[Row]) -> tuple[list[tuple[str, str]], bool]:
     """(class, metric) pairs the records flag as headline numbers, in the lens's order; and whether
     they span several classes (then the table shows the class)."""
-    keys = list(dict.fromkeys((r.cls, r.metric) for r in rows if r.headline))
+    keys = list(dict.fromkeys((r.metric.group, r.metric.name) for r in rows if r.metric.headline))
     groups = {cls for cls, _ in keys}
     if groups - {ALL}:  # grouped by class: each class's numbers together
         keys = [(c, m) for c in dict.fromkeys(c for c, _ in keys) for c2, m in keys if c2 == c]
@@ -243,8 +245,8 @@ def _table(
     show_metric: bool = True,
     methods: Mapping[str, str] | None = None,
 ) -> str:
-    index = {(r.run, r.model, r.cls, r.metric): r for r in rows}
-    several = len({c.run.run for c in columns}) > 1
+    index = {(r.run, r.model, r.metric.group, r.metric.name): r for r in rows}
+    several = len({c.run.label for c in columns}) > 1
     head = "".join(_column_head(c, several) for c in columns)
     lead = ('<th scope="col">class</th>' if show_class else "") + ('<th scope="col">metric</th>' if show_metric else "")
     body = []
@@ -258,7 +260,7 @@ def _table(
             group = ' class="group"' if span > 1 and previous is not None else ""
         previous = cls
         label = f'<th scope="row" class="metric">{escape(metric_label(metric, methods))}</th>' if show_metric else ""
-        cells = "".join(_number_cell(index.get((c.run.run, c.model, cls, metric))) for c in columns)
+        cells = "".join(_number_cell(index.get((c.run.label, c.model, cls, metric))) for c in columns)
         body.append(f"<tr{group}>{cls_cell}{label}{cells}</tr>")
     return (
         f'<table class="numbers"><caption>{escape(caption)}</caption>'
@@ -272,7 +274,7 @@ def _group_table(columns: Sequence[Column], rows: Sequence[Row], by_group: tuple
     if by_group is None:
         return ""
     metric, caption = by_group
-    classes = [c for c in dict.fromkeys(r.cls for r in rows if r.metric == metric) if c != ALL]
+    classes = [c for c in dict.fromkeys(r.metric.group for r in rows if r.metric.name == metric) if c != ALL]
     if len(classes) < 2:
         return ""
     keys = [(c, metric) for c in classes]
@@ -281,8 +283,8 @@ def _group_table(columns: Sequence[Column], rows: Sequence[Row], by_group: tuple
 
 def _all_numbers(rows: Sequence[Row]) -> str:
     body = "".join(
-        f"<tr><td>{escape(r.run)}</td><td>{escape(r.model)}</td><td>{escape(r.cls)}</td>"
-        f'<td class="mono">{escape(r.metric)}</td>{_number_cell(r)}</tr>'
+        f"<tr><td>{escape(r.run)}</td><td>{escape(r.model)}</td><td>{escape(r.metric.group)}</td>"
+        f'<td class="mono">{escape(r.metric.name)}</td>{_number_cell(r)}</tr>'
         for r in rows
     )
     return (
@@ -332,7 +334,7 @@ def _figure(plot: Path) -> str:
     )
 
 
-def _figures(runs: Sequence[RunFolder]) -> str:
+def _figures(runs: Sequence[Run]) -> str:
     """Each run's plots in a block of their own, headed by its models and its label when there are several runs."""
     blocks = []
     several = len(runs) > 1
@@ -360,8 +362,8 @@ def _dl(items: Iterable[tuple[str, Any]]) -> str:
     return f"<dl>{''.join(parts)}</dl>"
 
 
-def _provenance(run: RunFolder) -> str:
-    p = run.provenance
+def _provenance(run: Run) -> str:
+    p = run.provenance.recorded()  # shown as the folder records it
     packages = p.get("packages") or {}
     models = "".join(
         "<tr>"
@@ -370,14 +372,14 @@ def _provenance(run: RunFolder) -> str:
             for v in (
                 m.name,
                 m.spec,
-                m.provenance.get("backend", ""),
-                m.provenance.get("revision", ""),
-                m.provenance.get("dtype") or "",
-                m.provenance.get("chat_template", ""),
+                info.get("backend", ""),
+                info.get("revision", ""),
+                info.get("dtype") or "",
+                info.get("chat_template", ""),
             )
         )
         + "</tr>"
-        for m in run.models
+        for m, info in ((m, m.info.model_dump(mode="json", exclude_unset=True) if m.info else {}) for m in run.models)
     )
     model_table = (
         '<table class="prov"><thead><tr><th>name</th><th>spec</th><th>backend</th><th>revision</th>'
@@ -400,7 +402,7 @@ def _provenance(run: RunFolder) -> str:
     raw = escape(json.dumps(p, indent=2, ensure_ascii=False, default=str))
     return (
         f'<details class="prov" id="{run_anchor(run)}"><summary>Provenance: {escape(run_label(run))} '
-        f'<span class="path">{escape(run.run)}</span></summary>{model_table}{facts}'
+        f'<span class="path">{escape(run.label)}</span></summary>{model_table}{facts}'
         f"<details><summary>as recorded (JSON)</summary><pre>{raw}</pre></details></details>"
     )
 
@@ -422,7 +424,7 @@ def _lens_text(lens: str) -> tuple[str, str, tuple[str, str] | None]:
     )
 
 
-def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, list[Row]]) -> str:
+def _lens_section(lens: str, runs: Sequence[Run], rows_of: Mapping[str, list[Row]]) -> str:
     title, about, by_group = _lens_text(lens)
     parts = [
         f'<section class="lens" id="{lens}"><h2>{escape(title)} <span class="tag">{lens}</span>'
@@ -432,7 +434,7 @@ def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, li
     datasets = list(dict.fromkeys(r.dataset for r in runs))
     for dataset in datasets:
         group = [r for r in runs if r.dataset == dataset]
-        rows = [row for run in group for row in rows_of[run.run]]
+        rows = [row for run in group for row in rows_of[run.label]]
         columns = _columns(group)
         parts.append(f'<article class="dataset" id="{lens}-{_slug(dataset)}"><h3>{escape(dataset)}</h3>')
         keys, by_class = _headline_keys(rows)
@@ -451,7 +453,7 @@ def _lens_section(lens: str, runs: Sequence[RunFolder], rows_of: Mapping[str, li
     return "".join(parts)
 
 
-def _contents(runs: Sequence[RunFolder]) -> str:
+def _contents(runs: Sequence[Run]) -> str:
     """The table of contents: each lens, its datasets, and each run (models, folder, when) with links to its
     plots and its provenance."""
     items = []
@@ -466,7 +468,7 @@ def _contents(runs: Sequence[RunFolder]) -> str:
                 entries.append(
                     f"<li><b>{escape(', '.join(m.name for m in run.models))}</b> "
                     f'<span class="run">{escape(run_label(run))}</span>{plots} · '
-                    f'<a href="#{run_anchor(run)}">provenance</a> <span class="path">{escape(run.run)}</span></li>'
+                    f'<a href="#{run_anchor(run)}">provenance</a> <span class="path">{escape(run.label)}</span></li>'
                 )
             datasets.append(
                 f'<li><a href="#{lens}-{_slug(dataset)}">{escape(dataset)}</a><ul>{"".join(entries)}</ul></li>'
@@ -487,7 +489,7 @@ def _intro(paragraphs: Sequence[tuple[str, str]]) -> str:
 
 
 def render_card(
-    runs: Sequence[RunFolder],
+    runs: Sequence[Run],
     title: str = "chronoprobe report card",
     now: dt.datetime | None = None,
     intro: Sequence[tuple[str, str]] = (),
@@ -496,7 +498,7 @@ def render_card(
     (model name, paragraph) pairs shown first."""
     if not runs:
         raise ConfigError("card", "no result folders to show")
-    rows_of = {run.run: run_rows(run) for run in runs}
+    rows_of = {run.label: run_rows(run) for run in runs}
     stamp = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0).isoformat()
     lenses = sorted({r.lens for r in runs}, key=lens_order)
     sections = [_lens_section(lens, [r for r in runs if r.lens == lens], rows_of) for lens in lenses]

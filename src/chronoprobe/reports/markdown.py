@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chronoprobe.provenance import Provenance
+
 
 def recorded_label(model: Mapping[str, Any]) -> str:
     """What a run's rows and summary call a model recorded in its provenance: the given name, else the spec."""
@@ -71,26 +73,26 @@ def answers_text(record: Mapping[str, Any]) -> str:
     return f"{head}: " + "; ".join(parts)
 
 
-def provenance_section(provenance: dict[str, Any]) -> str:
+def provenance_section(provenance: Provenance) -> str:
     lines = ["## Provenance", ""]
-    for model in provenance.get("models", []):
-        named = f" ({model['given_name']})" if model.get("given_name") else ""
+    for model in provenance.models:
+        named = f" ({model.given_name})" if model.given_name else ""
         lines.append(
-            f"- model `{model['spec']}`{named}: {model['model_id']} @ {model['revision']}, backend {model['backend']}, "
-            f"dtype {model.get('dtype')}, batch size {model.get('batch_size') or (model.get('extra') or {}).get('batch_size')}, "
-            f"chat template {model.get('chat_template')}"
+            f"- model `{model.spec}`{named}: {model.model_id} @ {model.revision}, backend {model.backend}, "
+            f"dtype {model.dtype}, batch size {model.batch_size or model.extra.get('batch_size')}, "
+            f"chat template {model.chat_template}"
         )
-    if provenance.get("snapshot"):
-        snap = provenance["snapshot"]
+    if provenance.snapshot:
+        snap = provenance.snapshot
         lines.append(
             f"- knowledge snapshot: {snap.get('name')} retrieved {snap.get('retrieved')} from {snap.get('endpoint')}"
         )
-    if provenance.get("judge"):
-        lines.append(f"- judge: {provenance['judge']}")
-    if provenance.get("seeds"):
-        lines.append(f"- seeds: {provenance['seeds']}")
-    lines.append(f"- decoding: `{provenance.get('decoding')}`")
-    sampled_by = {m["spec"]: m["sampler"] for m in provenance.get("models", []) if m.get("sampler")}
+    if provenance.judge:
+        lines.append(f"- judge: {provenance.judge}")
+    if provenance.seeds:
+        lines.append(f"- seeds: {provenance.seeds}")
+    lines.append(f"- decoding: `{provenance.decoding}`")
+    sampled_by = {m.spec: m.sampler for m in provenance.models if m.sampler}
     if sampled_by:
         hint = (
             " (`--sampler multinomial` reproduces releases before 0.2.0)"
@@ -98,11 +100,11 @@ def provenance_section(provenance: dict[str, Any]) -> str:
             else ""
         )
         lines.append(f"- sampler: {', '.join(f'{spec} {name}' for spec, name in sampled_by.items())}{hint}")
-    versions = ", ".join(f"{k} {v}" for k, v in provenance.get("packages", {}).items())
+    versions = ", ".join(f"{k} {v}" for k, v in provenance.packages.items())
     lines.append(f"- packages: {versions}")
-    if provenance.get("threads"):
-        lines.append(f"- CPU threads: {cpu_threads_text(provenance['threads'])}")
-    for label, record in (provenance.get("answers") or {}).items():
-        lines.append(f"- answers of `{label}`: {answers_text(record)}")
-    lines.append(f"- created {provenance.get('created')} by `{provenance.get('command')}`")
+    if provenance.threads:
+        lines.append(f"- CPU threads: {cpu_threads_text(provenance.threads.model_dump(mode='json'))}")
+    for label, record in provenance.answers.items():
+        lines.append(f"- answers of `{label}`: {answers_text(record.model_dump(mode='json'))}")
+    lines.append(f"- created {provenance.created} by `{provenance.command}`")
     return "\n".join(lines) + "\n"

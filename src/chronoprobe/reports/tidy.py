@@ -12,15 +12,24 @@ float from an old layout) has its n and interval empty.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chronoprobe import plugins
 from chronoprobe.errors import DataError
-from chronoprobe.reports.markdown import recorded_label
-from chronoprobe.runlog import ITEMS, MARKER, PLOT_SUFFIXES, RUN_LOG, SUMMARY, Metric, Summary, read_folder
+from chronoprobe.runlog import (
+    ITEMS,
+    MARKER,
+    PLOT_SUFFIXES,
+    RUN_LOG,
+    SUMMARY,
+    Metric,
+    ModelEntry,
+    Run,
+    read_folder,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,7 +47,7 @@ __all__ = [
     "Found",
     "ModelEntry",
     "Row",
-    "RunFolder",
+    "Run",
     "find_runs",
     "lens_order",
     "read_run",
@@ -51,97 +60,46 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Row:
+    """One number of the results table: a run's :class:`~chronoprobe.runlog.Metric` record and where it
+    comes from (the run, the model's display name, the lens and the dataset)."""
+
     run: str
     model: str
+    """The model's display name (the record's ``model`` is the run's key for it)."""
     lens: str
     dataset: str
-    cls: str
-    metric: str
-    value: float | None
-    n: int | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    unit: str = ""
-    """Not a column: how the card scales and prints the value (see :class:`~chronoprobe.runlog.Metric`)."""
-    headline: bool = False
-    """Not a column: whether the card's headline table shows it."""
+    metric: Metric
 
     def as_dict(self) -> dict[str, Any]:
+        """The row as the table's :data:`COLUMNS` (the record's ``group`` is the column ``class``)."""
+        metric = self.metric
         return {
             "run": self.run,
             "model": self.model,
             "lens": self.lens,
             "dataset": self.dataset,
-            "class": self.cls,
-            "metric": self.metric,
-            "value": self.value,
-            "n": self.n,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
+            "class": metric.group,
+            "metric": metric.name,
+            "value": metric.value,
+            "n": metric.n,
+            "ci_low": metric.ci_low,
+            "ci_high": metric.ci_high,
         }
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    """A model as a run names it: the display name in tables, the spec in the provenance."""
-
-    name: str
-    spec: str
-    provenance: Mapping[str, Any] = field(default_factory=dict)
-    key: str = ""
-    """The run's key for it in the summary and rows (the name the user gave, else the spec)."""
-
-
-@dataclass(frozen=True)
-class RunFolder:
-    path: Path
-    run: str
-    """The run column: the folder as the user named it (or as found under a parent they named)."""
-    lens: str
-    kind: str
-    """What wrote it (the lens's kind, e.g. ``<lens> run``), as the run log or the lens recorded it."""
-    dataset: str
-    summary: Mapping[str, Any]
-    """The lens's own layout (its ``detail``), for the lens's readers; this module reads only ``record``."""
-    provenance: Mapping[str, Any]
-    models: tuple[ModelEntry, ...]
-    record: Summary = field(default_factory=lambda: Summary(lens="", models=[], headline={}, detail={}))
-    """The typed summary: the metric records, the dataset and the models' names."""
-
-    @property
-    def plots(self) -> list[Path]:
-        """The run's figures, an SVG preferred over a PNG of the same name."""
-        files = sorted(p for p in self.path.iterdir() if p.suffix in PLOT_SUFFIXES and p.is_file())
-        svgs = {p.stem for p in files if p.suffix == ".svg"}
-        return [p for p in files if p.suffix == ".svg" or p.stem not in svgs]
 
 
 @dataclass
 class Found:
-    runs: list[RunFolder] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
 # --- finding run folders ---------------------------------------------------------------------
 
 
-def read_run(path: Path, run: str | None = None) -> RunFolder | None:
-    """The run folder at ``path`` (its run.json, else its summary.json); None when neither is of a known layout."""
-    folder = read_folder(path)
-    if folder is None:
-        return None
-    summary = folder.summary
-    return RunFolder(
-        path=path,
-        run=run or str(path),
-        lens=folder.lens,
-        kind=folder.kind,
-        dataset=summary.dataset or folder.lens,
-        summary=summary.detail,
-        provenance=folder.provenance,
-        models=_models(summary, folder.provenance),
-        record=summary,
-    )
+def read_run(path: Path, run: str | None = None) -> Run | None:
+    """The run folder at ``path`` (its run.json, else its summary.json), ``run`` its label in the table;
+    None when neither is of a known layout."""
+    return read_folder(path, run)
 
 
 def lens_order(lens: str) -> int:
@@ -192,7 +150,7 @@ def find_runs(paths: Sequence[Path], depth: int = 3) -> Found:
     return found
 
 
-def _add(found: Found, seen: set[Path], run: RunFolder) -> None:
+def _add(found: Found, seen: set[Path], run: Run) -> None:
     key = run.path.resolve()
     if key not in seen:
         seen.add(key)
@@ -221,44 +179,16 @@ def _walk(root: Path, depth: int) -> Iterator[tuple[Path, str]]:
 # --- rows --------------------------------------------------------------------------------------
 
 
-def _models(summary: Summary, provenance: Mapping[str, Any]) -> tuple[ModelEntry, ...]:
-    """The run's models, keyed as its records key them, named as the lens or the provenance names them."""
-    models = provenance.get("models") or []
-    recorded = {recorded_label(m): m for m in models if isinstance(m, dict)}
-    keys = list(dict.fromkeys([*summary.models, *(m.model for m in summary.metrics)]))
-    entries = []
-    for key in keys:
-        info = recorded.get(key, {})
-        name = summary.names.get(key) or info.get("name") or key
-        spec = summary.specs.get(key) or info.get("spec") or key
-        entries.append(ModelEntry(name=str(name), spec=str(spec), provenance=info, key=key))
-    return tuple(entries)
-
-
-def _row(run: RunFolder, names: Mapping[str, str], metric: Metric) -> Row:
-    return Row(
-        run=run.run,
-        model=names.get(metric.model, metric.model),
-        lens=run.lens,
-        dataset=run.dataset,
-        cls=metric.group,
-        metric=metric.name,
-        value=metric.value,
-        n=metric.n,
-        ci_low=metric.ci_low,
-        ci_high=metric.ci_high,
-        unit=metric.unit,
-        headline=metric.headline,
-    )
-
-
-def run_rows(run: RunFolder) -> list[Row]:
+def run_rows(run: Run) -> list[Row]:
     """Every number of one run folder as tidy rows, in the order the lens recorded them."""
     names = {m.key: m.name for m in run.models}
-    return [_row(run, names, metric) for metric in run.record.metrics]
+    return [
+        Row(run=run.label, model=names.get(m.model, m.model), lens=run.lens, dataset=run.dataset, metric=m)
+        for m in run.summary.metrics
+    ]
 
 
-def tidy_rows(runs: Sequence[RunFolder]) -> list[Row]:
+def tidy_rows(runs: Sequence[Run]) -> list[Row]:
     return [row for run in runs for row in run_rows(run)]
 
 

@@ -158,7 +158,7 @@ class MockBackend(Backend):
         name: str = "mock",
         capabilities: Iterable[Capability] | None = None,
         chat_template: bool = True,
-        batch_size: int = 8,
+        batch_size: int = 16,
         vocab_size: int = 64,
         token_prob: float = 0.9,
     ) -> None:
@@ -169,6 +169,7 @@ class MockBackend(Backend):
         if not 0.0 < token_prob <= 1.0:
             raise ConfigError(f"mock backend {name}", "token_prob must be in (0, 1]")
         self.handler = handler
+        self.batch_size = batch_size
         self.capabilities = frozenset(MOCK_CAPABILITIES if capabilities is None else capabilities)
         self.chat_template = chat_template
         self.vocab_size = vocab_size
@@ -303,7 +304,7 @@ def registered_mocks() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def mock_from_spec(target: str, *, batch_size: int = 8, chat_template: bool | None = None) -> MockBackend:
+def mock_from_spec(target: str, *, batch_size: int | None = None, chat_template: bool | None = None) -> MockBackend:
     """The backend for ``mock:<target>``: ``echo``, ``constant=<text>`` or a registered name."""
     handler: MockHandler
     options: dict[str, Any] = {}
@@ -327,4 +328,6 @@ def mock_from_spec(target: str, *, batch_size: int = 8, chat_template: bool | No
         )
     if chat_template is not None:
         options["chat_template"] = chat_template
-    return MockBackend(handler, name=target, batch_size=batch_size, **options)
+    if batch_size is not None:  # else the backend's own default
+        options["batch_size"] = batch_size
+    return MockBackend(handler, name=target, **options)
