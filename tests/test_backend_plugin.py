@@ -71,3 +71,16 @@ def test_one_option_name_has_one_type_across_backends(monkeypatch: pytest.Monkey
     monkeypatch.setitem(registry.BACKENDS, "clash", "year_backend:CLASH")
     with pytest.raises(ConfigError, match="backend option batch_size"):
         registry.option_fields()
+
+
+def test_every_registration_reads_without_importing_a_backend_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from chronoprobe.models import registry as r; r.known_specs(); r.option_fields(); "
+        "[r.parse_model(s) for s in ('smollm2', 'hf:org/m', 'openai:m@http://h/v1', 'vllm:org/m', 'mock:echo')]; "
+        "print(sorted({'torch', 'transformers', 'httpx', 'llama_cpp', 'vllm'} & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import LENSES, Lens, Summary, lens_class, lens_config_class
-from chronoprobe.models.registry import BACKENDS, ModelSpec
+from chronoprobe.models.registry import BACKENDS, backend_kind, parse_model_spec
 
 
 @pytest.mark.parametrize("name", sorted(LENSES))
@@ -38,12 +38,14 @@ def test_an_unknown_lens_is_a_one_line_config_error() -> None:
         lens_class("fixing")
 
 
-def test_every_spec_kind_has_a_backend_loader() -> None:
-    kinds = set(ModelSpec.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
-    assert set(BACKENDS) == kinds
-    for path in BACKENDS.values():
-        module, _, function = path.partition(":")
+def test_every_backend_is_one_registration_with_a_loader() -> None:
+    assert list(BACKENDS) == ["smollm2", "gemma3-270m", "hf", "gguf", "llamacpp", "vllm", "openai", "mock"]
+    for kind in BACKENDS:
+        registration = backend_kind(kind)
+        assert registration.kind == kind and registration.forms, kind
+        module, _, function = registration.load.partition(":")
         assert callable(getattr(importlib.import_module(module), function))
+    assert {parse_model_spec(alias).kind for alias in ("smollm2", "default")} == {"smollm2"}
 
 
 def test_the_summary_reads_back_from_each_lens_layout() -> None:

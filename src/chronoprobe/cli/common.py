@@ -32,7 +32,7 @@ from chronoprobe.cache import open_cache as open_cache  # the commands import it
 from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.models.base import Sampler
 from chronoprobe.models.builtin import ApiMode, BatchSize, DeviceMap, DType, Quantize
-from chronoprobe.models.registry import BackendOptions, option_default, option_fields
+from chronoprobe.models.registry import BackendOptions, described_defaults, option_default, option_fields
 from chronoprobe.progress import PROGRESS_EVERY_ENV as PROGRESS_EVERY_ENV  # the tests import it from here
 from chronoprobe.progress import ProgressLines, line_if_slow, progress_every
 
@@ -178,15 +178,19 @@ DTypeOpt = Annotated[
     str, typer.Option(help="Weights dtype: auto, float32, bfloat16, float16.", callback=_one_of(DTYPES))
 ]
 DeviceOpt = Annotated[str, typer.Option(help="Device: auto, cpu, cuda, cuda:1, mps.", callback=check_device)]
+
+
+def _batch_help() -> str:
+    shown = "; ".join(f"{kind} {default}" for kind, default in described_defaults("batch_size"))
+    return (
+        "Prompts per forward pass (hf, llamacpp) or requests per wave (openai); 'auto' (hf): the largest batch "
+        f"that fits. Default: each backend's own ({shown})."
+    )
+
+
 BatchOpt = Annotated[
     BatchSize | None,
-    typer.Option(
-        help="Prompts per forward pass (hf, llamacpp) or requests per wave (openai); 'auto' (hf): the largest batch "
-        "that fits. Default: each backend's own (hf 64 rows (prompts x samples) per greedy batch and 16 prompts "
-        "per sampled one, within free memory; llamacpp and mock 16; openai 4 per request in flight; vllm 256).",
-        parser=parse_batch_size,
-        metavar="N|auto",
-    ),
+    typer.Option(help=_batch_help(), parser=parse_batch_size, metavar="N|auto"),
     ShownAs(BatchSizeValue | None),
 ]
 DeviceMapOpt = Annotated[

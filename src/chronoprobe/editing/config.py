@@ -119,7 +119,7 @@ class EditingConfig(BaseModel):
             from chronoprobe.editing.serac import SeracConfig
 
             SeracConfig(
-                scope=self.serac_scope, threshold=self.serac_threshold, counterfactual=self.serac_counterfactual
+                scope=self.serac_scope, threshold=self.serac_threshold, counterfactual=str(self.serac_counterfactual)
             )
         if self.mode == "batch" and "rome" in self.methods:
             raise ValueError("ROME edits one fact at a time: --mode batch cannot apply to it (leave --mode out)")

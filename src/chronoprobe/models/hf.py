@@ -29,6 +29,8 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
+from chronoprobe.models.builtin import DEFAULT_BATCH_ROWS as DEFAULT_BATCH_ROWS  # the hf backend's one default
+from chronoprobe.models.builtin import SAMPLED_BATCH_PROMPTS as SAMPLED_BATCH_PROMPTS
 from chronoprobe.models.kv_buffer import cache_argument, cache_of, preallocate
 from chronoprobe.models.loading import (
     PROBE_NEW_TOKENS,
@@ -51,12 +53,6 @@ NOMINAL_NEW_TOKENS = 32
 
 AUTO_PROBE_ROWS = 64
 """The longest prompts of a request that --batch-size auto probes with."""
-
-DEFAULT_BATCH_ROWS = 64
-"""Rows (prompts x samples) a greedy batch holds by default: 64 prompts ran the audit 1.66x faster than 16."""
-SAMPLED_BATCH_PROMPTS = 16
-"""Prompts a sampled batch holds by default, as before 0.2.0: a sample's random numbers depend on its row's
-place in the batch (models/sampling.py), so another size would draw other samples."""
 
 
 def default_batch_prompts(params: DecodingParams | None, fitting_rows: int) -> int:

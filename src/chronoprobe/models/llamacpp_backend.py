@@ -41,6 +41,7 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
+from chronoprobe.models.builtin import LLAMACPP_BATCH
 from chronoprobe.models.embedded import gguf_digest
 
 INSTALL = "pip install 'chronoprobe[llamacpp]'"
@@ -56,7 +57,7 @@ class LlamaCppConfig(BaseModel):
 
     path: str
     spec: str
-    batch_size: int = 16
+    batch_size: int = LLAMACPP_BATCH
     """Prompts per generate call (each still decoded alone): how many answers one cache transaction stores."""
     chat_template: bool | None = None
     context: int = DEFAULT_CONTEXT

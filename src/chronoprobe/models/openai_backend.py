@@ -35,6 +35,7 @@ from chronoprobe.models.base import (
     Sample,
     require,
 )
+from chronoprobe.models.builtin import WAVE_PER_REQUEST
 from chronoprobe.models.redact import canonical_spec, join_api_path, split_userinfo, strip_url_credentials
 from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries
 
@@ -64,7 +65,7 @@ class OpenAIConfig(BaseModel):
     """Where a prompt's ``answer_prefix`` goes in chat mode (see ``render``)."""
     wave_size: int | None = Field(None, ge=1)
     """Prompts per wave between cache writes (``--batch-size``; never fewer than ``concurrency``); default
-    ``concurrency * 4``."""
+    ``concurrency * WAVE_PER_REQUEST``."""
     spec: str | None = None
     api_key: SecretStr | None = Field(None, exclude=True, repr=False)
     """A key to send instead of $api_key_env, never recorded."""
@@ -309,7 +310,7 @@ class OpenAIBackend(Backend):
 
     def plan_batches(self, rendered_prompts: Sequence[str], params: DecodingParams | None = None) -> list[list[int]]:
         wave = self.config.wave_size
-        size = max(wave, self.config.concurrency) if wave else self.config.concurrency * 4
+        size = max(wave, self.config.concurrency) if wave else self.config.concurrency * WAVE_PER_REQUEST
         order = list(range(len(rendered_prompts)))
         return [order[i : i + size] for i in range(0, len(order), size)]
 

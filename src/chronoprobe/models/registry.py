@@ -71,6 +71,7 @@ __all__ = [
     "check_options",
     "config_with_models",
     "default_models",
+    "described_defaults",
     "known_specs",
     "load_backend",
     "option_default",
@@ -175,6 +176,9 @@ class BackendKind:
     """The package whose version decides how prompts render (part of the load key)."""
     local_weights: bool = False
     """Its weights are torch tensors in this process, which the weight editors (ROME, MEMIT) can change."""
+    defaults: Mapping[str, str] = field(default_factory=dict)
+    """Option -> what its default is, in words, for an option whose default is the backend's own (None in
+    ``options``: ``batch_size``); the help of the option's flag lists them."""
 
     @property
     def bare(self) -> bool:
@@ -428,6 +432,11 @@ def _option_table(entries: tuple[tuple[str, str], ...]) -> dict[str, tuple[Any, 
 def option_fields() -> dict[str, Any]:
     """Every option a registered backend takes -> its type (one type per name, across backends)."""
     return {name: annotation for name, (annotation, _) in _option_table(tuple(BACKENDS.items())).items()}
+
+
+def described_defaults(option: str) -> list[tuple[str, str]]:
+    """(kind, its default in words) of every backend that describes its own default for ``option``."""
+    return [(kind.kind, kind.defaults[option]) for kind in backend_kinds() if option in kind.defaults]
 
 
 def option_default(name: str) -> Any:

@@ -26,6 +26,7 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
+from chronoprobe.models.builtin import VLLM_BATCH
 
 
 class VLLMConfig(BaseModel):
@@ -34,7 +35,7 @@ class VLLMConfig(BaseModel):
     model: str
     revision: str = "main"
     dtype: str = "auto"
-    batch_size: int = 256
+    batch_size: int = VLLM_BATCH
     chat_template: bool | None = None
     trust_remote_code: bool = False
     gpu_memory_utilization: float = 0.85

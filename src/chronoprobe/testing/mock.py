@@ -53,6 +53,7 @@ from chronoprobe.models.base import (
     Sample,
     require,
 )
+from chronoprobe.models.builtin import MOCK_BATCH
 
 MOCK_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {Capability.TOPK_LOGPROBS}
 """What a mock offers unless told otherwise: everything a local model offers."""
@@ -158,7 +159,7 @@ class MockBackend(Backend):
         name: str = "mock",
         capabilities: Iterable[Capability] | None = None,
         chat_template: bool = True,
-        batch_size: int = 16,
+        batch_size: int = MOCK_BATCH,
         vocab_size: int = 64,
         token_prob: float = 0.9,
     ) -> None:
