@@ -114,25 +114,26 @@ def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock
 
 
 @pytest.mark.parametrize("methodology", ["dynamicqa", "mulan"])
-def test_conflicts_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock_spec: str, methodology: str) -> None:
-    from chronoprobe.conflicts.run import RunConfig, run
+def test_conflicts_through_the_runner_equals_its_steps(tmp_path: Path, mock_spec: str, methodology: str) -> None:
+    from chronoprobe.conflicts import run as steps
+    from chronoprobe.conflicts.prompts import PromptWording
     from chronoprobe.judges import load_judge
 
     options = {"dataset": "dynamicqa", "methodology": methodology, "data": ASSETS / "dynamicqa_small", "limit": 3}
     if methodology == "mulan":
         options |= {"dataset": "mulan", "aliases": ASSETS / "mulan_aliases.jsonl", **_mulan_files(tmp_path)}
+    config = ConflictsConfig(judge="exact", models=(mock_spec,), **options)
     cache = CallCache(tmp_path / "calls.sqlite")
     judge = load_judge("exact", cache=cache) if methodology == "dynamicqa" else None
-    old = run(RunConfig(out=tmp_path / "old", **options), [_cached(mock_spec, cache)], judge)  # the old entry point
-    execute(
-        ConflictsLens(ConflictsConfig(judge="exact", models=(mock_spec,), **options)),
-        tmp_path / "new",
-        cache=tmp_path / "calls.sqlite",
-    )
+    model = _cached(mock_spec, cache)
+    inputs, classes = steps.load_inputs(config)  # the pipeline's steps, one by one
+    rows = steps.run_model(config, model, judge, inputs, PromptWording(), None)
+    summary = steps.summarise(config, [model], rows, classes)
+    execute(ConflictsLens(config), tmp_path / "new", cache=tmp_path / "calls.sqlite")
     new = json.loads((tmp_path / "new" / "summary.json").read_text(encoding="utf-8"))
-    assert new["summary"] == json.loads(json.dumps(old["summary"])) and new["classes"] == old["classes"]
-    rows = [(tmp_path / d / "items.jsonl").read_text(encoding="utf-8").splitlines() for d in ("old", "new")]
-    assert [json.loads(x) for x in rows[0]] == [json.loads(x) for x in rows[1]]
+    assert new["summary"] == json.loads(json.dumps(summary)) and new["classes"] == list(classes)
+    written = (tmp_path / "new" / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x) for x in written] == [r.model_dump(mode="json") for r in rows]
     assert _log(tmp_path / "new")["provenance"]["extra"]["methodology"] == methodology
 
 

@@ -51,6 +51,24 @@ from chronoprobe.models.base import (
     Sample,
 )
 
+__all__ = [
+    "SPEED_SAMPLES_KEPT",
+    "AnswerSource",
+    "AnswerTally",
+    "CacheEntry",
+    "CachedModel",
+    "CallCache",
+    "ProgressCallback",
+    "SpeedSample",
+    "Timing",
+    "check_cache_file",
+    "model_identity",
+    "open_cache",
+    "sample_key",
+    "speed_subject",
+    "stable_hash",
+]
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY,

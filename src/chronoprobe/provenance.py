@@ -20,6 +20,18 @@ from chronoprobe.models.registry import strip_url_credentials
 if TYPE_CHECKING:
     from chronoprobe.cache import AnswerTally, CachedModel
 
+__all__ = [
+    "RUN_FIELDS",
+    "AnswerOrigin",
+    "Answers",
+    "CpuThreads",
+    "Provenance",
+    "answers_record",
+    "build_provenance",
+    "cpu_threads",
+    "package_versions",
+]
+
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "httpx", "tokenizers", "pyoxigraph", "openai", "vllm")
 
 

@@ -12,13 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from through_lens import run_conflicts
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.conflicts import persuasion as pers
-from chronoprobe.conflicts.run import RunConfig, run
 from chronoprobe.errors import CapabilityError
-from chronoprobe.judges import JudgeChoice
-from chronoprobe.judges.exact import ExactJudge
 from chronoprobe.models.base import Capability, DecodingParams
 from chronoprobe.testing import MockBackend, MockPrompt, MockReply
 
@@ -53,14 +51,14 @@ def test_refuses_without_distributions_and_names_the_flag(tmp_path: Path):
 
 def test_pipeline_cp_by_hand_and_recorded_source(tmp_path: Path):
     model = _model(BASE | {Capability.MEAN_DISTRIBUTION}, tmp_path)
-    config = RunConfig(
+    result = run_conflicts(
+        [model],
+        tmp_path / "o",
         dataset="dynamicqa",
         methodology="dynamicqa",
         data=ASSETS / "dynamicqa_small",
-        out=tmp_path / "o",
         persuasion=pers.PersuasionConfig(n_samples=3),
     )
-    result = run(config, [model], JudgeChoice(ExactJudge(), "exact"))
     rows = {r["item_id"]: r for r in map(json.loads, (tmp_path / "o" / "items.jsonl").read_text().splitlines())}
     cf = rows["dynamicqa/static/1/cf"]
     # Context answers all 'Lyon' (one cluster [.2,.8]); no-context all 'Paris' (one cluster [.9,.1]).
@@ -71,6 +69,6 @@ def test_pipeline_cp_by_hand_and_recorded_source(tmp_path: Path):
     assert cf["se_context"] == pytest.approx(1 - math.log(3))
     true_item = rows["dynamicqa/static/1/true"]
     assert true_item["cp"] == pytest.approx(0.0, abs=1e-6)  # Paris with and without context
-    static = result["summary"]["mock:scripted"]["static"]
+    static = result.detail["summary"]["mock:scripted"]["static"]
     assert static["persuaded_pct"] == pytest.approx(50.0)  # France's cf says Lyon; Einstein's cf says Paris
-    assert result["provenance"]["extra"]["distribution"]["mock:scripted"].startswith("exact")
+    assert result.provenance.extra["distribution"]["mock:scripted"].startswith("exact")

@@ -32,7 +32,7 @@ def test_cp_gap_interval_resamples_each_class() -> None:
     rows = [_item("m", "static", "s1", 0.0), _item("m", "temporal", "t1", 0.0), _item("m", "temporal", "t2", 1.0)]
     classes = ["static", "temporal"]
     summary = {"m": summarise_persuasion(rows, classes)}
-    config = RunConfig(dataset="dynamicqa", methodology="dynamicqa", out=Path("."))
+    config = RunConfig(dataset="dynamicqa", methodology="dynamicqa")
     gap = sweep_gaps(config, rows, summary, classes)["m"]
     # temporal CP 0.5 (items 0 and 1) - static 0.0: resampled 0, 0.5 or 1 -> [0, 1]; n = 3 items
     assert (gap["metric"], gap["classes"], gap["value"], gap["n"]) == ("cp", ["temporal", "static"], 0.5, 3)
@@ -50,7 +50,7 @@ def test_update_gap_interval_is_newcombes() -> None:
     updates = [update("mutable", i < 5) for i in range(10)] + [update("immutable-1", i < 2) for i in range(10)]
     classes = ["immutable-1", "mutable"]
     summary = {"m": summarise_completion([], updates, classes)}
-    config = RunConfig(dataset="mulan", methodology="mulan", out=Path("."))
+    config = RunConfig(dataset="mulan", methodology="mulan")
     gap = sweep_gaps(config, [], summary, classes)["m"]
     expected = newcombe(wilson(5, 10), wilson(2, 10))
     assert (gap["value"], gap["n"], gap["method"]) == (pytest.approx(0.3), 20, "newcombe")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from through_lens import run_conflicts
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.conflicts import completion as comp
@@ -19,10 +20,7 @@ from chronoprobe.conflicts.contexts import (
     load_context_file,
 )
 from chronoprobe.conflicts.prompts import PromptWording
-from chronoprobe.conflicts.run import RunConfig, run
 from chronoprobe.datasets import mulan as ml
-from chronoprobe.judges import JudgeChoice
-from chronoprobe.judges.exact import ExactJudge
 from chronoprobe.metrics import conflicts as m
 from chronoprobe.metrics import mulan as mm
 
@@ -36,21 +34,22 @@ def cached(smollm2, tmp_path: Path) -> CachedModel:  # type: ignore[no-untyped-d
 
 @pytest.mark.slow
 def test_dynamicqa_methodology_end_to_end(cached: CachedModel, tmp_path: Path):
-    config = RunConfig(
+    persuasion = pers.PersuasionConfig(n_samples=3, max_new_tokens=8)
+    result = run_conflicts(
+        [cached],
+        tmp_path / "out",
         dataset="dynamicqa",
         methodology="dynamicqa",
         data=ASSETS / "dynamicqa_small",
         limit=1,
-        out=tmp_path / "out",
-        persuasion=pers.PersuasionConfig(n_samples=3, max_new_tokens=8),
+        persuasion=persuasion,
     )
-    result = run(config, [cached], JudgeChoice(ExactJudge(), "exact"))
     rows = [json.loads(line) for line in (tmp_path / "out" / "items.jsonl").read_text().splitlines()]
     assert [r["item_id"] for r in rows] == ["dynamicqa/static/1/true", "dynamicqa/static/1/cf"]
     cf = rows[1]
     assert len(cf["answers_context"]) == 3 and len(cf["clusters_context"]) == 3
     # Recompute CP and SE for the counterfactual item from the cached samples.
-    params = config.persuasion.decoding()
+    params = persuasion.decoding()
     wording = PromptWording()
     from chronoprobe.conflicts.prompts import qa_prompt
     from chronoprobe.datasets.dynamicqa import expand, load_dynamicqa
@@ -73,11 +72,11 @@ def test_dynamicqa_methodology_end_to_end(cached: CachedModel, tmp_path: Path):
         m.semantic_entropy([s.mean_logprob for s in gen_ctx.samples], cf["clusters_context"])
     )
     assert all(np.isclose(s.mean_distribution.sum(), 1.0, atol=1e-3) for s in gen_ctx.samples)
-    summary = result["summary"]["smollm2"]["static"]
+    summary = result.detail["summary"]["smollm2"]["static"]
     assert summary["cp"] == pytest.approx((rows[0]["cp"] + cf["cp"]) / 2)  # all items, as the paper
     assert summary["cp_counterfactual"] == pytest.approx(cf["cp"])
     assert summary["accuracy_context"] == pytest.approx((rows[0]["correct_context"] + cf["correct_context"]) / 2)
-    assert result["provenance"]["judge"] == "exact"
+    assert result.provenance.judge == "exact"
     assert (tmp_path / "out" / "cp.png").stat().st_size > 1000
     report = (tmp_path / "out" / "report.md").read_text()
     assert "## Coherent Persuasion" in report and "| smollm2 w/context |" in report
@@ -119,36 +118,30 @@ def test_cross_dataset_runs(cached: CachedModel, tmp_path: Path, shared_data: Pa
     facts = load_context_file(ASSETS / "mulan_contexts.jsonl")
     assert [f.fact_class for f in facts] == ["immutable-1", "immutable-N", "mutable"]
     out = tmp_path / "mulan-dq"
-    result = run(
-        RunConfig(
-            dataset="mulan",
-            methodology="dynamicqa",
-            data=ASSETS / "mulan_contexts.jsonl",
-            limit=1,
-            out=out,
-            persuasion=pers.PersuasionConfig(n_samples=2, max_new_tokens=6),
-        ),
+    result = run_conflicts(
         [cached],
-        JudgeChoice(ExactJudge(), "exact"),
+        out,
+        dataset="mulan",
+        methodology="dynamicqa",
+        data=ASSETS / "mulan_contexts.jsonl",
+        limit=1,
+        persuasion=pers.PersuasionConfig(n_samples=2, max_new_tokens=6),
     )
-    assert result["classes"] == ["immutable-1", "immutable-N", "mutable"]
-    assert result["summary"]["smollm2"]["immutable-1"]["facts"] == 1
+    assert result.detail["classes"] == ["immutable-1", "immutable-N", "mutable"]
+    assert result.detail["summary"]["smollm2"]["immutable-1"]["facts"] == 1
     # DynamicQA through MuLan's lens: static and temporal only, five statements per fact.
     out2 = tmp_path / "dq-mulan"
-    result2 = run(
-        RunConfig(
-            dataset="dynamicqa",
-            methodology="mulan",
-            data=ASSETS / "dynamicqa_small",
-            limit=2,
-            out=out2,
-            templates=shared_data / "temporal_conflicts" / "dynamicqa_converted_templates.csv",
-            completion=comp.CompletionConfig(max_new_tokens=6),
-        ),
+    result2 = run_conflicts(
         [cached],
-        None,
+        out2,
+        dataset="dynamicqa",
+        methodology="mulan",
+        data=ASSETS / "dynamicqa_small",
+        limit=2,
+        templates=shared_data / "temporal_conflicts" / "dynamicqa_converted_templates.csv",
+        completion=comp.CompletionConfig(max_new_tokens=6),
     )
-    assert result2["classes"] == ["static", "temporal"]
+    assert result2.detail["classes"] == ["static", "temporal"]
     rows = [json.loads(line) for line in (out2 / "items.jsonl").read_text().splitlines()]
     assert sum(r["kind"] == "completion" for r in rows) == 10
     assert "Update success rate" in (out2 / "report.md").read_text()

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+from chronoprobe.provenance import Provenance
+from chronoprobe.recency.outputs import NAMES
 from chronoprobe.recency.rows import RecencyRow
 
 
@@ -27,3 +32,14 @@ def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, ind
             "template": None,
         }
     )
+
+
+def write_report(folder: Path, rows: Sequence[RecencyRow], provenance: Provenance | None = None) -> dict[str, Path]:
+    """The recency lens's report files for ``rows`` in ``folder``, written as a run writes them (``Lens.report``)."""
+    from chronoprobe.recency.lens import RecencyLens, RecencyRunConfig
+    from chronoprobe.recency.summary import summarise
+
+    folder.mkdir(parents=True, exist_ok=True)
+    summary = RecencyLens.summary_from_detail(summarise(rows))
+    RecencyLens(RecencyRunConfig()).report(folder, rows, summary, provenance or Provenance())
+    return {key: folder / name for key, name in NAMES.items()}

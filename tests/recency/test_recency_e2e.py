@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from recency_rows import write_report
 from typer.testing import CliRunner
 
 from chronoprobe.cache import CachedModel, CallCache
@@ -16,7 +17,6 @@ from chronoprobe.datasets.recencyqa import load_recencyqa
 from chronoprobe.provenance import Provenance
 from chronoprobe.recency.evaluate import EvalConfig, evaluate
 from chronoprobe.recency.gate import recency_gate
-from chronoprobe.recency.outputs import write_eval_outputs
 from chronoprobe.recency.rows import RecencyRow
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -44,7 +44,7 @@ def test_eval_on_twelve_questions_writes_every_table_and_is_cached(model: Cached
         assert row["prediction"] is None or row["prediction"] in LABELS
         assert row["correct"] == (row["prediction"] == row["gold"])
         assert (row["prediction"] is None) == (row["parsed_by"] == "none")
-    paths = write_eval_outputs(tmp_path / "out", [RecencyRow(**r) for r in rows], Provenance(models=[model.info]))
+    paths = write_report(tmp_path / "out", [RecencyRow(**r) for r in rows], Provenance(models=[model.info]))
     summary = json.loads(paths["summary"].read_text())
     modes = {run["context_mode"]: run for run in summary["runs"]}
     assert set(modes) == {"with", "without"} and modes["without"]["n"] == 12

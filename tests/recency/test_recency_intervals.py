@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recency_rows import row
+from recency_rows import row, write_report
 
 from chronoprobe.metrics.uncertainty import wilson
 from chronoprobe.provenance import Provenance
-from chronoprobe.recency.outputs import write_eval_outputs
 from chronoprobe.recency.summary import summarise
 
 ROWS = [
@@ -48,11 +47,11 @@ def test_every_rate_has_an_estimate_equal_to_it() -> None:
 
 
 def test_report_cells_read_value_and_interval(tmp_path: Path) -> None:
-    paths = write_eval_outputs(tmp_path / "first", ROWS, Provenance())
+    paths = write_report(tmp_path / "first", ROWS, Provenance())
     report = paths["report"].read_text()
     acc = wilson(2, 4)
     assert f"| m | zero-shot | without | 4 | 0.500 [{acc.ci_low:.3f}, {acc.ci_high:.3f}] |" in report
-    again = write_eval_outputs(tmp_path / "again", ROWS, Provenance())
+    again = write_report(tmp_path / "again", ROWS, Provenance())
     first = json.loads(paths["summary"].read_text())
     second = json.loads(again["summary"].read_text())
     assert [r["estimates"] for r in first["runs"]] == [r["estimates"] for r in second["runs"]]
@@ -76,7 +75,7 @@ def test_table6_delta_and_per_class_f1_have_intervals(tmp_path: Path) -> None:
     assert set(without["per_class_f1_estimates"]) == set(without["per_class_f1"])
     day = without["per_class_f1_estimates"]["A-Day"]  # q1: 1 right of the 1 answer that involves A-Day
     assert (day["value"], day["n"], day["ci_high"]) == (1.0, 1, 1.0)
-    report = write_eval_outputs(tmp_path, ROWS, Provenance())["report"].read_text()
+    report = write_report(tmp_path, ROWS, Provenance())["report"].read_text()
     assert f"+100.0% [{delta['ci_low']:.1f}, {delta['ci_high']:.1f}] (n=2)" in report
     low = day["ci_low"]
     assert f"1.00 [{low:.2f}, 1.00] (n=1)" in report

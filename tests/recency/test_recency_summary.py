@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recency_rows import row
+from recency_rows import row, write_report
 
 from chronoprobe.provenance import Provenance
-from chronoprobe.recency.outputs import write_eval_outputs
 from chronoprobe.recency.summary import summarise, transition_pairs
 
 ROWS = [
@@ -70,7 +69,7 @@ def test_runs_report_unparseable_counts() -> None:
 
 
 def test_outputs_are_written_with_provenance(tmp_path: Path) -> None:
-    paths = write_eval_outputs(tmp_path, ROWS, Provenance(extra={"dataset": "synthetic"}))
+    paths = write_report(tmp_path, ROWS, Provenance(extra={"dataset": "synthetic"}))
     report = paths["report"].read_text()
     assert "Table 6" in report and "Table 7" in report and "+60.0%" in report and "## Provenance" in report
     assert (tmp_path / "confusion_zero-shot_with.png").read_bytes()[:4] == b"\x89PNG"

@@ -23,8 +23,6 @@ from chronoprobe.provenance import Provenance
 class ConflictsConfig(conflicts_run.RunConfig):
     """A conflicts run: dataset, methodology, their options and the equivalence judge."""
 
-    out: Path = Field(Path("."), exclude=True)
-    """Unused here: the runner owns the output folder."""
     judge: str = "embedding"
     """Equivalence judge of the DynamicQA methodology: embedding[:<model>], nli[:<hf id>], exact."""
     judge_fallback: bool = False

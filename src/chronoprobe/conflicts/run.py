@@ -1,6 +1,6 @@
-"""One conflicts run: a dataset through a methodology, for one or more models.
+"""One conflicts run: a dataset through a methodology, for one or more models (the conflicts lens's steps).
 
-Outputs in ``out``: ``items.jsonl`` (per-item rows of every model), ``summary.json``
+The files :func:`write_files` puts into the runner's staging folder: ``items.jsonl`` (per-item rows of every model), ``summary.json``
 (per model per class, with provenance), ``report.md`` (tables mirroring the
 paper's) and, for the DynamicQA methodology, ``cp.png``.
 """
@@ -13,7 +13,6 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chronoprobe import publish
 from chronoprobe.cache import CachedModel
 from chronoprobe.conflicts import completion as comp
 from chronoprobe.conflicts import persuasion as pers
@@ -46,7 +45,6 @@ class RunConfig(BaseModel):
     templates: Path | None = None
     limit: int | None = Field(None, ge=1)
     """At most N facts in total, not per class, spread evenly over the classes."""
-    out: Path
     persuasion: pers.PersuasionConfig = pers.PersuasionConfig()
     completion: comp.CompletionConfig = comp.CompletionConfig()
     prompt_file: Path | None = None
@@ -153,32 +151,6 @@ def load_inputs(config: RunConfig) -> tuple[list[Any], tuple[str, ...]]:
     if config.methodology == "dynamicqa":
         return load_persuasion_facts(config)
     return load_completion_queries(config)
-
-
-def run(
-    config: RunConfig,
-    models: Sequence[CachedModel],
-    judge: JudgeChoice | None,
-    progress_factory: Callable[[str, int], Callable[[int], None]] | None = None,
-    inputs: tuple[list[Any], tuple[str, ...]] | None = None,
-) -> dict[str, Any]:
-    """Run, write every output atomically at the end, return the summary."""
-    from chronoprobe.provenance import build_provenance
-
-    facts_or_queries, classes = inputs or load_inputs(config)
-    wording = PromptWording.from_file(config.prompt_file)
-    check_models(config, models, judge)
-    rows: list[ConflictsRow] = []
-    for model in models:
-        rows.extend(run_model(config, model, judge, facts_or_queries, wording, progress_factory))
-    summary = summarise(config, models, rows, classes)
-    decoding, seeds, judge_record, extra = recipe(config, models, judge)
-    provenance = build_provenance(models, decoding=decoding, seeds=seeds, judge=judge_record, extra=extra)
-    gaps = sweep_gaps(config, rows, summary, classes)
-    result = {"classes": list(classes), "summary": summary, "gaps": gaps, "provenance": provenance.recorded()}
-    with publish.staged(config.out, "conflicts run") as out:
-        write_files(out, config, rows, result, provenance)
-    return result
 
 
 def check_models(config: RunConfig, models: Sequence[CachedModel], judge: JudgeChoice | None) -> dict[str, str]:

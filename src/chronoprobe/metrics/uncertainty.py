@@ -21,6 +21,24 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+__all__ = [
+    "LEVEL",
+    "RESAMPLES",
+    "SEED",
+    "Estimate",
+    "Method",
+    "as_estimate",
+    "bootstrap",
+    "bootstrap_difference",
+    "bootstrap_mean",
+    "cell",
+    "ci_cell",
+    "newcombe",
+    "resample_counts",
+    "wilson",
+    "wilson_from_flags",
+]
+
 LEVEL = 0.95
 RESAMPLES = 1000
 SEED = 0

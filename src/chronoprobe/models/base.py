@@ -22,6 +22,28 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from chronoprobe.errors import CapabilityError
 
+__all__ = [
+    "DEFAULT_SAMPLER",
+    "LOCAL_DECODER_CAPABILITIES",
+    "MAX_NEW_TOKENS",
+    "SAMPLERS",
+    "UNKEYED_SAMPLER",
+    "Backend",
+    "BackendInfo",
+    "Capability",
+    "Capable",
+    "DecodingParams",
+    "Generation",
+    "Message",
+    "NewTokens",
+    "Producer",
+    "Prompt",
+    "Sample",
+    "Sampler",
+    "render_with_tokenizer",
+    "require",
+]
+
 Sampler = Literal["inverse-cdf", "multinomial"]
 """How the hf decode loop draws a sampled token (``models/sampling.py``)."""
 SAMPLERS: tuple[Sampler, ...] = ("inverse-cdf", "multinomial")

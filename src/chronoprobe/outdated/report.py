@@ -1,7 +1,7 @@
 """Write an audit's results: per-response JSONL, summary JSON, Markdown report, plots.
 
-Everything is staged beside the report folder and published by
-:mod:`chronoprobe.publish`, so a failed or killed run leaves the whole old report
+The files go into the runner's staging folder (:func:`write_report_files`), which the runner
+publishes whole (:mod:`chronoprobe.publish`), so a failed or killed run leaves the whole old report
 or the whole new one, never a mix.
 """
 
@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import publish
 from chronoprobe.datasets.editing_records import GROUP_OF, GROUPS, group_heading
 from chronoprobe.io import (
     write_json_atomic,
@@ -208,23 +207,6 @@ def plot_verdicts(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> Non
     from chronoprobe.outdated import plots
 
     plots.saved(path, "verdicts", per_model, lambda target: plots.plot_verdicts(per_model, target))
-
-
-def check_output_dir(out_dir: Path, option: str = "--out") -> None:
-    """Refuse, before any work, a path that cannot become the report folder or holds someone else's files."""
-    publish.check_output_dir(out_dir, option)
-
-
-def write_report(
-    out_dir: Path,
-    records: Sequence[ResponseRecord],
-    per_model: Mapping[str, Mapping[str, Any]],
-    provenance: Provenance,
-    *,
-    as_of: str | None,
-) -> None:
-    with publish.staged(out_dir, "outdated run") as staging:
-        write_report_files(staging, records, per_model, provenance, as_of=as_of)
 
 
 def write_report_files(

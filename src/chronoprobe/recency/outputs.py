@@ -1,8 +1,8 @@
 """Writing an evaluation's result files: items.jsonl, summary.json, report.md, confusion PNGs.
 
-Everything is computed first, written into a staging folder and published by
-:mod:`chronoprobe.publish`, so a failure or kill leaves the whole old folder or the
-whole new one, never a mix.
+They go into the runner's staging folder (the recency lens's ``report``), which the runner publishes
+whole (:mod:`chronoprobe.publish`), so a failure or kill leaves the whole old folder or the whole new
+one, never a mix.
 """
 
 from __future__ import annotations
@@ -11,24 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import publish
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
-from chronoprobe.provenance import Provenance
 from chronoprobe.recency.report import confusion_png, render, slug
-from chronoprobe.recency.rows import RecencyRow
-from chronoprobe.recency.summary import summarise
-
-
-def write_eval_outputs(
-    out: Path, rows: Sequence[RecencyRow], provenance: Provenance, tolerance: int = 1
-) -> dict[str, Path]:
-    summary = summarise(rows, tolerance)
-    with publish.staged(out, "recency eval") as staging:
-        write_eval_files(
-            staging, [r.model_dump(mode="json") for r in rows], summary, provenance.model_dump(mode="json")
-        )
-    return {key: Path(out) / name for key, name in NAMES.items()}
-
 
 NAMES = {"items": "items.jsonl", "summary": "summary.json", "report": "report.md"}
 
@@ -36,7 +20,7 @@ NAMES = {"items": "items.jsonl", "summary": "summary.json", "report": "report.md
 def write_eval_files(
     folder: Path, rows: Sequence[dict[str, Any]], summary: dict[str, Any], provenance: dict[str, Any]
 ) -> None:
-    """Write the files of :func:`write_eval_outputs` into ``folder``; ``summary`` gains plot names and provenance."""
+    """Write an evaluation's files into ``folder``; ``summary`` gains plot names and provenance."""
     summary["provenance"] = provenance
     plots: dict[str, str] = {}
     models = {run["model"] for run in summary["runs"]}

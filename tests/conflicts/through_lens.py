@@ -1,0 +1,18 @@
+"""A conflicts run of already loaded models through the one real path: the lens under ``runner.execute``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.conflicts.lens import ConflictsConfig, ConflictsLens
+from chronoprobe.runlog import Run
+from chronoprobe.runner import execute
+
+
+def run_conflicts(models: Sequence[CachedModel], out: Path, **options: Any) -> Run:
+    """Run the conflicts lens on ``models`` (the exact-match judge unless ``judge`` is given), published at ``out``."""
+    config = ConflictsConfig(models=tuple(m.info.spec for m in models), **{"judge": "exact", **options})
+    return execute(ConflictsLens(config), out, models=list(models))
