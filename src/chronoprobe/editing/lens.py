@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing import records
 from chronoprobe.editing.config import METHODS, WEIGHT_METHODS, EditingConfig
 from chronoprobe.editing.plan import RunPlan, plan_line, plan_model
+from chronoprobe.editing.records import EditSet
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lens import Announce, CheckContext, Lens, ProgressFactory, RunRecipe, Summary, Workload
@@ -21,23 +21,6 @@ from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
 
 NEEDS_EMBEDDER = frozenset({"serac", "ike", "ike-null", "rag-retrieved"})
-
-
-@dataclass
-class EditSet:
-    """The facts to edit for one model, and how they were chosen."""
-
-    records: list[EditRecord]
-    source: str
-    select: str | None = None
-    notes: list[str] = field(default_factory=list)
-    """Notes about the whole set (how it was chosen)."""
-    fact_notes: dict[str, str] = field(default_factory=dict)
-    """fact id -> a note about that fact (e.g. its subject), for the facts in ``records``."""
-    skipped: dict[str, str] = field(default_factory=dict)
-
-    def all_notes(self) -> list[str]:
-        return [*self.notes, *self.fact_notes.values()]
 
 
 @dataclass
@@ -334,13 +317,7 @@ class EditingLens(Lens[EditingRow]):
                 chosen.records,
                 [r for r in rows if r.model == spec],
                 [r for r in self.runs if r.model == spec],
-                dataset={
-                    "source": chosen.source,
-                    "select": chosen.select,
-                    "facts": len(chosen.records),
-                    "notes": chosen.all_notes(),
-                    "skipped": chosen.skipped,
-                },
+                dataset=chosen.record(),
             )
             per_model[spec]["name"] = model.info.name or spec
         return self.summary_from_detail({"models": per_model, "methods": list(self.config.methods)})

@@ -4,12 +4,14 @@ and the typed view of its summary layout that its readers (the report, the CLI) 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired
 
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
+from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, number
 from chronoprobe.runlog import typed_detail
 
@@ -20,14 +22,41 @@ Estimate = dict[str, Any]
 """An estimate as JSON: value, n, ci_low, ci_high, method, level."""
 
 
-class EditSet(TypedDict):
-    """The facts a model was edited with."""
+class EditSetRecord(TypedDict):
+    """An :class:`EditSet` as the summary records it (its facts counted, not listed)."""
 
     source: str
     facts: int
     select: NotRequired[str | None]
     notes: NotRequired[list[str]]
     skipped: NotRequired[dict[str, str]]
+
+
+@dataclass
+class EditSet:
+    """The facts to edit for one model, and how they were chosen; :meth:`record` is how the summary keeps it."""
+
+    records: list[EditRecord]
+    source: str
+    select: str | None = None
+    notes: list[str] = field(default_factory=list)
+    """Notes about the whole set (how it was chosen)."""
+    fact_notes: dict[str, str] = field(default_factory=dict)
+    """fact id -> a note about that fact (e.g. its subject), for the facts in ``records``."""
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def all_notes(self) -> list[str]:
+        return [*self.notes, *self.fact_notes.values()]
+
+    def record(self) -> EditSetRecord:
+        """The set as a summary's ``dataset`` block."""
+        return {
+            "source": self.source,
+            "select": self.select,
+            "facts": len(self.records),
+            "notes": self.all_notes(),
+            "skipped": self.skipped,
+        }
 
 
 class MethodResult(TypedDict):
@@ -53,7 +82,7 @@ class MethodResult(TypedDict):
 
 
 class ModelResults(TypedDict):
-    dataset: EditSet
+    dataset: EditSetRecord
     results: list[MethodResult]
     name: NotRequired[str]
     """Short label for the report and plots."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.editing.config import COLUMN
+from chronoprobe.editing.records import EditSetRecord
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.metrics.dyknow import Verdict
 from chronoprobe.metrics.editing import editing_scores, ngram_entropy
@@ -95,7 +96,7 @@ def summarise_model(
     rows: Sequence[EditingRow],
     runs: Sequence[MethodRun],
     *,
-    dataset: dict[str, Any],
+    dataset: EditSetRecord,
 ) -> dict[str, Any]:
     """The model's summary layout (``summary.json`` per model spec)."""
     by_key: dict[tuple[str, float], list[EditingRow]] = defaultdict(list)

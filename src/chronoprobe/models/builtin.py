@@ -14,6 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DEFAULT_SAMPLER, Backend, Sampler
+from chronoprobe.models.defaults import (
+    DEFAULT_BATCH_ROWS,
+    LLAMACPP_BATCH,
+    MOCK_BATCH,
+    SAMPLED_BATCH_PROMPTS,
+    VLLM_BATCH,
+    WAVE_PER_REQUEST,
+)
 from chronoprobe.models.placement import DeviceMap, DType, Quantize
 from chronoprobe.models.registry import BackendKind, ModelRequest, ModelSpec, SpecForm, last_part
 
@@ -47,22 +55,6 @@ __all__ = [
 ]
 
 SMOLLM2_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)"
-
-# --- each backend's own batch size: the one default of --batch-size for it --------------------------------
-
-DEFAULT_BATCH_ROWS = 64
-"""hf: rows (prompts x samples) a greedy batch holds by default: 64 prompts ran the audit 1.66x faster than 16."""
-SAMPLED_BATCH_PROMPTS = 16
-"""hf: prompts a sampled batch holds by default, as before 0.2.0: a sample's random numbers depend on its row's
-place in the batch (models/sampling.py), so another size would draw other samples."""
-LLAMACPP_BATCH = 16
-"""llamacpp: prompts per generate call (each still decoded alone): how many answers one cache transaction stores."""
-MOCK_BATCH = 16
-"""mock: prompts per planned batch."""
-VLLM_BATCH = 256
-"""vllm: prompts per generate call (and per request of Ray's vLLM processor)."""
-WAVE_PER_REQUEST = 4
-"""openai: prompts per wave between cache writes, per request in flight (``concurrency``)."""
 
 ApiMode = Literal["chat", "completions"]
 BatchSize = Annotated[int, Field(ge=1)] | Literal["auto"]

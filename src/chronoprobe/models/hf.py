@@ -29,8 +29,8 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
-from chronoprobe.models.builtin import DEFAULT_BATCH_ROWS as DEFAULT_BATCH_ROWS  # the hf backend's one default
-from chronoprobe.models.builtin import SAMPLED_BATCH_PROMPTS as SAMPLED_BATCH_PROMPTS
+from chronoprobe.models.defaults import DEFAULT_BATCH_ROWS as DEFAULT_BATCH_ROWS  # the hf backend's one default
+from chronoprobe.models.defaults import SAMPLED_BATCH_PROMPTS as SAMPLED_BATCH_PROMPTS
 from chronoprobe.models.kv_buffer import cache_argument, cache_of, preallocate
 from chronoprobe.models.loading import (
     PROBE_NEW_TOKENS,

@@ -41,7 +41,7 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
-from chronoprobe.models.builtin import LLAMACPP_BATCH
+from chronoprobe.models.defaults import LLAMACPP_BATCH
 from chronoprobe.models.embedded import gguf_digest
 
 INSTALL = "pip install 'chronoprobe[llamacpp]'"

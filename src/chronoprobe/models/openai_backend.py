@@ -35,7 +35,7 @@ from chronoprobe.models.base import (
     Sample,
     require,
 )
-from chronoprobe.models.builtin import WAVE_PER_REQUEST
+from chronoprobe.models.defaults import WAVE_PER_REQUEST
 from chronoprobe.models.redact import canonical_spec, join_api_path, split_userinfo, strip_url_credentials
 from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries
 

@@ -26,7 +26,7 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
-from chronoprobe.models.builtin import VLLM_BATCH
+from chronoprobe.models.defaults import VLLM_BATCH
 
 
 class VLLMConfig(BaseModel):

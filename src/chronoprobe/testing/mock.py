@@ -53,7 +53,7 @@ from chronoprobe.models.base import (
     Sample,
     require,
 )
-from chronoprobe.models.builtin import MOCK_BATCH
+from chronoprobe.models.defaults import MOCK_BATCH
 
 MOCK_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {Capability.TOPK_LOGPROBS}
 """What a mock offers unless told otherwise: everything a local model offers."""
