@@ -71,6 +71,19 @@ def test_the_config_declares_the_command_as_it_is(name: str) -> None:
             assert " ".join((info.description or "").split()) == helps[field], field
 
 
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_the_api_page_names_each_tools_command_and_config(name: str) -> None:
+    import importlib
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text(encoding="utf-8")
+    row = re.search(rf"^\| `{re.escape(name)}` \| `([^`]+)` \| `([\w.]+)` \|", text, re.MULTILINE)
+    assert row, f"docs/api.md has no row for {name}"
+    module, _, attribute = row.group(2).rpartition(".")
+    assert row.group(1) == tool_class(name).command
+    assert getattr(importlib.import_module(module), attribute) is tool_class(name).config_type
+
+
 def test_produce_names_the_tools_and_refuses_unknown_ones_and_options() -> None:
     assert cp.tools() == sorted(TOOLS)
     with pytest.raises(ConfigError, match=r"'recency\.labels' is not one of"):
