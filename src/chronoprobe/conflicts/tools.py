@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chronoprobe.cache import CachedModel
@@ -26,6 +28,10 @@ CONTEXTS = RecordedFile(
     record_name="provenance",
 )
 """A contexts file is ours when its provenance sits beside it."""
+
+
+Entailment = Callable[[Sequence[tuple[str, str]]], list[float]]
+Embed = Callable[[Sequence[str]], np.ndarray]
 
 
 class ContextsToolConfig(BaseModel):
@@ -152,7 +158,9 @@ class ContextsTool(Tool[ContextsResult]):
         self._record = {"judge": nli_record, "embedding": embedder.model_id, "dropped": dropped, "kept": len(rows)}
         return ContextsResult(path=config.out, rows=rows, dropped=dropped, provenance=context.provenance(self.recipe()))
 
-    def _build(self, generator: CachedModel, entail: Any, embed: Any, context: ToolContext) -> Any:
+    def _build(
+        self, generator: CachedModel, entail: Entailment | None, embed: Embed, context: ToolContext
+    ) -> tuple[list[ContextRow], dict[str, int]]:
         with context.progress() as ticks:
             advance = ticks("passages", len({q.fact_id for q in self._queries})) if ticks is not None else None
             return build_contexts(
