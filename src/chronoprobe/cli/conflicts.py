@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Annotated
@@ -12,12 +13,11 @@ from chronoprobe.cli.common import (
     DEFAULT_MODEL_OPTIONS,
     ModelOpt,
     ModelOptions,
+    announce,
     claim_run_dir,
     config_errors,
     console,
-    load_models,
-    open_cache,
-    progress_bar,
+    progress_ticks,
     run_in_terminal,
     with_model_options,
 )
@@ -43,12 +43,6 @@ JudgeFallbackOpt = Annotated[
     bool,
     typer.Option("--judge-fallback", help="If the NLI judge cannot be loaded, use the embedding judge (recorded)."),
 ]
-
-
-def _judge_device(device: str) -> str:
-    from chronoprobe.conflicts.lens import judge_device
-
-    return judge_device(device)
 
 
 @app.command("run")
@@ -187,25 +181,6 @@ def _headline(values: ClassNumbers, method: str) -> str:
     return text + (f", update {success:.2f}{ci('update_success', 2)}" if success is not None else "")
 
 
-CONTEXTS = "a contexts file written by `chronoprobe conflicts contexts`"
-"""What ``conflicts contexts --out`` may replace (the refusal names it)."""
-
-
-def _is_provenance(path: Path) -> bool:
-    import json
-
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and {"command", "packages", "models"} <= set(record)
-
-
-def _contexts_here(out: Path) -> bool:
-    """A contexts file this command wrote: its provenance file sits beside it."""
-    return _is_provenance(out.with_suffix(".provenance.json"))
-
-
 @app.command("contexts")
 @with_model_options("engine", "sampler")
 def contexts(
@@ -243,75 +218,20 @@ def contexts(
     backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Write Wikipedia-style contexts for MuLan facts (generate, NLI-filter, swap the object, subsample)."""
-    from chronoprobe.conflicts.contexts import ContextsConfig, build_contexts
-    from chronoprobe.conflicts.prompts import PromptWording
-    from chronoprobe.conflicts.run import MULAN_ALIASES, MULAN_TEMPLATES, mulan_inputs
-    from chronoprobe.conflicts.sources import Input, check_inputs, shared_path
-    from chronoprobe.datasets import mulan as ml
-    from chronoprobe.io import write_json_atomic, write_jsonl_atomic
-    from chronoprobe.judges.embedding import Embedder
-    from chronoprobe.provenance import build_provenance
-    from chronoprobe.publish import check_not_input, check_output_file, staged_files
+    chosen = dict(locals())  # every option, as the tool's config names it
+    from chronoprobe.conflicts.tools import ContextsTool
+    from chronoprobe.runner import produce
 
-    extra = [Input("--prompt-file", prompt_file)] if prompt_file is not None else []
-    check_inputs([*mulan_inputs(data, templates, aliases), *extra], "conflicts contexts")  # every missing file at once
-    record = out.with_suffix(".provenance.json")
-    check_output_file(out, "--out", ours=_contexts_here, what=CONTEXTS)  # before any model loads
-    check_output_file(record, "--out", ours=_is_provenance, what=f"the provenance of {out.name}")
-    inputs = {"--data": data, "--aliases": aliases, "--templates": templates, "--prompt-file": prompt_file}
-    check_not_input(
-        [out, record], {**inputs, "--nli": Path(nli) if Path(nli).exists() else None, "--cache": backend.cache}
+    del chosen["backend"]
+    say = functools.partial(console.print, highlight=False)  # the tool's lines carry rich markup
+    tool = ContextsTool.from_options(**chosen)
+    result = produce(
+        tool,
+        options=backend.backend(),
+        cache=backend.cache,
+        progress_display=progress_ticks,
+        announce=announce,
+        notice=say,
     )
-    wording = PromptWording.from_file(prompt_file)  # a bad prompt file fails before any model loads
-    store = open_cache(backend.cache)
-    with config_errors():
-        config = ContextsConfig(
-            min_entailment=None if no_nli_filter else min_entailment,
-            per_class=per_class,
-            seed=seed,
-            max_new_tokens=max_new_tokens,
-        )
-    all_queries = ml.load_queries(data or ml.QUERIES_HUB_ID)
-    queries = ml.take_balanced_facts(all_queries, limit)
-    templates_map = ml.load_templates(templates or shared_path(MULAN_TEMPLATES, "--templates"))
-    alias_map = ml.load_aliases(aliases or shared_path(MULAN_ALIASES, "--aliases"))
-    judge_device = _judge_device(backend.device)
-    entail = None
-    nli_record = "none (--no-nli-filter)"
-    if not no_nli_filter:
-        from chronoprobe.judges.nli import NLIModel
-
-        with console.status(f"loading NLI model {nli}"):
-            nli_model = NLIModel(nli, cache=store, device=judge_device)
-        entail = nli_model.entailment
-        nli_record = f"nli:{nli_model.model_id}@{nli_model.revision} entailment >= {min_entailment}"
-    embedder = Embedder(cache=store, device=judge_device)
-    generators = load_models(model, backend.backend(), store)
-    if len(generators) != 1:
-        raise ConfigError("--model", "contexts takes exactly one generator model")
-    generator = generators[0]
-    with progress_bar() as bar:
-        task = bar.add_task("passages", total=len({q.fact_id for q in queries}))
-        rows, dropped = build_contexts(
-            queries,
-            templates_map,
-            alias_map,
-            generator,
-            entail,
-            embedder.embed,
-            config,
-            wording,
-            lambda n: bar.advance(task, n),
-            pool=all_queries,
-        )
-    provenance = build_provenance(
-        [generator],
-        decoding={"max_new_tokens": config.max_new_tokens, "temperature": 0.0},
-        seeds=[seed],
-        judge=nli_record,
-        extra={"embedding": embedder.model_id, "dropped": dropped, "kept": len(rows), "per_class": per_class},
-    ).model_dump(mode="json")
-    with staged_files(out, ours=_contexts_here, what=CONTEXTS) as staging:
-        write_jsonl_atomic(staging / out.name, [r.model_dump(mode="json") for r in rows])
-        write_json_atomic(staging / record.name, provenance)
-    console.print(f"wrote {len(rows)} contexts to {out} (dropped: {dropped})", highlight=False)
+    for line in tool.present(result):
+        say(line)

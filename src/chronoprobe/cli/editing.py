@@ -6,8 +6,7 @@ in DyKnow's editing result layout. Kept free of torch imports so both start inst
 
 from __future__ import annotations
 
-import hashlib
-import json
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,7 +17,6 @@ from chronoprobe.cli.common import (
     DEFAULT_MODEL_OPTIONS,
     ModelOpt,
     ModelOptions,
-    claim_output_dir,
     claim_run_dir,
     console,
     run_in_terminal,
@@ -37,7 +35,6 @@ app = typer.Typer(
 
 SELECT_CHOICES = ("outdated", "not-up-to-date")
 LABEL_CHOICES = ("ours", "original")
-DEFAULT_DATASET = Path("editing_dataset.json")
 
 
 def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
@@ -49,66 +46,21 @@ def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
     return check
 
 
-def build_record_path(out: Path) -> Path:
-    """The file beside a dataset we wrote: its checksum, notes, skipped facts and source run."""
-    return out.with_name(out.stem + ".build.json")
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-DATASET = "a dataset written by `chronoprobe editing dataset` (or it was changed since)"
-"""What ``editing dataset --out`` may replace (the refusal names it)."""
-
-
-def _is_our_dataset(out: Path) -> bool:
-    """A dataset this command wrote: its build record's checksum matches it."""
-    try:
-        recorded = json.loads(build_record_path(out).read_text(encoding="utf-8")).get("sha256")
-        return bool(recorded == _digest(out.read_text(encoding="utf-8")))
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _is_build_record(path: Path) -> bool:
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and "sha256" in record
-
-
-def _check_ours(out: Path) -> None:
-    """Refuse to replace a file this command did not write (its build record must match it)."""
-    from chronoprobe.publish import check_output_file
-
-    check_output_file(out, "--out", ours=_is_our_dataset, what=DATASET)
-    record = build_record_path(out)
-    check_output_file(record, "--out", ours=_is_build_record, what=f"the build record of {out.name}")
-
-
 def _print_counts(records: list[object], source: str, select: str | None = None, skipped: int = 0) -> None:
     """The facts per editing group, and the one sentence that says how they were chosen."""
-    from chronoprobe.datasets.editing_records import group_heading
-    from chronoprobe.editing.dataset import SELECTION_TEXT, group_counts
+    from chronoprobe.editing.dataset import count_lines
 
-    counts = group_counts(records)  # type: ignore[arg-type]  # the callers pass EditRecords
-    shown = ", ".join(f"{group_heading(group)} {n}" for group, n in counts.items())
-    left_out = f"; {skipped} more qualified but cannot be edited (listed)" if skipped else ""
-    console.print(f"{len(records)} facts to edit: {shown}, from {source}{left_out}", highlight=False)
-    if select in SELECTION_TEXT:
-        console.print(SELECTION_TEXT[select], highlight=False)
+    for line in count_lines(records, source, select, skipped):  # type: ignore[arg-type]  # the callers pass EditRecords
+        console.print(line, highlight=False)
 
 
 def _print_fact_notes(count: int, model: str, listed_in: str) -> None:
     """The per-fact notes as one line: there can be a hundred of them; ``listed_in`` holds the list."""
-    if count:
-        console.print(
-            f"[yellow]note[/]{model}: {count} fact(s) take the entity's name as the edit subject (DyKnow's "
-            f"subject phrase is not in our edit prompt); {listed_in} lists them",
-            highlight=False,
-        )
+    from chronoprobe.editing.dataset import fact_notes_line
+
+    line = fact_notes_line(count, model, listed_in)
+    if line is not None:
+        console.print(line, highlight=False)
 
 
 @app.command("dataset")
@@ -139,54 +91,14 @@ def dataset(
     ] = None,
 ) -> None:
     """Build DyKnow's editing_dataset.json from an outdated audit, or summarise one (--dataset)."""
-    from chronoprobe.editing.dataset import build_from_run, check_run_folder, dataset_text, read_dataset, write_dataset
+    chosen = dict(locals())  # every option, as the tool's config names it
+    from chronoprobe.editing.tools import DatasetTool
+    from chronoprobe.runner import produce
 
-    if (from_run is None) == (read is None):
-        raise ConfigError("--from/--dataset", "give one of them: a run folder to build from, or a dataset to read")
-    if read is not None:
-        if out is not None or model is not None:
-            raise ConfigError("--out/--model", "only with --from")
-        records = read_dataset(read)
-        _print_counts(list(records), str(read))
-        return
-    assert from_run is not None
-    target = out or DEFAULT_DATASET
-    from chronoprobe.publish import check_not_input, staged_files
-
-    check_run_folder(from_run)  # a parent of run folders is named as one, before any output is judged
-    _check_ours(target)  # before the run is read
-    check_not_input([target, build_record_path(target)], {"--from": from_run})
-    built = build_from_run(from_run, model=model, select=select)  # type: ignore[arg-type]  # --select's callback allows only Selection values
-    per_fact = set(built.fact_notes.values())
-    for note in built.notes:
-        if note not in per_fact:
-            console.print(f"[yellow]note[/]: {note}", highlight=False)
-    _print_fact_notes(len(built.fact_notes), "", "the build record")
-    for fact, why in built.skipped.items():
-        console.print(f"[yellow]skipped[/] {fact}: {why}", highlight=False)
-    if not built.records:
-        raise ConfigError(
-            f"--from {from_run}",
-            f"no facts to edit for {built.model} with --select {select}"
-            + (" (try --select not-up-to-date)" if select == "outdated" else ""),
-        )
-    from chronoprobe.io import write_json_atomic
-
-    with staged_files(target, ours=_is_our_dataset, what=DATASET) as staging:
-        write_dataset(staging / target.name, built.records)
-        write_json_atomic(
-            staging / build_record_path(target).name,
-            {
-                "sha256": _digest(dataset_text(built.records)),
-                "run": built.run,
-                "model": built.model,
-                "select": built.select,
-                "notes": built.notes,
-                "skipped": built.skipped,
-            },
-        )
-    _print_counts(list(built.records), f"{from_run} ({built.model}, --select {select})", select, len(built.skipped))
-    console.print(f"dataset: {target}  build record: {build_record_path(target)}", highlight=False)
+    say = functools.partial(console.print, highlight=False)  # the tool's lines carry rich markup
+    tool = DatasetTool.from_options(**chosen)
+    for line in tool.present(produce(tool, notice=say)):
+        say(line)
 
 
 @app.command("score")
@@ -214,25 +126,13 @@ def score(
     ] = None,
 ) -> None:
     """Efficacy, paraphrase success, their harmonic mean (Table 3) and the soft constraint (Table 7)."""
-    from chronoprobe.editing.score import score_editing
-    from chronoprobe.metrics.editing import ALL
+    chosen = dict(locals())  # every option, as the tool's config names it
+    from chronoprobe.editing.tools import ScoreTool
+    from chronoprobe.runner import produce
 
-    claim_output_dir(out, kind="editing score", inputs={"--generations": generations, "--dataset": dataset})
-    summary = score_editing(generations, dataset, out, labels=labels, models=model)  # type: ignore[arg-type]  # --labels' callback allows only Labels values
-    for name, methods in summary.models.items():
-        for method, scores in methods.items():
-            everything = scores.groups[ALL]
-            console.print(
-                f"[bold]{name}[/] {method} ({everything.facts} facts): HM {everything.harmonic_mean.format_pct()}  "
-                f"E {everything.efficacy.format_pct()}  P {everything.paraphrase.format_pct()}  "
-                f"soft {everything.soft_constraint.format_pct()}",
-                highlight=False,
-            )
-            if scores.missing:
-                console.print(f"  [yellow]{len(scores.missing)} fact(s) without every answer, left out[/]")
-    for folder, why in {**summary.unlabelled, **summary.no_dataset}.items():
-        console.print(f"[yellow]not scored[/] {folder}: {why}", highlight=False)
-    console.print(f"scores.json and report.md in {out}")
+    tool = ScoreTool.from_options(**chosen)
+    for line in tool.present(produce(tool)):
+        console.print(line, highlight=False)
 
 
 def _split(values: list[str] | None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import warnings
@@ -16,6 +17,7 @@ from chronoprobe.cli.common import (
     DEFAULT_MODEL_OPTIONS,
     ModelOpt,
     ModelOptions,
+    announce,
     check_share,
     claim_run_dir,
     config_errors,
@@ -23,6 +25,7 @@ from chronoprobe.cli.common import (
     load_models,
     open_cache,
     progress_bar,
+    progress_ticks,
     run_in_terminal,
     task_progress,
     with_model_options,
@@ -133,25 +136,6 @@ def eval_(
     console.print(f"report: {out / 'report.md'}  ({time.perf_counter() - started:.0f} s)")
 
 
-LABELLED = "a dataset written by `chronoprobe recency label`"
-"""What ``recency label --out`` may replace (the refusal names it)."""
-
-
-def _is_label_report(path: Path) -> bool:
-    import json
-
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and {"report", "provenance"} <= set(record)
-
-
-def _labelled_here(out: Path) -> bool:
-    """A dataset this command wrote: its report file sits beside it."""
-    return _is_label_report(out.with_name(out.stem + ".report.json"))
-
-
 @app.command("label")
 @with_model_options("engine")
 def label(
@@ -208,87 +192,23 @@ def label(
     backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Label new questions the RecencyQA way: 13 samples, stationarity votes + rules, verified contexts."""
-    from chronoprobe.datasets.recencyqa import write_recencyqa
-    from chronoprobe.io import write_json_atomic
-    from chronoprobe.provenance import build_provenance
-    from chronoprobe.recency.label import LabelConfig, label_dataset, read_questions
+    chosen = dict(locals())  # every option, as the tool's config names it
+    from chronoprobe.recency.tools import LabelTool
+    from chronoprobe.runner import produce
 
-    with config_errors({"max_context_rounds": "--context-rounds"}):
-        config = LabelConfig(
-            samples=samples,
-            temperature=temperature,
-            candidates=candidates,
-            verify_samples=verify_samples,
-            max_context_rounds=context_rounds,
-            require_verified=require_verified,
-            seed=seed,
-            retry_temperatures=(0.3, 0.0) if retries else (),
-            label_max_new_tokens=label_max_new_tokens,
-            vote_max_new_tokens=vote_max_new_tokens,
-            context_max_new_tokens=context_max_new_tokens,
-            label_prompt=label_prompt,
-            verify_prompt=verify_prompt,
-            stationarity_prompt=stationarity_prompt,
-            context_prompt=context_prompt,
-        )
-    for kind in ("label", "label_with_context", "stationarity", "context_generation"):
-        config.template(kind)  # bad prompt files fail before any model loads
-    voters_specs = list(voter or [])
-    if len(voters_specs) > 3:
-        raise ConfigError("--voter", f"at most three voters, got {len(voters_specs)}")
-    rows = read_questions(questions)
-    from chronoprobe.publish import check_not_input, check_output_file, staged_files
-
-    report_path = out.with_name(out.stem + ".report.json")
-    check_output_file(out, "--out", ours=_labelled_here, what=LABELLED)  # before any model loads
-    check_output_file(report_path, "--out", ours=_is_label_report, what=f"the report of {out.name}")
-    inputs = {
-        "QUESTIONS": questions,
-        "--label-prompt": label_prompt,
-        "--verify-prompt": verify_prompt,
-        "--stationarity-prompt": stationarity_prompt,
-        "--context-prompt": context_prompt,
-        "--cache": backend.cache,
-    }
-    check_not_input([out, report_path], inputs)
-    started = time.perf_counter()
-    call_cache = open_cache(backend.cache)
-    specs = list(dict.fromkeys([labeller, *voters_specs]))
-    loaded = dict(zip(specs, load_models(specs, backend.backend(), call_cache), strict=True))
-    voters = [loaded[v] for v in voters_specs] or [loaded[labeller]]
-    with progress_bar() as bar:
-        items, report = label_dataset(rows, loaded[labeller], voters, config, progress=task_progress(bar))
-    provenance = build_provenance(
-        list(loaded.values()),
-        decoding=config.model_dump(mode="json"),
-        seeds=[seed],
-        extra={
-            "questions_file": str(questions),
-            "labeller": loaded[labeller].info.spec,
-            "voters": [v.info.spec for v in voters],
-        },
-        started=started,
-        call_cache=call_cache.path,
+    del chosen["backend"]
+    say = functools.partial(console.print, highlight=False)  # the tool's lines carry rich markup
+    tool = LabelTool.from_options(**chosen)
+    result = produce(
+        tool,
+        options=backend.backend(),
+        cache=backend.cache,
+        progress_display=progress_ticks,
+        announce=announce,
+        notice=say,
     )
-    with staged_files(out, ours=_labelled_here, what=LABELLED) as staging:
-        write_recencyqa(staging / out.name, items)
-        write_json_atomic(
-            staging / report_path.name,
-            {"report": report.model_dump(mode="json"), "provenance": provenance.model_dump(mode="json")},
-        )
-    console.print(
-        f"{report.questions} questions: {report.kept} kept ({report.stationary} stationary, "
-        f"{report.non_stationary} non-stationary), {len(report.discarded_rule4)} discarded by rule 4, "
-        f"{len(report.unlabelled)} unlabelled, {len(report.dropped_unverified)} dropped unverified, "
-        f"{len(report.dropped_no_context)} without any context"
-    )
-    console.print(
-        f"contexts: {report.context_targets_verified}/{report.context_targets} labels verified "
-        f"({report.candidates_verified}/{report.candidates_generated} candidates, {report.context_rounds_used} round(s)); "
-        f"label samples unparseable: {report.samples_unparseable_first_pass} first pass, "
-        f"{report.samples_unparseable_final} after {report.samples_redrawn} redraws"
-    )
-    console.print(f"dataset: {out}  report: {report_path}")
+    for line in tool.present(result):
+        say(line)
 
 
 @app.command("gate")
@@ -451,26 +371,16 @@ def gate_check(
 
     The gate reads the kept measurement on every later call (docs/recency.md, "How far to trust the gate").
     """
-    from chronoprobe.datasets.recency_taxonomy import parse_label
-    from chronoprobe.datasets.recencyqa import describe_source, load_recencyqa
-    from chronoprobe.recency.gate import GateSettings
-    from chronoprobe.recency.gate_check import Found, heldout_split, measure, quality, save
+    chosen = dict(locals())  # every option, as the tool's config names it
+    from chronoprobe.recency.tools import GateCheckTool
+    from chronoprobe.runner import produce
 
-    chosen = parse_label(threshold)
-    if chosen is None:
-        raise ConfigError("--threshold", f"{threshold!r} is not a recency class (e.g. A-Few-Months, A-Year)")
-    if model and len(model) > 1:
-        raise ConfigError("--model", "measure one model at a time")
-    source = data or default_data()
-    pool = load_recencyqa(source)
-    count = len(heldout_split(pool)[:limit])
-    settings = GateSettings(samples=samples, temperature=temperature, seed=seed)
-    cached = load_models(model or None, backend.backend(), open_cache(backend.cache))[0]
-    with progress_bar() as bar:
-        advance = task_progress(bar)("gate check", count)
-        check = measure(cached, pool, settings, dataset=describe_source(source), limit=limit, progress=advance)
-    path = save(check)
-    measured = quality(Found(check=check, path=path, exact=True), chosen, min_share)
-    typer.echo(measured.line())
-    typer.echo(f"{cached.info.spec} is {measured.verdict()}")
-    console.print(f"kept in {path}; `recency gate --model {cached.info.spec}` reads it", highlight=False)
+    del chosen["backend"]
+    tool = GateCheckTool.from_options(**chosen)
+    result = produce(
+        tool, options=backend.backend(), cache=backend.cache, progress_display=progress_ticks, announce=announce
+    )
+    typer.echo(result.quality.line())  # stdout: the measurement is the command's output
+    typer.echo(f"{result.check.spec} is {result.quality.verdict()}")
+    for line in tool.present(result):
+        console.print(line, highlight=False)

@@ -38,7 +38,7 @@ def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> Ba
     )
 
 
-def publish_outdated_run(
+def outdated_run(
     out: Path,
     records: Sequence[ResponseRecord],
     gold: Snapshot,
@@ -50,7 +50,7 @@ def publish_outdated_run(
     cutoffs: Mapping[str, str] | None = None,
     deployed_at: str | None = None,
 ) -> Run:
-    """Write ``out`` (staged, swapped in whole) and return it as it reads back.
+    """The ``outdated run`` folder that ``out`` will hold, in memory: summary, config, provenance and rows.
 
     ``cutoffs``: published knowledge cutoffs by model (as the records name it); ``deployed_at``: the
     date to forecast staleness from, as ``outdated run --cutoff/--deployed-at`` give them.
@@ -92,16 +92,57 @@ def publish_outdated_run(
         described=[_backend_info(m, harness, generation.get(m) or {}) for m in models],
     )
     summary.dataset = OutdatedLens.dataset_label(summary, provenance)
-    lens = OutdatedLens(config)
+    return Run(
+        Path(out),
+        OutdatedLens.name,
+        summary,
+        kind=OutdatedLens.kind,
+        config=config,
+        provenance=provenance,
+        rows=list(records),
+    )
+
+
+def write_outdated_run(folder: Path, run: Run) -> None:
+    """The report, plots and run log of ``run`` in ``folder`` (a staging folder), as ``outdated run`` writes them."""
+    config = run.config
+    assert isinstance(config, AuditConfig), "an outdated run's config"
+    OutdatedLens(config).report(folder, run.rows, run.summary, run.provenance)
+    write_run_log(
+        folder,
+        lens=run.lens,
+        kind=run.kind,
+        config=config,
+        summary=run.summary,
+        provenance=run.provenance,
+        rows=run.rows,
+    )
+
+
+def publish_outdated_run(
+    out: Path,
+    records: Sequence[ResponseRecord],
+    gold: Snapshot,
+    *,
+    no_gold: Mapping[str, str],
+    use_aliases: bool,
+    as_of: dt.date | None,
+    source: Mapping[str, Any],
+    cutoffs: Mapping[str, str] | None = None,
+    deployed_at: str | None = None,
+) -> Run:
+    """Write ``out`` (staged, swapped in whole) and return it as it reads back (:func:`outdated_run`'s arguments)."""
+    run = outdated_run(
+        out,
+        records,
+        gold,
+        no_gold=no_gold,
+        use_aliases=use_aliases,
+        as_of=as_of,
+        source=source,
+        cutoffs=cutoffs,
+        deployed_at=deployed_at,
+    )
     with publish.OutputClaim(out), publish.staged(out, OutdatedLens.kind) as folder:
-        lens.report(folder, records, summary, provenance)
-        write_run_log(
-            folder,
-            lens=OutdatedLens.name,
-            kind=OutdatedLens.kind,
-            config=config,
-            summary=summary,
-            provenance=provenance,
-            rows=records,
-        )
+        write_outdated_run(folder, run)
     return load_run(out)
