@@ -35,6 +35,7 @@ from chronoprobe.plugins import blame
 from chronoprobe.progress import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
 from chronoprobe.runlog import ITEMS, RUN_LOG, SUMMARY, Run, read_folder, read_items
 from chronoprobe.runner import default_out, execute, load_models
+from chronoprobe.values import config_error
 
 if TYPE_CHECKING:
     from chronoprobe.checkup import CheckResult
@@ -104,9 +105,8 @@ def _config(cls: type[Lens[Any]], specs: list[str], options: dict[str, Any]) -> 
         )
     try:
         return cls.config_type(**options)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise ConfigError(".".join(str(p) for p in error["loc"]) or cls.name, error["msg"]) from None
+    except ValidationError as exc:  # named by the field, as the command names it by its option
+        raise config_error(exc, lambda location: ".".join(map(str, location)) or cls.name) from None
 
 
 def run(

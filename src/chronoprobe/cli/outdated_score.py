@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from chronoprobe.cli.common import CutoffOpt, DeployedAtOpt, SnapshotOpt, check_as_of
+from chronoprobe.cli.options import CutoffOpt, DeployedAtOpt, SnapshotOpt, check_as_of
 from chronoprobe.errors import ConfigError
 from chronoprobe.outdated.knowledge_report import knowledge_console_lines
 
@@ -30,7 +30,8 @@ def score(
     out: Annotated[
         Path,
         typer.Option(
-            help="Folder for the answer sheets, classifications.jsonl and summary.json (a run folder, for a harness log)."
+            help="Where to write the answer sheets, classifications.jsonl and summary.json (a run folder, for a "
+            "harness log)."
         ),
     ],
     gold: Annotated[
@@ -50,14 +51,14 @@ def score(
     deployed_at: DeployedAtOpt = None,
 ) -> None:
     """Judge existing generations: up-to-date / outdated / irrelevant / ambiguous per answer; date the model's knowledge."""
-    from chronoprobe.outdated.knowledge_date import parse_cutoffs, parse_deployed_at
+    from chronoprobe.outdated.cutoffs import parse_cutoffs, parse_deployed_at
     from chronoprobe.outdated.score import score_generations
 
     deployed = parse_deployed_at(deployed_at)
     if gold is not None and snapshot is not None:
         raise ConfigError("--gold/--snapshot", "give one of them, not both")
     when = dt.date.fromisoformat(as_of) if as_of is not None else None  # checked by check_as_of
-    from chronoprobe.cli.common import claim_output_dir
+    from chronoprobe.cli.runs import claim_output_dir
     from chronoprobe.integrations.harness_logs import is_harness_log
 
     inputs = {"--generations": generations, "--gold": gold}
@@ -113,28 +114,22 @@ def _score_harness_log(
 ) -> None:
     """An inspect or lm-eval log: judged as ``outdated run`` judges, written as its run folder."""
     from chronoprobe.integrations.harness_logs import score_harness_log
-    from chronoprobe.metrics.uncertainty import as_estimate
+    from chronoprobe.outdated.lens import VERDICT_ORDER, OutdatedLens, share_text
+    from chronoprobe.outdated.records import read_run_detail
 
     run_log = score_harness_log(
         generations, out, snapshot=snapshot, use_aliases=aliases, as_of=when, cutoffs=cutoffs, deployed_at=deployed_at
     )
     harness = run_log["provenance"]["extra"]["harness"]
-    for spec, summary in run_log["summary"]["detail"]["models"].items():
-        overall = summary["per_category"]["all"]
-        shares = "  ".join(
-            f"{v} {overall['soft_constraint_pct'][v]:.1f}% "
-            f"{as_estimate(overall['estimates']['soft_constraint_pct'][v]).interval(1)}"  # type: ignore[union-attr]  # a written summary always holds an estimate per verdict
-            for v in ("up-to-date", "outdated", "irrelevant", "ambiguous")
-        )
+    summary = OutdatedLens.summary_from_detail(run_log["summary"]["detail"])
+    for spec, numbers in read_run_detail(summary.detail)["models"].items():
+        found = {m.name: m for m in summary.metrics if m.model == spec and m.group == "all"}
+        shares = "  ".join(share_text(v, found.get(f"soft_constraint_pct.{v}")) for v in VERDICT_ORDER)
+        facts = numbers["per_category"]["all"]["facts"]
         _console.print(
-            f"[bold]{spec}[/] ({harness}): {shares} (soft constraint, 95% Wilson intervals; {overall['facts']} facts)",
+            f"[bold]{spec}[/] ({harness}): {shares} (soft constraint, 95% Wilson intervals; {facts} facts)",
             highlight=False,
         )
-        for line in knowledge_console_lines(spec, summary.get("knowledge_date")):
+        for line in knowledge_console_lines(spec, numbers.get("knowledge_date")):
             _console.print(line, highlight=False)
     _console.print(f"report: {out / 'report.md'} (a run folder: chronoprobe results / card read it)")
-
-
-def register(app: typer.Typer) -> None:
-    """Attach ``score`` to a typer app (the ``outdated`` sub-app)."""
-    app.command("score")(score)

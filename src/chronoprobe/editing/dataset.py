@@ -202,6 +202,26 @@ SELECTION_TEXT: dict[str, str] = {
 """One sentence per selection, for the reports and the console."""
 
 
+def counts_lines(records: Sequence[EditRecord], source: str, select: str | None = None, skipped: int = 0) -> list[str]:
+    """The facts per editing group, and the one sentence that says how they were chosen (the console's lines)."""
+    from chronoprobe.datasets.editing_records import group_heading
+
+    shown = ", ".join(f"{group_heading(group)} {n}" for group, n in group_counts(records).items())
+    left_out = f"; {skipped} more qualified but cannot be edited (listed)" if skipped else ""
+    lines = [f"{len(records)} facts to edit: {shown}, from {source}{left_out}"]
+    return lines + ([SELECTION_TEXT[select]] if select in SELECTION_TEXT else [])
+
+
+def fact_notes_line(count: int, model: str, listed_in: str) -> list[str]:
+    """The per-fact notes as one line (there can be a hundred of them); ``listed_in`` holds the list."""
+    if not count:
+        return []
+    return [
+        f"note{model}: {count} fact(s) take the entity's name as the edit subject (DyKnow's subject phrase is not "
+        f"in our edit prompt); {listed_in} lists them"
+    ]
+
+
 # --- building from an audit ---------------------------------------------------------------------
 
 

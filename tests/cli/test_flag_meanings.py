@@ -1,0 +1,82 @@
+"""One meaning per flag: a flag name has one type and one help meaning in every command that takes it.
+
+Read from the same option tables as ``test_option_tables.py`` (every command, generated or written):
+two commands that share a flag must give it the same value type, the same repeatability and the
+same switch-ness, and their help must carry the words :data:`chronoprobe.cli.options.MEANINGS`
+gives it. A flag every command takes from one declaration (the model options) is the same by
+construction. Older spellings kept for a release (hidden) are left out: they name the new flag.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import typer.main
+
+from chronoprobe.cli.main import _register, app
+from chronoprobe.cli.model_options import MODEL_OPTIONS
+from chronoprobe.cli.options import MEANINGS
+
+SHARED_DECLARATION = {"--" + name.replace("_", "-") for name in MODEL_OPTIONS} | {"--no-chat-template", "-m"}
+ALIASES = {"recency eval"}
+"""Commands that are another command under an older name (``recency run``): the same declaration."""
+
+
+def _flags() -> dict[str, list[tuple[str, Any]]]:
+    _register()
+    found: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+
+    def walk(command: Any, path: list[str]) -> None:
+        children = getattr(command, "commands", None)
+        if children:
+            for name, child in children.items():
+                walk(child, [*path, name])
+            return
+        if " ".join(path) in ALIASES:
+            return
+        for param in command.params:
+            if param.param_type_name == "option" and not param.hidden:
+                for flag in param.opts:  # a --no-x belongs to its --x
+                    found[flag].append((" ".join(path), param))
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def _shape(param: Any) -> tuple[str, bool, bool]:
+    annotation = param.type_descriptor.annotation
+    name = annotation.__name__ if isinstance(annotation, type) else str(annotation)
+    return name, bool(param.multiple), bool(param.is_flag)
+
+
+def test_a_shared_flag_has_one_type_everywhere() -> None:
+    mixed = {
+        flag: sorted({(_shape(p), command) for command, p in uses})
+        for flag, uses in _flags().items()
+        if len({_shape(p) for _, p in uses}) > 1
+    }
+    assert mixed == {}
+
+
+def test_a_shared_flag_has_one_declared_meaning() -> None:
+    flags = _flags()
+    shared = {flag for flag, uses in flags.items() if len(uses) > 1} - SHARED_DECLARATION
+    assert sorted(shared - set(MEANINGS)) == [], "a flag two commands take needs its one meaning in MEANINGS"
+    assert sorted(set(MEANINGS) - set(flags)) == [], "a meaning for a flag no command takes"
+    wrong = [
+        (flag, command, param.help)
+        for flag in sorted(shared | set(MEANINGS))
+        for command, param in flags[flag]
+        if MEANINGS[flag] not in " ".join((param.help or "").replace("\\[", "[").split())
+    ]
+    assert wrong == []
+
+
+def test_the_renamed_meanings_have_their_own_names() -> None:
+    """The meanings the rule split apart (issue 26 §5), each under its own name now."""
+    flags = _flags()
+    assert {c for c, _ in flags["--sample-seed"]} == {"recency run", "conflicts contexts"}
+    assert {c for c, _ in flags["--only-model"]} == {"editing score", "history"}
+    assert all(_shape(p)[0] == "bool" for _, p in flags["--aliases"])
+    assert {c for c, _ in flags["--balanced-limit"]} == {"conflicts run", "conflicts contexts", "editing run"}
