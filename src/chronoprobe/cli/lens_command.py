@@ -154,7 +154,7 @@ def _declared(declared: type[Declaration], field: str, info: FieldInfo, shape: _
     spelled = declared.input_options.get(field, "--" + field.replace("_", "-"))
     help_text, required = _help(info, shape), info.is_required()
     if shape.repeats:  # None: the config's own default
-        return list[shape.value_type] | None, None, typer.Option(spelled, help=help_text)  # type: ignore[name-defined]
+        return types.GenericAlias(list, (shape.value_type,)) | None, None, typer.Option(spelled, help=help_text)
     if shape.value_type is bool:
         flag = spelled if "/" in spelled or field in declared.input_options else f"{spelled}/--no-{spelled[2:]}"
         default = inspect.Parameter.empty if required else info.default
