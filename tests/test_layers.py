@@ -20,7 +20,7 @@ BUILDS_ON = {"editing": {"outdated"}}
 ENTRY_POINTS = {"runner", "api", "checkup", "cli", "integrations", "__main__"}
 """``integrations``: the inspect_ai tasks, the lm-eval export and the harness log readers; ``checkup``:
 ``chronoprobe check``, which drives every lens."""
-ABOVE_THE_FOUNDATION = LENSES | {"lens"} | ENTRY_POINTS
+ABOVE_THE_FOUNDATION = LENSES | {"lens", "tool"} | ENTRY_POINTS
 
 
 def _imports() -> dict[str, set[str]]:

@@ -30,10 +30,12 @@ __all__ = [
     "lenses",
     "load",
     "model",
+    "produce",
     "recency_gate",
     "recency_gate_many",
     "run",
     "staleness",
+    "tools",
 ]
 
 _LAZY = {
@@ -43,6 +45,8 @@ _LAZY = {
     "load": "chronoprobe.api",
     "model": "chronoprobe.api",
     "lenses": "chronoprobe.api",
+    "produce": "chronoprobe.api",
+    "tools": "chronoprobe.api",
     "knowledge_date": "chronoprobe.outdated.frames",
     "staleness": "chronoprobe.outdated.frames",
     "Model": "chronoprobe.api",
@@ -58,7 +62,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from chronoprobe.api import Model, Run, check, lenses, load, model, run
+    from chronoprobe.api import Model, Run, check, lenses, load, model, produce, run, tools
     from chronoprobe.checkup import CheckResult
     from chronoprobe.errors import (
         CapabilityError,

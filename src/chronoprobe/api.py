@@ -14,6 +14,8 @@
     result = cp.check("smollm2", budget="quick")   # every lens at a budget's size: chronoprobe check
     result.paragraphs, result.passed, result.runs
 
+    cp.produce("recency.label", questions="new.jsonl", out="labelled.json")  # a command that is not a run
+
 See docs/api.md.
 """
 
@@ -35,12 +37,14 @@ from chronoprobe.plugins import blame
 from chronoprobe.progress import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
 from chronoprobe.runlog import ITEMS, RUN_LOG, SUMMARY, Run, read_folder, read_items
 from chronoprobe.runner import default_out, execute, load_models
+from chronoprobe.runner import produce as produce_with
+from chronoprobe.tool import tool_class, tool_names
 from chronoprobe.values import config_error
 
 if TYPE_CHECKING:
     from chronoprobe.checkup import CheckResult
 
-__all__ = ["Model", "Run", "check", "lenses", "load", "model", "run"]
+__all__ = ["Model", "Run", "check", "lenses", "load", "model", "produce", "run", "tools"]
 
 
 class Model(CachedModel):
@@ -156,6 +160,54 @@ def run(
             announce=logged_step if logged else None,
             engine=engine,
         )
+
+
+def tools() -> list[str]:
+    """The names :func:`produce` accepts: ``<lens>.<command>`` for every command that is not a lens run."""
+    return tool_names()
+
+
+def produce(
+    tool: str,
+    *,
+    cache: Path | str | None = None,
+    progress: ProgressFactory | bool | None = True,
+    **options: Any,
+) -> Any:
+    """Run a tool, the command ``chronoprobe <lens> <command>`` from Python, and return its result.
+
+    ``tool``: one of :func:`tools` (``conflicts.contexts``, ``recency.label``, ``editing.dataset`` ...).
+    ``options``: the fields of the tool's config (``chronoprobe.tool.tool_class(tool).config_type``;
+    docs/api.md lists them per tool), named as the command's options are with ``-`` as ``_``
+    (``editing.dataset``'s ``--from`` is ``from_run``), and for a tool that loads models the backend
+    options (dtype, device, batch_size ...). Its output is checked, claimed, written and published as
+    the command does it, and refused in the same words. ``progress``: as for :func:`run`; notices go to
+    the ``chronoprobe.progress`` logger.
+    """
+    quiet_third_party_output()
+    cls = tool_class(tool)
+    backend_options = _backend_options(options) if cls.model_options else BackendOptions()
+    if isinstance(options.get("out"), str):
+        options["out"] = Path(options["out"])
+    instance = cls.from_options(**options)
+    logged = progress is True
+    with shown_on_stderr() if logged else nullcontext():
+        return produce_with(
+            instance,
+            options=backend_options,
+            cache=Path(cache) if cache else None,
+            progress=progress if callable(progress) else None,
+            progress_display=logged_progress if logged else None,
+            announce=logged_step if logged else None,
+            notice=_plain_notice if logged else None,
+        )
+
+
+def _plain_notice(line: str) -> None:
+    """A tool's notice (rich markup, for the console) as plain text on the ``chronoprobe.progress`` logger."""
+    from rich.text import Text
+
+    LOGGER.info(Text.from_markup(line).plain)
 
 
 def check(

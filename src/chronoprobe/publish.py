@@ -26,6 +26,11 @@ Commands that write single files (a table, a card, a dataset and its record) go 
 Every writer refuses an output that is, lies inside or holds an input of the same command
 (:func:`check_not_input`), a folder holding another kind of report, and a file it did not
 write; folders a claim created are removed again if the command fails.
+
+An :class:`Output` declares one thing a command writes with the rule that says when an existing
+one is its own to replace: a :class:`ResultFolder` of one kind, or a :class:`RecordedFile` whose
+JSON record beside it marks it as written by that command. A :class:`~chronoprobe.tool.Tool`
+declares its output this way, and the runner checks, claims and stages it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import ctypes
 import datetime as dt
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -43,7 +49,8 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -553,3 +560,123 @@ def staged_files(
         finally:
             if os.path.lexists(staging):
                 _remove(staging)
+
+
+# --- what a command writes, and when an existing one is its own to replace -------------------------
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 of ``text`` as UTF-8: what a :class:`RecordedFile` record with a checksum holds."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _json_object(path: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+@dataclass(frozen=True)
+class ResultFolder:
+    """A results folder, staged and swapped in whole. An existing folder is replaced only when it is
+    empty or holds an earlier report of the same ``kind`` (its marker says so)."""
+
+    kind: str
+
+    def companions(self, path: Path) -> list[Path]:
+        return []
+
+    def check(self, path: Path, option: str) -> None:
+        check_output_dir(path, option)  # a user's folder is named as that; another kind of report at the claim
+
+    def claim(self, path: Path, option: str) -> OutputClaim:
+        return OutputClaim(path, option, self.kind)
+
+    def staged(self, path: Path, option: str) -> AbstractContextManager[Path]:
+        return staged(path, self.kind, option)
+
+
+@dataclass(frozen=True)
+class RecordedFile:
+    """A file written with a JSON record beside it, ``<stem><suffix>`` (a provenance, a report, a build
+    record): the record is what marks the file as written by this command.
+
+    An existing file is replaced only when its record is there, is a JSON object holding ``keys`` and,
+    with ``checksum``, holds the file's :func:`text_digest` as ``sha256`` (a file changed by hand is no
+    longer ours); an existing record only when it holds ``keys``. Both are published together or not at all.
+    """
+
+    suffix: str
+    keys: frozenset[str]
+    what: str
+    """What the file is, as a refusal names it: ``a dataset written by `chronoprobe recency label```."""
+    record_name: str
+    """What the record is, as a refusal names it: ``report`` -> ``the report of d.json``."""
+    checksum: bool = False
+
+    def record(self, path: Path) -> Path:
+        return Path(path).with_name(Path(path).stem + self.suffix)
+
+    def companions(self, path: Path) -> list[Path]:
+        return [self.record(path)]
+
+    def is_record(self, path: Path) -> bool:
+        record = _json_object(path)
+        return record is not None and self.keys <= set(record)
+
+    def ours(self, path: Path) -> bool:
+        """``path`` was written by this command: its record says so (and, with a checksum, still matches it)."""
+        record = _json_object(self.record(path))
+        if record is None or not self.keys <= set(record):
+            return False
+        if not self.checksum:
+            return True
+        try:
+            return bool(record.get("sha256") == text_digest(Path(path).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def check(self, path: Path, option: str) -> None:
+        check_output_file(path, option, ours=self.ours, what=self.what)
+        check_output_file(
+            self.record(path), option, ours=self.is_record, what=f"the {self.record_name} of {Path(path).name}"
+        )
+
+    def claim(self, path: Path, option: str) -> OutputClaim:
+        return OutputClaim(path, option, check=lambda target: _check_file_target(target, option, self.ours, self.what))
+
+    def staged(self, path: Path, option: str) -> AbstractContextManager[Path]:
+        return staged_files(path, option, ours=self.ours, what=self.what)
+
+
+OutputRule = ResultFolder | RecordedFile
+
+
+@dataclass(frozen=True)
+class Output:
+    """One thing a command writes: the option naming it, its path, and the rule for replacing it.
+
+    ``check`` (read-only, before any work) refuses a path that cannot be written, is not ours to
+    replace, or is, lies inside or holds an input; ``claim`` locks it for the rest of the command;
+    ``staged`` yields the folder to write it in and publishes it whole when the block succeeds.
+    """
+
+    option: str
+    path: Path
+    rule: OutputRule
+
+    def written(self) -> list[Path]:
+        """Every path this output writes: ``path`` first, then its companions (a record)."""
+        return [Path(self.path), *self.rule.companions(Path(self.path))]
+
+    def check(self, inputs: Inputs = ()) -> None:
+        self.rule.check(Path(self.path), self.option)
+        check_not_input(self.written(), inputs, self.option)
+
+    def claim(self) -> OutputClaim:
+        return self.rule.claim(Path(self.path), self.option)
+
+    def staged(self) -> AbstractContextManager[Path]:
+        return self.rule.staged(Path(self.path), self.option)

@@ -4,6 +4,9 @@ Every run folder holds the run log shared by all lenses (:mod:`chronoprobe.runlo
 with the metric records, ``items.jsonl``), the lens's report and plots, and each lens's historical
 files (``summary.json``, ``responses.jsonl`` ...). The folder is built in a staging folder and
 swapped in whole (:mod:`chronoprobe.publish`).
+
+:func:`produce` drives a :class:`~chronoprobe.tool.Tool` (a command that is not a lens run) the
+same way: inputs checked, its output checked and claimed before any model loads, then staged.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from chronoprobe import publish
 from chronoprobe.cache import AnswerTally, CachedModel, CallCache, open_cache
@@ -34,6 +37,9 @@ from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
 from chronoprobe.provenance import build_provenance
 from chronoprobe.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run, write_run_log
+from chronoprobe.tool import Tool, ToolContext
+
+ResultT = TypeVar("ResultT")
 
 __all__ = [
     "ITEMS",
@@ -46,6 +52,7 @@ __all__ = [
     "execute",
     "load_models",
     "open_cache",
+    "produce",
 ]
 
 
@@ -224,3 +231,45 @@ def execute(
                 folder, lens=lens.name, kind=lens.kind, config=config, summary=summary, provenance=provenance, rows=rows
             )
     return Run(Path(out), lens.name, summary, rows, config, provenance, kind=lens.kind)
+
+
+def produce(
+    tool: Tool[ResultT],
+    *,
+    options: BackendOptions | None = None,
+    cache: Path | None = None,
+    progress: ProgressFactory | None = None,
+    progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
+    announce: Announce | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> ResultT:
+    """Run ``tool`` and publish what it writes; returns its result (see :mod:`chronoprobe.tool` for the stages).
+
+    Its inputs are checked and its output is checked against them (the call cache included, for a
+    tool that loads models) and claimed before its data is read, and the data before any model
+    loads; the output is published whole when the tool has written it, or not at all.
+    ``progress_display``, ``announce`` and ``notice`` are :func:`execute`'s.
+    """
+    tool.check_inputs()
+    output = tool.output()
+    inputs: list[tuple[str, Path | None]] = list(tool.input_paths())
+    if tool.model_options:
+        inputs.append(("--cache", cache))
+    if output is not None:
+        output.check(inputs)
+    with output.claim() if output is not None else nullcontext():
+        tool.load()
+        context = ToolContext(
+            load_models=load_models,
+            options=options,
+            cache=cache,
+            progress=progress,
+            progress_display=progress_display,
+            announce=announce,
+            notice=notice,
+        )
+        result = tool.run(context)
+        if output is not None:
+            with output.staged() as folder:
+                tool.write(folder, result)
+    return result

@@ -22,7 +22,19 @@ from cli_driver import run_main
 
 SLOW_MAIN = Path(__file__).resolve().parent / "slow_main.py"
 AUDIT_CALLS, RECENCY_CALLS = 390, 93
-VOLATILE = {"created", "seconds", "model_calls_made", "threads", "call_cache", "command", "written", "handler"}
+VOLATILE = {
+    "created",
+    "seconds",
+    "model_calls_made",
+    "from_cache",
+    "written_first",
+    "written_last",
+    "threads",
+    "call_cache",
+    "command",
+    "written",
+    "handler",
+}
 """What differs between two runs of one check: times, paths, new calls, and the mock handler's Python name
 (the uninterrupted run calls the same answers in this process, without the pauses)."""
 

@@ -69,7 +69,10 @@ def test_without_data_the_env_folder_comes_before_the_shipped_copy(
     monkeypatch.delenv(SHARED_DATA_ENV, raising=False)
     assert dq.default_source() == packaged_dir("dynamicqa")
     assert rq.default_source() == packaged_dir("recencyqa") / "RecencyQA.json.gz"
-    monkeypatch.setenv(SHARED_DATA_ENV, str(tmp_path / "nowhere"))  # set but empty: the shipped copy serves
+    monkeypatch.setenv(SHARED_DATA_ENV, str(tmp_path / "nowhere"))  # a folder that does not exist is refused
+    with pytest.raises(ConfigError, match="no such folder"):
+        dq.default_source()
+    (tmp_path / "nowhere").mkdir()  # set but empty: the shipped copy serves
     assert dq.default_source() == packaged_dir("dynamicqa")
     shutil.copytree(ASSETS / "dynamicqa_small", tmp_path / "nowhere" / "dynamicqa")
     (tmp_path / "nowhere" / "recencyqa").mkdir()

@@ -44,14 +44,14 @@ _TAKEN = frozenset({"model", "models", "out", *MODEL_OPTIONS})
 
 
 class Declaration(Protocol):
-    """What a generated command is made from: a Lens class, or a command declared the same way."""
+    """What a generated command is made from: a Lens class, or a Tool (``chronoprobe.tool``), declared alike.
+    (``internal_fields``, config fields not offered, is read where a declaration has it.)"""
 
     name: ClassVar[str]
     config_type: ClassVar[type[BaseModel]]
     input_options: ClassVar[dict[str, str]]
     arguments: ClassVar[tuple[str, ...]]
     output_fields: ClassVar[frozenset[str]]
-    internal_fields: ClassVar[frozenset[str]]
 
 
 def lens_names() -> list[str]:
@@ -167,36 +167,53 @@ def _declared(declared: type[Declaration], field: str, info: FieldInfo, shape: _
 
 
 def _argument(field: str, info: FieldInfo, shape: _Shape) -> ConfigOption:
-    """A positional argument: optional to typer, so that a missing one is our one-line error."""
+    """A positional argument. One with choices is optional to typer, so that a missing one is our one-line
+    error naming them; any other is as required as its field."""
     declared = typer.Argument(help=_help(info, shape), show_default=False)
+    required = info.is_required() and not shape.choices
+    value_type: Any = shape.value_type if required else shape.value_type | None
+    annotation: Any = Annotated[value_type, declared]
+    default = inspect.Parameter.empty if required else None
     parameter = inspect.Parameter(
-        field,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        annotation=Annotated[shape.value_type | None, declared],
-        default=None,
+        field, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default
     )
     return ConfigOption(field, field.upper(), parameter, shape.choices or ())
 
 
-def _config_option(declared: type[Declaration], field: str, info: FieldInfo) -> ConfigOption | None:
+def _config_option(declared: type[Declaration], field: str, info: FieldInfo, rules: Rules) -> ConfigOption | None:
+    if rules.model_field and field == "model":  # --model/-m, the spec list every command spells alike
+        parameter = inspect.Parameter("model", inspect.Parameter.KEYWORD_ONLY, annotation=ModelOpt, default=None)
+        return ConfigOption(field, "--model", parameter)
     shape = _shape(info.annotation, info.metadata)
-    if shape is None or field in _TAKEN or field == "out" or field in declared.internal_fields:
+    if shape is None or field in rules.taken or field in getattr(declared, "internal_fields", ()):
         return None
     if field in declared.arguments:
         return _argument(field, info, shape)
     option = option_name(declared, field)
     annotation, default, typer_option = _declared(declared, field, info, shape)
     name = option.removeprefix("--").replace("-", "_")
-    name = field if keyword.iskeyword(name) else name  # --from: from_run
+    name = field if rules.by_field or keyword.iskeyword(name) else name  # --from: from_run
     parameter = inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, typer_option], default=default
     )
     return ConfigOption(field, option, parameter, shape.choices or ())
 
 
-def config_options(declared: type[Declaration]) -> list[ConfigOption]:
+@dataclass(frozen=True)
+class Rules:
+    """How a declaration's fields become a command's parameters."""
+
+    taken: frozenset[str] = _TAKEN
+    """Fields the command offers itself (a lens run's ``--model``, ``--out`` and model options): not from the config."""
+    by_field: bool = False
+    """Parameters named after their fields (a tool's ``from_options`` takes them so), else after their options."""
+    model_field: bool = False
+    """The config's ``model`` field is the ``--model``/``-m`` spec list, at its place among the options."""
+
+
+def config_options(declared: type[Declaration], rules: Rules = Rules()) -> list[ConfigOption]:
     """The options (arguments first) a declaration's config offers on its generated command, in field order."""
-    found = [_config_option(declared, f, info) for f, info in declared.config_type.model_fields.items()]
+    found = [_config_option(declared, f, info, rules) for f, info in declared.config_type.model_fields.items()]
     offered = [option for option in found if option is not None]
     return sorted(offered, key=lambda o: o.parameter.kind != inspect.Parameter.POSITIONAL_OR_KEYWORD)
 

@@ -126,7 +126,7 @@ def announce(message: str) -> AbstractContextManager[Any]:
 
 def print_plain(line: str) -> None:
     """A line as it is (no markup, no highlighting) on the CLI console: the plan line."""
-    console.print(line, highlight=False, markup=False)
+    console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 class _NoticeHandler(logging.Handler):

@@ -137,7 +137,9 @@ def build_contexts(
             continue
         sims = [float(np.dot(vectors[obj], vectors[c])) for c in candidates]
         substitute = candidates[int(np.argmax(sims))]
-        possible = list(dict.fromkeys([*golds, *(al for a in q.answers if a.qid for al in aliases.get(a.qid, []))]))
+        # in the query's order, then the aliases: a set's order would differ from one process to the next
+        named = [a.name for a in q.answers]
+        possible = list(dict.fromkeys([*named, *(al for a in q.answers if a.qid for al in aliases.get(a.qid, []))]))
         kept.append(
             ContextRow(
                 id=q.fact_id,

@@ -202,26 +202,6 @@ SELECTION_TEXT: dict[str, str] = {
 """One sentence per selection, for the reports and the console."""
 
 
-def counts_lines(records: Sequence[EditRecord], source: str, select: str | None = None, skipped: int = 0) -> list[str]:
-    """The facts per editing group, and the one sentence that says how they were chosen (the console's lines)."""
-    from chronoprobe.datasets.editing_records import group_heading
-
-    shown = ", ".join(f"{group_heading(group)} {n}" for group, n in group_counts(records).items())
-    left_out = f"; {skipped} more qualified but cannot be edited (listed)" if skipped else ""
-    lines = [f"{len(records)} facts to edit: {shown}, from {source}{left_out}"]
-    return lines + ([SELECTION_TEXT[select]] if select in SELECTION_TEXT else [])
-
-
-def fact_notes_line(count: int, model: str, listed_in: str) -> list[str]:
-    """The per-fact notes as one line (there can be a hundred of them); ``listed_in`` holds the list."""
-    if not count:
-        return []
-    return [
-        f"note{model}: {count} fact(s) take the entity's name as the edit subject (DyKnow's subject phrase is not "
-        f"in our edit prompt); {listed_in} lists them"
-    ]
-
-
 # --- building from an audit ---------------------------------------------------------------------
 
 
@@ -238,6 +218,60 @@ class BuiltDataset(BaseModel):
     model: str
     select: Selection
     run: str
+
+
+class BuildRecord(BaseModel):
+    """The file beside a dataset ``editing dataset`` built (``<stem>.build.json``): its checksum, source run,
+    model, selection, notes and skipped facts. Its checksum is what marks the dataset as ours to replace."""
+
+    sha256: str
+    """:func:`chronoprobe.publish.text_digest` of the dataset's text as written."""
+    run: str
+    model: str
+    select: Selection
+    notes: list[str]
+    skipped: dict[str, str]
+
+    @classmethod
+    def of(cls, built: BuiltDataset) -> BuildRecord:
+        from chronoprobe.publish import text_digest
+
+        return cls(
+            sha256=text_digest(dataset_text(built.records)),
+            run=built.run,
+            model=built.model,
+            select=built.select,
+            notes=built.notes,
+            skipped=built.skipped,
+        )
+
+
+BUILD_RECORD_SUFFIX = ".build.json"
+
+
+def build_record_path(out: Path) -> Path:
+    """The build record beside a dataset written to ``out``."""
+    return Path(out).with_name(Path(out).stem + BUILD_RECORD_SUFFIX)
+
+
+def count_lines(records: Sequence[EditRecord], source: str, select: str | None = None, skipped: int = 0) -> list[str]:
+    """The facts per editing group, and the one sentence that says how they were chosen (console lines)."""
+    from chronoprobe.datasets.editing_records import group_heading
+
+    shown = ", ".join(f"{group_heading(group)} {n}" for group, n in group_counts(records).items())
+    left_out = f"; {skipped} more qualified but cannot be edited (listed)" if skipped else ""
+    lines = [f"{len(records)} facts to edit: {shown}, from {source}{left_out}"]
+    return lines + ([SELECTION_TEXT[select]] if select in SELECTION_TEXT else [])
+
+
+def fact_notes_line(count: int, model: str, listed_in: str) -> str | None:
+    """The per-fact notes as one console line (there can be a hundred of them); ``listed_in`` holds the list."""
+    if not count:
+        return None
+    return (
+        f"[yellow]note[/]{model}: {count} fact(s) take the entity's name as the edit subject (DyKnow's "
+        f"subject phrase is not in our edit prompt); {listed_in} lists them"
+    )
 
 
 def read_json_object(path: Path) -> dict[str, Any]:

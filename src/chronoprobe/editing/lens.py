@@ -121,13 +121,16 @@ class EditingLens(Lens[EditingRow]):
 
     def notices(self) -> list[str]:
         """Per model: how its facts were chosen, the per-fact notes in one line, and the facts per group."""
-        from chronoprobe.editing.dataset import counts_lines, fact_notes_line
+        from rich.text import Text
+
+        from chronoprobe.editing.dataset import count_lines, fact_notes_line
 
         lines = []
         for spec, chosen in self.sets.items():
             lines += [f"note ({spec}): {note}" for note in chosen.notes]
-            lines += fact_notes_line(len(chosen.fact_notes), f" ({spec})", "report.md")
-            lines += counts_lines(chosen.records, f"{chosen.source} for {spec}", chosen.select, len(chosen.skipped))
+            per_fact = fact_notes_line(len(chosen.fact_notes), f" ({spec})", "report.md")
+            lines += [Text.from_markup(per_fact).plain] if per_fact else []
+            lines += count_lines(chosen.records, f"{chosen.source} for {spec}", chosen.select, len(chosen.skipped))
         return [*lines, *super().notices()]
 
     def present(self, run: Run) -> list[str]:

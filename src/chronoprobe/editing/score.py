@@ -294,15 +294,31 @@ def _method_key(method: str) -> tuple[int, str]:
     return (COLUMN_ORDER.index(method), "") if method in COLUMN_ORDER else (len(COLUMN_ORDER), method)
 
 
-def score_editing(
+SCORE_KIND = "editing score"
+"""What the folder marker of a scores folder says wrote it."""
+
+
+def scoring_extra(generations: Path | str, dataset: Path | str, labels: Labels) -> dict[str, Any]:
+    """What produced a scores folder, as its provenance's ``extra`` records it."""
+    return {
+        "generations": str(generations),
+        "dataset": str(dataset),
+        "labels": labels,
+        "classifier": "chronoprobe.metrics.dyknow after the last occurrence of the stored question"
+        if labels == "ours"
+        else "DyKnow's <category>_analysis.json labels",
+    }
+
+
+def scores_summary(
     generations: Path | str,
     dataset: Path | str,
-    out: Path | str,
+    provenance: Provenance,
     *,
     labels: Labels = "ours",
     models: Sequence[str] | None = None,
 ) -> EditingScoreSummary:
-    """Score every answers folder under ``generations`` and publish ``scores.json`` and ``report.md`` at ``out``.
+    """Score every answers folder under ``generations`` (everything read and scored, nothing written).
 
     ``models``: only these model folders (default: all).
     """
@@ -319,7 +335,6 @@ def score_editing(
             )
         folders = [f for f in folders if f.model in models]
     datasets = _Datasets(dataset)
-    # Everything is read and scored before anything is written: bad input leaves no output.
     scored: dict[str, dict[str, MethodScores]] = {}
     unlabelled: dict[str, str] = {}
     no_dataset: dict[str, str] = {}
@@ -337,28 +352,40 @@ def score_editing(
     if not scored:
         first = folders[0].path / "<category>_analysis.json"
         raise DataError(str(first), "not found; --labels original needs DyKnow's analysis files beside the answers")
-    summary = EditingScoreSummary(
+    return EditingScoreSummary(
         generations=str(generations),
         dataset=str(dataset),
         labels=labels,
         models=scored,
         unlabelled=unlabelled,
         no_dataset=no_dataset,
-        provenance=build_provenance(
-            [],
-            extra={
-                "generations": str(generations),
-                "dataset": str(dataset),
-                "labels": labels,
-                "classifier": "chronoprobe.metrics.dyknow after the last occurrence of the stored question"
-                if labels == "ours"
-                else "DyKnow's <category>_analysis.json labels",
-            },
-        ),
+        provenance=provenance,
     )
-    with publish.staged(Path(out), "editing score") as staging:
-        write_json_atomic(staging / "scores.json", summary.model_dump(mode="json"))
-        write_text_atomic(staging / "report.md", report_markdown(summary))
+
+
+def write_scores(folder: Path, summary: EditingScoreSummary) -> None:
+    """``scores.json`` and ``report.md`` in ``folder`` (a staging folder)."""
+    write_json_atomic(folder / "scores.json", summary.model_dump(mode="json"))
+    write_text_atomic(folder / "report.md", report_markdown(summary))
+
+
+def score_editing(
+    generations: Path | str,
+    dataset: Path | str,
+    out: Path | str,
+    *,
+    labels: Labels = "ours",
+    models: Sequence[str] | None = None,
+) -> EditingScoreSummary:
+    """Score every answers folder under ``generations`` and publish ``scores.json`` and ``report.md`` at ``out``.
+
+    ``models``: only these model folders (default: all). ``chronoprobe.produce("editing.score", ...)``
+    does the same with the output claimed first, as the command does.
+    """
+    provenance = build_provenance([], extra=scoring_extra(generations, dataset, labels))
+    summary = scores_summary(generations, dataset, provenance, labels=labels, models=models)
+    with publish.staged(Path(out), SCORE_KIND) as staging:
+        write_scores(staging, summary)
     return summary
 
 

@@ -20,10 +20,13 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.knowledge.types import Fact
+
+if TYPE_CHECKING:
+    from chronoprobe.runlog import Run
 
 INSPECT_SUFFIXES = (".eval", ".json")
 LM_EVAL_PATTERN = "samples_*.jsonl"
@@ -324,7 +327,7 @@ def _read_lm_eval(files: list[Path]) -> HarnessLog:
 # --- scoring into a run folder ------------------------------------------------------------------------
 
 
-def score_harness_log(
+def judge_harness_log(
     path: Path,
     out: Path,
     *,
@@ -333,14 +336,14 @@ def score_harness_log(
     as_of: dt.date | None = None,
     cutoffs: Sequence[str] = (),
     deployed_at: str | None = None,
-) -> dict[str, Any]:
-    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder; returns run.json.
+) -> Run:
+    """Judge every answer in a harness log as ``outdated run`` judges it: the run folder ``out`` will hold.
 
     ``cutoffs``: ``--cutoff`` values, ``NAME=YYYY-MM`` with NAME the model as the log records it
     (a bare date when the log holds one model); ``deployed_at``: forecast the staleness from that date.
     """
     from chronoprobe.integrations.outdated_items import response_record
-    from chronoprobe.integrations.run_folder import publish_outdated_run
+    from chronoprobe.integrations.run_folder import outdated_run
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.knowledge.snapshot import load_snapshot
     from chronoprobe.outdated.cutoffs import parse_cutoffs
@@ -372,7 +375,7 @@ def score_harness_log(
         for a in log.answers
         if a.fact_id not in no_gold
     ]
-    return publish_outdated_run(
+    return outdated_run(
         out,
         records,
         gold,
@@ -389,3 +392,27 @@ def score_harness_log(
             "harness_versions": log.versions,
         },
     )
+
+
+def score_harness_log(
+    path: Path,
+    out: Path,
+    *,
+    snapshot: str | None = None,
+    use_aliases: bool = False,
+    as_of: dt.date | None = None,
+    cutoffs: Sequence[str] = (),
+    deployed_at: str | None = None,
+) -> dict[str, Any]:
+    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder; returns run.json
+    (:func:`judge_harness_log`'s arguments)."""
+    from chronoprobe import publish
+    from chronoprobe.integrations.run_folder import write_outdated_run
+    from chronoprobe.runlog import RUN_LOG, read_json_object
+
+    run = judge_harness_log(
+        path, out, snapshot=snapshot, use_aliases=use_aliases, as_of=as_of, cutoffs=cutoffs, deployed_at=deployed_at
+    )
+    with publish.OutputClaim(out), publish.staged(out, run.kind) as folder:
+        write_outdated_run(folder, run)
+    return read_json_object(Path(out) / RUN_LOG)

@@ -21,7 +21,7 @@ from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
 from chronoprobe.outdated.lens import OutdatedLens
 from chronoprobe.outdated.summary import ALL, summarize_model
 from chronoprobe.provenance import build_provenance
-from chronoprobe.runlog import RUN_LOG, read_json_object, write_run_log
+from chronoprobe.runlog import RUN_LOG, Run, read_json_object, write_run_log
 
 
 def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> BackendInfo:
@@ -38,7 +38,7 @@ def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> Ba
     )
 
 
-def publish_outdated_run(
+def outdated_run(
     out: Path,
     records: Sequence[ResponseRecord],
     gold: Snapshot,
@@ -49,8 +49,8 @@ def publish_outdated_run(
     source: Mapping[str, Any],
     cutoffs: Mapping[str, str] | None = None,
     deployed_at: str | None = None,
-) -> dict[str, Any]:
-    """Write ``out`` (staged, swapped in whole) and return its run log.
+) -> Run:
+    """The ``outdated run`` folder that ``out`` will hold, in memory: summary, config, provenance and rows.
 
     ``cutoffs``: published knowledge cutoffs by model (as the records name it); ``deployed_at``: the
     date to forecast staleness from, as ``outdated run --cutoff/--deployed-at`` give them.
@@ -93,16 +93,56 @@ def publish_outdated_run(
     provenance.models = [_backend_info(m, harness, generation.get(m) or {}) for m in models]
     provenance_json = provenance.model_dump(mode="json")
     summary.dataset = OutdatedLens.dataset_label(summary, provenance_json)
-    lens = OutdatedLens(config)
+    return Run(
+        Path(out),
+        OutdatedLens.name,
+        summary,
+        list(records),
+        config.model_dump(mode="json"),
+        provenance_json,
+        kind=OutdatedLens.kind,
+    )
+
+
+def write_outdated_run(folder: Path, run: Run) -> None:
+    """The report, plots and run log of ``run`` in ``folder`` (a staging folder), as ``outdated run`` writes them."""
+    lens = OutdatedLens(AuditConfig.model_validate(run.config))
+    lens.report(folder, run.rows, run.summary, run.provenance)
+    write_run_log(
+        folder,
+        lens=run.lens,
+        kind=run.kind,
+        config=run.config,
+        summary=run.summary,
+        provenance=run.provenance,
+        rows=run.rows,
+    )
+
+
+def publish_outdated_run(
+    out: Path,
+    records: Sequence[ResponseRecord],
+    gold: Snapshot,
+    *,
+    no_gold: Mapping[str, str],
+    use_aliases: bool,
+    as_of: dt.date | None,
+    source: Mapping[str, Any],
+    cutoffs: Mapping[str, str] | None = None,
+    deployed_at: str | None = None,
+) -> dict[str, Any]:
+    """Write ``out`` (staged, swapped in whole) and return its run log (:func:`outdated_run`'s arguments)."""
+    run = outdated_run(
+        out,
+        records,
+        gold,
+        no_gold=no_gold,
+        use_aliases=use_aliases,
+        as_of=as_of,
+        source=source,
+        cutoffs=cutoffs,
+        deployed_at=deployed_at,
+    )
     with publish.OutputClaim(out), publish.staged(out, OutdatedLens.kind) as folder:
-        lens.report(folder, records, summary, provenance_json)
-        write_run_log(
-            folder,
-            lens=OutdatedLens.name,
-            kind=OutdatedLens.kind,
-            config=config.model_dump(mode="json"),
-            summary=summary,
-            provenance=provenance_json,
-            rows=records,
-        )
+        write_outdated_run(folder, run)
     return read_json_object(out / RUN_LOG)

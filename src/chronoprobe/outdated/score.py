@@ -325,35 +325,46 @@ def _classification_row(item: ScoredResponse) -> dict[str, Any]:
     }
 
 
-def score_generations(
+SCORE_KIND = "outdated score"
+"""What the folder marker of a scored folder says wrote it."""
+
+
+class Judged(BaseModel):
+    """Every response of a generations folder judged: the summary and the responses per category."""
+
+    summary: ScoreSummary
+    by_category: dict[str, list[ScoredResponse]]
+
+
+def score_recipe(
+    generations_dir: Path, files: list[Path], gold_description: dict[str, Any], use_aliases: bool, as_of: dt.date | None
+) -> dict[str, Any]:
+    """What produced a scored folder, as the provenance records it (``snapshot`` and ``extra``)."""
+    return {
+        "snapshot": gold_description,
+        "extra": {
+            "generations_dir": str(generations_dir),
+            "answers_files": [p.name for p in files],
+            "use_aliases": use_aliases,
+            "as_of": as_of.isoformat() if as_of else None,
+            "classifier": "chronoprobe.metrics.dyknow (docs/dyknow-classifier.md)",
+        },
+    }
+
+
+def judge_generations(
     generations_dir: Path,
-    out_dir: Path,
+    files: list[Path],
+    gold_map: Mapping[str, FactAnswers],
+    gold_description: dict[str, Any],
+    provenance: Provenance,
     *,
-    gold: Path | str | None = None,
     use_aliases: bool = False,
     as_of: dt.date | None = None,
-    gold_answers: Mapping[str, FactAnswers] | None = None,
     cutoff: str | None = None,
     deployed_at: str | None = None,
-) -> ScoreSummary:
-    """Classify every response in ``generations_dir`` and write sheets and summary to ``out_dir``.
-
-    ``gold``: a ``grc_generated.json``, a snapshot name/path, or None (shipped snapshot).
-    ``gold_answers`` bypasses loading (already-loaded gold answers by fact id).
-    ``cutoff``: the model's published knowledge cutoff (YYYY-MM), a marker on the knowledge-date plot;
-    ``deployed_at``: forecast the staleness from that date on.
-    """
-    generations_dir = Path(generations_dir)
-    files = answers_files(generations_dir)
-    if gold_answers is None:
-        gold_map, gold_description = load_gold(gold)
-    else:
-        gold_map, gold_description = dict(gold_answers), {"kind": "in-memory", "source": str(gold)}
-    if deployed_at is not None:
-        from chronoprobe.outdated.knowledge_date import check_deployed_at
-
-        check_deployed_at(deployed_at, gold_map, "the gold answers")
-    # Read and classify everything before writing anything: bad input leaves no half-written output.
+) -> Judged:
+    """Classify every response in ``files`` (read and judged before anything is written)."""
     by_category: dict[str, list[ScoredResponse]] = {}
     no_gold: set[str] = set()
     for path in files:
@@ -373,28 +384,80 @@ def score_generations(
         overall=aggregate(everything),
         no_gold=sorted(no_gold),
         knowledge_date=_knowledge_date(everything, gold_map, gold_description, cutoff, deployed_at),
-        provenance=build_provenance(
-            [],
-            snapshot=gold_description,
-            extra={
-                "generations_dir": str(generations_dir),
-                "answers_files": [p.name for p in files],
-                "use_aliases": use_aliases,
-                "as_of": as_of.isoformat() if as_of else None,
-                "classifier": "chronoprobe.metrics.dyknow (docs/dyknow-classifier.md)",
-            },
-        ),
+        provenance=provenance,
     )
-    with publish.staged(Path(out_dir), "outdated score") as staging:
-        for category, items in by_category.items():
-            write_json_atomic(staging / f"{category}_answer_sheet.json", answer_sheet(items))
-        write_jsonl_atomic(staging / "classifications.jsonl", (_classification_row(i) for i in everything))
-        write_json_atomic(staging / "summary.json", summary.model_dump(mode="json"))
-        if summary.knowledge_date is not None:
-            from chronoprobe.outdated.knowledge_report import write_score_report
+    return Judged(summary=summary, by_category=by_category)
 
-            write_score_report(staging, summary.model, summary.knowledge_date)
-    return summary
+
+def write_scores(folder: Path, judged: Judged) -> None:
+    """The answer sheets, ``classifications.jsonl``, ``summary.json`` (and the knowledge-date report) in ``folder``."""
+    everything = [item for items in judged.by_category.values() for item in items]
+    for category, items in judged.by_category.items():
+        write_json_atomic(folder / f"{category}_answer_sheet.json", answer_sheet(items))
+    write_jsonl_atomic(folder / "classifications.jsonl", (_classification_row(i) for i in everything))
+    summary = judged.summary
+    write_json_atomic(folder / "summary.json", summary.model_dump(mode="json"))
+    if summary.knowledge_date is not None:
+        from chronoprobe.outdated.knowledge_report import write_score_report
+
+        write_score_report(folder, summary.model, summary.knowledge_date)
+
+
+def load_scoring_inputs(
+    generations_dir: Path,
+    gold: Path | str | None = None,
+    gold_answers: Mapping[str, FactAnswers] | None = None,
+    deployed_at: str | None = None,
+) -> tuple[list[Path], dict[str, FactAnswers], dict[str, Any]]:
+    """The answers files, the gold answers and their description; every one-line error before any judging."""
+    files = answers_files(Path(generations_dir))
+    if gold_answers is None:
+        gold_map, gold_description = load_gold(gold)
+    else:
+        gold_map, gold_description = dict(gold_answers), {"kind": "in-memory", "source": str(gold)}
+    if deployed_at is not None:
+        from chronoprobe.outdated.knowledge_date import check_deployed_at
+
+        check_deployed_at(deployed_at, gold_map, "the gold answers")
+    return files, gold_map, gold_description
+
+
+def score_generations(
+    generations_dir: Path,
+    out_dir: Path,
+    *,
+    gold: Path | str | None = None,
+    use_aliases: bool = False,
+    as_of: dt.date | None = None,
+    gold_answers: Mapping[str, FactAnswers] | None = None,
+    cutoff: str | None = None,
+    deployed_at: str | None = None,
+) -> ScoreSummary:
+    """Classify every response in ``generations_dir`` and write sheets and summary to ``out_dir``.
+
+    ``gold``: a ``grc_generated.json``, a snapshot name/path, or None (shipped snapshot).
+    ``gold_answers`` bypasses loading (already-loaded gold answers by fact id).
+    ``cutoff``: the model's published knowledge cutoff (YYYY-MM), a marker on the knowledge-date plot;
+    ``deployed_at``: forecast the staleness from that date on. ``chronoprobe.produce("outdated.score", ...)``
+    does the same with the output claimed first, as the command does.
+    """
+    generations_dir = Path(generations_dir)
+    files, gold_map, gold_description = load_scoring_inputs(generations_dir, gold, gold_answers, deployed_at)
+    recorded = score_recipe(generations_dir, files, gold_description, use_aliases, as_of)
+    judged = judge_generations(
+        generations_dir,
+        files,
+        gold_map,
+        gold_description,
+        build_provenance([], snapshot=recorded["snapshot"], extra=recorded["extra"]),
+        use_aliases=use_aliases,
+        as_of=as_of,
+        cutoff=cutoff,
+        deployed_at=deployed_at,
+    )
+    with publish.staged(Path(out_dir), SCORE_KIND) as staging:
+        write_scores(staging, judged)
+    return judged.summary
 
 
 def _knowledge_date(
