@@ -494,7 +494,7 @@ def _settings(run: MethodRun) -> dict[str, Any]:
 
 
 def _limit(chosen: EditSet, limit: int) -> None:
-    """Keep ``limit`` facts spread over Table 3's groups (as ``conflicts run --limit`` spreads over classes)."""
+    """Keep ``limit`` facts spread over Table 3's groups (as ``conflicts run --balanced-limit`` spreads over classes)."""
     from chronoprobe.datasets.balance import take_balanced
     from chronoprobe.editing.dataset import group_counts
 
@@ -504,7 +504,7 @@ def _limit(chosen: EditSet, limit: int) -> None:
     chosen.fact_notes = {fact: note for fact, note in chosen.fact_notes.items() if fact in kept}
     shown = ", ".join(f"{group} {n}" for group, n in group_counts(chosen.records).items())
     chosen.notes.append(
-        f"--limit {limit}: {len(chosen.records)} of the {total} facts are edited, spread over the groups ({shown})"
+        f"--balanced-limit {limit}: {len(chosen.records)} of the {total} facts are edited, spread over the groups ({shown})"
     )
 
 

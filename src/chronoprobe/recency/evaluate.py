@@ -182,7 +182,7 @@ def resolve_templates(config: EvalConfig, strategy: Strategy) -> dict[str, Templ
             raise ConfigError(
                 f"prompt file {path}",
                 f"is a {mode}-context prompt ({'has' if mode == 'with' else 'no'} "
-                f"{{context}} placeholder), but this run has --context {config.context}",
+                f"{{context}} placeholder), but this run has --context-mode {config.context}",
             )
         templates[mode] = template
     for mode in config.modes:
