@@ -9,14 +9,23 @@ construction. Older spellings kept for a release (hidden) are left out: they nam
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
+import pytest
 import typer.main
 
 from chronoprobe.cli.main import _register, app
 from chronoprobe.cli.model_options import MODEL_OPTIONS
 from chronoprobe.cli.options import MEANINGS
+from cli_driver import run_main
+
+EDIT_SET = (
+    Path(__file__).resolve().parents[1]
+    / "assets/editing_results/models_editing/editing_datasets/llama2-7b-chat/editing_dataset.json"
+)
 
 SHARED_DECLARATION = {"--" + name.replace("_", "-") for name in MODEL_OPTIONS} | {"--no-chat-template", "-m"}
 ALIASES = {"recency eval"}
@@ -80,3 +89,24 @@ def test_the_renamed_meanings_have_their_own_names() -> None:
     assert {c for c, _ in flags["--only-model"]} == {"editing score", "history"}
     assert all(_shape(p)[0] == "bool" for _, p in flags["--aliases"])
     assert {c for c, _ in flags["--balanced-limit"]} == {"conflicts run", "conflicts contexts", "editing run"}
+
+
+def test_an_older_spelling_still_works_for_a_release_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    run = ("editing", "run", "-m", "mock:constant=Joe Biden", "--dataset", str(EDIT_SET), "--method", "rag-gold")
+    quick = ("--no-locality", "--no-fluency", "--cache", str(tmp_path / "c.sqlite"))
+    old = run_main(monkeypatch, capsys, *run, *quick, "--limit", "1", "--out", str(tmp_path / "old"))
+    assert old.code == 0, old.err
+    assert "warning: --limit is deprecated and goes in the next release; use --balanced-limit" in old.err
+    new = run_main(monkeypatch, capsys, *run, *quick, "--balanced-limit", "1", "--out", str(tmp_path / "new"))
+    assert new.code == 0 and "deprecated" not in new.err
+    assert _facts(tmp_path / "old") == _facts(tmp_path / "new") == 1
+    both = run_main(monkeypatch, capsys, *run, *quick, "--limit", "1", "--balanced-limit", "2")
+    assert both.code == 2 and both.err.startswith("error: --limit/--balanced-limit: give --balanced-limit only")
+
+
+def _facts(folder: Path) -> int:
+    rows = [json.loads(line) for line in (folder / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    return len({row["fact_id"] for row in rows})
