@@ -15,7 +15,8 @@ its stages in this order, for ``chronoprobe <lens> <command>`` and ``chronoprobe
 4. ``run(context)``: the work. Models load through the context (behind the one call cache), the
    progress goes to it, notices too; the provenance is built by ``context.provenance(self.recipe())``.
 5. ``write(folder, result)``: the files, into a staging folder published whole (all or nothing).
-6. ``present(result)``: the console's lines about the result (the CLI prints them).
+6. ``answer(result)`` and ``present(result)``: the command's output on stdout (if it has one), then the
+   console's lines about the result (the CLI prints them).
 """
 
 from __future__ import annotations
@@ -267,4 +268,9 @@ class Tool(ABC, Generic[ResultT]):
 
     def present(self, result: ResultT) -> list[str]:
         """The console's lines about ``result`` (rich markup), printed once the output is published."""
+        return []
+
+    def answer(self, result: ResultT) -> list[str]:
+        """The command's own output, on stdout before :meth:`present`'s lines (a measurement a script reads);
+        plain text. Default: none."""
         return []

@@ -14,14 +14,14 @@ from rich.markup import escape
 from chronoprobe.cli.lens_command import lens_app, lens_command
 from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, ModelOptions, with_model_options
 from chronoprobe.cli.options import ModelOpt, check_share
-from chronoprobe.cli.progress_display import announce, console, progress_bar, progress_ticks, task_progress
+from chronoprobe.cli.progress_display import console, progress_bar, task_progress
 from chronoprobe.cli.runs import load_models, open_cache
 from chronoprobe.cli.tool_command import tool_command
 from chronoprobe.errors import ConfigError
 from chronoprobe.recency.gate import DEFAULT_SAMPLES as DEFAULT_GATE_SAMPLES
 from chronoprobe.recency.gate import DEFAULT_TEMPERATURE as DEFAULT_GATE_TEMPERATURE
 from chronoprobe.recency.lens import DATA_ENV, LEGACY_NOTE, RecencyLens, default_data, legacy_data  # noqa: F401  (kept importable from here)
-from chronoprobe.recency.tools import LabelTool
+from chronoprobe.recency.tools import GateCheckTool, LabelTool
 
 if TYPE_CHECKING:
     from chronoprobe.cache import CachedModel
@@ -189,54 +189,4 @@ def _say_gate_quality(measured: GateQuality | None, spec: str, context: str | No
         )
 
 
-@app.command("gate-check")
-@with_model_options("engine")
-def gate_check(
-    model: ModelOpt = None,
-    samples: Annotated[
-        int, typer.Option(min=1, help="Samples drawn per question, as `recency gate --samples` will ask.")
-    ] = DEFAULT_GATE_SAMPLES,
-    temperature: Annotated[
-        float, typer.Option(min=0.0, help="Sampling temperature when samples > 1, as `recency gate --temperature`.")
-    ] = DEFAULT_GATE_TEMPERATURE,
-    seed: Annotated[int, typer.Option(min=0, help="Decoding seed, as `recency gate --seed`.")] = 0,
-    threshold: Annotated[
-        str,
-        typer.Option(
-            help="Score the decisions at this recency class (any threshold reads the same measurement).",
-            callback=_recency_class,
-        ),
-    ] = "A-Year",
-    min_share: Annotated[
-        float,
-        typer.Option(callback=check_share, help="Score the decisions at this share of samples, as `recency gate`."),
-    ] = 0.5,
-    data: Annotated[
-        Path | None,
-        typer.Option(
-            help="Where the data comes from: a RecencyQA JSON file, or hf:<owner>/<repo> (default: the copy shipped "
-            "with chronoprobe)."
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N held-out questions (a random subset), for a quick look.")
-    ] = None,
-    backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
-) -> None:
-    """Measure how well a model routes with `recency gate`, on a held-out RecencyQA split, and keep the result.
-
-    The gate reads the kept measurement on every later call (docs/recency.md, "How far to trust the gate").
-    """
-    chosen = dict(locals())  # every option, as the tool's config names it
-    from chronoprobe.recency.tools import GateCheckTool
-    from chronoprobe.runner import produce
-
-    del chosen["backend"]
-    tool = GateCheckTool.from_options(**chosen)
-    result = produce(
-        tool, options=backend.backend(), cache=backend.cache, progress_display=progress_ticks, announce=announce
-    )
-    typer.echo(result.quality.line())  # stdout: the measurement is the command's output
-    typer.echo(f"{result.check.spec} is {result.quality.verdict()}")
-    for line in tool.present(result):
-        console.print(line, highlight=False)
+app.command("gate-check")(tool_command(GateCheckTool))

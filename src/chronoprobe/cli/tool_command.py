@@ -4,7 +4,8 @@ The same generator as a lens run's (:mod:`chronoprobe.cli.lens_command`), read t
 parameters are named after the config's fields (``Tool.from_options`` takes them so), ``--out`` is
 a field like any other, ``--model`` is the config's ``model`` field when the tool ``takes_model``,
 and the shared model options come when it has ``model_options``. The command runs the tool through
-:func:`chronoprobe.runner.produce` and prints its :meth:`~chronoprobe.tool.Tool.present` lines.
+:func:`chronoprobe.runner.produce`, prints its :meth:`~chronoprobe.tool.Tool.answer` on stdout and its
+:meth:`~chronoprobe.tool.Tool.present` lines on stderr.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
+
+import typer
 
 from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.lens_command import Rules, config_options
@@ -39,6 +42,8 @@ def tool_command(tool: type[Tool[Any]], deprecated: dict[str, str] | None = None
             announce=announce,
             notice=say,
         )
+        for line in made.answer(result):
+            typer.echo(line)  # stdout: the command's output
         for line in made.present(result):
             say(line)
 

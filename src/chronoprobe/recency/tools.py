@@ -306,6 +306,10 @@ class GateCheckTool(Tool[GateCheckResult]):
         )
         return GateCheckResult(check=check, path=path, quality=measured)
 
+    def answer(self, result: GateCheckResult) -> list[str]:
+        """The measurement, and what it says of the model: the command's output."""
+        return [result.quality.line(), f"{result.check.spec} is {result.quality.verdict()}"]
+
     def present(self, result: GateCheckResult) -> list[str]:
         spec = result.check.spec
         return [f"kept in {result.path}; `recency gate --model {spec}` reads it"]
