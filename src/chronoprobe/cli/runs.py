@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,27 +24,6 @@ def _click_context() -> object | None:
     except ImportError:  # pragma: no cover - depends on the installed typer
         from click import get_current_context  # type: ignore[no-redef]  # older typer: the same function from click itself
     return get_current_context(silent=True)
-
-
-@contextmanager
-def config_errors(options: dict[str, str] | None = None) -> Iterator[None]:
-    """A value a config refuses (a pydantic ValidationError inside) becomes one ConfigError naming its option.
-
-    The option of a field is ``--field-name`` unless ``options`` maps the field to another; a nested
-    config's field is named by its own name (``persuasion.max_new_tokens`` -> ``--max-new-tokens``).
-    """
-    from pydantic import ValidationError
-
-    from chronoprobe.values import config_error, innermost_field
-
-    def name_of(location: tuple[str | int, ...]) -> str:
-        field = innermost_field(location) or "config"
-        return (options or {}).get(field, f"--{field.replace('_', '-')}")
-
-    try:
-        yield
-    except ValidationError as exc:
-        raise config_error(exc, name_of) from None
 
 
 def claim_output_dir(path: Path, option: str = "--out", *, kind: str | None = None, inputs: Inputs = ()) -> None:
@@ -136,7 +113,6 @@ def run_lens(lens: Lens[Any], out: Path | None, models: list[str] | None, backen
 __all__ = [
     "claim_output_dir",
     "claim_run_dir",
-    "config_errors",
     "load_models",
     "open_cache",
     "run_in_terminal",
