@@ -1,16 +1,18 @@
 """``chronoprobe <lens> run``, generated from the lens's declaration: every lens's run command, built-in or plug-in.
 
 A declaration is a class with ``name``, ``config_type`` (a pydantic config), ``input_options``,
-``arguments``, ``output_fields`` and ``internal_fields``: a :class:`~chronoprobe.lens.Lens`, or any
-other command shaped like one. Its command has one option per config field, named as its
+``arguments``, ``output_fields`` (and, where it has them, ``internal_fields``): a
+:class:`~chronoprobe.lens.Lens`, or a :class:`~chronoprobe.tool.Tool` (:mod:`chronoprobe.cli.tool_command`
+reads it the tool's way, :class:`Rules`). Its command has one option per config field, named as its
 ``input_options`` say (``--field-name`` otherwise), the fields in ``arguments`` as positional
 arguments, the field's default, and the field's docstring as help. A ``Literal`` field takes one of
 its values, a ``bool`` is a ``--x/--no-x`` flag (or a switch, when ``input_options`` spells it
-``--x``), a tuple or list is repeatable, a ``dict[str, str]`` is a repeatable ``KEY=VALUE`` whose
-texts the config reads (``chronoprobe.values.KeyValues``). The config parses and checks every value, so ``chronoprobe.run`` takes the
-same strings. Beside them: ``--model``, ``--out`` and the model options the lens uses
-(:class:`~chronoprobe.cli.model_options.ModelOptions`). A field of another type, one named like a
-shared option, or one the declaration keeps internal, is not offered and keeps its default.
+``--x``), a tuple or list is repeatable (numbers as text, so ``0.25,0.5`` is one value), a mapping
+declared as :data:`chronoprobe.values.KeyValues` a repeatable ``NAME=VALUE``. The config parses
+and checks every value, so ``chronoprobe.run`` takes the same strings. Beside them: ``--model``,
+``--out`` and the model options the lens uses (:class:`~chronoprobe.cli.model_options.ModelOptions`).
+A field of another type, one named like a shared option, or one the declaration keeps internal, is
+not offered and keeps its default.
 """
 
 from __future__ import annotations
