@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -32,10 +32,10 @@ EDIT_SET = (
 )
 
 
-class NotingLens(ToyLens):
+class NotingLens(ToyLens):  # type: ignore[misc]  # tests/toy_lens.py is imported by file name, untyped here
     """The toy lens with a note from load, and a helper model loaded in setup."""
 
-    seen: list[Any] = []
+    seen: ClassVar[list[Any]] = []
 
     def load(self) -> None:
         super().load()

@@ -271,7 +271,17 @@ LENSES: dict[str, tuple[str, list[str]]] = {
     ),
     "editing": (
         "mock:constant=It is Andy Jassy.",
-        ["editing", "run", "--dataset", str(EDITING_DATASET), "--balanced-limit", "2", "--method", "rag-gold", "--no-locality"],
+        [
+            "editing",
+            "run",
+            "--dataset",
+            str(EDITING_DATASET),
+            "--balanced-limit",
+            "2",
+            "--method",
+            "rag-gold",
+            "--no-locality",
+        ],
     ),
 }
 
