@@ -10,8 +10,8 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 import typer.main
 
-from chronoprobe.cli.common import MODEL_OPTIONS, ModelOptions, model_option_parameters
 from chronoprobe.cli.main import _register, app, main
+from chronoprobe.cli.model_options import MODEL_OPTIONS, ModelOptions, model_option_parameters
 from chronoprobe.models.registry import BackendOptions
 
 ALL = set(MODEL_OPTIONS)
@@ -42,7 +42,7 @@ def _literal_values(annotation: Any) -> set[object]:
 
 
 def test_the_allowed_values_are_the_registrys_own() -> None:
-    from chronoprobe.cli.common import API_MODES, DEVICE_MAPS, DTYPES, QUANTIZE, SAMPLERS
+    from chronoprobe.cli.model_options import API_MODES, DEVICE_MAPS, DTYPES, QUANTIZE, SAMPLERS
 
     fields = BackendOptions.model_fields
     for field, shown in (

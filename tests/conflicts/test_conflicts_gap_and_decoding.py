@@ -153,7 +153,7 @@ def test_a_bad_sampler_is_one_line_before_any_model(
 
 
 def test_sampler_reaches_the_backend_options() -> None:
-    from chronoprobe.cli.common import backend_options
+    from chronoprobe.cli.model_options import backend_options
 
     assert backend_options().sampler == "inverse-cdf"
     assert backend_options(sampler="multinomial").sampler == "multinomial"
