@@ -30,6 +30,6 @@ chronoprobe check --model "$MODEL=openai:$MODEL@$ENDPOINT" "${GOLD[@]}" --budget
   --junit "$OUT.junit.xml" || status=$?
 
 if [ "${LIVE:-0}" = 1 ]; then
-  chronoprobe history results/check --model "$MODEL" --out "results/history/$MODEL-$DAY"
+  chronoprobe history results/check --only-model "$MODEL" --out "results/history/$MODEL-$DAY"
 fi
 exit "$status"

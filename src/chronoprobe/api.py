@@ -39,6 +39,7 @@ from chronoprobe.runlog import Run, load_run
 from chronoprobe.runner import default_out, execute, load_models
 from chronoprobe.runner import produce as produce_with
 from chronoprobe.tool import tool_class, tool_names
+from chronoprobe.values import config_error
 
 if TYPE_CHECKING:
     from chronoprobe.checkup import CheckResult
@@ -104,9 +105,8 @@ def _config(cls: type[Lens[Any]], models: list[ModelRequest], options: dict[str,
         )
     try:
         return lens_config(cls, models, options)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise ConfigError(".".join(str(p) for p in error["loc"]) or cls.name, error["msg"]) from None
+    except ValidationError as exc:  # named by the field, as the command names it by its option
+        raise config_error(exc, lambda location: ".".join(map(str, location)) or cls.name) from None
 
 
 def run(

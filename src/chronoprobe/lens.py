@@ -6,8 +6,8 @@ in this order:
 
 1. ``load()``: read and validate the items; every data or config error surfaces here,
    before any model loads.
-2. ``capabilities`` / ``check(model)``: what the backend must be able to do; checked per
-   model before any call.
+2. ``capabilities`` / ``check(model, engine)``: what the backend must be able to do; checked per
+   model before any call (``check_engine(engine)`` before the output folder is claimed).
 3. ``run(model, progress)``: ask one (cached) model, return typed rows.
 4. ``summarise(rows)``: the typed summary of every model's rows.
 5. ``report(folder, rows, summary, provenance)``: write ``report.md``, the plots and the
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
 
@@ -28,12 +28,20 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.models.base import Capability, require
-from chronoprobe.models.registry import ModelList, ModelRequest, config_with_models, default_models, parse_model
+from chronoprobe.models.registry import (
+    BackendOptions,
+    ModelList,
+    ModelRequest,
+    config_with_models,
+    default_models,
+    parse_model,
+)
 from chronoprobe.plugins import LENSES
 from chronoprobe.provenance import Provenance
-from chronoprobe.runlog import Metric, Summary
+from chronoprobe.runlog import Metric, Run, Summary
 
 __all__ = [
     "BUDGETS",
@@ -42,8 +50,10 @@ __all__ = [
     "Budget",
     "CheckContext",
     "Lens",
+    "LoadProgress",
     "Metric",
     "ModelList",
+    "ModelLoader",
     "ProgressFactory",
     "RunRecipe",
     "Summary",
@@ -59,6 +69,36 @@ ProgressFactory = Callable[[str, int], Callable[[int], None]]
 
 Announce = Callable[[str], AbstractContextManager[Any]]
 """``announce(message)``: a context shown while a slow step (a model load) runs, e.g. a spinner."""
+
+LoadProgress = Callable[[str, int | None], Callable[[int], None]]
+"""A progress factory for steps of ``load`` whose size may be unknown (``total`` None: a live query)."""
+
+
+def _quiet(message: str) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+class ModelLoader:
+    """What :meth:`Lens.setup` loads a helper model with (a judge, a counterfactual): the user's backend options.
+
+    ``load_model(spec)`` loads ``spec`` behind the run's call cache with the options the run's own
+    models get (``--dtype``, ``--device`` ...); ``options.value("device")`` is where a helper that is not a
+    backend (an embedding or NLI judge) should go; ``announce`` shows a slow step.
+    """
+
+    def __init__(
+        self,
+        options: BackendOptions,
+        load: Callable[[str | ModelRequest], CachedModel],
+        announce: Announce | None = None,
+    ) -> None:
+        self.options = options
+        self._load = load
+        self.announce: Announce = announce or _quiet
+
+    def __call__(self, spec: str | ModelRequest) -> CachedModel:
+        return self._load(spec)
+
 
 RowT = TypeVar("RowT", bound=BaseModel)
 
@@ -124,11 +164,18 @@ class Lens(ABC, Generic[RowT]):
     config_type: ClassVar[type[BaseModel]]
     """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options."""
     input_options: ClassVar[dict[str, str]] = {}
-    """Config field -> the option that names it, where the two differ (``from_run`` -> ``--from``)."""
+    """Config field -> the option that names it, where the two differ (``from_run`` -> ``--from``); for a
+    ``bool`` field, as its command spells it: ``--live`` (a switch) or ``--aliases/--no-aliases``."""
     text_paths: ClassVar[frozenset[str]] = frozenset()
     """Text config fields that may hold a path (a file, or a name or hub id: only existing paths count)."""
     output_fields: ClassVar[frozenset[str]] = frozenset({"out"})
     """Path fields the run writes rather than reads."""
+    arguments: ClassVar[tuple[str, ...]] = ()
+    """Config fields its command takes as positional arguments, in order (``conflicts run dynamicqa``)."""
+    internal_fields: ClassVar[frozenset[str]] = frozenset()
+    """Config fields its command does not offer (set from another option, or only from Python)."""
+    unused_model_options: ClassVar[frozenset[str]] = frozenset()
+    """Model options that do not apply to this lens, left off its command (``sampler`` for greedy decoding)."""
 
     old_rows_file: ClassVar[str] = "items.jsonl"
     """Where a folder written before the run log keeps its rows."""
@@ -153,7 +200,9 @@ class Lens(ABC, Generic[RowT]):
         self.loaded = False
         """Set by ``load`` once the items are read."""
         self.notes: list[str] = []
-        """What ``load`` found that the user should know (a request it could not honour as given); the CLI prints them."""
+        """What ``load`` found that the user should know (a request it could not honour as given); see :meth:`notices`."""
+        self.load_progress: LoadProgress | None = None
+        """Set by the caller before ``load`` to show a slow step there (a live query); None: none shown."""
 
     @property
     def models(self) -> tuple[ModelRequest, ...]:
@@ -170,17 +219,34 @@ class Lens(ABC, Generic[RowT]):
         """Refuse missing or wrong inputs, all of them in one error, before the output folder is claimed
         and before any work (cheap: it reads no data). Default: nothing to check."""
 
-    def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
-        """Load what the lens itself needs besides the models (e.g. a judge), after ``load``, before the models."""
+    def check_engine(self, engine: Engine) -> None:
+        """Refuse an engine this run cannot use, before the output folder is claimed and before any model
+        loads (weight edits need the local engine). Default: any engine."""
+
+    def notices(self) -> list[str]:
+        """Lines the user should read before the work starts, once ``load`` has run (facts without gold, a
+        deprecated setting, what was chosen): the CLI prints them, ``chronoprobe.run`` logs them. Default:
+        :attr:`notes`, each as a ``note:``."""
+        return [f"note: {note}" for note in self.notes]
+
+    def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
+        """Load what the lens itself needs besides the models (a judge, a helper model through ``load_model``,
+        with the user's backend options), after ``load``, before the models."""
 
     def plan_line(self, cache: CallCache) -> str | None:
         """One line saying what the run will do and how long it may take, after ``load`` and before any
         model loads (times from :func:`chronoprobe.estimate.estimate` over ``cache``); None: no plan line."""
         return None
 
-    def check(self, model: CachedModel) -> None:
-        """Fail with a CapabilityError if ``model`` cannot serve this lens (called before any call)."""
+    def check(self, model: CachedModel, engine: Engine) -> None:
+        """Fail with a CapabilityError (or ConfigError) if ``model``, run on ``engine``, cannot serve this
+        lens; called for each model before any call. Default: the declared :attr:`capabilities`."""
         require(model, set(self.capabilities), purpose=f"the {self.name} lens")
+
+    def present(self, run: Run) -> list[str]:
+        """The console summary once the run is written: by default one line per model of its headline
+        :class:`Metric` records, each with its interval and n (the summary's headline numbers without them)."""
+        return headline_lines(run.summary)
 
     @abstractmethod
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RowT]:
@@ -310,3 +376,27 @@ def lens_config(cls: type[Lens[Any]], models: Sequence[str | ModelRequest], opti
     if models:
         chosen["models"] = tuple(parse_model(m) for m in models)
     return with_models(cls.config_type)(**chosen)
+
+
+def _metric_text(metric: Metric) -> str:
+    if metric.value is None:
+        return f"{metric.name} –"
+    shown = f"{metric.name} {metric.value:.4g}{'%' if metric.unit == '%' else ''}"
+    if metric.ci_low is not None and metric.ci_high is not None:
+        shown += f" [{metric.ci_low:.4g}, {metric.ci_high:.4g}]"
+    return shown + (f" (n={metric.n})" if metric.n is not None else "")
+
+
+def headline_lines(summary: Summary) -> list[str]:
+    """One line per model: its headline metric records (group ``all``), else the summary's headline numbers."""
+    lines = []
+    for model in summary.models or list(summary.headline):
+        chosen = [m for m in summary.metrics if m.headline and m.model == model]
+        if chosen:
+            shown = "  ".join(_metric_text(m) if m.group == "all" else f"{m.group}: {_metric_text(m)}" for m in chosen)
+        else:
+            numbers = summary.headline.get(model, {})
+            shown = "  ".join(f"{k} {'–' if v is None else f'{v:.4g}'}" for k, v in numbers.items())
+        if shown:
+            lines.append(f"{model}: {shown}")
+    return lines

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from chronoprobe import publish
 from chronoprobe.cache import AnswerTally, CachedModel, CallCache, open_cache
 from chronoprobe.engines import Engine, ModelSource, parse_engine
-from chronoprobe.lens import Announce, Lens, ProgressFactory
+from chronoprobe.lens import Announce, Lens, ModelLoader, ProgressFactory
 from chronoprobe.models.lazy import open_backend
 from chronoprobe.models.registry import (
     BackendOptions,
@@ -82,6 +82,16 @@ def load_models(
 
 def _quiet(message: str) -> AbstractContextManager[None]:
     return nullcontext()
+
+
+def _tell(lens: Lens[Any], cache: CallCache, notice: Callable[[str], None]) -> None:
+    """The lens's notices, then its plan line, before any model loads."""
+    with blame(lens, "failed in notices()"):
+        lines = lens.notices()
+    with blame(lens, "failed in plan_line()"):
+        plan = lens.plan_line(cache)
+    for line in [*lines, *([plan] if plan else [])]:
+        notice(line)
 
 
 def default_out(
@@ -145,17 +155,20 @@ def execute(
 
     The lens's items are loaded and ``out`` is claimed before any model loads, so bad data or an
     unusable folder fails fast. A lens whose ``load`` already ran (the CLI loads first to show
-    notices) is not loaded twice. ``progress_display`` (the CLI's bar) is opened only while the
+    a live query's progress) is not loaded twice. ``progress_display`` (the CLI's bar) is opened only while the
     models run, after ``announce`` has shown each model load. ``engine`` (``local``, ``ray``,
     ``ray:auto``, ``ray:HOST:PORT`` or an :class:`~chronoprobe.engines.Engine`) runs the calls the
     cache misses; it is checked and connected before any model loads. ``notice`` gets the lens's
-    plan line (:meth:`Lens.plan_line`: what the run will do and how long it may take), once the
-    items are loaded and before any model loads.
+    notices (:meth:`Lens.notices`) and its plan line (:meth:`Lens.plan_line`: what the run will do
+    and how long it may take), once the items are loaded and before any model loads. Helper models
+    a lens loads in ``setup`` get the same backend ``options`` as the run's models.
     """
     chosen_engine = parse_engine(engine)
     chosen_engine.check()
     if any(not isinstance(m, CachedModel) for m in models or []):
         raise TypeError("models: loaded models only; the specs to load are the lens config's models")
+    with blame(lens, "failed in check_engine()"):
+        lens.check_engine(chosen_engine)
     loaded_caches = [m.cache.path for m in models or []]
     cache_path = loaded_caches[0] if loaded_caches else (cache or default_call_cache())
     lens.check_inputs()
@@ -172,19 +185,20 @@ def execute(
         loaded = list(models or [])
         call_cache = loaded[0].cache if loaded else open_cache(cache)
         if notice is not None:
-            with blame(lens, "failed in plan_line()"):
-                plan = lens.plan_line(call_cache)
-            if plan:
-                notice(plan)
+            _tell(lens, call_cache, notice)
+        backend_options = options or BackendOptions()
+        helpers = ModelLoader(
+            backend_options, lambda spec: load_models([spec], backend_options, call_cache, announce)[0], announce
+        )
         with blame(lens, "failed in setup()"):
-            lens.setup(call_cache, announce)
+            lens.setup(call_cache, helpers)
         chosen_engine.start()
         try:
             if not loaded:
-                loaded = load_models(lens.models, options or BackendOptions(), call_cache, announce)
+                loaded = load_models(lens.models, backend_options, call_cache, announce)
             for model in loaded:
                 with blame(lens, "failed in check()"):
-                    lens.check(model)
+                    lens.check(model, chosen_engine)
                 model.tally = AnswerTally()  # the provenance counts this run's answers
             earlier = [model.engine for model in loaded]
             rows: list[Any] = []

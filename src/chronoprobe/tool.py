@@ -15,7 +15,8 @@ its stages in this order, for ``chronoprobe <lens> <command>`` and ``chronoprobe
 4. ``run(context)``: the work. Models load through the context (behind the one call cache), the
    progress goes to it, notices too; the provenance is built by ``context.provenance(self.recipe())``.
 5. ``write(folder, result)``: the files, into a staging folder published whole (all or nothing).
-6. ``present(result)``: the console's lines about the result (the CLI prints them).
+6. ``answer(result)`` and ``present(result)``: the command's output on stdout (if it has one), then the
+   console's lines about the result (the CLI prints them).
 """
 
 from __future__ import annotations
@@ -87,11 +88,16 @@ def option_of(field: str, renamed: Mapping[str, str]) -> str:
 
 
 def config_error(exc: ValidationError, renamed: Mapping[str, str], where: str) -> ConfigError:
-    """A value a config refused, as one ConfigError naming its option (``where`` when no field is named)."""
-    error = exc.errors()[0]
-    fields = [str(part) for part in error["loc"] if isinstance(part, str)]
-    option = option_of(fields[-1], renamed) if fields else where
-    return ConfigError(option, str(error["msg"]).removeprefix("Value error, "))
+    """A value a config refused, as one ConfigError naming its option (``where`` when no field is named), in
+    the words every command uses (:func:`chronoprobe.values.config_error`)."""
+    from chronoprobe.values import config_error as refused
+    from chronoprobe.values import innermost_field
+
+    def name_of(location: tuple[str | int, ...]) -> str:
+        field = innermost_field(location)
+        return where if field is None else option_of(field, renamed)
+
+    return refused(exc, name_of)
 
 
 class ToolContext:
@@ -262,4 +268,9 @@ class Tool(ABC, Generic[ResultT]):
 
     def present(self, result: ResultT) -> list[str]:
         """The console's lines about ``result`` (rich markup), printed once the output is published."""
+        return []
+
+    def answer(self, result: ResultT) -> list[str]:
+        """The command's own output, on stdout before :meth:`present`'s lines (a measurement a script reads);
+        plain text. Default: none."""
         return []

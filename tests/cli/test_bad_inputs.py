@@ -30,7 +30,7 @@ EDIT_SET = (
 EDIT_RESULTS = ASSETS / "editing_results" / "models_editing" / "results"
 MULAN = (
     f"--data {ASSETS / 'mulan_queries.jsonl'} --templates {ASSETS / 'mulan_templates.json'} "
-    f"--aliases {ASSETS / 'mulan_aliases.jsonl'}"
+    f"--aliases-file {ASSETS / 'mulan_aliases.jsonl'}"
 )
 DYNAMICQA = f"--data {ASSETS / 'dynamicqa_small'}"
 RECENCY = f"--data {ASSETS / 'recency_sample.json'}"
@@ -216,16 +216,16 @@ CASES: list[Case] = [
         spec=True,
     ),
     Case("conflicts-unknown-fidelity", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --fidelity perfect", "perfect"),
-    Case(
-        "conflicts-prompt-missing", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --prompt-file {{tmp}}/n.json", "n.json"
-    ),
+    Case("conflicts-prompt-missing", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --wording {{tmp}}/n.json", "n.json"),
     Case(
         "conflicts-prompt-invalid",
-        f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --prompt-file {{tmp}}/bad.json",
+        f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --wording {{tmp}}/bad.json",
         "bad.json",
     ),
     Case("conflicts-templates-missing", f"conflicts run mulan {MOCK} {MULAN} --templates {{tmp}}/n.json", "n.json"),
-    Case("conflicts-aliases-invalid", f"conflicts run mulan {MOCK} {MULAN} --aliases {{tmp}}/bad.json", "bad.json"),
+    Case(
+        "conflicts-aliases-invalid", f"conflicts run mulan {MOCK} {MULAN} --aliases-file {{tmp}}/bad.json", "bad.json"
+    ),
     Case("conflicts-samples-word", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --samples few", "--samples"),
     Case("conflicts-engine-unknown", f"conflicts run dynamicqa {MOCK} {DYNAMICQA} --engine spark", "--engine"),
     # --- conflicts contexts
@@ -236,10 +236,10 @@ CASES: list[Case] = [
     ),
     Case("contexts-templates-invalid", f"conflicts contexts {MOCK} {MULAN} --templates {{tmp}}/bad.json", "bad.json"),
     Case("contexts-out-folder", f"conflicts contexts {MOCK} {MULAN} --out {{tmp}}/folder", "folder"),
-    Case("contexts-prompt-missing", f"conflicts contexts {MOCK} {MULAN} --prompt-file {{tmp}}/n.json", "n.json"),
+    Case("contexts-prompt-missing", f"conflicts contexts {MOCK} {MULAN} --wording {{tmp}}/n.json", "n.json"),
     # --- recency eval
     Case("recency-unknown-strategy", f"recency eval {MOCK} {RECENCY} --strategy guess", "guess"),
-    Case("recency-unknown-context", f"recency eval {MOCK} {RECENCY} --context sometimes", "sometimes"),
+    Case("recency-unknown-context", f"recency eval {MOCK} {RECENCY} --context-mode sometimes", "sometimes"),
     Case("recency-data-missing", f"recency eval {MOCK} --data {{tmp}}/nope.json", "nope.json"),
     Case("recency-data-invalid", f"recency eval {MOCK} --data {{tmp}}/bad.json", "bad.json"),
     Case("recency-data-empty", f"recency eval {MOCK} --data {{tmp}}/empty.json", "empty.json"),
@@ -283,7 +283,9 @@ CASES: list[Case] = [
     Case("dataset-two-sources", f"editing dataset --from {{tmp}}/run --dataset {EDIT_SET}", "--from/--dataset"),
     Case("dataset-from-missing", "editing dataset --from {tmp}/nope --out {tmp}/e.json", "nope"),
     Case("dataset-from-not-a-run", "editing dataset --from {tmp}/folder --out {tmp}/e.json", "folder"),
-    Case("dataset-from-unknown-model", "editing dataset --from {tmp}/run --model gpt-9 --out {tmp}/e.json", "gpt-9"),
+    Case(
+        "dataset-from-unknown-model", "editing dataset --from {tmp}/run --for-model gpt-9 --out {tmp}/e.json", "gpt-9"
+    ),
     Case("dataset-read-missing", "editing dataset --dataset {tmp}/nope.json", "nope.json"),
     Case("dataset-read-invalid", "editing dataset --dataset {tmp}/bad.json", "bad.json"),
     Case("dataset-read-object", "editing dataset --dataset {tmp}/obj.json", "obj.json"),
@@ -368,12 +370,12 @@ CASES: list[Case] = [
     ),
     Case(
         "edit-prompts-missing",
-        f"editing run {MOCK} --dataset {EDIT_SET} --prompts {{tmp}}/n.json --out {{tmp}}/e",
+        f"editing run {MOCK} --dataset {EDIT_SET} --wording {{tmp}}/n.json --out {{tmp}}/e",
         "n.json",
     ),
     Case(
         "edit-prompts-invalid",
-        f"editing run {MOCK} --dataset {EDIT_SET} --prompts {{tmp}}/bad.json --out {{tmp}}/e",
+        f"editing run {MOCK} --dataset {EDIT_SET} --wording {{tmp}}/bad.json --out {{tmp}}/e",
         "bad.json",
     ),
     Case(
@@ -387,7 +389,7 @@ CASES: list[Case] = [
         f"editing run {MOCK} --dataset {EDIT_SET} --method ike --out {{tmp}}/e --engine ray:127.0.0.1:{{port}}",
         "--engine",
     ),
-    Case("edit-limit-word", f"editing run {MOCK} --dataset {EDIT_SET} --limit few", "--limit"),
+    Case("edit-limit-word", f"editing run {MOCK} --dataset {EDIT_SET} --balanced-limit few", "--balanced-limit"),
     # --- second round: damaged data of the right name
     Case("outdated-instruction-folder", f"outdated run {MOCK} --instruction-file {{tmp}}/folder", "folder"),
     Case(
@@ -476,7 +478,7 @@ CASES: list[Case] = [
     ),
     Case(
         "score-edit-unknown-model",
-        f"editing score --generations {EDIT_RESULTS} --dataset {EDIT_SET} --out {{tmp}}/s --model gpt-9",
+        f"editing score --generations {EDIT_RESULTS} --dataset {EDIT_SET} --out {{tmp}}/s --only-model gpt-9",
         "gpt-9",
     ),
     Case(

@@ -66,7 +66,7 @@ def test_build_then_report(monkeypatch, capsys, wdqs: StubWDQS, tmp_path: Path) 
     [
         (["no_such_template"], "error: template 'no_such_template': not a shipped template"),
         (["--endpoint", "ftp://example.org/sparql"], "is not an http(s) URL"),
-        (["--limit", "0"], "--limit"),
+        (["--per-template", "0"], "--per-template"),
         (["--as-of", "2999-01-01"], "is in the future"),
     ],
 )

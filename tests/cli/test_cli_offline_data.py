@@ -38,7 +38,7 @@ def test_conflicts_run_dynamicqa_needs_no_data_option(tmp_path: Path) -> None:
     done = run_cli(
         tmp_path,
         offline_env(),
-        *("conflicts", "run", "dynamicqa", "--model", "mock:echo", "--limit", "3", "--judge", "exact"),
+        *("conflicts", "run", "dynamicqa", "--model", "mock:echo", "--balanced-limit", "3", "--judge", "exact"),
         *("--samples", "2", "--out", str(out), "--cache", str(tmp_path / "calls.sqlite")),
     )
     assert done.returncode == 0, done.stderr
@@ -54,7 +54,7 @@ def test_recency_eval_needs_no_data_option(tmp_path: Path) -> None:
     done = run_cli(
         tmp_path,
         offline_env(),
-        *("recency", "eval", "--model", "mock:constant=A-Year", "--sample", "3", "--context", "without"),
+        *("recency", "eval", "--model", "mock:constant=A-Year", "--sample", "3", "--context-mode", "without"),
         *("--out", str(out), "--cache", str(tmp_path / "calls.sqlite")),
     )
     assert done.returncode == 0, done.stderr
@@ -67,7 +67,7 @@ def test_recency_eval_reads_the_shared_data_variable_and_notes_the_old_one(tmp_p
     shared = tmp_path / "shared"
     (shared / "recencyqa").mkdir(parents=True)
     shutil.copy(ASSETS / "recency_sample.json", shared / "recencyqa" / "RecencyQA.json")
-    args = ("recency", "eval", "--model", "mock:constant=A-Year", "--context", "without")
+    args = ("recency", "eval", "--model", "mock:constant=A-Year", "--context-mode", "without")
     cache = ("--cache", str(tmp_path / "calls.sqlite"))
     done = run_cli(
         tmp_path, offline_env(CHRONOPROBE_SHARED_DATA=str(shared)), *args, "--out", str(tmp_path / "a"), *cache
@@ -99,7 +99,7 @@ def test_mulan_without_data_is_one_line_saying_how_to_supply_it(tmp_path: Path) 
     done = run_cli(
         tmp_path,
         offline_env(HF_DATASETS_OFFLINE="1"),
-        *("conflicts", "run", "mulan", "--model", "mock:echo", "--limit", "3"),
+        *("conflicts", "run", "mulan", "--model", "mock:echo", "--balanced-limit", "3"),
         *("--out", str(tmp_path / "x"), "--cache", str(tmp_path / "calls.sqlite")),
     )
     lines = [line for line in done.stderr.splitlines() if line.strip()]

@@ -55,7 +55,7 @@ def folder_commands(out: Path, cache: Path) -> dict[str, list[str]]:
             "dynamicqa",
             "--data",
             str(ASSETS / "dynamicqa_small"),
-            "--limit",
+            "--balanced-limit",
             "1",
             "--judge",
             "exact",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-# Make the score command's module unimportable (a None entry in sys.modules makes
+# Make the score tool's module unimportable (a None entry in sys.modules makes
 # `import` raise ImportError), then import the outdated CLI as the entry point does.
 _PROBE = """
 import sys
-sys.modules["chronoprobe.cli.outdated_score"] = None
+sys.modules["chronoprobe.integrations.harness_scoring"] = None
 try:
     import chronoprobe.cli.outdated as outdated
 except ImportError:

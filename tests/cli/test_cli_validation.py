@@ -90,7 +90,7 @@ CASES: list[tuple[str, list[Arg], str]] = [
     ("outdated score", ["--generations", _latin1_folder, "--out", "{tmp}/scored", "--as-of", FUTURE], "--as-of"),
     ("outdated score", ["--generations", _latin1_folder, "--out", "{tmp}/scored"], "not UTF-8"),
     # conflicts run
-    ("conflicts run dynamicqa", ["--limit", "0"], "--limit"),
+    ("conflicts run dynamicqa", ["--balanced-limit", "0"], "--balanced-limit"),
     ("conflicts run dynamicqa", ["--samples", "0"], "--samples"),
     ("conflicts run dynamicqa", ["--batch-size", "0"], "--batch-size"),
     ("conflicts run dynamicqa", ["--batch-size", "Auto"], "--batch-size"),
@@ -100,13 +100,13 @@ CASES: list[tuple[str, list[Arg], str]] = [
     ("conflicts run mulan", ["--min-confidence", "-0.1"], "--min-confidence"),
     ("conflicts run dynamicqa", ["--data", _latin1_folder], "not UTF-8"),
     ("conflicts run mulan", ["--data", _latin1], "not UTF-8"),
-    ("conflicts run mulan", ["--prompt-file", _latin1], "not UTF-8"),
+    ("conflicts run mulan", ["--wording", _latin1], "not UTF-8"),
     # conflicts contexts
     ("conflicts contexts", ["--per-class", "0"], "--per-class"),
     ("conflicts contexts", ["--min-entailment", "1.5"], "--min-entailment"),
     ("conflicts contexts", ["--max-new-tokens", "0"], "--max-new-tokens"),
-    ("conflicts contexts", ["--limit", "0"], "--limit"),
-    ("conflicts contexts", ["--seed", "-1"], "--seed"),
+    ("conflicts contexts", ["--balanced-limit", "0"], "--balanced-limit"),
+    ("conflicts contexts", ["--sample-seed", "-1"], "--sample-seed"),
     # recency eval
     ("recency eval", ["--sample", "0"], "--sample"),
     ("recency eval", ["--temperature", "-0.5"], "--temperature"),
@@ -176,7 +176,7 @@ def test_invalid_value_is_one_line_exit_2(tmp_path, monkeypatch, capsys, command
         argv += ["--data", str(Path(__file__).parents[1] / "assets" / data)]
     if command.startswith("conflicts run mulan") and "--templates" not in argv:
         argv += ["--templates", str(Path(__file__).parents[1] / "assets" / "mulan_templates.json")]
-        argv += ["--aliases", str(Path(__file__).parents[1] / "assets" / "mulan_aliases.jsonl")]
+        argv += ["--aliases-file", str(Path(__file__).parents[1] / "assets" / "mulan_aliases.jsonl")]
     if command.startswith("recency eval") and "--data" not in argv:
         argv += ["--data", str(Path(__file__).parents[1] / "assets" / "recency_sample.json")]
 
@@ -288,9 +288,9 @@ def test_cache_still_opens_and_reads_back(tmp_path):
 
 @pytest.mark.parametrize("device", ["auto", "cpu", "cuda", "cuda:0", "cuda:12", "mps"])
 def test_valid_devices_pass(device):
-    from chronoprobe.cli.common import check_device
+    from chronoprobe.models.placement import device_name
 
-    assert check_device(device) == device
+    assert device_name(device) == device
 
 
 def _screen(stream: str) -> list[str]:
@@ -326,7 +326,7 @@ def test_failed_live_query_leaves_only_the_error_on_a_terminal(tmp_path, monkeyp
 
     screen = io.StringIO()
     terminal = Console(file=screen, force_terminal=True, width=100)
-    monkeypatch.setattr("chronoprobe.cli.common.console", terminal)
+    monkeypatch.setattr("chronoprobe.cli.progress_display.console", terminal)
     monkeypatch.setattr("chronoprobe.cli.main.err_console", terminal)
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     with StubWDQS(always=Fault(status=400, body=b"bad query")) as wdqs:

@@ -140,7 +140,7 @@ def test_its_help_lists_the_config_fields_and_the_shared_model_options(
         "--style <str> How each question is put. One of: plain, polite. [default: plain]",
         "--shout --no-shout Ask in capitals. [default: no-shout]",
         "--limit <int> Only the first N questions.",
-        "--out <path> Report folder (default: a new results/toy/<model>-<timestamp>).",
+        "--out <path> Where to write the report folder (default: a new results/toy/<model>-<timestamp>;",
         "--dtype <str> Weights dtype: auto, float32, bfloat16, float16. [default: auto]",
         "--engine <str> Where",
         "--sampler <str> hf: how",

@@ -276,13 +276,23 @@ LENSES: dict[str, tuple[str, list[str]]] = {
             str(ASSETS / "recency_sample.json"),
             "--strategy",
             "zero-shot",
-            "--context",
+            "--context-mode",
             "without",
         ],
     ),
     "editing": (
         "mock:constant=It is Andy Jassy.",
-        ["editing", "run", "--dataset", str(EDITING_DATASET), "--limit", "2", "--method", "rag-gold", "--no-locality"],
+        [
+            "editing",
+            "run",
+            "--dataset",
+            str(EDITING_DATASET),
+            "--balanced-limit",
+            "2",
+            "--method",
+            "rag-gold",
+            "--no-locality",
+        ],
     ),
 }
 

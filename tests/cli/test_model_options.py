@@ -11,8 +11,8 @@ import pytest
 import typer
 import typer.main
 
-from chronoprobe.cli.common import MODEL_OPTIONS, ModelOptions, model_option_parameters
 from chronoprobe.cli.main import _register, app, main
+from chronoprobe.cli.model_options import MODEL_OPTIONS, ModelOptions, model_option_parameters
 from chronoprobe.models.registry import BackendOptions, option_default, option_fields
 
 ALL = set(MODEL_OPTIONS)
@@ -43,7 +43,7 @@ def _literal_values(annotation: Any) -> set[object]:
 
 
 def test_the_allowed_values_are_the_registrys_own() -> None:
-    from chronoprobe.cli.common import API_MODES, DEVICE_MAPS, DTYPES, QUANTIZE, SAMPLERS
+    from chronoprobe.cli.model_options import API_MODES, DEVICE_MAPS, DTYPES, QUANTIZE, SAMPLERS
 
     fields = option_fields()  # every registered backend's options, one type per name
     for field, shown in (
@@ -94,14 +94,14 @@ def test_each_flag_defaults_to_the_one_default_its_backends_declare() -> None:
 
 @pytest.mark.parametrize(("given", "parsed"), [("3", 3), ("auto", "auto")])
 def test_batch_size_is_typed_on_the_command_line(given: str, parsed: object) -> None:
-    from chronoprobe.cli.common import parse_batch_size
+    from chronoprobe.cli.model_options import parse_batch_size
 
     assert parse_batch_size(given) == parsed
 
 
 @pytest.mark.parametrize("given", ["0", "-2", "lots", "2.5"])
 def test_a_bad_batch_size_is_refused_by_the_flag(given: str) -> None:
-    from chronoprobe.cli.common import parse_batch_size
+    from chronoprobe.cli.model_options import parse_batch_size
 
     with pytest.raises(typer.BadParameter, match="is not a batch size"):
         parse_batch_size(given)

@@ -37,7 +37,7 @@ def test_a_sample_larger_than_the_data_says_what_it_became(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = Path(__file__).resolve().parents[1] / "assets" / "recency_sample.json"
-    args = ["--model", "mock:echo", "--context", "without", "--sample", "100000", "--data", str(data)]
+    args = ["--model", "mock:echo", "--context-mode", "without", "--sample", "100000", "--data", str(data)]
     monkeypatch.chdir(tmp_path)
     ran = run_main(monkeypatch, capsys, "recency", "eval", *args, "--out", "r", "--cache", "c.sqlite")
     assert ran.code == 0, ran.text

@@ -154,7 +154,7 @@ def test_a_bad_sampler_is_one_line_before_any_model(
 
 
 def test_sampler_reaches_the_backend_options() -> None:
-    from chronoprobe.cli.common import ModelOptions
+    from chronoprobe.cli.model_options import ModelOptions
     from chronoprobe.models.builtin import HFOptions
 
     assert ModelOptions().backend().for_backend(HFOptions).sampler == "inverse-cdf"

@@ -31,25 +31,26 @@ def _one_line(ran_err: str) -> str:
 def test_every_missing_mulan_file_in_one_message(
     bare: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ran = run_main(monkeypatch, capsys, "conflicts", "run", "mulan", "--data", "queries.jsonl", "--limit", "5")
+    ran = run_main(monkeypatch, capsys, "conflicts", "run", "mulan", "--data", "queries.jsonl", "--balanced-limit", "5")
     assert ran.code == 2
     line = _one_line(ran.err)
     assert line.startswith("error: conflicts run mulan: 3 input(s) missing:")
     assert "--data queries.jsonl: no such file or folder" in line
     assert "--templates: mulan/templates/clean.json not found" in line and "pass --templates <file>" in line
-    assert "--aliases: temporal_conflicts/aliases_MULAN.json not found" in line and "pass --aliases <file>" in line
+    assert "--aliases-file: temporal_conflicts/aliases_MULAN.json not found" in line
+    assert "pass --aliases-file <file>" in line
     assert not (bare / "results").exists()  # checked before the output folder was claimed
 
 
 def test_given_files_that_do_not_exist_are_named_with_their_paths(
     bare: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["--data", str(ASSETS / "mulan_queries.jsonl"), "--templates", "t.json", "--aliases", "a.json"]
+    args = ["--data", str(ASSETS / "mulan_queries.jsonl"), "--templates", "t.json", "--aliases-file", "a.json"]
     ran = run_main(monkeypatch, capsys, "conflicts", "run", "mulan", *args)
     line = _one_line(ran.err)
     assert (
         ran.code == 2
-        and "2 input(s) missing: --templates t.json: no such file or folder; --aliases a.json: no such file or folder"
+        and "2 input(s) missing: --templates t.json: no such file or folder; --aliases-file a.json: no such file or folder"
         in line
     )
     ran = run_main(monkeypatch, capsys, "conflicts", "run", "mulan")  # no --data and no hub package: all three
@@ -80,5 +81,5 @@ def test_limit_help_says_it_is_a_total() -> None:
     from chronoprobe.cli.conflicts import app
 
     run = get_command(app).commands["run"]  # type: ignore[attr-defined]  # a typer group has commands
-    limit = next(p for p in run.params if p.name == "limit")
+    limit = next(p for p in run.params if p.name == "balanced_limit")
     assert "in total, not per class" in (limit.help or "")

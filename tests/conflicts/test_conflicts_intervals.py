@@ -106,7 +106,7 @@ def test_completion_estimates_by_hand() -> None:
 
 
 def test_console_headline_shows_interval_and_n() -> None:
-    from chronoprobe.cli.conflicts import _headline
+    from chronoprobe.conflicts.lens import headline as _headline
 
     static = summarise_persuasion(ROWS, ["static"])["static"]
     assert _headline(static, "dynamicqa").endswith("(n=5)")

@@ -222,7 +222,7 @@ def test_mulan_through_mulan(
         str(queries),
         "--templates",
         str(templates),
-        "--aliases",
+        "--aliases-file",
         str(ASSETS / "mulan_aliases.jsonl"),
         "--model",
         "mock:mulan-e2e",

@@ -228,5 +228,5 @@ def test_cli_errors_are_one_line(tmp_path: Path):
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 2 and "--fidelity" in proc.stderr and "not corrected or original" in proc.stderr
+    assert proc.returncode == 2 and "--fidelity" in proc.stderr and "is not one of corrected, original" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

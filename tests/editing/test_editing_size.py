@@ -46,7 +46,7 @@ def test_limit_spreads_over_the_groups_and_the_notes_agree_with_it(audit: Path) 
     assert [r.group for r in chosen.records].count("Positions") == 2
     assert chosen.notes == [
         "only 0 fact(s) are outdated (fewer than 10), so every fact that is not up-to-date qualifies: 130 facts",
-        "--limit 6: 6 of the 130 facts are edited, spread over the groups (Politicians 2, Teams 2, Positions 2)",
+        "--balanced-limit 6: 6 of the 130 facts are edited, spread over the groups (Politicians 2, Teams 2, Positions 2)",
     ]
     kept = {r.fact_id for r in chosen.records}
     assert chosen.fact_notes and set(chosen.fact_notes) <= kept  # notes about facts left out are dropped
@@ -185,7 +185,7 @@ def test_the_cli_prints_one_plan_line_and_one_line_for_the_per_fact_notes(
     assert (
         f"plan: 1 method(s) (rag-gold); {NOBODY}: 130 facts, 780 model calls; about 9 min – 1 h 44 min (a rough "
         "range: the call cache has not timed this model on this machine yet, so it stands on 2.0 s per call); "
-        "answers already in the call cache are not asked again; for a first look try --limit 10 --method "
+        "answers already in the call cache are not asked again; for a first look try --balanced-limit 10 --method "
         "ike-null,rag-gold"
     ) in text
     assert text.count("edit subject") == 1 and "report.md lists them" in text

@@ -71,7 +71,18 @@ def test_the_embedded_model_on_a_small_built_catalogue(monkeypatch, capsys, tmp_
     """Every shipped template, one subject each: DyKnow's categories and the new ones side by side."""
     built = tmp_path / "built"
     with StubWDQS() as wdqs:
-        run_ok(monkeypatch, capsys, "catalogue", "build", "--out", str(built), "--endpoint", wdqs.url, "--limit", "1")
+        run_ok(
+            monkeypatch,
+            capsys,
+            "catalogue",
+            "build",
+            "--out",
+            str(built),
+            "--endpoint",
+            wdqs.url,
+            "--per-template",
+            "1",
+        )
     facts = load_catalogue(built / "catalogue.json")
     categories = {f.category for f in facts}
     assert len(categories) >= 10 and {"countries_byGDP", "club_leagues"} <= categories

@@ -107,7 +107,7 @@ def test_two_models_are_told_apart_in_every_report_table(
         "mock:constant=Never",
         "--strategy",
         "zero-shot",
-        "--context",
+        "--context-mode",
         "without",
         "--out",
         str(out),

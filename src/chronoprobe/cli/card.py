@@ -21,7 +21,8 @@ def card(
     out: Annotated[
         Path,
         typer.Option(
-            help="The HTML file to write. An earlier card there is replaced; any other file is refused, never overwritten."
+            help="Where to write the card (an HTML file). An earlier card there is replaced; any other file is refused, "
+            "never overwritten."
         ),
     ] = Path("card.html"),
     title: Annotated[str, typer.Option(help="Page title.")] = "chronoprobe report card",

@@ -14,7 +14,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from chronoprobe.cli.common import check_as_of, check_endpoint, console, progress_bar
+from chronoprobe.cli.deprecated import with_deprecated
+from chronoprobe.cli.options import check_as_of, check_endpoint
+from chronoprobe.cli.progress_display import console, progress_bar
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
 
 app = typer.Typer(
@@ -25,9 +27,13 @@ tables = Console()
 
 
 @app.command("build")
+@with_deprecated({"--limit": "--per-template"})
 def build_command(
     out_dir: Annotated[
-        Path, typer.Option("--out", help="Build folder: catalogue.json, snapshot.json, report.json, pages/.")
+        Path,
+        typer.Option(
+            "--out", help="Where to write the build folder: catalogue.json, snapshot.json, report.json, pages/."
+        ),
     ],
     templates: Annotated[
         list[str] | None,
@@ -42,7 +48,9 @@ def build_command(
         str | None,
         typer.Option(help="Read every history as it stood on this date (YYYY-MM-DD).", callback=check_as_of),
     ] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Ask at most N subjects (facts) per template.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--per-template", min=1, help="At most N subjects (facts) asked per template.")
+    ] = None,
     timeout: Annotated[float, typer.Option(min=1.0, help="Seconds per request.")] = 60.0,
 ) -> None:
     """Query the endpoint page by page and write a catalogue, a snapshot and a report; a rerun resumes."""

@@ -8,75 +8,68 @@ user error, before any model loads.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from chronoprobe.cli.common import (
-    DEFAULT_MODEL_OPTIONS,
-    DeployedAtOpt,
-    ModelOpt,
-    ModelOptions,
-    SnapshotOpt,
-    check_endpoint,
-    console,
-    progress_ticks,
-    with_model_options,
-)
+from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, ModelOptions, with_model_options
+from chronoprobe.cli.options import DeployedAtOpt, ModelOpt, SnapshotOpt, check_endpoint, choice
+from chronoprobe.cli.progress_display import console, progress_ticks
 from chronoprobe.lens import BUDGETS
 from chronoprobe.models.registry import DEFAULT_MODEL, parse_model
 
-
-def _budget(value: str) -> str:
-    if value not in BUDGETS:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(BUDGETS)}")
-    return value
+if TYPE_CHECKING:
+    from chronoprobe.checkup import CheckResult
 
 
-def _endpoint(value: str | None) -> str | None:
-    return None if value is None else check_endpoint(value)
+BudgetOpt = Annotated[
+    str,
+    typer.Option(
+        help="quick (SmolLM2 on 2 CPU cores: 4 min at load 2, 7 min at load 5), standard (44 min at load 5), "
+        "full (the papers' runs; hours). docs/check.md gives each one's sizes and times.",
+        callback=choice(BUDGETS),
+    ),
+]
+RequireOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--require",
+        help="A threshold, 'LENS.METRIC[.CLASS] OP VALUE' with the metric as `chronoprobe results` names it "
+        "(class all unless named), e.g. 'outdated.soft_constraint_pct.up-to-date >= 40' (repeatable). It "
+        "fails only when the whole 95% interval misses it (--strict: the point value). Exit 1 if one fails.",
+    ),
+]
+
+
+CheckOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Where to write the check folder (default: a new results/check/<model>-<timestamp>). The same folder "
+        "again resumes: lenses that finished with the same settings are kept."
+    ),
+]
+LensOpt = Annotated[
+    list[str] | None,
+    typer.Option("--lens", help="Only this lens (repeatable; the lenses it needs run too). Default: every lens."),
+]
 
 
 @with_model_options()
 def check(
     model: ModelOpt = None,
-    budget: Annotated[
-        str,
-        typer.Option(
-            help="quick (SmolLM2 on 2 CPU cores: 4 min at load 2, 7 min at load 5), standard (44 min at load 5), "
-            "full (the papers' runs; hours). docs/check.md gives each one's sizes and times.",
-            callback=_budget,
-        ),
-    ] = "quick",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Check folder (default: a new results/check/<model>-<timestamp>). The same folder again resumes: "
-            "lenses that finished with the same settings are kept."
-        ),
-    ] = None,
-    lens: Annotated[
-        list[str] | None,
-        typer.Option("--lens", help="Only this lens (repeatable; the lenses it needs run too). Default: every lens."),
-    ] = None,
+    budget: BudgetOpt = "quick",
+    out: CheckOutOpt = None,
+    lens: LensOpt = None,
     live: Annotated[
         bool, typer.Option("--live", help="Judge against today's answers (queries --endpoint; saves a snapshot).")
     ] = False,
     snapshot: SnapshotOpt = None,
     endpoint: Annotated[
         str | None,
-        typer.Option(help="SPARQL endpoint for --live (default: the Wikidata Query Service).", callback=_endpoint),
+        typer.Option(help="SPARQL endpoint for --live (default: the Wikidata Query Service).", callback=check_endpoint),
     ] = None,
     deployed_at: DeployedAtOpt = None,
-    require: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--require",
-            help="A threshold, 'LENS.METRIC[.CLASS] OP VALUE' with the metric as `chronoprobe results` names it "
-            "(class all unless named), e.g. 'outdated.soft_constraint_pct.up-to-date >= 40' (repeatable). It "
-            "fails only when the whole 95% interval misses it (--strict: the point value). Exit 1 if one fails.",
-        ),
-    ] = None,
+    require: RequireOpt = None,
     strict: Annotated[bool, typer.Option("--strict", help="Compare thresholds with point values.")] = False,
     junit: Annotated[
         Path | None, typer.Option(help="Write a JUnit XML file: one test case per threshold and per lens.")
@@ -84,7 +77,7 @@ def check(
     backend: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> None:
     """Ask a model every question at once: each lens at the budget's size, one folder, a paragraph per model."""
-    from chronoprobe.checkup.junit import JUNIT, is_our_junit, write_junit
+    from chronoprobe.checkup.junit import JUNIT, is_our_junit
     from chronoprobe.checkup.plan import plan_line, total_line
     from chronoprobe.checkup.run import CheckRequest, default_check_out, plan, prepare, run_prepared
     from chronoprobe.publish import check_output_file, check_outside
@@ -118,6 +111,13 @@ def check(
         progress_display=progress_ticks,
         announce=console.status,
     )
+    _show(result, junit, folder)
+
+
+def _show(result: CheckResult, junit: Path | None, folder: Path) -> None:
+    """The paragraph per model, each threshold's verdict, the JUnit file; exit 1 when a threshold fails."""
+    from chronoprobe.checkup.junit import write_junit
+
     for name, text in result.paragraphs.items():
         console.print(f"[bold]{name}[/]: {text}", highlight=False, soft_wrap=True)
     for gate in result.gate:

@@ -8,14 +8,16 @@ from typing import Annotated
 
 import typer
 
-from chronoprobe.cli.common import SnapshotOpt, check_as_of, claim_output_dir, console
+from chronoprobe.cli.options import SnapshotOpt, check_as_of
+from chronoprobe.cli.progress_display import console
+from chronoprobe.cli.runs import claim_output_dir
 
 app = typer.Typer(help="Write chronoprobe's questions as tasks for other evaluation harnesses.", no_args_is_help=True)
 
 
 @app.command("lm-eval")
 def lm_eval(
-    out: Annotated[Path, typer.Option(help="Task folder to write (YAML, JSONL dataset, utils.py).")],
+    out: Annotated[Path, typer.Option(help="Where to write the task folder (YAML, JSONL dataset, utils.py).")],
     snapshot: SnapshotOpt = None,
     facts: Annotated[Path | None, typer.Option(help="Fact catalogue JSON (default: the shipped one).")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N facts.")] = None,

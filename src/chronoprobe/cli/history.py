@@ -9,9 +9,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from chronoprobe.cli.common import claim_output_dir, console
+from chronoprobe.cli.deprecated import with_deprecated
+from chronoprobe.cli.progress_display import console
+from chronoprobe.cli.runs import claim_output_dir
 
 
+@with_deprecated({"--model": "--only-model"})
 def history(
     dirs: Annotated[
         list[Path],
@@ -22,10 +25,14 @@ def history(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Folder for history.md, history.json and history.png (default: a new results/history/<model>-<timestamp>)."
+            help="Where to write history.md, history.json and history.png: a folder (default: a new "
+            "results/history/<model>-<timestamp>)."
         ),
     ] = None,
-    model: Annotated[str | None, typer.Option(help="Only this model (its name or spec in the runs).")] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--only-model", help="Only these models: their names or specs in the runs (repeatable)."),
+    ] = None,
 ) -> None:
     """Up-to-date, outdated and irrelevant shares by snapshot date, and the gold changes that turned answers outdated."""
     from chronoprobe.outdated.history import HISTORY_KIND, SHARES, read_history, write_history
@@ -33,7 +40,7 @@ def history(
     from chronoprobe.reports.words import brief
     from chronoprobe.runner import default_folder
 
-    found = read_history(dirs, model)
+    found = read_history(dirs, model or ())
     folder = out or default_folder(
         Path("results") / HISTORY_KIND, "", list(dict.fromkeys(p.name for p in found.points))
     )

@@ -1,43 +1,59 @@
-"""``chronoprobe <lens> run`` for a registered lens that has no command written by hand (a plug-in).
+"""``chronoprobe <lens> run``, generated from the lens's declaration: every lens's run command, built-in or plug-in.
 
-The command's options come from the lens's pydantic config: one option per field, named as the
-lens's ``input_options`` say (``--field-name`` otherwise), with the field's default and its
-description as help. A ``Literal`` field takes one of its values, a ``bool`` is a ``--x/--no-x``
-flag, a tuple or list is repeatable. Beside them: ``--model``, ``--out`` and the shared model
-options (:class:`~chronoprobe.cli.common.ModelOptions`). A field of another type, or one named
-like a shared option, is not offered and keeps its default.
+A declaration is a class with ``name``, ``config_type`` (a pydantic config), ``input_options``,
+``arguments``, ``output_fields`` (and, where it has them, ``internal_fields``): a
+:class:`~chronoprobe.lens.Lens`, or a :class:`~chronoprobe.tool.Tool` (:mod:`chronoprobe.cli.tool_command`
+reads it the tool's way, :class:`Rules`). Its command has one option per config field, named as its
+``input_options`` say (``--field-name`` otherwise), the fields in ``arguments`` as positional
+arguments, the field's default, and the field's docstring as help. A ``Literal`` field takes one of
+its values, a ``bool`` is a ``--x/--no-x`` flag (or a switch, when ``input_options`` spells it
+``--x``), a tuple or list is repeatable (numbers as text, so ``0.25,0.5`` is one value), a mapping
+declared as :data:`chronoprobe.values.KeyValues` a repeatable ``NAME=VALUE``. The config parses
+and checks every value, so ``chronoprobe.run`` takes the same strings. Beside them: ``--model``,
+``--out`` and the model options the lens uses (:class:`~chronoprobe.cli.model_options.ModelOptions`).
+A field of another type, one named like a shared option, or one the declaration keeps internal, is
+not offered and keeps its default.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
+import keyword
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, Protocol, Union, get_args, get_origin
 
 import typer
+from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
+from rich.markup import escape
 
-from chronoprobe.cli.common import (
-    DEFAULT_MODEL_OPTIONS,
-    MODEL_OPTIONS,
-    ModelOpt,
-    ModelOptions,
-    claim_run_dir,
-    console,
-    run_in_terminal,
-    with_model_options,
-)
+from chronoprobe.cli.deprecated import with_deprecated
+from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, MODEL_OPTIONS, ModelOptions, with_model_options
+from chronoprobe.cli.options import ModelOpt
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import Lens, Summary, lens_config
+from chronoprobe.lens import Lens, with_models
 from chronoprobe.plugins import Plugin, blame, unloadable
+from chronoprobe.values import config_error, innermost_field, key_values
 
 _PLAIN = (str, int, float, Path)
 _TAKEN = frozenset({"model", "models", "out", *MODEL_OPTIONS})
 """Names the command itself uses: a config field of one of these names gets no option."""
+
+
+class Declaration(Protocol):
+    """What a generated command is made from: a Lens class, or a Tool (``chronoprobe.tool``), declared alike.
+    (``internal_fields``, config fields not offered, is read where a declaration has it.)"""
+
+    name: ClassVar[str]
+    config_type: ClassVar[type[BaseModel]]
+    input_options: ClassVar[dict[str, str]]
+    arguments: ClassVar[tuple[str, ...]]
+    output_fields: ClassVar[frozenset[str]]
 
 
 def lens_names() -> list[str]:
@@ -50,157 +66,236 @@ def lens_names() -> list[str]:
 
 @dataclass(frozen=True)
 class ConfigOption:
-    """One config field offered as a command option."""
+    """One config field offered as a command option (or argument)."""
 
     field: str
     option: str
+    """``--facts``, or an argument's name in capitals (``DATASET``), as errors name it."""
     parameter: inspect.Parameter
+    choices: tuple[str, ...] = ()
 
 
-def _one_of(choices: tuple[str, ...]) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
-        if value is not None and value not in choices:
-            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
-        return value
-
-    return check
+@dataclass(frozen=True)
+class _Shape:
+    value_type: Any
+    choices: tuple[str, ...] | None = None
+    repeats: bool = False
 
 
-def _optional(annotation: Any) -> tuple[Any, bool]:
-    """``X | None`` -> (X, True); anything else -> (annotation, False)."""
+def _optional(annotation: Any) -> Any:
+    """``X | None`` -> X; anything else as it is."""
     if get_origin(annotation) in (Union, types.UnionType):
         members = [a for a in get_args(annotation) if a is not type(None)]
-        if len(members) == 1 and len(get_args(annotation)) == 2:
-            return members[0], True
-    return annotation, False
+        if len(members) == 1:
+            return members[0]
+    return annotation
 
 
-def _option_type(annotation: Any) -> tuple[Any, tuple[str, ...] | None, bool] | None:
-    """(the option's value type, its choices, whether it repeats), or None for a field the CLI cannot offer."""
-    inner, _ = _optional(annotation)
+def _bare(annotation: Any) -> tuple[Any, list[Any]]:
+    """The type without ``Optional`` and ``Annotated``, and the ``Annotated`` metadata."""
+    inner = _optional(annotation)
+    if get_origin(inner) is Annotated:
+        base, *metadata = get_args(inner)
+        return _optional(base), metadata
+    return inner, []
+
+
+def _shape(annotation: Any, metadata: list[Any] | None = None) -> _Shape | None:
+    """How a field of this type (with its pydantic ``metadata``) is offered, or None for one the command cannot offer."""
+    inner, _ = _bare(annotation)
     origin = get_origin(inner)
     if origin is Literal:
         choices = get_args(inner)
-        return (str, tuple(choices), False) if all(isinstance(c, str) for c in choices) else None
+        return _Shape(str, tuple(choices)) if all(isinstance(c, str) for c in choices) else None
+    if origin is dict:  # only a mapping declared to take NAME=VALUE texts
+        texts = any(getattr(m, "func", None) is key_values for m in [*(metadata or []), *_bare(annotation)[1]])
+        return _Shape(str, repeats=True) if texts else None
     if origin in (tuple, list):
         args = [a for a in get_args(inner) if a is not Ellipsis]
         if len(args) != 1 or (origin is tuple and len(get_args(inner)) != 2):
             return None  # a fixed-length tuple is not a repeatable option
-        element = _option_type(args[0])
-        if element is None or element[2] or element[0] is bool:
+        element = _shape(args[0])
+        if element is None or element.repeats or element.value_type is bool:
             return None
-        return element[0], element[1], True
+        numbers = element.value_type in (int, float)  # as text: the config reads "0.25,0.5" as two
+        return _Shape(str if numbers else element.value_type, element.choices, repeats=True)
+    if inner is dt.date:
+        return _Shape(str)
     if inner is bool or inner in _PLAIN:
-        return inner, None, False
+        return _Shape(inner)
     return None
 
 
-def _config_option(lens: type[Lens[Any]], field: str, info: FieldInfo) -> ConfigOption | None:
-    shape = _option_type(info.annotation)
-    if field in _TAKEN or field in lens.output_fields or shape is None:
-        return None
-    value_type, choices, repeats = shape
-    option = lens.input_options.get(field, "--" + field.replace("_", "-"))
-    help_text = (info.description or "").strip()
-    if choices:
-        help_text = f"{help_text} One of: {', '.join(choices)}.".strip()
-    callback = _one_of(choices) if choices and not repeats else None
-    required = info.is_required()
-    if repeats:
-        annotation: Any = types.GenericAlias(list, (value_type,)) | None  # None: the config's own default
-        default: Any = None if not required else inspect.Parameter.empty
-        declared = typer.Option(option, help=help_text + " (repeatable)")
-    elif value_type is bool:
-        annotation = bool
-        default = info.default if not required else inspect.Parameter.empty
-        declared = typer.Option(f"{option}/--no-{option.removeprefix('--')}", help=help_text)
-    else:
-        default_value = None if required or info.default_factory is not None else info.default
-        annotation = value_type if default_value is not None else value_type | None
-        default = inspect.Parameter.empty if required else default_value
-        declared = typer.Option(option, help=help_text, callback=callback)
+def _bounds(info: FieldInfo) -> dict[str, Any]:
+    """The field's ``ge``/``gt``/``le``/``lt`` as the option's ``min``/``max`` (the config refuses an open end)."""
+    found: dict[str, Any] = {}
+    for item in [*info.metadata, *_bare(info.annotation)[1]]:
+        if isinstance(item, Ge | Gt):
+            found["min"] = item.ge if isinstance(item, Ge) else item.gt
+        elif isinstance(item, Le | Lt):
+            found["max"] = item.le if isinstance(item, Le) else item.lt
+    return found
+
+
+def option_name(declared: type[Declaration], field: str) -> str:
+    """The option naming ``field`` (its first spelling: ``--aliases`` for ``--aliases/--no-aliases``)."""
+    return declared.input_options.get(field, "--" + field.replace("_", "-")).split("/")[0]
+
+
+def _help(info: FieldInfo, shape: _Shape) -> str:
+    text = " ".join((info.description or "").split())
+    if shape.choices and not all(choice in text for choice in shape.choices):
+        text = f"{text} One of: {', '.join(shape.choices)}.".strip()
+    if shape.repeats and "repeat" not in text:
+        text += " (repeatable)"
+    return escape(text)
+
+
+def _declared(declared: type[Declaration], field: str, info: FieldInfo, shape: _Shape) -> tuple[Any, Any, Any]:
+    """(annotation, default, typer declaration) of one option."""
+    spelled = declared.input_options.get(field, "--" + field.replace("_", "-"))
+    help_text, required = _help(info, shape), info.is_required()
+    if shape.repeats:  # None: the config's own default
+        return types.GenericAlias(list, (shape.value_type,)) | None, None, typer.Option(spelled, help=help_text)
+    if shape.value_type is bool:
+        flag = spelled if "/" in spelled or field in declared.input_options else f"{spelled}/--no-{spelled[2:]}"
+        default = inspect.Parameter.empty if required else info.default
+        return bool, default, typer.Option(flag, help=help_text)
+    value = None if required or info.default_factory is not None else info.default
+    value = value.isoformat() if isinstance(value, dt.date) else value
+    annotation = shape.value_type if value is not None else shape.value_type | None
+    default = inspect.Parameter.empty if required else value
+    return annotation, default, typer.Option(spelled, help=help_text, **_bounds(info))
+
+
+def _argument(field: str, info: FieldInfo, shape: _Shape) -> ConfigOption:
+    """A positional argument. One with choices is optional to typer, so that a missing one is our one-line
+    error naming them; any other is as required as its field."""
+    declared = typer.Argument(help=_help(info, shape), show_default=False)
+    required = info.is_required() and not shape.choices
+    value_type: Any = shape.value_type if required else shape.value_type | None
+    annotation: Any = Annotated[value_type, declared]
+    default = inspect.Parameter.empty if required else None
     parameter = inspect.Parameter(
-        field, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, declared], default=default
+        field, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default
     )
-    return ConfigOption(field, option, parameter)
+    return ConfigOption(field, field.upper(), parameter, shape.choices or ())
 
 
-def config_options(lens: type[Lens[Any]]) -> list[ConfigOption]:
-    """The options a lens's config offers on its generated command, in field order."""
-    found = (_config_option(lens, field, info) for field, info in lens.config_type.model_fields.items())
-    return [option for option in found if option is not None]
+def _config_option(declared: type[Declaration], field: str, info: FieldInfo, rules: Rules) -> ConfigOption | None:
+    if rules.model_field and field == "model":  # --model/-m, the spec list every command spells alike
+        parameter = inspect.Parameter("model", inspect.Parameter.KEYWORD_ONLY, annotation=ModelOpt, default=None)
+        return ConfigOption(field, "--model", parameter)
+    shape = _shape(info.annotation, info.metadata)
+    if shape is None or field in rules.taken or field in getattr(declared, "internal_fields", ()):
+        return None
+    if field in declared.arguments:
+        return _argument(field, info, shape)
+    option = option_name(declared, field)
+    annotation, default, typer_option = _declared(declared, field, info, shape)
+    name = option.removeprefix("--").replace("-", "_")
+    name = field if rules.by_field or keyword.iskeyword(name) else name  # --from: from_run
+    parameter = inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, typer_option], default=default
+    )
+    return ConfigOption(field, option, parameter, shape.choices or ())
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How a declaration's fields become a command's parameters."""
+
+    taken: frozenset[str] = _TAKEN
+    """Fields the command offers itself (a lens run's ``--model``, ``--out`` and model options): not from the config."""
+    by_field: bool = False
+    """Parameters named after their fields (a tool's ``from_options`` takes them so), else after their options."""
+    model_field: bool = False
+    """The config's ``model`` field is the ``--model``/``-m`` spec list, at its place among the options."""
+
+
+def config_options(declared: type[Declaration], rules: Rules = Rules()) -> list[ConfigOption]:
+    """The options (arguments first) a declaration's config offers on its generated command, in field order."""
+    found = [_config_option(declared, f, info, rules) for f, info in declared.config_type.model_fields.items()]
+    offered = [option for option in found if option is not None]
+    return sorted(offered, key=lambda o: o.parameter.kind != inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def build_config(
-    lens: type[Lens[Any]], offered: list[ConfigOption], values: dict[str, Any], models: list[str]
+    declared: type[Declaration], offered: list[ConfigOption], values: dict[str, Any], models: list[str] | None = None
 ) -> BaseModel:
-    """The lens's config from the command's values; a value it refuses is one error line naming the option."""
-    chosen = {o.field: values[o.field] for o in offered if values.get(o.field) is not None}
+    """The config from the command's values (``models`` into a ``models`` field); a refused value is one error
+    line naming its option, a missing argument says what it may be."""
+    chosen = {o.field: values[o.parameter.name] for o in offered if values.get(o.parameter.name) is not None}
+    for argument in (o for o in offered if o.field in declared.arguments and o.field not in chosen):
+        if declared.config_type.model_fields[argument.field].is_required():
+            example = f" (e.g. `chronoprobe {declared.name} run {argument.choices[0]}`)" if argument.choices else ""
+            choices = f"; give one of {', '.join(argument.choices)}{example}" if argument.choices else ""
+            raise ConfigError(argument.option, f"missing{choices}")
+    config_type = declared.config_type
+    if isinstance(declared, type) and issubclass(declared, Lens):  # a lens run: its models travel in its config
+        config_type = with_models(config_type)
+    if models and "models" in config_type.model_fields:
+        chosen["models"] = tuple(models)
+    names = {o.field: o.option for o in offered}
+
+    def name_of(location: tuple[str | int, ...]) -> str:
+        field = innermost_field(location)
+        return f"{declared.name} run" if field is None else names.get(field, "--" + field.replace("_", "-"))
+
     try:
-        return lens_config(lens, models, chosen)
+        return config_type(**chosen)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else ""
-        names = {o.field: o.option for o in offered}
-        message = str(error["msg"]).removeprefix("Value error, ")
-        raise ConfigError(names.get(field, f"{lens.name} config {field}".strip()), message) from None
+        raise config_error(exc, name_of) from None
 
 
-def headline_lines(summary: Summary) -> list[str]:
-    """One line per model: its headline numbers."""
-    lines = []
-    for spec, numbers in summary.headline.items():
-        shown = "  ".join(f"{name} {'–' if value is None else f'{value:.4g}'}" for name, value in numbers.items())
-        lines.append(f"{spec}: {shown}")
-    return lines
+def command_parameters(offered: list[ConfigOption], out_help: str) -> list[inspect.Parameter]:
+    """The generated command's parameters: the arguments, ``--model``, the config's options, ``--out``, the model options."""
+    arguments = [o.parameter for o in offered if o.parameter.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    options = [o.parameter for o in offered if o.parameter.kind == inspect.Parameter.KEYWORD_ONLY]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    out = Annotated[Path | None, typer.Option(help=out_help)]
+    return [
+        *arguments,
+        inspect.Parameter("model", keyword, annotation=ModelOpt, default=None),
+        *options,
+        inspect.Parameter("out", keyword, annotation=out, default=None),
+        inspect.Parameter("backend", keyword, annotation=ModelOptions, default=DEFAULT_MODEL_OPTIONS),
+    ]
 
 
-def lens_command(lens: type[Lens[Any]]) -> Callable[..., None]:
-    """The ``run`` command of ``lens``: its config's options, ``--model``, ``--out`` and the model options."""
+def lens_command(lens: type[Lens[Any]], deprecated: dict[str, str] | None = None) -> Callable[..., None]:
+    """The ``run`` command of ``lens``: its config's options, ``--model``, ``--out`` and the model options it uses;
+    ``deprecated``: older option spellings kept for a release (old -> new)."""
     offered = config_options(lens)
 
     def run(**values: Any) -> None:
-        from chronoprobe.runner import default_out
+        from chronoprobe.cli.runs import run_lens
 
-        model: list[str] | None = values.pop("model")
+        models: list[str] | None = values.pop("model")
         out: Path | None = values.pop("out")
         backend: ModelOptions = values.pop("backend")
         with blame(lens, "failed to take its options"):
-            instance = lens(build_config(lens, offered, values, model or []))
-        out = out or default_out(instance)
-        with blame(lens, "failed in input_paths()"):
-            claim_run_dir(instance, out, backend.cache)  # checked and locked before any model loads
-        with blame(lens, "failed in load()"):
-            instance.load()  # bad data fails before any model loads
-        result = run_in_terminal(instance, out, backend)
-        for line in headline_lines(result.summary):
-            console.print(line, highlight=False, markup=False)
-        console.print(f"report: {out / 'report.md'}", highlight=False)
+            instance = lens(build_config(lens, offered, values, models))
+        run_lens(instance, out, backend)
 
-    out_help = f"Report folder (default: a new results/{lens.name}/<model>-<timestamp>)."
-    parameters = [
-        inspect.Parameter("model", inspect.Parameter.KEYWORD_ONLY, annotation=ModelOpt, default=None),
-        *(o.parameter for o in offered),
-        inspect.Parameter(
-            "out",
-            inspect.Parameter.KEYWORD_ONLY,
-            annotation=Annotated[Path | None, typer.Option(help=out_help)],
-            default=None,
-        ),
-        inspect.Parameter(
-            "backend", inspect.Parameter.KEYWORD_ONLY, annotation=ModelOptions, default=DEFAULT_MODEL_OPTIONS
-        ),
-    ]
-    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # read by typer
-    run.__doc__ = f"Run the {lens.name} lens and write a report folder (run.json, items.jsonl, report.md)."
-    return with_model_options()(run)
+    out_help = (
+        f"Where to write the report folder (default: a new results/{lens.name}/<model>-<timestamp>; "
+        "an earlier report there is replaced, any other folder refused)."
+    )
+    run.__signature__ = inspect.Signature(command_parameters(offered, out_help))  # type: ignore[attr-defined]  # read by typer
+    run.__doc__ = (inspect.getdoc(lens) or f"Run the {lens.name} lens.").splitlines()[0] + (
+        " Writes a report folder (run.json, items.jsonl, report.md)."
+    )
+    return with_deprecated(deprecated or {})(with_model_options(*sorted(lens.unused_model_options))(run))
 
 
-def lens_app(lens: type[Lens[Any]]) -> typer.Typer:
-    """``chronoprobe <lens>``: a group holding the lens's generated ``run`` command."""
-    summary = (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
+def lens_app(
+    lens: type[Lens[Any]], help_text: str | None = None, deprecated: dict[str, str] | None = None
+) -> typer.Typer:
+    """``chronoprobe <lens>``: a group holding the lens's generated ``run`` command (a written module adds more)."""
+    summary = help_text or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
     group = typer.Typer(help=summary, no_args_is_help=True)
-    group.command("run")(lens_command(lens))
+    group.command("run")(lens_command(lens, deprecated))
     return group
 
 

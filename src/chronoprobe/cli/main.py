@@ -1,9 +1,10 @@
 """Entry point: ``chronoprobe <lens> <command>``.
 
-Each lens (outdated, conflicts, recency, editing) and the snapshot tools register a typer
-sub-app in their own module; a plug-in lens without one gets ``chronoprobe <lens> run``
-generated from its config (:mod:`chronoprobe.cli.lens_command`). User errors print as one
-red line and exit with status 2.
+Every lens gets ``chronoprobe <lens> run`` generated from its config
+(:mod:`chronoprobe.cli.lens_command`). A built-in lens's module (``cli/outdated.py`` ...) makes
+that group and adds the lens's tools' commands (also generated, :mod:`chronoprobe.cli.tool_command`)
+and any command written by hand; a plug-in lens gets the group alone. The snapshot, catalogue and
+cross-lens commands are written by hand. User errors print as one red line and exit with status 2.
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ _GENERATED: dict[str, object] = {}
 
 
 def _register_generated(invoked: str | None) -> None:
-    """A ``chronoprobe <lens> run`` group for every registered lens without a written one, kept in step with the registry.
+    """A ``chronoprobe <lens> run`` group for every registered lens without a module of its own in ``cli/``, kept in
+    step with the registry.
 
     A plug-in (an entry point) is imported only when it is the command run (``invoked``), and then
     a failure to load is one line naming it; otherwise it is listed from its entry point alone. A

@@ -190,7 +190,7 @@ def results(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Write the table to this file instead of the terminal. An earlier table there is replaced; "
+            help="Where to write the table instead of the terminal (a file). An earlier table there is replaced; "
             "any other file is refused, never overwritten."
         ),
     ] = None,

@@ -10,7 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from chronoprobe.cli.common import check_endpoint, check_snapshot_name, check_snapshot_ref, console, progress_bar
+from chronoprobe.cli.options import check_endpoint, check_snapshot_name, check_snapshot_ref
+from chronoprobe.cli.progress_display import console, progress_bar
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import (
@@ -62,7 +63,7 @@ def fetch_command(
     catalogue: Annotated[
         Path | None, typer.Option(help="Fact catalogue JSON (default: the shipped DyKnow one).")
     ] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Fetch only the first N facts.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N facts.")] = None,
     name: Annotated[
         str | None, typer.Option(help="Snapshot name (default: wikidata-<today>).", callback=check_snapshot_name)
     ] = None,

@@ -89,7 +89,7 @@ def build_contexts(
     """The kept context rows and a count of why facts were dropped.
 
     ``pool``: queries whose objects may serve as substitutes (default: ``queries``), so a
-    ``--limit``-ed run still draws substitutes from the whole dataset."""
+    ``--balanced-limit``-ed run still draws substitutes from the whole dataset."""
     facts = []
     for q in _first_fact_per_subject(queries):
         rel_templates = templates.get(q.relation)

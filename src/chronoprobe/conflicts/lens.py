@@ -3,40 +3,108 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.conflicts import records
 from chronoprobe.conflicts import run as conflicts_run
 from chronoprobe.conflicts.prompts import PromptWording
 from chronoprobe.conflicts.rows import ConflictsRow
+from chronoprobe.conflicts.run import Dataset
+from chronoprobe.engines import Engine
 from chronoprobe.judges import JudgeChoice
-from chronoprobe.lens import Announce, Lens, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.lens import Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.metrics.mulan import Fidelity
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.runlog import Run
+
+_SHORTCUTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "samples": (("persuasion", "n_samples"),),
+    "temperature": (("persuasion", "temperature"), ("completion", "temperature")),
+    "seed": (("persuasion", "seed"), ("completion", "seed")),
+    "min_confidence": (("completion", "min_confidence"),),
+    "fidelity": (("completion", "fidelity"),),
+    "topk_approximation": (("persuasion", "topk_approximation"),),
+}
+"""Flat option -> the sub-config fields it sets (``persuasion`` for the DynamicQA methodology, ``completion`` for MuLan's)."""
+
+
+def _fields(sub: Any) -> dict[str, Any]:
+    return sub.model_dump() if isinstance(sub, BaseModel) else dict(sub or {})
 
 
 class ConflictsConfig(conflicts_run.RunConfig):
-    """A conflicts run: dataset, methodology, their options and the equivalence judge."""
+    """A conflicts run: dataset, methodology, their options and the equivalence judge.
 
+    The methodologies' own settings live in ``persuasion`` and ``completion``; the flat fields
+    below (``samples`` ... ``topk_approximation``, the command's options) set them and are not
+    recorded themselves.
+    """
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    methodology: Dataset = Field(
+        cast(Dataset, None)
+    )  # never None once validated: _fold_options gives the dataset's own
+    """dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own."""
     judge: str = "embedding"
-    """Equivalence judge of the DynamicQA methodology: embedding[:<model>], nli[:<hf id>], exact."""
+    """Equivalence judge: embedding[:<model>] (offline default), nli[:<hf id>], exact."""
     judge_fallback: bool = False
+    """If the NLI judge cannot be loaded, use the embedding judge (recorded)."""
     judge_device: str = "auto"
+    """Where the judge runs; auto: the run's device."""
+    samples: int = Field(10, ge=1, exclude=True)
+    """Samples drawn per input (DynamicQA methodology)."""
+    temperature: float | None = Field(None, ge=0.0, exclude=True)
+    """Sampling temperature (default: 0.5 for DynamicQA's methodology, 0 = greedy for MuLan's)."""
+    seed: int | None = Field(None, ge=0, exclude=True)
+    """Decoding seed (default: 10 for DynamicQA's methodology, 0 for MuLan's, where it also picks the memorised facts)."""
+    min_confidence: float = Field(0.5, ge=0.0, le=1.0, exclude=True)
+    """MuLan methodology: first-token confidence a memorised fact needs."""
+    fidelity: Fidelity = Field("corrected", exclude=True)
+    """MuLan methodology scoring: corrected (our fixes) or original (F1 truncation, first-token confidence and
+    update success exactly as the original code; docs/conflicts.md)."""
+    topk_approximation: bool = Field(False, exclude=True)
+    """Accept a backend's top-k approximation of the distributions CP needs."""
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
 
     @model_validator(mode="before")
     @classmethod
-    def _own_methodology(cls, data: Any) -> Any:
-        """Without a methodology, a dataset goes through its own (as ``conflicts run`` does)."""
-        if isinstance(data, dict) and data.get("methodology") is None and "dataset" in data:
-            return {**data, "methodology": data["dataset"]}
-        return data
+    def _fold_options(cls, data: Any) -> Any:
+        """Without a methodology, a dataset goes through its own; the flat options given set the sub-configs."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("methodology") is None and "dataset" in data:
+            data["methodology"] = data["dataset"]
+        subs = {"persuasion": _fields(data.get("persuasion")), "completion": _fields(data.get("completion"))}
+        for flat, targets in _SHORTCUTS.items():
+            if data.get(flat) is not None:
+                for sub, field in targets:
+                    subs[sub][field] = data[flat]
+        return {**data, **subs}
+
+
+def headline(values: records.ClassNumbers, method: str) -> str:
+    """A class's headline numbers with their 95% interval and n (when the summary has them)."""
+    from chronoprobe.metrics.uncertainty import ci_cell
+
+    estimates = values.get("estimates") or {}
+
+    def ci(key: str, digits: int) -> str:
+        return f" {ci_cell(estimates[key], digits)}" if estimates.get(key) else ""
+
+    if method == "dynamicqa":
+        cp = values.get("cp")
+        return f"CP {cp:.3f}{ci('cp', 3)}" if cp is not None else "CP –"
+    f1, success = values.get("f1"), values.get("update_success")
+    text = f"F1 {f1:.1f}{ci('f1', 1)}" if f1 is not None else "F1 –"
+    return text + (f", update {success:.2f}{ci('update_success', 2)}" if success is not None else "")
 
 
 def judge_device(device: str) -> str:
@@ -52,6 +120,15 @@ class ConflictsLens(Lens[ConflictsRow]):
 
     name = "conflicts"
     kind = "conflicts run"
+    arguments = ("dataset",)
+    input_options: ClassVar[dict[str, str]] = {
+        "aliases": "--aliases-file",
+        "limit": "--balanced-limit",
+        "prompt_file": "--wording",
+        "judge_fallback": "--judge-fallback",
+        "topk_approximation": "--topk-approximation",
+    }
+    internal_fields = frozenset({"judge_device"})
     row_type = ConflictsRow
     config_type = ConflictsConfig
     config: ConflictsConfig
@@ -113,20 +190,22 @@ class ConflictsLens(Lens[ConflictsRow]):
 
         return sentences(summary, model)
 
-    def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
+    def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
+        """The DynamicQA methodology's equivalence judge, on the run's ``--device`` unless ``judge_device`` names one."""
         if self.config.methodology != "dynamicqa" or self.judge is not None:
             return
         from chronoprobe.judges import load_judge
 
-        with (announce or (lambda _: nullcontext()))(f"loading judge {self.config.judge}"):
+        device = self.config.judge_device if self.config.judge_device != "auto" else load_model.options.value("device")
+        with load_model.announce(f"loading judge {self.config.judge}"):
             self.judge = load_judge(
                 self.config.judge,
                 cache=cache,
-                device=judge_device(self.config.judge_device),
+                device=judge_device(device),
                 allow_fallback=self.config.judge_fallback,
             )
 
-    def check(self, model: CachedModel) -> None:
+    def check(self, model: CachedModel, engine: Engine) -> None:
         conflicts_run.check_models(self.config, [model], self.judge)
         self._models.append(model)
 
@@ -165,6 +244,19 @@ class ConflictsLens(Lens[ConflictsRow]):
         if kind != cls.kind and not ("classes" in data and "summary" in data):
             return None
         return cls.kind, cls.old_file_summary(data)
+
+    def present(self, run: Run) -> list[str]:
+        """The judge fallback if one was taken, then per model each class's headline numbers with their intervals."""
+        lines = (
+            [f"judge fallback: {self.judge.record}"] if self.judge is not None and self.judge.fallback_reason else []
+        )
+        seconds = run.provenance.seconds
+        took = f" in {seconds:.0f} s" if isinstance(seconds, int | float) else ""
+        lines.append(f"wrote {run.path}/report.md, summary.json, items.jsonl{took}")
+        for spec, per_class in records.read_detail(run.summary.detail)["summary"].items():
+            shown = ", ".join(f"{c}: " + headline(v, self.config.methodology) for c, v in per_class.items())
+            lines.append(f"{spec}: {shown}")
+        return lines
 
     def recipe(self) -> RunRecipe:
         decoding, seeds, judge, extra = conflicts_run.recipe(self.config, self._models, self.judge)

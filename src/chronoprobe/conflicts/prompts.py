@@ -1,6 +1,6 @@
 """Our own prompt wording for the conflicts lens.
 
-Users may replace each wording with a template file (``--prompt-file``): a JSON
+Users may replace each wording with a template file (``--wording``): a JSON
 object with any of the keys ``qa``, ``qa_context``, ``completion``, ``update``,
 ``passage``; placeholders ``{question}``, ``{context}``, ``{statement}``,
 ``{fact}``.

@@ -36,18 +36,25 @@ RowT = TypeVar("RowT", bound=ConflictsRow)
 
 
 class RunConfig(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     dataset: Dataset
+    """dynamicqa (shipped) or mulan (needs its files: docs/conflicts.md)."""
     methodology: Dataset
+    """dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own."""
     data: Path | None = None
+    """Where the data comes from: a DynamicQA folder of CSVs, a MuLan queries JSONL, or a contexts JSONL (default:
+    DynamicQA's copy shipped with chronoprobe; MuLan's queries from the hub, coastalcph/fm_queries)."""
     aliases: Path | None = None
+    """MuLan aliases (JSON map QID -> aliases, or fm_aliases JSONL)."""
     templates: Path | None = None
+    """MuLan clean.json templates, or DynamicQA's converted templates CSV."""
     limit: int | None = Field(None, ge=1)
-    """At most N facts in total, not per class, spread evenly over the classes."""
+    """At most N facts in total, not per class, spread evenly over the classes (50 over three classes: 16 or 17 each)."""
     persuasion: pers.PersuasionConfig = pers.PersuasionConfig()
     completion: comp.CompletionConfig = comp.CompletionConfig()
     prompt_file: Path | None = None
+    """JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage)."""
 
 
 DQ_CLASSES = ("static", "temporal", "disputed")
@@ -73,7 +80,7 @@ def load_completion_queries(config: RunConfig) -> tuple[list[comp.CompletionQuer
     if config.dataset == "mulan":
         # the local files first: a missing one is named before the hub is tried
         templates = ml.load_templates(config.templates or shared_path(MULAN_TEMPLATES, "--templates"))
-        aliases = ml.load_aliases(config.aliases or shared_path(MULAN_ALIASES, "--aliases"))
+        aliases = ml.load_aliases(config.aliases or shared_path(MULAN_ALIASES, "--aliases-file"))
         queries = ml.take_balanced_facts(ml.load_queries(config.data or ml.QUERIES_HUB_ID), config.limit)
         return comp.mulan_completion_queries(queries, templates, aliases), ml.MULAN_CLASSES
     facts = dq.load_dynamicqa(config.data or dq.default_source(), classes=DQ_COMPLETION_CLASSES)
@@ -107,7 +114,7 @@ def mulan_inputs(data: Path | None, templates: Path | None, aliases: Path | None
             )
         )
     found.append(Input("--templates", templates, MULAN_TEMPLATES))
-    found.append(Input("--aliases", aliases, MULAN_ALIASES))
+    found.append(Input("--aliases-file", aliases, MULAN_ALIASES))
     return found
 
 
@@ -131,7 +138,7 @@ def inputs_of(config: RunConfig) -> list[Input]:
         if config.methodology == "mulan":
             found.append(Input("--templates", config.templates, CONVERTED_TEMPLATES))
     if config.prompt_file is not None:
-        found.append(Input("--prompt-file", config.prompt_file))
+        found.append(Input("--wording", config.prompt_file))
     return found
 
 

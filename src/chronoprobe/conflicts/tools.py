@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -42,7 +42,7 @@ class ContextsToolConfig(BaseModel):
     model: tuple[str, ...] = ()
     """The generator model spec (one; default: the embedded SmolLM2)."""
     data: Path | None = None
-    """MuLan queries JSONL (default: the hub id coastalcph/fm_queries)."""
+    """Where the data comes from: a MuLan queries JSONL (default: the hub id coastalcph/fm_queries)."""
     aliases: Path | None = None
     """MuLan aliases (JSON map or fm_aliases JSONL)."""
     templates: Path | None = None
@@ -56,16 +56,16 @@ class ContextsToolConfig(BaseModel):
     per_class: int = Field(2500, ge=1)
     """Facts sampled per class."""
     seed: int = Field(0, ge=0)
-    """Seed for the per-class sample."""
+    """Seed of the per-class sample."""
     max_new_tokens: NewTokens = 120
-    """Passage length limit in tokens."""
+    """Tokens to generate per passage."""
     limit: int | None = Field(None, ge=1)
-    """At most N facts in total (not per class), spread over the classes."""
+    """At most N facts in total (not per class), spread evenly over the classes."""
     prompt_file: Path | None = None
     """JSON file replacing our prompt wording (key passage)."""
     out: Path = Path("results/conflicts/mulan_contexts.jsonl")
-    """Output JSONL (a provenance JSON is written next to it). An earlier contexts file this command wrote
-    is replaced; any other file is refused, never overwritten."""
+    """Where to write the contexts JSONL (a provenance JSON is written next to it). An earlier contexts file this
+    command wrote is replaced; any other file is refused, never overwritten."""
 
     @field_validator("model")
     @classmethod
@@ -92,6 +92,13 @@ class ContextsTool(Tool[ContextsResult]):
     name = "conflicts.contexts"
     command = "conflicts contexts"
     config_type = ContextsToolConfig
+    input_options: ClassVar[dict[str, str]] = {
+        "aliases": "--aliases-file",
+        "seed": "--sample-seed",
+        "limit": "--balanced-limit",
+        "prompt_file": "--wording",
+        "no_nli_filter": "--no-nli-filter",
+    }
     text_paths = frozenset({"nli"})
     model_options = True
     omit_model_options = ("engine", "sampler")
@@ -113,7 +120,7 @@ class ContextsTool(Tool[ContextsResult]):
         from chronoprobe.conflicts.sources import Input, check_inputs
 
         config = self.config
-        extra = [Input("--prompt-file", config.prompt_file)] if config.prompt_file is not None else []
+        extra = [Input("--wording", config.prompt_file)] if config.prompt_file is not None else []
         check_inputs([*mulan_inputs(config.data, config.templates, config.aliases), *extra], self.command)
 
     def output(self) -> Output:
@@ -135,7 +142,7 @@ class ContextsTool(Tool[ContextsResult]):
         self._pool = ml.load_queries(config.data or ml.QUERIES_HUB_ID)
         self._queries = ml.take_balanced_facts(self._pool, config.limit)
         self._templates = ml.load_templates(config.templates or shared_path(MULAN_TEMPLATES, "--templates"))
-        self._aliases = ml.load_aliases(config.aliases or shared_path(MULAN_ALIASES, "--aliases"))
+        self._aliases = ml.load_aliases(config.aliases or shared_path(MULAN_ALIASES, "--aliases-file"))
 
     def run(self, context: ToolContext) -> ContextsResult:
         from chronoprobe.conflicts.lens import judge_device

@@ -1,4 +1,4 @@
-"""Take a few items spread over their classes, for ``--limit`` (every lens that limits a dataset)."""
+"""Take a few items spread over their classes, for ``--balanced-limit`` (conflicts, editing)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
+from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models, parse_model
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION
+from chronoprobe.values import comma_list
 
 Method = Literal["rome", "memit", "serac", "ike", "ike-null", "rag-gold", "rag-retrieved", "rag-noisy"]
 METHODS: tuple[Method, ...] = ("rome", "memit", "serac", "ike", "ike-null", "rag-gold", "rag-retrieved", "rag-noisy")
@@ -47,59 +49,96 @@ Counterfactual = Annotated[
 
 
 class EditingConfig(BaseModel):
-    """Everything that determines an editing run's results."""
+    """Everything that determines an editing run's results (each field's docstring is its option's help)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
     from_run: Path | None = None
-    """An ``outdated run`` folder: the facts this model got wrong are edited."""
+    """An `outdated run` folder: edit the facts this model got wrong."""
     dataset: Path | None = None
-    """Or a DyKnow ``editing_dataset.json`` (ours or theirs)."""
-    select: Selection = "outdated"
-    """With ``from_run``: ``outdated``, the facts to edit (DyKnow's rule, the audit report's count);
-    ``not-up-to-date``, every fact with no up-to-date answer; or ``auto``, the facts to edit, and every fact that
-    is not up-to-date when fewer than ``min_facts`` are facts to edit (the default before 0.2.0)."""
-    min_facts: int = Field(10, ge=1)
-    limit: int | None = Field(None, ge=1)
-    """Only N facts, spread over Table 3's groups (file order within each group)."""
+    """Or an editing_dataset.json (DyKnow's or ours) to edit."""
     methods: tuple[Method, ...] = METHODS
+    """Comma-separated (or repeated): rome, memit, serac, ike, ike-null, rag-gold, rag-retrieved, rag-noisy
+    (default: all)."""
     mode: Mode | None = None
-    """``single`` (one edit at a time) or ``batch`` (all at once); default per method as DyKnow ran it."""
+    """single (one edit after another) or batch (all at once); default per method as DyKnow ran it (ROME single,
+    MEMIT and SERAC batch)."""
     scaling: tuple[float, ...] = ()
-    """Also edit these fractions of the (seed-42 shuffled) facts, for the scaling curve (DyKnow Figure 3)."""
+    """Also edit these fractions of the (seed-42 shuffled) facts together, e.g. 0.25,0.5,0.75,1 (Figure 3)."""
+    select: Selection = "outdated"
+    """With --from: outdated (the facts to edit: DyKnow's rule, as the audit report counts them), not-up-to-date
+    (every fact with no up-to-date answer), or auto (outdated; not-up-to-date when fewer than 10 facts are
+    outdated, the default before 0.2.0)."""
+    min_facts: int = Field(10, ge=1)
+    """With ``select="auto"``: fewer facts to edit than this, and every fact that is not up-to-date qualifies."""
+    limit: int | None = Field(None, ge=1)
+    """At most N facts in total, spread evenly over Politicians, Teams and Positions (file order within each)."""
     locality: bool = True
-    """Re-run the whole audit on each edited model and count verdicts that changed on facts not edited."""
+    """Re-run the whole audit on each edited model."""
     fluency: bool = True
+    """Generate 100 tokens per edit prompt for n-gram entropy."""
     fluency_tokens: NewTokens = 100
     hparams: Path | None = None
-    """A YAML/JSON file overriding ROME/MEMIT hyperparameters (EasyEdit's key names)."""
+    """YAML/JSON overriding ROME/MEMIT hyperparameters (EasyEdit's key names)."""
     stats_corpus: Path | None = None
-    """Text corpus for MEMIT's second-moment statistics (default: the shipped Wikipedia paragraphs)."""
+    """Text corpus for MEMIT's statistics: .txt (one document per line) or .jsonl ({'text': ...}) (default: the
+    shipped Wikipedia paragraphs)."""
     stats_documents: int | None = Field(None, ge=1)
+    """Use at most N documents of the statistics corpus."""
     save_edited: Path | None = None
-    """Write each weight-edited model here (safetensors); otherwise edited weights never leave the process."""
+    """Write each weight-edited model here (safetensors); otherwise edited weights stay in memory."""
     prompts_file: Path | None = None
     """JSON file with the IKE / RAG / SERAC prompt templates to use instead of ours."""
     serac_threshold: float | None = Field(None, gt=0.0, le=1.0)
+    """SERAC scope threshold (cosine similarity, default 0.77)."""
     serac_scope: str = "embedding"
-    """SERAC*'s scope classifier: ``embedding`` (the packaged MiniLM), ``embedding:<model>`` or ``nli:<model>``."""
+    """SERAC* scope classifier: embedding (the packaged MiniLM), embedding:<model> or nli:<hf id>."""
     serac_counterfactual: Counterfactual = "base-with-context"
-    """Who answers in-scope questions: the edited model itself with the edit in context, or another model spec."""
+    """Who answers SERAC*'s in-scope questions: base-with-context (the model itself, edit in context) or another
+    model spec (loaded with the run's --dtype, --device ...)."""
     seed: int = 0
+    """Seed of ROME/MEMIT's context templates."""
     max_new_tokens: NewTokens = 20
+    """Tokens to generate per answer."""
     instruction: str = CHAT_INSTRUCTION
     facts_file: Path | None = None
     """Catalogue for the locality audit when editing from a dataset file (default: the shipped one)."""
     snapshot: str | None = None
+
+    @field_validator("methods", mode="before")
+    @classmethod
+    def _method_list(cls, value: Any) -> Any:
+        """``"ike,rag-gold"`` or ``["rome", "ike,rag-gold"]``: every method named, in order."""
+        if not isinstance(value, str | list | tuple):
+            return value
+        named = comma_list(value)
+        unknown = [v for v in named if v not in METHODS]
+        if unknown:
+            raise ValueError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
+        return tuple(named)
+
+    @field_validator("scaling", mode="before")
+    @classmethod
+    def _fraction_list(cls, value: Any) -> Any:
+        """``"0.25,0.5"`` or ``["0.25", 0.5]``: the fractions as numbers."""
+        if not isinstance(value, str | list | tuple):
+            return value
+        fractions = []
+        for part in comma_list(value):
+            try:
+                fractions.append(float(part))
+            except (TypeError, ValueError):
+                raise ValueError(f"{part!r} is not a number (give fractions like 0.25,0.5,0.75,1)") from None
+        return tuple(fractions)
 
     @field_validator("scaling")
     @classmethod
     def _fractions(cls, value: tuple[float, ...]) -> tuple[float, ...]:
         for fraction in value:
             if not 0.0 < fraction <= 1.0:
-                raise ValueError(f"scaling fraction {fraction} is not in (0, 1]")
+                raise ValueError(f"{fraction} is not in (0, 1]")
         return tuple(sorted(set(value)))
 
     @field_validator("methods")
@@ -112,8 +151,9 @@ class EditingConfig(BaseModel):
     @model_validator(mode="after")
     def _one_source(self) -> EditingConfig:
         if (self.from_run is None) == (self.dataset is None):
-            raise ValueError(
-                "give the facts to edit: from_run (an outdated run folder) or dataset (a file), one of them"
+            raise ConfigError(
+                "--from/--dataset",
+                "give the facts to edit: from_run (an outdated run folder, --from) or dataset (a file, --dataset), one of them",
             )
         if "serac" in self.methods:
             from chronoprobe.editing.serac import SeracConfig

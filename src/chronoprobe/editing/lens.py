@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.editing import records
-from chronoprobe.editing.config import METHODS, WEIGHT_METHODS, EditingConfig
+from chronoprobe.editing.config import PROMPT_METHODS, WEIGHT_METHODS, EditingConfig
 from chronoprobe.editing.plan import RunPlan, plan_line, plan_model
 from chronoprobe.editing.records import EditSet
 from chronoprobe.editing.rows import UNEDITED, EditingRow, MethodRun
+from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, DataError
-from chronoprobe.lens import Announce, CheckContext, Lens, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.lens import CheckContext, Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.models.base import Capability
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
+from chronoprobe.runlog import Run
 
 NEEDS_EMBEDDER = frozenset({"serac", "ike", "ike-null", "rag-retrieved"})
 
@@ -41,7 +42,16 @@ class EditingLens(Lens[EditingRow]):
 
     name = "editing"
     kind = "editing run"
-    input_options: ClassVar[dict[str, str]] = {"from_run": "--from", "prompts_file": "--prompts"}
+    input_options: ClassVar[dict[str, str]] = {
+        "from_run": "--from",
+        "methods": "--method",
+        "limit": "--balanced-limit",
+        "prompts_file": "--wording",
+        "seed": "--template-seed",
+    }
+    internal_fields = frozenset({"min_facts", "fluency_tokens", "instruction", "facts_file", "snapshot"})
+    unused_model_options = frozenset({"device_map", "quantize", "sampler"})
+    """Weights are edited in place on one device, and every answer is decoded greedily."""
     text_paths = frozenset({"snapshot"})
     output_fields = frozenset({"save_edited"})
     row_type = EditingRow
@@ -83,11 +93,46 @@ class EditingLens(Lens[EditingRow]):
     # --- before any model ------------------------------------------------------------------------
 
     def check_inputs(self) -> None:
-        """``--from`` must be an outdated run's folder: a parent of run folders is named as such, with those inside."""
+        """``--from`` must be an outdated run's folder (a parent of run folders is named as such, with those
+        inside), and ``--save-edited`` a folder we may write."""
         if self.config.from_run is not None:
             from chronoprobe.editing.dataset import check_run_folder
 
             check_run_folder(self.config.from_run)
+        if self.config.save_edited is not None:
+            from chronoprobe.publish import check_output_folder
+
+            check_output_folder(self.config.save_edited, "--save-edited")
+
+    def notices(self) -> list[str]:
+        """Per model: how its facts were chosen, the per-fact notes in one line, and the facts per group."""
+        from rich.text import Text
+
+        from chronoprobe.editing.dataset import count_lines, fact_notes_line
+
+        lines = []
+        for spec, chosen in self.sets.items():
+            lines += [f"note ({spec}): {note}" for note in chosen.notes]
+            per_fact = fact_notes_line(len(chosen.fact_notes), f" ({spec})", "report.md")
+            lines += [Text.from_markup(per_fact).plain] if per_fact else []
+            lines += count_lines(chosen.records, f"{chosen.source} for {spec}", chosen.select, len(chosen.skipped))
+        return [*lines, *super().notices()]
+
+    def present(self, run: Run) -> list[str]:
+        """Each model's line per method over every fact: harmonic mean and soft constraint, with intervals."""
+        from chronoprobe.metrics.uncertainty import as_estimate
+
+        lines = []
+        for spec, summary in records.read_detail(run.summary.detail)["models"].items():
+            for entry in summary["results"]:
+                hm, soft = (as_estimate(entry["scores"]["All"][key]) for key in ("harmonic_mean", "soft_constraint"))
+                if entry["fraction"] != 1.0 or hm is None or soft is None:
+                    continue
+                column = entry["column"] if entry["method"] != "unedited" else "unedited"
+                lines.append(
+                    f"{spec} {column} ({entry['facts']} facts): HM {hm.format_pct()}  soft constraint {soft.format_pct()}"
+                )
+        return lines
 
     def load(self) -> None:
         from chronoprobe.editing.prompts import load_prompts
@@ -181,34 +226,39 @@ class EditingLens(Lens[EditingRow]):
             skipped=set(facts_without_gold(facts, gold)),
         )
 
-    def setup(self, cache: CallCache, announce: Announce | None = None) -> None:
+    def check_engine(self, engine: Engine) -> None:
+        """Weight edits change the model in this process: another engine may run the prompt methods only."""
+        weights = sorted(WEIGHT_METHODS & set(self.config.methods))
+        if weights and not engine.local:
+            raise ConfigError(
+                f"--engine {engine.label}",
+                f"{', '.join(weights)} edit the weights in this process, so they run on --engine local only; "
+                f"with Ray pick prompt methods (--method {','.join(PROMPT_METHODS)})",
+            )
+
+    def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
         assert self.tools is not None
         if "serac" in self.config.methods and self.config.serac_counterfactual != "base-with-context":
-            from chronoprobe.models.registry import BackendOptions
-            from chronoprobe.runner import load_models
-
-            [self.tools.counterfactual] = load_models(
-                [self.config.serac_counterfactual], BackendOptions(), cache, announce
-            )
+            self.tools.counterfactual = load_model(self.config.serac_counterfactual)  # with the run's --dtype, --device
         if not NEEDS_EMBEDDER & set(self.config.methods):
             return
         from chronoprobe.judges.embedding import Embedder
 
-        with (announce or (lambda _: nullcontext()))("loading the MiniLM embedder"):
+        with load_model.announce("loading the MiniLM embedder"):
             self.tools.embedder = Embedder(cache=cache)
         kind, _, scope_model = self.config.serac_scope.partition(":")
         if "serac" in self.config.methods and kind == "embedding" and scope_model:
-            with (announce or (lambda _: nullcontext()))(f"loading the SERAC* scope embedder {scope_model}"):
+            with load_model.announce(f"loading the SERAC* scope embedder {scope_model}"):
                 self.tools.scope_embedder = Embedder(scope_model, cache=cache)
         if "rag-retrieved" in self.config.methods:
             from chronoprobe.editing.retrieval import PassageRetriever
 
             self.tools.retriever = PassageRetriever(embedder=self.tools.embedder)
 
-    def check(self, model: CachedModel) -> None:
+    def check(self, model: CachedModel, engine: Engine) -> None:
         from chronoprobe.editing.run import check_backend
 
-        super().check(model)
+        super().check(model, engine)
         check_backend(model, self.config.methods)
         if WEIGHT_METHODS & set(self.config.methods):
             from chronoprobe.editing import weight_methods
@@ -409,7 +459,7 @@ def _settings(run: MethodRun) -> dict[str, Any]:
 
 
 def _limit(chosen: EditSet, limit: int) -> None:
-    """Keep ``limit`` facts spread over Table 3's groups (as ``conflicts run --limit`` spreads over classes)."""
+    """Keep ``limit`` facts spread over Table 3's groups (as ``conflicts run --balanced-limit`` spreads over classes)."""
     from chronoprobe.datasets.balance import take_balanced
     from chronoprobe.editing.dataset import group_counts
 
@@ -419,7 +469,7 @@ def _limit(chosen: EditSet, limit: int) -> None:
     chosen.fact_notes = {fact: note for fact, note in chosen.fact_notes.items() if fact in kept}
     shown = ", ".join(f"{group} {n}" for group, n in group_counts(chosen.records).items())
     chosen.notes.append(
-        f"--limit {limit}: {len(chosen.records)} of the {total} facts are edited, spread over the groups ({shown})"
+        f"--balanced-limit {limit}: {len(chosen.records)} of the {total} facts are edited, spread over the groups ({shown})"
     )
 
 
@@ -428,10 +478,3 @@ def _why(chosen: EditSet) -> str:
         return ""
     hint = "; --select not-up-to-date takes every fact with no up-to-date answer" if chosen.select == "outdated" else ""
     return f" (selection {chosen.select!r}; {len(chosen.skipped)} fact(s) skipped{hint})"
-
-
-def validate_methods(values: Sequence[str]) -> tuple[str, ...]:
-    unknown = [v for v in values if v not in METHODS]
-    if unknown:
-        raise ConfigError("--method", f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
-    return tuple(values)

@@ -84,5 +84,5 @@ def plan_line(plans: Sequence[RunPlan], config: EditingConfig) -> str:
         f"{time.describe()} ({time.basis_text()}); answers already in the call cache are not asked again"
     )
     if time.high > 600 and config.limit is None and any(plan.facts > 10 for plan in plans):
-        line += "; for a first look try --limit 10 --method ike-null,rag-gold"
+        line += "; for a first look try --balanced-limit 10 --method ike-null,rag-gold"
     return line

@@ -1,6 +1,6 @@
 """Every prompt template of the in-context editing methods, in our own wording.
 
-A user's JSON file (``--prompts FILE``: an object with some of the keys below) replaces
+A user's JSON file (``--wording FILE``: an object with some of the keys below) replaces
 templates one by one, so DyKnow's original prompts can be used instead. Each template must use
 exactly its placeholders (:data:`PLACEHOLDERS`); a bad file is a one-line :class:`ConfigError`.
 

@@ -93,7 +93,7 @@ class DatasetTool(Tool[DatasetResult]):
     name = "editing.dataset"
     command = "editing dataset"
     config_type = DatasetToolConfig
-    input_options: ClassVar[dict[str, str]] = {"from_run": "--from", "read": "--dataset"}
+    input_options: ClassVar[dict[str, str]] = {"from_run": "--from", "read": "--dataset", "model": "--for-model"}
     config: DatasetToolConfig
 
     @property
@@ -163,11 +163,11 @@ class ScoreToolConfig(BaseModel):
     dataset: Path
     """The editing_dataset.json the answers were made for, or a folder with one per model."""
     out: Path
-    """Folder for scores.json and report.md."""
+    """Where to write scores.json and report.md (a folder)."""
     labels: Labels = "ours"
     """ours: re-classify every answer; original: DyKnow's labels from <category>_analysis.json."""
     model: tuple[str, ...] = ()
-    """Only this model folder (repeatable; default: all)."""
+    """Only these models: their folders (repeatable; default: all)."""
 
 
 class ScoreTool(Tool[EditingScoreSummary]):
@@ -176,6 +176,7 @@ class ScoreTool(Tool[EditingScoreSummary]):
     name = "editing.score"
     command = "editing score"
     config_type = ScoreToolConfig
+    input_options: ClassVar[dict[str, str]] = {"model": "--only-model"}
     config: ScoreToolConfig
 
     def output(self) -> Output:

@@ -346,7 +346,8 @@ def judge_harness_log(
     from chronoprobe.integrations.run_folder import outdated_run
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.knowledge.snapshot import load_snapshot
-    from chronoprobe.outdated.knowledge_date import check_deployed_at, parse_cutoffs
+    from chronoprobe.outdated.cutoffs import parse_cutoffs
+    from chronoprobe.outdated.knowledge_date import check_deployed_at
 
     facts = {f.fact_id: f for f in load_catalogue()}
     gold = load_snapshot(snapshot)

@@ -82,22 +82,17 @@ class HarnessScoreTool(Tool[ScoreSummary | Run]):
 
 
 def harness_lines(run: Run) -> list[str]:
-    """The console's lines for a judged harness log: soft constraint per model, the knowledge date."""
-    from chronoprobe.metrics.uncertainty import as_estimate
+    """The console's lines for a judged harness log: soft constraint per model (its metric records), the knowledge date."""
     from chronoprobe.outdated.knowledge_report import knowledge_console_lines
-    from chronoprobe.outdated.tools import VERDICT_ORDER
+    from chronoprobe.outdated.lens import VERDICT_ORDER, share_text
+    from chronoprobe.outdated.records import read_run_detail
 
     harness = run.provenance.extra["harness"]
     lines = []
-    for spec, summary in run.summary.model_dump(mode="json")["detail"]["models"].items():
-        overall = summary["per_category"]["all"]
-        shares = "  ".join(
-            f"{v} {overall['soft_constraint_pct'][v]:.1f}% "
-            f"{as_estimate(overall['estimates']['soft_constraint_pct'][v]).interval(1)}"  # type: ignore[union-attr]  # a written summary always holds an estimate per verdict
-            for v in VERDICT_ORDER
-        )
-        lines.append(
-            f"[bold]{spec}[/] ({harness}): {shares} (soft constraint, 95% Wilson intervals; {overall['facts']} facts)"
-        )
-        lines += knowledge_console_lines(spec, summary.get("knowledge_date"))
+    for spec, numbers in read_run_detail(run.summary.detail)["models"].items():
+        found = {m.name: m for m in run.summary.metrics if m.model == spec and m.group == "all"}
+        shares = "  ".join(share_text(v, found.get(f"soft_constraint_pct.{v}")) for v in VERDICT_ORDER)
+        facts = numbers["per_category"]["all"]["facts"]
+        lines.append(f"[bold]{spec}[/] ({harness}): {shares} (soft constraint, 95% Wilson intervals; {facts} facts)")
+        lines += knowledge_console_lines(spec, numbers.get("knowledge_date"))
     return [*lines, f"report: {run.path / 'report.md'} (a run folder: chronoprobe results / card read it)"]

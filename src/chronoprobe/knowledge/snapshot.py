@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from chronoprobe import paths
-from chronoprobe.errors import DataError
+from chronoprobe.errors import ChronoprobeError, DataError
 from chronoprobe.io import read_text, write_text_atomic
 from chronoprobe.knowledge.types import FactAnswers, Snapshot, Statement
 
@@ -45,6 +45,22 @@ def snapshot_path(name: str, dir: Path | None = None) -> Path:
     """Where ``save_snapshot`` puts a snapshot called ``name`` (default dir: the user snapshot directory)."""
     target = Path(dir) if dir is not None else paths.snapshot_dir()
     return target / f"{_valid_name(name)}.json"
+
+
+def check_snapshot_ref(value: str) -> str:
+    """A snapshot name (a plain file name) or a path to a snapshot file; ValueError for one that cannot be either."""
+    try:
+        if value.endswith(".json") or "/" in value or "\\" in value:
+            Path(value).expanduser().is_file()
+        else:
+            snapshot_path(value)  # validates the name
+    except ChronoprobeError as exc:
+        raise ValueError(f"{exc.where} {exc.problem}") from None
+    except (OSError, ValueError) as exc:
+        shown = value if len(value) <= 60 else value[:60] + "..."
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ValueError(f"{shown!r} is not a usable file name ({reason})") from None
+    return value
 
 
 def unused_name(base: str, dir: Path | None = None) -> str:

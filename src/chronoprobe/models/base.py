@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Protocol
 
 import numpy as np
+from annotated_types import Ge
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.errors import CapabilityError
@@ -130,9 +131,10 @@ def _token_budget(value: int) -> int:
     return value
 
 
-NewTokens = Annotated[int, AfterValidator(_token_budget)]
+NewTokens = Annotated[int, Ge(1), AfterValidator(_token_budget)]
 """A number of new tokens to generate, 1 to :data:`MAX_NEW_TOKENS`: the type of every ``max_new_tokens``
-field (decoding and lens configs alike), so a value out of range is refused where the options are read."""
+field (decoding and lens configs alike), so a value out of range is refused where the options are read
+(``Ge(1)`` also tells a generated command its option's least value)."""
 
 
 class DecodingParams(BaseModel):

@@ -80,8 +80,8 @@ resolve_device = placement.resolve_device
 def check_device(device: str, where: str) -> None:
     """Refuse a device this machine does not have, before anything loads (torch would fail mid-load)."""
     try:
-        target = torch.device(device)
-    except RuntimeError:
+        target = torch.device(placement.device_name(device))
+    except (RuntimeError, ValueError):
         raise ConfigError(where, f"--device {device} is not a device name (auto, cpu, cuda, cuda:1, mps)") from None
     if target.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0

@@ -8,6 +8,7 @@ free memory is the RAM's. Where a driver is present, torch is asked.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,17 @@ QUANT_LABEL = {"8bit": "bnb-8bit", "4bit": "bnb-4bit-nf4"}
 
 GPU_DRIVER_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/kfd", "/dev/dxg")
 """NVIDIA's driver, ROCm's (torch's cuda namespace serves both) and WSL's GPU bridge: without one, no CUDA device."""
+
+
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+
+
+def device_name(value: str) -> str:
+    """``value`` when it names a device (auto, cpu, mps, cuda or cuda:<index>); ValueError otherwise. The
+    spelling only: whether this machine has it is :func:`chronoprobe.models.loading.check_device`'s question."""
+    if not _DEVICE.fullmatch(value):
+        raise ValueError(f"{value!r} is not a device (use auto, cpu, cuda, cuda:<index> or mps)")
+    return value
 
 
 def gpu_driver_present() -> bool:

@@ -11,11 +11,12 @@ import functools
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.errors import DataError
+from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.metrics.dyknow import Verdict, classify_response
@@ -23,32 +24,78 @@ from chronoprobe.metrics.knowledge_date import parse_month
 from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION, fact_prompts
+from chronoprobe.values import KeyValues, http_url, past_date
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 
 
 class AuditConfig(BaseModel):
-    """Everything that determines an audit's results."""
+    """Everything that determines an audit's results (each field's docstring is its option's help)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
     facts_file: Path | None = None
-    """A catalogue JSON (ours) or a ``grc_generated.json`` (the original format); default: shipped catalogue."""
+    """Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers)."""
     snapshot: str | None = None
-    """Snapshot name or path; default: the shipped 2023-12-18 snapshot."""
+    """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
     live: bool = False
+    """Judge against today's answers: query the Wikidata Query Service now (and save them as a snapshot)."""
     endpoint: str = WDQS_ENDPOINT
+    """SPARQL endpoint for --live."""
     as_of: dt.date | None = None
+    """Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release."""
     use_aliases: bool = False
-    max_new_tokens: NewTokens = 20
+    """Also match Wikidata aliases (off reproduces the paper)."""
     limit: int | None = Field(None, ge=1)
+    """Only the first N facts."""
+    max_new_tokens: NewTokens = 20
+    """Tokens to generate per answer."""
+    instruction_file: Path | None = Field(None, exclude=True)
+    """Chat instruction to use instead of ours; must contain {sentence} (the paraphrase)."""
     instruction: str = CHAT_INSTRUCTION
-    cutoffs: dict[str, str] = Field(default_factory=dict)
-    """Published knowledge cutoffs by model name or spec (``--cutoff NAME=YYYY-MM``): a marker on the plot."""
+    """The chat instruction around each paraphrase (``instruction_file`` reads it from a file)."""
+    cutoffs: KeyValues = Field(default_factory=dict)
+    """A model's published knowledge cutoff, NAME=YYYY-MM (repeatable; NAME as in --model NAME=SPEC, or the spec):
+    a marker on the knowledge-date plot and a row in results."""
     deployed_at: str | None = None
-    """``--deployed-at``: forecast how much of what each model knows is stale from this date on."""
+    """Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): the share of what it knows
+    that is stale then, 6 and 12 months later."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _given_as_text(cls, data: Any) -> Any:
+        """``cutoffs`` as ``NAME=DATE`` texts (the command's ``--cutoff``), named after ``models``; the
+        instruction from ``instruction_file``."""
+        if not isinstance(data, dict):
+            return data
+        cutoffs = data.get("cutoffs")
+        if isinstance(cutoffs, list | tuple):
+            from chronoprobe.outdated.cutoffs import cutoff_names, parse_cutoffs
+
+            models = data.get("models") or default_models()
+            data = {**data, "cutoffs": parse_cutoffs(cutoffs, cutoff_names(models))}
+        if data.get("instruction_file") is not None:
+            data = {**data, "instruction": read_instruction(Path(data["instruction_file"]))}
+        return data
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _past_date(cls, value: Any) -> Any:
+        return past_date(value) if isinstance(value, str) else value
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_url(cls, value: str) -> str:
+        return http_url(value)
+
+    @field_validator("snapshot")
+    @classmethod
+    def _snapshot_ref(cls, value: str | None) -> str | None:
+        from chronoprobe.knowledge.snapshot import check_snapshot_ref
+
+        return None if value is None else check_snapshot_ref(value)
 
     @field_validator("cutoffs")
     @classmethod
@@ -89,6 +136,14 @@ class ResponseRecord(BaseModel):
     match_rule: str | None = None
     verdict_as_of: Verdict | None = None
     """Verdict against what was current at ``--as-of`` (None when not asked)."""
+
+
+def read_instruction(path: Path) -> str:
+    """A chat instruction from a file: its text, which must hold the ``{sentence}`` placeholder."""
+    text = read_text(path, f"instruction file {path}").strip()
+    if "{sentence}" not in text:
+        raise ConfigError(f"instruction file {path}", "must contain the placeholder {sentence}")
+    return text
 
 
 def is_grc_file(path: Path) -> bool:

@@ -173,8 +173,9 @@ def _change(model: str, earlier: Point, later: Point, folders: dict[str, Path]) 
     )
 
 
-def read_history(paths: Sequence[Path], model: str | None = None) -> History:
-    """Every ``outdated run`` under ``paths`` (check folders included), by model and snapshot date."""
+def read_history(paths: Sequence[Path], models: Sequence[str] = ()) -> History:
+    """Every ``outdated run`` under ``paths`` (check folders included), by model and snapshot date; ``models``
+    (names or specs): only those."""
     from chronoprobe.reports.tidy import find_runs
 
     found = find_runs(paths)
@@ -182,9 +183,9 @@ def read_history(paths: Sequence[Path], model: str | None = None) -> History:
     if not runs:
         raise DataError(", ".join(str(p) for p in paths), "holds no outdated run (a check folder or `outdated run`)")
     folders = {r.label: r.path for r in runs}
-    points = [p for r in runs for p in _points(r) if model is None or model in (p.model, p.name)]
+    points = [p for r in runs for p in _points(r) if not models or {p.model, p.name} & set(models)]
     if not points:
-        raise DataError("--model", f"{model!r} is in none of these runs")
+        raise DataError("--only-model", f"{', '.join(map(repr, models))} in none of these runs")
     points.sort(key=lambda p: (p.model, p.retrieved or dt.date.min, p.created, p.run))
     changes = []
     for key in dict.fromkeys(p.model for p in points):

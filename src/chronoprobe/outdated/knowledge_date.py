@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -47,57 +46,6 @@ FORECAST_MONTHS = (0, 6, 12)
 """Months after the deployment date at which the forecast reads the staleness."""
 WIDE_YEARS = 4.0
 """An interval wider than this is called wide in the report."""
-
-_CUTOFF = re.compile(r"^(?:(?P<name>.+?)=)?(?P<date>\d{4}(?:-\d{2}){0,2})$")
-
-
-# --- options --------------------------------------------------------------------------------------
-
-
-def parse_cutoffs(values: Iterable[str], models: Sequence[Sequence[str]], option: str = "--cutoff") -> dict[str, str]:
-    """``NAME=YYYY-MM`` (or a bare date when there is one model) -> {model name: date}.
-
-    ``models``: per model, the names the user may call it by (display name, spec). A model given two
-    cutoffs (under one name or two) is refused: which one is meant cannot be guessed.
-    """
-    known = list(dict.fromkeys(name for names in models for name in names))
-    cutoffs: dict[str, str] = {}
-    given: dict[int, str] = {}
-    """Model (its place in ``models``) -> the value that gave it a cutoff."""
-    for value in values:
-        match = _CUTOFF.match(value.strip())
-        if match is None:
-            raise ConfigError(option, f"{value!r}: expected NAME=YYYY-MM (or YYYY, YYYY-MM-DD)")
-        name, date = match["name"], match["date"]
-        try:
-            parse_month(date)
-        except ValueError as exc:
-            raise ConfigError(option, f"{value!r}: {exc}") from None
-        if name is None:
-            if len(models) != 1:
-                raise ConfigError(option, f"{value!r}: with several models, name one (NAME=DATE): {', '.join(known)}")
-            name = models[0][0]
-        if name not in known:
-            raise ConfigError(option, f"{value!r}: no model named {name!r}; models: {', '.join(known)}")
-        model = next(i for i, names in enumerate(models) if name in names)
-        if model in given:
-            raise ConfigError(
-                option, f"{value!r}: {name!r} already has a cutoff ({given[model]!r}); give one per model"
-            )
-        given[model] = value
-        cutoffs[name] = date
-    return cutoffs
-
-
-def parse_deployed_at(value: str | None, option: str = "--deployed-at") -> str | None:
-    """``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` as given (None stays None); a ConfigError naming ``option`` otherwise."""
-    if value is None:
-        return None
-    try:
-        parse_month(value)
-    except ValueError as exc:
-        raise ConfigError(option, str(exc)) from None
-    return value
 
 
 def earliest_validity(gold: Mapping[str, FactAnswers]) -> dt.date | None:

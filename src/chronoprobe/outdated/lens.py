@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.knowledge.types import Fact, Snapshot
-from chronoprobe.lens import CheckContext, Lens, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.lens import CheckContext, Lens, Metric, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.outdated import records
 from chronoprobe.outdated.audit import (
     AuditConfig,
@@ -19,8 +19,19 @@ from chronoprobe.outdated.audit import (
     run_audit,
 )
 from chronoprobe.provenance import Provenance
+from chronoprobe.runlog import Run
 
 VERDICT_ORDER = ("up-to-date", "outdated", "irrelevant", "ambiguous")
+
+
+def share_text(verdict: str, metric: Metric | None) -> str:
+    """``up-to-date 3.8% [1.7, 8.7]``: a soft-constraint share with its 95% interval."""
+    if metric is None or metric.value is None:
+        return f"{verdict} –"
+    interval = (
+        "[–]" if metric.ci_low is None or metric.ci_high is None else f"[{metric.ci_low:.1f}, {metric.ci_high:.1f}]"
+    )
+    return f"{verdict} {metric.value:.1f}% {interval}"
 
 
 class OutdatedLens(Lens[ResponseRecord]):
@@ -28,7 +39,15 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     name = "outdated"
     kind = "outdated run"
-    input_options: ClassVar[dict[str, str]] = {"facts_file": "--facts"}
+    input_options: ClassVar[dict[str, str]] = {
+        "facts_file": "--facts",
+        "live": "--live",
+        "use_aliases": "--aliases/--no-aliases",
+        "cutoffs": "--cutoff",
+    }
+    internal_fields = frozenset({"instruction"})
+    unused_model_options = frozenset({"sampler"})
+    """Every answer is decoded greedily."""
     text_paths = frozenset({"snapshot"})
     row_type = ResponseRecord
     config_type = AuditConfig
@@ -62,17 +81,48 @@ class OutdatedLens(Lens[ResponseRecord]):
         self.no_gold: dict[str, str] = {}
 
     def load(self, fetch_progress: Callable[[int], None] | None = None) -> None:
-        """Facts and gold answers; with ``live``, the Wikidata query runs here (``fetch_progress`` counts rows)."""
+        """Facts and gold answers; with ``live``, the Wikidata query runs here (``fetch_progress`` counts rows,
+        else :attr:`load_progress` shows it)."""
         from chronoprobe.outdated.knowledge_date import check_deployed_at
 
+        if fetch_progress is None and self.config.live and self.load_progress is not None:
+            fetch_progress = self.load_progress("querying Wikidata", None)
         self.facts, self.gold = load_gold(self.config, fetch_progress=fetch_progress)
         check_deployed_at(self.config.deployed_at, self.gold.answers, f"snapshot {self.gold.name}")
         self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
         self.loaded = True
 
+    def notices(self) -> list[str]:
+        assert self.gold is not None, "load() first"
+        lines = [f"live answers saved as snapshot {self.gold.name}"] if self.config.live else []
+        if self.no_gold:
+            lines.append(f"no gold answer for {len(self.no_gold)} fact(s) in {self.gold.name}: left out of every rate")
+        return [*lines, *super().notices()]
+
+    def present(self, run: Run) -> list[str]:
+        """Per model: the soft-constraint shares with their intervals, the facts judged, the new calls, its knowledge date."""
+        from rich.text import Text
+
+        from chronoprobe.outdated.knowledge_report import knowledge_console_lines
+
+        calls = run.provenance.model_calls_made or {}
+        judged, missing = len(self.facts) - len(self.no_gold), len(self.no_gold)
+        lines = []
+        for spec, numbers in records.read_run_detail(run.summary.detail)["models"].items():
+            found = {m.name: m for m in run.summary.metrics if m.model == spec and m.group == "all"}
+            shares = "  ".join(share_text(v, found.get(f"soft_constraint_pct.{v}")) for v in VERDICT_ORDER)
+            lines.append(
+                f"{spec}: {shares} (soft constraint, 95% Wilson intervals; {judged} facts judged, "
+                f"{missing} without gold; {calls.get(spec)} new model calls)"
+            )
+            lines += [
+                Text.from_markup(line).plain for line in knowledge_console_lines(spec, numbers.get("knowledge_date"))
+            ]
+        return lines
+
     @classmethod
     def check_options(cls, context: CheckContext) -> dict[str, Any]:
-        from chronoprobe.outdated.knowledge_date import parse_deployed_at
+        from chronoprobe.outdated.cutoffs import parse_deployed_at
 
         options: dict[str, Any] = {"live": context.live, "snapshot": context.snapshot}
         if context.endpoint is not None:

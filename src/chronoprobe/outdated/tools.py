@@ -43,7 +43,7 @@ class ScoreToolConfig(BaseModel):
     questions), or a harness log: an inspect .eval log (or folder of them), lm-eval --log_samples output
     (docs/harnesses.md)."""
     out: Path
-    """Folder for the answer sheets, classifications.jsonl and summary.json (a run folder, for a harness log)."""
+    """Where to write the answer sheets, classifications.jsonl and summary.json (a run folder, for a harness log)."""
     gold: Path | None = None
     """An original grc_generated.json to judge against (its 2023-12-18 answers)."""
     snapshot: str | None = None
@@ -59,17 +59,24 @@ class ScoreToolConfig(BaseModel):
     """Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): the share of what it knows
     that is stale then, 6 and 12 months later."""
 
-    @field_validator("as_of")
+    @field_validator("as_of", mode="before")
     @classmethod
-    def _not_future(cls, value: dt.date | None) -> dt.date | None:
-        if value is not None and value > dt.date.today():
-            raise ValueError(f"{value} is in the future (today is {dt.date.today()})")
-        return value
+    def _past_date(cls, value: Any) -> Any:
+        from chronoprobe.values import past_date
+
+        return past_date(value) if isinstance(value, str) else value
+
+    @field_validator("snapshot")
+    @classmethod
+    def _snapshot_ref(cls, value: str | None) -> str | None:
+        from chronoprobe.knowledge.snapshot import check_snapshot_ref
+
+        return None if value is None else check_snapshot_ref(value)
 
     @field_validator("deployed_at")
     @classmethod
     def _a_month(cls, value: str | None) -> str | None:
-        from chronoprobe.outdated.knowledge_date import parse_deployed_at
+        from chronoprobe.outdated.cutoffs import parse_deployed_at
 
         return parse_deployed_at(value)
 
@@ -98,7 +105,7 @@ class ScoreTool(Tool[ScoreSummary]):
         self._judged: Judged | None = None
 
     def check_inputs(self) -> None:
-        from chronoprobe.outdated.knowledge_date import parse_cutoffs
+        from chronoprobe.outdated.cutoffs import parse_cutoffs
 
         generations = self.config.generations  # the scored model is named after its folder
         self._cutoffs = parse_cutoffs(self.config.cutoff, [[generations.name]])

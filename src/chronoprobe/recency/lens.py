@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
@@ -20,6 +20,7 @@ from chronoprobe.provenance import Provenance
 from chronoprobe.recency import records
 from chronoprobe.recency.evaluate import EvalConfig
 from chronoprobe.recency.rows import RecencyRow
+from chronoprobe.runlog import Run
 
 DATA_ENV = SHARED_DATA_ENV
 LEGACY_DATA_ENV = "CHRONOPROBE_RECENCYQA"
@@ -48,11 +49,15 @@ def default_data() -> str:
 class RecencyRunConfig(EvalConfig):
     """An evaluation's config plus where its questions come from."""
 
-    data: str | None = None
-    """RecencyQA JSON file or ``hf:<owner>/<repo>``; None: ``$CHRONOPROBE_SHARED_DATA`` or the shipped copy (``recency eval --data``)."""
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    data: Path | None = None
+    """Where the data comes from: a RecencyQA JSON file (or .json.gz), or hf:<owner>/<repo> for the hub (default:
+    the copy shipped with chronoprobe, or $CHRONOPROBE_SHARED_DATA/recencyqa)."""
     sample: int | None = Field(None, ge=1)
-    """Stratified sample of N questions (stationarity x majority label); None: every question."""
+    """Stratified sample of N questions (stationarity × majority label)."""
     sample_seed: int = Field(0, ge=0)
+    """Seed of the stratified sample."""
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
 
@@ -62,8 +67,12 @@ class RecencyLens(Lens[RecencyRow]):
 
     name = "recency"
     kind = "recency eval"
-    input_options: ClassVar[dict[str, str]] = {"prompt_files": "--prompt-file"}
-    text_paths = frozenset({"data"})
+    input_options: ClassVar[dict[str, str]] = {
+        "strategies": "--strategy",
+        "context": "--context-mode",
+        "prompt_files": "--prompt-file",
+    }
+    internal_fields = frozenset({"top_p", "tolerance"})
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig
@@ -115,6 +124,25 @@ class RecencyLens(Lens[RecencyRow]):
                 "are asked"
             )
         self.loaded = True
+
+    def notices(self) -> list[str]:
+        legacy = [f"note: {LEGACY_NOTE}"] if self.config.data is None and legacy_data() else []
+        return [*legacy, *super().notices()]
+
+    def present(self, run: Run) -> list[str]:
+        """Per model, strategy and context: n, accuracy, F1 (strict and tolerant) and the unparseable share, with intervals."""
+        from chronoprobe.metrics.uncertainty import cell
+
+        lines = []
+        for entry in records.read_detail(run.summary.detail)["runs"]:
+            est = entry["estimates"]
+            lines.append(
+                f"{entry['model']} {entry['strategy']}, {entry['context_mode']} context: n={entry['n']} "
+                f"acc {cell(est['accuracy'])}  tol. acc {cell(est['tolerant_accuracy'])}  F1 {cell(est['macro_f1'])}  "
+                f"tol. F1 {cell(est['tolerant_f1'])}  unparseable {entry['unparseable']} "
+                f"({cell(est['unparseable_rate'], 1, 100.0, '%')}) (95% intervals)"
+            )
+        return lines
 
     def workload(self) -> Workload:
         """One prompt per question without context and one per context, for each strategy."""

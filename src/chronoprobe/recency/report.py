@@ -212,7 +212,7 @@ def _context_effect(summary: dict[str, Any]) -> list[str]:
         )
     ]
     if not any(e["n_with"] and e["n_without"] for e in summary["table6"]):
-        lines += ["", "_Δ% needs both context modes (`--context both`)._"]
+        lines += ["", "_Δ% needs both context modes (`--context-mode both`)._"]
     else:
         lines += [
             "",

@@ -46,16 +46,16 @@ class LabelToolConfig(BaseModel):
     questions: Path
     """JSONL file, one {"question": ...} per line (q_id, source, hop_type optional)."""
     out: Path = Path("recency_dataset.json")
-    """Dataset to write, in RecencyQA JSON format (its report beside it). An earlier dataset this command wrote
-    is replaced; any other file is refused, never overwritten."""
+    """Where to write the dataset, in RecencyQA JSON format (its report beside it). An earlier dataset this
+    command wrote is replaced; any other file is refused, never overwritten."""
     labeller: str = "smollm2"
     """Model spec that samples labels and writes and verifies contexts."""
     voter: tuple[str, ...] = ()
     """Stationarity voter model spec (repeatable, up to 3; default: the labeller)."""
     samples: int = Field(13, ge=1)
-    """Label samples per question (paper: 13)."""
+    """Samples drawn per question for its label (paper: 13)."""
     temperature: float = Field(0.7, ge=0.0)
-    """Labelling temperature (paper: 0.7, top_p 0.9)."""
+    """Sampling temperature of the label samples (paper: 0.7, top_p 0.9)."""
     candidates: int = Field(3, ge=1)
     """Context candidates per (question, label) and round."""
     verify_samples: int = Field(13, ge=1)
@@ -73,7 +73,7 @@ class LabelToolConfig(BaseModel):
     context_max_new_tokens: int = Field(60, ge=1)
     """Tokens per generated context."""
     seed: int = Field(0, ge=0)
-    """Sampling seed."""
+    """Decoding seed of the samples."""
     label_prompt: Path | None = None
     """Labelling prompt file (e.g. the original recency_labeling_prompt.txt)."""
     verify_prompt: Path | None = None
@@ -133,7 +133,7 @@ class LabelTool(Tool[LabelResult]):
     command = "recency label"
     config_type = LabelToolConfig
     arguments = ("questions",)
-    input_options: ClassVar[dict[str, str]] = {"questions": "QUESTIONS"}
+    input_options: ClassVar[dict[str, str]] = {"questions": "QUESTIONS", "require_verified": "--require-verified"}
     model_options = True
     omit_model_options = ("engine",)
     config: LabelToolConfig
@@ -217,17 +217,18 @@ class GateCheckToolConfig(BaseModel):
     model: tuple[str, ...] = ()
     """The model spec to measure (one; default: the embedded SmolLM2)."""
     samples: int = Field(DEFAULT_SAMPLES, ge=1)
-    """Label samples per question, as `recency gate --samples` will ask."""
+    """Samples drawn per question, as `recency gate --samples` will ask."""
     temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0)
-    """Temperature when samples > 1, as `recency gate --temperature`."""
+    """Sampling temperature when samples > 1, as `recency gate --temperature`."""
     seed: int = Field(0, ge=0)
-    """Sampling seed, as `recency gate --seed`."""
+    """Decoding seed, as `recency gate --seed`."""
     threshold: str = "A-Year"
-    """Score the decisions at this threshold (any threshold reads the same measurement)."""
+    """Score the decisions at this recency class (any threshold reads the same measurement)."""
     min_share: float = Field(0.5, gt=0.0, le=1.0)
-    """Score the decisions at this share, as `recency gate`."""
-    data: str | None = None
-    """RecencyQA JSON file (default: the copy shipped with chronoprobe)."""
+    """Score the decisions at this share of samples, as `recency gate`."""
+    data: Path | None = None
+    """Where the data comes from: a RecencyQA JSON file, or hf:<owner>/<repo> (default: the copy shipped with
+    chronoprobe)."""
     limit: int | None = Field(None, ge=1)
     """Only the first N held-out questions (a random subset), for a quick look."""
 
@@ -267,7 +268,6 @@ class GateCheckTool(Tool[GateCheckResult]):
     command = "recency gate-check"
     config_type = GateCheckToolConfig
     output_fields = frozenset()
-    text_paths = frozenset({"data"})
     takes_model = True
     model_options = True
     omit_model_options = ("engine",)
@@ -276,7 +276,7 @@ class GateCheckTool(Tool[GateCheckResult]):
     def __init__(self, config: BaseModel) -> None:
         super().__init__(config)
         self._pool: list[RecencyItem] = []
-        self._source = ""
+        self._source: str | Path = ""
 
     def load(self) -> None:
         from chronoprobe.datasets.recencyqa import load_recencyqa
@@ -305,6 +305,10 @@ class GateCheckTool(Tool[GateCheckResult]):
             Found(check=check, path=path, exact=True), RecencyClass.parse(config.threshold), config.min_share
         )
         return GateCheckResult(check=check, path=path, quality=measured)
+
+    def answer(self, result: GateCheckResult) -> list[str]:
+        """The measurement, and what it says of the model: the command's output."""
+        return [result.quality.line(), f"{result.check.spec} is {result.quality.verdict()}"]
 
     def present(self, result: GateCheckResult) -> list[str]:
         spec = result.check.spec

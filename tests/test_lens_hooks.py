@@ -1,0 +1,111 @@
+"""The Lens hooks a generated command runs through: notices before the work, the console summary after,
+refusals of the engine before any model loads, and helper models loaded with the run's backend options."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+import chronoprobe as cp
+from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.engines import Engine, ModelSource
+from chronoprobe.errors import ConfigError
+from chronoprobe.lens import LENSES, ModelLoader, headline_lines, lens_config
+from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
+from chronoprobe.models.registry import BackendOptions
+from chronoprobe.runlog import Metric, Summary
+from chronoprobe.runner import execute
+from chronoprobe.testing import register_mock, unregister_mock
+from toy_lens import ToyLens
+
+EDIT_SET = (
+    Path(__file__).resolve().parent
+    / "assets"
+    / "editing_results"
+    / "models_editing"
+    / "editing_datasets"
+    / "llama2-7b-chat"
+    / "editing_dataset.json"
+)
+
+
+class NotingLens(ToyLens):  # type: ignore[misc]  # tests/toy_lens.py is imported by file name, untyped here
+    """The toy lens with a note from load, and a helper model loaded in setup."""
+
+    seen: ClassVar[list[Any]] = []
+
+    def load(self) -> None:
+        super().load()
+        self.notes.append("two of the questions are about years")
+
+    def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
+        helper = load_model("mock:constant=helping")
+        type(self).seen = [load_model.options, helper.info.spec]
+
+
+@pytest.fixture
+def noting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    monkeypatch.setitem(LENSES, "noting", f"{__name__}:NotingLens")
+    register_mock("years", lambda prompt, params: "It was in 2019.")
+    yield
+    unregister_mock("years")
+
+
+def test_the_notices_come_before_the_plan_and_the_helper_gets_the_runs_options(noting: None, tmp_path: Path) -> None:
+    told: list[str] = []
+    lens = NotingLens(lens_config(NotingLens, ["mock:years"], {"limit": 2}))
+    run = execute(
+        lens,
+        tmp_path / "run",
+        options=BackendOptions(dtype="float32", batch_size=3),
+        cache=tmp_path / "c.sqlite",
+        notice=told.append,
+    )
+    assert told == ["note: two of the questions are about years"]  # the toy lens has no plan line
+    options, spec = NotingLens.seen
+    assert (options.dtype, options.batch_size, spec) == ("float32", 3, "mock:constant=helping")
+    assert lens.present(run) == ["mock:years: year_pct 100% [34.24, 100] (n=2)"]  # Wilson, 2 of 2
+
+
+def test_present_shows_the_headline_records_else_the_headline_numbers() -> None:
+    metrics = [
+        Metric(model="m", group="all", name="cp", value=2.5, n=6, ci_low=2.0, ci_high=3.0, headline=True),
+        Metric(model="m", group="static", name="cp", value=1.0, n=2, headline=True),
+        Metric(model="m", group="all", name="se", value=9.0),  # not a headline number: not shown
+    ]
+    with_records = Summary(lens="x", models=["m"], headline={"m": {"cp": 2.5}}, detail={}, metrics=metrics)
+    assert headline_lines(with_records) == ["m: cp 2.5 [2, 3] (n=6)  static: cp 1 (n=2)"]
+    bare = Summary(lens="x", models=["m"], headline={"m": {"right": 0.5, "wrong": None}}, detail={})
+    assert headline_lines(bare) == ["m: right 0.5  wrong –"]
+
+
+class _Elsewhere(Engine):
+    """A stand-in for an engine that runs the batches in other processes (as Ray does): never started here."""
+
+    label = "ray:stand-in"
+    local = False
+
+    def start(self) -> None:
+        raise AssertionError("the engine started: the refusal came too late")
+
+    def run(
+        self, backend: Backend, source: ModelSource | None, batches: Sequence[Sequence[Prompt]], params: DecodingParams
+    ) -> Iterator[tuple[int, list[Generation]]]:
+        raise AssertionError("no batch may run")
+
+
+def test_weight_edits_on_another_engine_are_refused_from_python_before_any_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_models(*args: Any, **kwargs: Any) -> list[CachedModel]:
+        raise AssertionError("a model loaded")
+
+    monkeypatch.setattr("chronoprobe.runner.load_models", no_models)
+    out = tmp_path / "edits"
+    with pytest.raises(ConfigError, match=r"^--engine ray:stand-in: rome edit the weights in this process"):
+        cp.run("editing", model="mock:echo", dataset=EDIT_SET, methods="rome", engine=_Elsewhere(), out=out)
+    assert not out.exists()
