@@ -106,9 +106,10 @@ def task_progress(bar: Progress) -> Callable[[str, int | None], Callable[[int], 
 
 
 @contextmanager
-def progress_ticks() -> Iterator[Callable[[str, int], Callable[[int], None]]]:
-    """A progress bar as the runner's progress factory (``chronoprobe.runner.execute(progress_display=...)``)."""
-    with progress_bar() as bar:
+def progress_ticks(transient: bool = False) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
+    """A progress bar as the runner's progress factory (``chronoprobe.runner.execute(progress_display=...)``);
+    ``transient`` as :func:`progress_bar`'s."""
+    with progress_bar(transient) as bar:
         yield task_progress(bar)
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from chronoprobe.cli.lens_command import lens_app, lens_command
 from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, ModelOptions, with_model_options
@@ -24,7 +22,7 @@ from chronoprobe.recency.lens import DATA_ENV, LEGACY_NOTE, RecencyLens, default
 from chronoprobe.recency.tools import GateCheckTool, LabelTool
 
 if TYPE_CHECKING:
-    from chronoprobe.cache import CachedModel
+    from chronoprobe.models.base import BackendInfo
     from chronoprobe.recency.gate import GateDecision
     from chronoprobe.recency.gate_check import GateQuality
 
@@ -79,20 +77,6 @@ QuestionsOpt = Annotated[
 ]
 
 
-def _asked(question: str | None, questions: Path | None) -> list[str]:
-    """The questions to gate: the one given, or those of ``--questions``."""
-    from chronoprobe.recency.gate import read_gate_questions
-
-    if (question is None) == (questions is None):
-        both = "give either one question or --questions FILE, not both"
-        raise ConfigError(
-            "QUESTION / --questions", both if question is not None else "give a question or --questions FILE"
-        )
-    if question is not None and not question.strip():
-        raise ConfigError("QUESTION", "is empty")
-    return read_gate_questions(questions) if questions is not None else [question or ""]
-
-
 @app.command("gate")
 @with_model_options("engine")
 def gate(
@@ -115,8 +99,9 @@ def gate(
     The decision goes to stdout (so `> file` captures it); progress and notices go to stderr.
     """
     from chronoprobe.recency.gate import recency_gate_many
+    from chronoprobe.recency.gate_view import asked_questions, measured_quality
 
-    asked = _asked(question, questions)
+    asked = asked_questions(question, questions)
     specs = _one_model(model, "the gate uses one model")
     cached = load_models(specs, backend.backend(), open_cache(backend.cache))[0]
     ask = functools.partial(  # warn=False: the gate's quality is said on the command's own lines
@@ -128,65 +113,36 @@ def gate(
         with progress_bar() as bar:
             advance = task_progress(bar)("recency gate", len(asked))
             decisions = ask(min_share=min_share, seed=seed, warn=False, progress=advance)
-    measured = _gate_quality(cached, threshold, samples, temperature, seed, min_share)
-    many = questions is not None
-    for decision in decisions:
-        _show_decision(decision, measured, cached.info.label, as_json=as_json, many=many)
-    _say_gate_quality(
-        measured, cached.info.spec, context, Console(highlight=False, soft_wrap=True) if not (as_json or many) else None
-    )
+    measured = measured_quality(cached.info, threshold, samples, temperature, seed, min_share)
+    _show(decisions, measured, cached.info, context, as_json=as_json, many=questions is not None)
 
 
-def _show_decision(
-    decision: GateDecision, measured: GateQuality | None, model: str, *, as_json: bool, many: bool
+def _show(
+    decisions: list[GateDecision],
+    measured: GateQuality | None,
+    info: BackendInfo,
+    context: str | None,
+    *,
+    as_json: bool,
+    many: bool,
 ) -> None:
-    """One decision on stdout: JSON, a tab-separated line (with --questions), or the verdict and why."""
-    if as_json:
-        record = decision.model_dump(mode="json")
-        record["gate_quality"] = measured.model_dump(mode="json") if measured is not None else None
-        typer.echo(json.dumps(record, ensure_ascii=False, indent=None if many else 2))
-        return
-    predicted = decision.predicted_class.label if decision.predicted_class is not None else "unknown"
-    if many:  # plain tab-separated lines, easy to cut/grep
-        typer.echo("\t".join(["RETRIEVE" if decision.retrieve else "NO RETRIEVAL", predicted, decision.question]))
-        return
-    out = Console(highlight=False, soft_wrap=True)  # stdout: the decision is the command's output
-    verdict = "[bold red]RETRIEVE[/]" if decision.retrieve else "[bold green]NO RETRIEVAL[/]"
-    out.print(f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(model)})")
-    out.print(f"why: {escape(decision.reason)}")
-    if decision.distribution:
-        shown = ", ".join(f"{k} {v:.0%}" for k, v in sorted(decision.distribution.items(), key=lambda kv: -kv[1]))
-        unparseable = f"; {decision.unparseable} unparseable" if decision.unparseable else ""
-        out.print(f"distribution over {decision.samples - decision.unparseable} parsed samples: {shown}{unparseable}")
+    """The decisions on stdout (the command's output), then the model's measured quality: on stdout under a
+    single decision, else on stderr, with any warning on stderr."""
+    from chronoprobe.recency.gate_view import decision_lines, quality_lines
 
-
-def _gate_quality(
-    cached: CachedModel, threshold: str, samples: int, temperature: float, seed: int, min_share: float
-) -> GateQuality | None:
-    from chronoprobe.datasets.recency_taxonomy import RecencyClass
-    from chronoprobe.recency.gate import GateSettings
-    from chronoprobe.recency.gate_check import gate_quality
-
-    settings = GateSettings(samples=samples, temperature=temperature, seed=seed)
-    return gate_quality(cached.info, settings, RecencyClass.parse(threshold), min_share)
-
-
-def _say_gate_quality(measured: GateQuality | None, spec: str, context: str | None, out: Console | None) -> None:
-    """How well this model routes: on stdout under a single decision, else on stderr; a warning when it is weak."""
-    from chronoprobe.recency.gate_check import not_measured
-
-    if measured is None:
-        console.print(f"[yellow]warning[/]: {escape(not_measured(spec))}", highlight=False, soft_wrap=True)
-        return
-    line = measured.line() + (" (measured without --context)" if context is not None else "")
-    if out is not None:
-        out.print(escape(line))
-    else:
-        console.print(escape(line), highlight=False, soft_wrap=True)
-    if not measured.useful:
-        console.print(
-            f"[yellow]warning[/]: {escape(spec)} is {escape(measured.verdict())}", highlight=False, soft_wrap=True
-        )
+    out = Console(highlight=False, soft_wrap=True)  # stdout
+    for decision in decisions:
+        shown = decision_lines(decision, measured, info.label, as_json=as_json, many=many)
+        for line in shown.lines:
+            if shown.markup:
+                out.print(line)
+            else:
+                typer.echo(line)
+    quality, warnings = quality_lines(measured, info.spec, context)
+    if quality is not None:
+        (console if as_json or many else out).print(quality, highlight=False, soft_wrap=True)
+    for warning in warnings:
+        console.print(warning, highlight=False, soft_wrap=True)
 
 
 app.command("gate-check")(tool_command(GateCheckTool))

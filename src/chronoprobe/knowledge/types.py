@@ -102,6 +102,15 @@ class Statement(BaseModel):
         """Open-ended: has a start and no end (the paper's 'up-to-date' answer)."""
         return self.start is not None and self.end is None
 
+    def span(self) -> str:
+        """The validity period in words: ``start - end`` (``?`` and ``now`` for open ends), with any point in time."""
+        start = str(self.start) if self.start else "?"
+        end = str(self.end) if self.end else "now"
+        span = f"{start} - {end}"
+        if self.point_in_time:
+            span += f" (at {self.point_in_time})"
+        return span
+
 
 class Fact(BaseModel):
     """A time-sensitive question about one subject and property."""
