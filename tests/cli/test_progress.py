@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from chronoprobe.cli.progress_display import PROGRESS_EVERY_ENV, PlainProgress
-from chronoprobe.progress import ProgressLines, progress_every
+from chronoprobe.progress import PROGRESS_EVERY_ENV, ProgressLines, progress_every
+from chronoprobe.progress_bars import PlainProgress
 from chronoprobe.testing import register_mock, unregister_mock
 from cli_driver import run_main
 
