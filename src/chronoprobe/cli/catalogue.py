@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.options import check_as_of, check_endpoint
@@ -109,31 +108,9 @@ def report_command(
     folder: Annotated[Path, typer.Argument(metavar="DIR", help="A build folder (catalogue build --out).")],
 ) -> None:
     """Per template: subjects asked, facts kept, DyKnow facts merged, and why the others were refused."""
-    from chronoprobe.knowledge.catalogue_build import read_report
+    from chronoprobe.knowledge.catalogue_build import report_view
 
-    report = read_report(folder)
-    table = Table(title=f"{folder}: {report.facts} facts, retrieved {report.retrieved} from {report.endpoint}")
-    for column in ("template", "property", "subjects", "kept", "DyKnow merged", "refused"):
-        table.add_column(column)
-    for entry in report.templates:
-        refused = sum(entry.dropped.values())
-        row = (entry.name, entry.property, entry.subjects, entry.kept, entry.merged_dyknow, refused)
-        table.add_row(*(str(cell) for cell in row))
-    tables.print(table)
-    for entry in report.templates:
-        if entry.dropped:
-            reasons = ", ".join(f"{why} {n}" for why, n in entry.dropped.items())
-            tables.print(f"{entry.name} refused: {reasons}", highlight=False, markup=False)
-        for why, examples in entry.examples.items():
-            for example in examples:
-                tables.print(f"  {why}: {example}", highlight=False, markup=False)
-        if entry.dyknow_kept_despite:
-            kept = ", ".join(f"{why} {n}" for why, n in entry.dyknow_kept_despite.items())
-            tables.print(f"{entry.name} kept DyKnow facts as shipped despite: {kept}", highlight=False, markup=False)
-    as_of = f", as of {report.as_of}" if report.as_of else ""
-    tables.print(
-        f"{report.new_facts} new facts, {report.dyknow_facts} DyKnow facts ({report.dyknow_left_out} left out: "
-        f"no chosen template asks their property){as_of}; categories: "
-        + ", ".join(f"{c} {n}" for c, n in report.categories.items()),
-        highlight=False,
-    )
+    view = report_view(folder)
+    tables.print(view.rich())
+    for line in view.after:
+        tables.print(line, highlight=False)

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.progress_display import console
@@ -35,9 +34,8 @@ def history(
     ] = None,
 ) -> None:
     """Up-to-date, outdated and irrelevant shares by snapshot date, and the gold changes that turned answers outdated."""
-    from chronoprobe.outdated.history import HISTORY_KIND, SHARES, read_history, write_history
+    from chronoprobe.outdated.history import HISTORY_KIND, change_lines, history_view, read_history, write_history
     from chronoprobe.publish import staged
-    from chronoprobe.reports.words import brief
     from chronoprobe.runner import default_folder
 
     found = read_history(dirs, model or ())
@@ -47,26 +45,9 @@ def history(
     claim_output_dir(folder, kind=HISTORY_KIND, inputs=[("DIR", d) for d in dirs])
     for warning in found.warnings:
         console.print(f"[yellow]warning[/]: {warning}", highlight=False, soft_wrap=True)
-    table = Table(title="Answers judged against each snapshot (soft constraint, 95% intervals)")
-    for column in ("model", "snapshot", "retrieved", *SHARES):
-        table.add_column(column, overflow="fold")
-    for point in found.points:
-        shares = [brief(point.shares[v]) if v in point.shares else "–" for v in SHARES]
-        table.add_row(point.name, point.snapshot, str(point.retrieved or "?"), *shares)
-    Console().print(table)
-    for change in found.changes:
-        facts = ", ".join(f.fact_id for f in change.facts) or "none"
-        console.print(
-            f"{change.model}: {change.before} -> {change.after}: current answer changed for {facts}", highlight=False
-        )
-        for turned in change.turned:
-            console.print(
-                f"  turned outdated: {turned.fact_id} #{turned.template_index} {turned.response!r} "
-                f"(was current: {'; '.join(turned.was) or '?'}; now: {'; '.join(turned.now) or '?'})",
-                highlight=False,
-            )
-        if change.note:
-            console.print(f"  [yellow]note[/]: {change.note}", highlight=False)
+    Console().print(history_view(found).rich())
+    for line in change_lines(found):
+        console.print(line, highlight=False)
     with staged(folder, HISTORY_KIND) as staging:
         write_history(staging, found)
     console.print(f"history: {folder / 'history.md'}", highlight=False)

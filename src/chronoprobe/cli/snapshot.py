@@ -12,12 +12,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from chronoprobe.cli.options import check_endpoint, check_snapshot_name, check_snapshot_ref
 from chronoprobe.cli.progress_display import console, progress_ticks
 from chronoprobe.knowledge.snapshot_views import (
-    TableView,
     diff_view,
     fact_view,
     fetch_snapshot,
@@ -25,6 +23,7 @@ from chronoprobe.knowledge.snapshot_views import (
     snapshot_view,
 )
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
+from chronoprobe.tables import TableView
 
 app = typer.Typer(
     help="Pinned Wikidata answer snapshots for the outdated audit: list, fetch live, diff, show.",
@@ -35,12 +34,7 @@ out = Console()
 
 def _draw(view: TableView) -> None:
     """A view as one rich table on stdout, then its closing lines."""
-    table = Table(title=view.title, caption=view.caption)
-    for column in view.columns:
-        table.add_column(column, overflow="fold")  # a long path wraps, never cut
-    for row in view.rows:
-        table.add_row(*row)
-    out.print(table)
+    out.print(view.rich())
     for line in view.after:
         out.print(line, highlight=False)
 

@@ -48,6 +48,7 @@ from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT, WikidataClient
 from chronoprobe.models.redact import strip_url_credentials
 from chronoprobe.retry import Retryable
 from chronoprobe.runlog import MARKER
+from chronoprobe.tables import TableView
 
 BUILD_KIND = "catalogue build"
 FORMAT = 1
@@ -482,3 +483,34 @@ def read_report(folder: Path) -> BuildReport:
         return BuildReport.model_validate(_read_json(path))
     except ValidationError as exc:
         raise DataError(str(path), f"not a build report ({exc.errors()[0]['msg']})") from None
+
+
+def report_view(folder: Path) -> TableView:
+    """The report of the build in ``folder`` as ``catalogue report`` shows it: per template the subjects asked,
+    facts kept, DyKnow facts merged and refused, then why (rich markup in :attr:`~TableView.after`)."""
+    from rich.markup import escape
+
+    report = read_report(folder)
+    rows = [
+        tuple(str(cell) for cell in (t.name, t.property, t.subjects, t.kept, t.merged_dyknow, sum(t.dropped.values())))
+        for t in report.templates
+    ]
+    after: list[str] = []
+    for entry in report.templates:
+        if entry.dropped:
+            after.append(
+                escape(f"{entry.name} refused: " + ", ".join(f"{why} {n}" for why, n in entry.dropped.items()))
+            )
+        after.extend(escape(f"  {why}: {example}") for why, examples in entry.examples.items() for example in examples)
+        if entry.dyknow_kept_despite:
+            kept = ", ".join(f"{why} {n}" for why, n in entry.dyknow_kept_despite.items())
+            after.append(escape(f"{entry.name} kept DyKnow facts as shipped despite: {kept}"))
+    as_of = f", as of {report.as_of}" if report.as_of else ""
+    after.append(
+        f"{report.new_facts} new facts, {report.dyknow_facts} DyKnow facts ({report.dyknow_left_out} left out: "
+        f"no chosen template asks their property){as_of}; categories: "
+        + ", ".join(f"{c} {n}" for c, n in report.categories.items())
+    )
+    title = f"{folder}: {report.facts} facts, retrieved {report.retrieved} from {report.endpoint}"
+    columns = ("template", "property", "subjects", "kept", "DyKnow merged", "refused")
+    return TableView(title, columns, rows, after=tuple(after), fold=False)

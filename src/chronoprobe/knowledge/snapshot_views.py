@@ -2,38 +2,27 @@
 of two, a snapshot's current answers or one fact's statements, each as a :class:`TableView`, and a
 live fetch saved as a new snapshot (:func:`fetch_snapshot`).
 
-A view is plain data (a title, columns, rows of text with rich markup, lines after it): the command
-draws it, a Python user reads the same rows.
+A view is plain data (:class:`~chronoprobe.tables.TableView`): the command draws it, a Python user reads
+the same rows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.snapshot import diff_snapshots, list_snapshots, load_snapshot, shipped_dir, snapshot_path
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
+from chronoprobe.tables import TableView
 
 __all__ = ["TableView", "diff_view", "fact_view", "fetch_snapshot", "listing_view", "snapshot_view"]
 
 ProgressTicks = Callable[[str, int], Callable[[int], None]]
 """``ticks(description, total)`` -> the callback advancing that task."""
-
-
-@dataclass(frozen=True)
-class TableView:
-    """A table to show: its title, columns and rows (rich markup allowed), a caption, and lines printed after it."""
-
-    title: str
-    columns: tuple[str, ...]
-    rows: Sequence[tuple[str, ...]]
-    caption: str | None = None
-    after: tuple[str, ...] = ()
 
 
 def listing_view() -> TableView:

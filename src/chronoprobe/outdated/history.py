@@ -26,6 +26,7 @@ from chronoprobe.errors import ChronoprobeError, DataError
 from chronoprobe.metrics.records import ALL
 from chronoprobe.outdated.audit import ResponseRecord
 from chronoprobe.runlog import ITEMS, Metric, Provenance, read_items
+from chronoprobe.tables import TableView
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -201,6 +202,33 @@ def _cell(metric: Metric | None) -> str:
     from chronoprobe.reports.words import brief
 
     return brief(metric) if metric is not None else "–"
+
+
+def history_view(history: History) -> TableView:
+    """The shares by run folder and snapshot (soft constraint, 95% intervals), as ``chronoprobe history`` shows them."""
+    rows = [
+        (point.name, point.snapshot, str(point.retrieved or "?"), *(_cell(point.shares.get(v)) for v in SHARES))
+        for point in history.points
+    ]
+    title = "Answers judged against each snapshot (soft constraint, 95% intervals)"
+    return TableView(title, ("model", "snapshot", "retrieved", *SHARES), rows)
+
+
+def change_lines(history: History) -> list[str]:
+    """Per model and two consecutive snapshots (rich markup): the facts whose current answer changed, each answer
+    that turned outdated, and any note."""
+    lines: list[str] = []
+    for change in history.changes:
+        facts = ", ".join(f.fact_id for f in change.facts) or "none"
+        lines.append(f"{change.model}: {change.before} -> {change.after}: current answer changed for {facts}")
+        lines.extend(
+            f"  turned outdated: {turned.fact_id} #{turned.template_index} {turned.response!r} "
+            f"(was current: {'; '.join(turned.was) or '?'}; now: {'; '.join(turned.now) or '?'})"
+            for turned in change.turned
+        )
+        if change.note:
+            lines.append(f"  [yellow]note[/]: {change.note}")
+    return lines
 
 
 def history_markdown(history: History) -> str:
