@@ -19,7 +19,7 @@ The runner writes the shared run log (``run.json``, ``items.jsonl``) itself.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
@@ -39,7 +39,7 @@ from chronoprobe.models.registry import (
     default_models,
     parse_model,
 )
-from chronoprobe.plugins import LENSES
+from chronoprobe.plugins import LENSES, Plugin
 from chronoprobe.provenance import Provenance
 from chronoprobe.runlog import Metric, Run, Summary
 
@@ -62,6 +62,7 @@ __all__ = [
     "lens_config",
     "lens_config_class",
     "lens_names",
+    "listed_lenses",
 ]
 
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
@@ -345,6 +346,26 @@ class Lens(ABC, Generic[RowT]):
 def lens_names() -> list[str]:
     """Every registered lens: the :data:`LENSES` table, then the ``chronoprobe.lenses`` entry points."""
     return plugins.names()
+
+
+def listed_lenses(taken: Collection[str] = (), invoked: str | None = None) -> dict[str, type[Lens[Any]] | Plugin]:
+    """Every registered lens not named in ``taken``, in name order, as a command group is made from it: a plug-in
+    by its entry point alone (nothing imported) unless it is ``invoked``, then by its class (a failure to load is
+    its PluginError); a lens of the built-in table that cannot be imported is left out (``chronoprobe.run``
+    still names the import error)."""
+    plugged = plugins.plugins()
+    wanted: dict[str, type[Lens[Any]] | Plugin] = {}
+    for name in sorted(lens_names()):
+        if name in taken:
+            continue
+        if name in plugged and name != invoked:
+            wanted[name] = plugged[name]
+            continue
+        try:
+            wanted[name] = lens_class(name)
+        except (ConfigError, ImportError):
+            continue
+    return wanted
 
 
 def lens_class(name: str) -> type[Lens[Any]]:

@@ -116,6 +116,17 @@ class CheckResult:
     def calls_made(self) -> int:
         return sum(o.calls_made for o in self.lenses)
 
+    def lines(self) -> list[str]:
+        """What ``chronoprobe check`` says of it (rich markup): the paragraph per model, then each threshold's verdict."""
+        said = [f"[bold]{name}[/]: {text}" for name, text in self.paragraphs.items()]
+        return said + [("holds " if gate.passed else "[red]FAILS[/] ") + gate.line() for gate in self.gate]
+
+    def write_junit(self, path: Path) -> None:
+        """The JUnit file at ``path``: one test case per threshold and per lens (a skipped one with its reason)."""
+        from chronoprobe.checkup.junit import write_junit
+
+        write_junit(path, self.gate, [(o.lens, o.reason if o.status == "skipped" else None) for o in self.lenses])
+
 
 def default_check_out(models: Sequence[str | ModelRequest], root: Path = Path("results")) -> Path:
     """``results/check/<model>-<timestamp>``: one new folder per check."""

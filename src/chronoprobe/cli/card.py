@@ -28,17 +28,10 @@ def card(
     title: Annotated[str, typer.Option(help="Page title.")] = "chronoprobe report card",
 ) -> None:
     """Write one offline HTML page: per lens the headline numbers with intervals, models side by side, plots, provenance."""
-    from chronoprobe.publish import check_not_input, staged_files
-    from chronoprobe.reports.card import CARD, check_card_path, is_card, render_card
-    from chronoprobe.reports.tidy import find_runs
+    from chronoprobe.reports.card import write_card
 
-    check_card_path(out)
-    found = find_runs(dirs)
-    check_not_input(out, [("RUN_DIR", run.path) for run in found.runs])
-    for warning in found.warnings:
-        _err.print(f"[yellow]warning[/]: {warning}", highlight=False, soft_wrap=True)
-    page = render_card(found.runs, title=title)
-    with staged_files(out, ours=is_card, what=CARD) as staging:
-        (staging / out.name).write_text(page, encoding="utf-8")
-    lenses = sorted({r.lens for r in found.runs})
-    _err.print(f"card with {len(found.runs)} run(s) ({', '.join(lenses)}) written to {out}", highlight=False)
+    runs = write_card(
+        dirs, out, title, warn=lambda line: _err.print(f"[yellow]warning[/]: {line}", highlight=False, soft_wrap=True)
+    )
+    lenses = sorted({r.lens for r in runs})
+    _err.print(f"card with {len(runs)} run(s) ({', '.join(lenses)}) written to {out}", highlight=False)

@@ -116,15 +116,10 @@ def check(
 
 def _show(result: CheckResult, junit: Path | None, folder: Path) -> None:
     """The paragraph per model, each threshold's verdict, the JUnit file; exit 1 when a threshold fails."""
-    from chronoprobe.checkup.junit import write_junit
-
-    for name, text in result.paragraphs.items():
-        console.print(f"[bold]{name}[/]: {text}", highlight=False, soft_wrap=True)
-    for gate in result.gate:
-        console.print(("holds " if gate.passed else "[red]FAILS[/] ") + gate.line(), highlight=False, soft_wrap=True)
+    for line in result.lines():
+        console.print(line, highlight=False, soft_wrap=True)
     if junit is not None:
-        lenses = [(o.lens, o.reason if o.status == "skipped" else None) for o in result.lenses]
-        write_junit(junit, result.gate, lenses)
+        result.write_junit(junit)
         console.print(f"JUnit: {junit}", highlight=False)
     console.print(f"check: {folder / 'check.md'}  card: {folder / 'card.html'}", highlight=False, soft_wrap=True)
     if not result.passed:

@@ -56,14 +56,6 @@ class Declaration(Protocol):
     output_fields: ClassVar[frozenset[str]]
 
 
-def lens_names() -> list[str]:
-    """Every registered lens name (the LENSES table and ``chronoprobe.lenses`` entry points): the one place
-    this module asks the lens registry."""
-    from chronoprobe import plugins
-
-    return sorted(plugins.names())
-
-
 @dataclass(frozen=True)
 class ConfigOption:
     """One config field offered as a command option (or argument)."""

@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from chronoprobe.errors import ChronoprobeError, ConfigError
+from chronoprobe.errors import ChronoprobeError
 
 try:  # recent typer vendors click; older typer uses click itself
     from typer._click.exceptions import ClickException, UsageError
@@ -127,23 +127,10 @@ def _register_generated(invoked: str | None) -> None:
     lens of the built-in table whose name a command already has, or whose module cannot be
     imported, gets none (``chronoprobe.run`` still names the import error).
     """
-    from chronoprobe import plugins
-    from chronoprobe.cli.lens_command import lens_names
-    from chronoprobe.lens import lens_class
+    from chronoprobe.lens import listed_lenses
 
-    taken = {name for *_, name in _SUBAPPS + _COMMANDS} | {c.name for c in app.registered_commands}
-    plugged = plugins.plugins()
-    wanted: dict[str, object] = {}
-    for name in lens_names():
-        if name in taken:
-            continue
-        if name in plugged and name != invoked:
-            wanted[name] = plugged[name]
-            continue
-        try:
-            wanted[name] = lens_class(name)  # a plug-in's PluginError reaches main(): its own command fails
-        except (ConfigError, ImportError):
-            continue
+    taken = {name for *_, name in _SUBAPPS + _COMMANDS} | {c.name for c in app.registered_commands if c.name}
+    wanted: dict[str, object] = dict(listed_lenses(taken, invoked))  # a plug-in's PluginError reaches main()
     stale = {name for name, made_from in _GENERATED.items() if wanted.get(name) is not made_from}
     app.registered_groups = [g for g in app.registered_groups if g.name not in stale]
     for name in stale:
@@ -210,18 +197,9 @@ def list_models() -> None:
 @app.command("prepare")
 def prepare() -> None:
     """Convert the embedded models once into the local cache (run by setup)."""
-    from chronoprobe.models.embedded import converted_gguf, gemma3_available, gemma3_gguf, minilm_dir, smollm2_gguf
+    from chronoprobe.models.embedded import prepare_embedded
 
-    with err_console.status("converting SmolLM2-135M-Instruct (GGUF -> safetensors, once)"):
-        folder, digest = converted_gguf(smollm2_gguf())
-    err_console.print(f"SmolLM2-135M-Instruct ready in {folder} (gguf sha256 {digest[:12]})")
-    if gemma3_available():
-        with err_console.status("assembling and checking Gemma 3 270M, then converting it (once, about a minute)"):
-            folder, digest = converted_gguf(gemma3_gguf())
-        err_console.print(f"Gemma 3 270M ready in {folder} (gguf sha256 {digest[:12]}; Gemma Terms of Use)")
-    else:
-        err_console.print("Gemma 3 270M not installed (optional; ./setup.sh installs it), skipped")
-    err_console.print(f"all-MiniLM-L6-v2 ready in {minilm_dir()}")
+    prepare_embedded(err_console.status, err_console.print)
 
 
 def _quiet_libraries() -> None:

@@ -14,8 +14,10 @@ import hashlib
 import importlib.util
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import staging_dir, write_json_atomic
@@ -178,3 +180,18 @@ def _convert(gguf_path: Path, target: Path) -> None:
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def prepare_embedded(step: Callable[[str], AbstractContextManager[Any]], say: Callable[[str], None]) -> None:
+    """Convert every embedded model that is installed once into the local cache (``chronoprobe prepare``; setup
+    runs it): ``step(message)`` is shown while a conversion runs, ``say(line)`` tells what is ready."""
+    with step("converting SmolLM2-135M-Instruct (GGUF -> safetensors, once)"):
+        folder, digest = converted_gguf(smollm2_gguf())
+    say(f"SmolLM2-135M-Instruct ready in {folder} (gguf sha256 {digest[:12]})")
+    if gemma3_available():
+        with step("assembling and checking Gemma 3 270M, then converting it (once, about a minute)"):
+            folder, digest = converted_gguf(gemma3_gguf())
+        say(f"Gemma 3 270M ready in {folder} (gguf sha256 {digest[:12]}; Gemma Terms of Use)")
+    else:
+        say("Gemma 3 270M not installed (optional; ./setup.sh installs it), skipped")
+    say(f"all-MiniLM-L6-v2 ready in {minilm_dir()}")

@@ -21,7 +21,7 @@ import base64
 import datetime as dt
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -587,3 +587,27 @@ table.prov{font-size:12.5px;margin-top:8px}
 pre{background:#f3f4f7;border-radius:6px;padding:10px;overflow:auto;max-height:420px}
 footer{padding:8px 24px 30px}
 """
+
+
+def write_card(
+    dirs: Sequence[Path],
+    out: Path,
+    title: str = "chronoprobe report card",
+    warn: Callable[[str], None] | None = None,
+) -> list[Run]:
+    """The card of every run folder under ``dirs`` (searched as ``chronoprobe results`` does), written to ``out``
+    whole; only an earlier card there is replaced, never an input. ``warn`` gets each folder skipped, before the
+    page is drawn. Returns the runs shown."""
+    from chronoprobe.publish import check_not_input, staged_files
+    from chronoprobe.reports.tidy import find_runs
+
+    check_card_path(out)
+    found = find_runs(dirs)
+    check_not_input(out, [("RUN_DIR", run.path) for run in found.runs])
+    for warning in found.warnings:
+        if warn is not None:
+            warn(warning)
+    page = render_card(found.runs, title=title)
+    with staged_files(out, ours=is_card, what=CARD) as staging:
+        (staging / out.name).write_text(page, encoding="utf-8")
+    return found.runs
