@@ -26,7 +26,7 @@ from rich.progress import (
 
 from chronoprobe.progress import ProgressLines, line_if_slow, progress_every
 
-__all__ = ["PlainProgress", "announce", "progress_bar", "task_progress"]
+__all__ = ["PlainProgress", "announce", "named_progress", "progress_bar", "task_progress"]
 
 
 class PlainProgress(Progress):
@@ -104,6 +104,19 @@ def task_progress(bar: Progress) -> Callable[[str, int | None], Callable[[int], 
         return lambda k: bar.advance(task, k)
 
     return factory
+
+
+def named_progress(bar: Progress) -> Callable[[str, int, int], None]:
+    """A callback ``(name, done, total)`` for library code that reports how far each named step has come (a
+    catalogue build's templates): the first call for a name adds its task to ``bar``, every call sets it."""
+    tasks: dict[str, TaskID] = {}
+
+    def advance(name: str, done: int, total: int) -> None:
+        if name not in tasks:
+            tasks[name] = bar.add_task(name, total=total)
+        bar.update(tasks[name], completed=done)
+
+    return advance
 
 
 def announce(console: Console, message: str) -> AbstractContextManager[Any]:

@@ -17,6 +17,7 @@ from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.options import check_as_of, check_endpoint
 from chronoprobe.cli.progress_display import console, progress_bar
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
+from chronoprobe.progress_bars import named_progress
 
 app = typer.Typer(
     help="Build fact catalogues from Wikidata property templates: build, list the templates, report a build.",
@@ -53,18 +54,11 @@ def build_command(
     timeout: Annotated[float, typer.Option(min=1.0, help="Seconds per request.")] = 60.0,
 ) -> None:
     """Query the endpoint page by page and write a catalogue, a snapshot and a report; a rerun resumes."""
-    from chronoprobe.knowledge.catalogue_build import CATALOGUE_FILE, SNAPSHOT_FILE, build_catalogue
+    from chronoprobe.knowledge.catalogue_build import build_catalogue, build_lines
     from chronoprobe.knowledge.templates import resolve_templates
 
     chosen = resolve_templates(templates or [])
     with progress_bar(transient=True) as bar:
-        tasks: dict[str, int] = {}
-
-        def advance(name: str, done: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = int(bar.add_task(name, total=total))
-            bar.update(tasks[name], completed=done)  # type: ignore[arg-type]  # rich's TaskID is an int
-
         report = build_catalogue(
             chosen,
             out_dir,
@@ -72,18 +66,10 @@ def build_command(
             as_of=dt.date.fromisoformat(as_of) if as_of else None,
             limit=limit,
             timeout_s=timeout,
-            progress=advance,
+            progress=named_progress(bar),
         )
-    console.print(
-        f"{report.facts} facts in {len(report.categories)} categories ({report.new_facts} new, "
-        f"{report.dyknow_facts} DyKnow) from {len(chosen)} templates",
-        highlight=False,
-    )
-    console.print(f"catalogue: {out_dir / CATALOGUE_FILE}\nsnapshot:  {out_dir / SNAPSHOT_FILE}", highlight=False)
-    console.print(
-        f"run it: chronoprobe outdated run --facts {out_dir / CATALOGUE_FILE} --snapshot {out_dir / SNAPSHOT_FILE}",
-        highlight=False,
-    )
+    for line in build_lines(report, out_dir, len(chosen)):
+        console.print(line, highlight=False)
 
 
 @app.command("templates")

@@ -38,6 +38,7 @@ from chronoprobe.cli.options import ModelOpt
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import Lens, with_models
 from chronoprobe.plugins import Plugin, blame, unloadable
+from chronoprobe.tool import option_of
 from chronoprobe.values import config_error, innermost_field, key_values
 
 _PLAIN = (str, int, float, Path)
@@ -129,11 +130,6 @@ def _bounds(info: FieldInfo) -> dict[str, Any]:
     return found
 
 
-def option_name(declared: type[Declaration], field: str) -> str:
-    """The option naming ``field`` (its first spelling: ``--aliases`` for ``--aliases/--no-aliases``)."""
-    return declared.input_options.get(field, "--" + field.replace("_", "-")).split("/")[0]
-
-
 def _help(info: FieldInfo, shape: _Shape) -> str:
     text = " ".join((info.description or "").split())
     if shape.choices and not all(choice in text for choice in shape.choices):
@@ -145,7 +141,7 @@ def _help(info: FieldInfo, shape: _Shape) -> str:
 
 def _declared(declared: type[Declaration], field: str, info: FieldInfo, shape: _Shape) -> tuple[Any, Any, Any]:
     """(annotation, default, typer declaration) of one option."""
-    spelled = declared.input_options.get(field, "--" + field.replace("_", "-"))
+    spelled = option_of(field, declared.input_options)
     help_text, required = _help(info, shape), info.is_required()
     if shape.repeats:  # None: the config's own default
         return types.GenericAlias(list, (shape.value_type,)) | None, None, typer.Option(spelled, help=help_text)
@@ -183,7 +179,7 @@ def _config_option(declared: type[Declaration], field: str, info: FieldInfo, rul
         return None
     if field in declared.arguments:
         return _argument(field, info, shape)
-    option = option_name(declared, field)
+    option = option_of(field, declared.input_options).split("/")[0]  # --aliases for --aliases/--no-aliases
     annotation, default, typer_option = _declared(declared, field, info, shape)
     name = option.removeprefix("--").replace("-", "_")
     name = field if rules.by_field or keyword.iskeyword(name) else name  # --from: from_run

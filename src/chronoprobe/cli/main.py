@@ -177,21 +177,12 @@ def _root(
 @app.command("models")
 def list_models() -> None:
     """List the model specs --model accepts."""
-    from rich.table import Table
+    from chronoprobe.models.registry import specs_view
 
-    from chronoprobe.models.registry import known_specs
-
-    table = Table(title="Model specs")
-    table.add_column("spec", overflow="fold")
-    table.add_column("what it loads", overflow="fold")
-    for spec, description in known_specs():
-        table.add_row(spec, description)
-    Console().print(table)
-    Console().print(
-        "Any spec can be given a short display name for plots and tables: NAME=SPEC, "
-        "e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct.",
-        highlight=False,
-    )
+    view = specs_view()
+    Console().print(view.rich())
+    for line in view.after:
+        Console().print(line, highlight=False)
 
 
 @app.command("prepare")

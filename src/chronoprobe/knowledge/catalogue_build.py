@@ -485,6 +485,17 @@ def read_report(folder: Path) -> BuildReport:
         raise DataError(str(path), f"not a build report ({exc.errors()[0]['msg']})") from None
 
 
+def build_lines(report: BuildReport, out: Path, templates: int) -> list[str]:
+    """What ``catalogue build`` says once done (rich markup): the facts from ``templates`` templates, where the
+    catalogue and snapshot are, and the command that audits a model on them."""
+    return [
+        f"{report.facts} facts in {len(report.categories)} categories ({report.new_facts} new, "
+        f"{report.dyknow_facts} DyKnow) from {templates} templates",
+        f"catalogue: {out / CATALOGUE_FILE}\nsnapshot:  {out / SNAPSHOT_FILE}",
+        f"run it: chronoprobe outdated run --facts {out / CATALOGUE_FILE} --snapshot {out / SNAPSHOT_FILE}",
+    ]
+
+
 def report_view(folder: Path) -> TableView:
     """The report of the build in ``folder`` as ``catalogue report`` shows it: per template the subjects asked,
     facts kept, DyKnow facts merged and refused, then why (rich markup in :attr:`~TableView.after`)."""

@@ -53,6 +53,7 @@ from chronoprobe.models.redact import (
 from chronoprobe.models.redact import (
     strip_url_credentials as strip_url_credentials,
 )
+from chronoprobe.tables import TableView
 
 __all__ = [
     "BACKENDS",
@@ -78,6 +79,7 @@ __all__ = [
     "option_fields",
     "parse_model",
     "parse_model_spec",
+    "specs_view",
     "strip_url_credentials",
 ]
 
@@ -236,6 +238,15 @@ def _bare_words() -> dict[str, str]:
 def known_specs() -> list[tuple[str, str]]:
     """(form, what it loads) for ``chronoprobe models``, in registration order."""
     return [(form.form, form.about) for kind in backend_kinds() for form in kind.forms]
+
+
+def specs_view() -> TableView:
+    """``chronoprobe models``: every spec form with what it loads, then how to give one a short name."""
+    note = (
+        "Any spec can be given a short display name for plots and tables: NAME=SPEC, "
+        "e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct."
+    )
+    return TableView("Model specs", ("spec", "what it loads"), known_specs(), after=(note,))
 
 
 def _spec_forms() -> str:
