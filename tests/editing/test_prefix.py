@@ -21,6 +21,12 @@ def smollm2():  # type: ignore[no-untyped-def]
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["rome", "memit"])
 def test_cached_prefix_gives_the_same_value(smollm2, method: str) -> None:  # type: ignore[no-untyped-def]
+    """ROME's 21 context templates are thinned to the empty one and two of each generated length.
+
+    The optimisation is exact row by row, so what it must get right is a row of each kind (no
+    template, short and long templates, the KL row) and the groups they form; ROME's other 16 rows
+    repeat those kinds and made the uncached side 30 s of this test. MEMIT's 6 are all kept.
+    """
     model, tokenizer = smollm2.model, smollm2.tokenizer
     arch = detect(model, smollm2.info.model_id)
     chooser = rome_hparams if method == "rome" else memit_hparams
@@ -29,6 +35,9 @@ def test_cached_prefix_gives_the_same_value(smollm2, method: str) -> None:  # ty
     # a chat prompt: the subject sits after the system text and the instruction, so most tokens are cached
     request = EditRequest(prompt=rendered, subject="Apple", target="Tim Cook<|im_end|>")
     templates = context_templates(model, tokenizer, hp.context_template_length_params, 0)
+    if method == "rome":
+        assert len(templates) == 21  # "" + 10 of 5 tokens + 10 of 10 tokens
+        templates = [templates[0], templates[1], templates[2], templates[11], templates[12]]
     module = arch.mlp_name(hp.layers[0]) if method == "rome" else arch.layer_name(max(hp.layers))
     loss_layer = None if method == "rome" else hp.v_loss_layer
     results = [

@@ -35,9 +35,17 @@ def responses(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "responses.jsonl").read_text().splitlines()]
 
 
-def test_kill_and_resume_matches_uninterrupted_run(tmp_path):
-    clean_out, clean_cache = tmp_path / "clean", tmp_path / "clean.sqlite"
-    subprocess.run(cli(*ARGS, "--out", str(clean_out), "--cache", str(clean_cache)), check=True, timeout=600)
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One uninterrupted run (its folder and its cache), the reference both tests compare against."""
+    folder = tmp_path_factory.mktemp("clean")
+    out, cache = folder / "out", folder / "calls.sqlite"
+    subprocess.run(cli(*ARGS, "--out", str(out), "--cache", str(cache)), check=True, timeout=600)
+    return out, cache
+
+
+def test_kill_and_resume_matches_uninterrupted_run(tmp_path, clean):
+    clean_out, clean_cache = clean
     total = cached_rows(clean_cache)
     assert total == 12
 
@@ -60,10 +68,13 @@ def test_kill_and_resume_matches_uninterrupted_run(tmp_path):
     assert summary["models"] == clean_models
 
 
-def test_warm_cache_run_makes_no_model_calls(tmp_path):
+def test_warm_cache_run_makes_no_model_calls(tmp_path, clean):
+    """The first run is the module's uninterrupted one; the second runs on a copy of its cache."""
+    first, clean_cache = clean
     cache = tmp_path / "c.sqlite"
-    for name in ("first", "second"):
-        subprocess.run(cli(*ARGS, "--out", str(tmp_path / name), "--cache", str(cache)), check=True, timeout=600)
+    with sqlite3.connect(clean_cache) as source, sqlite3.connect(cache) as copy:
+        source.backup(copy)
+    subprocess.run(cli(*ARGS, "--out", str(tmp_path / "second"), "--cache", str(cache)), check=True, timeout=600)
     second = json.loads((tmp_path / "second" / "summary.json").read_text())
     assert second["provenance"]["extra"]["model_calls_made"] == {"smollm2": 0}
-    assert responses(tmp_path / "first") == responses(tmp_path / "second")
+    assert responses(first) == responses(tmp_path / "second")

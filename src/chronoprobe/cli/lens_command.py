@@ -37,6 +37,7 @@ from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, MODEL_OPTIONS, 
 from chronoprobe.cli.options import ModelOpt
 from chronoprobe.errors import ConfigError
 from chronoprobe.lens import Lens, with_models
+from chronoprobe.models.registry import ModelRequest
 from chronoprobe.plugins import Plugin, blame, unloadable
 from chronoprobe.tool import option_of
 from chronoprobe.values import config_error, innermost_field, key_values
@@ -97,6 +98,11 @@ def _shape(annotation: Any, metadata: list[Any] | None = None) -> _Shape | None:
     """How a field of this type (with its pydantic ``metadata``) is offered, or None for one the command cannot offer."""
     inner, _ = _bare(annotation)
     origin = get_origin(inner)
+    if inner is ModelRequest:
+        return _Shape(str)  # a --model value, as text: the config parses it
+    if origin in (Union, types.UnionType):  # e.g. a choice or a model spec: text, when every member is text
+        members = [_shape(member) for member in get_args(inner)]
+        return _Shape(str) if all(m is not None and m.value_type is str and not m.repeats for m in members) else None
     if origin is Literal:
         choices = get_args(inner)
         return _Shape(str, tuple(choices)) if all(isinstance(c, str) for c in choices) else None

@@ -16,6 +16,7 @@ answer (``obj``), and the counterfactual context filled with the substitute
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
 import json
 import re
@@ -180,16 +181,16 @@ def read_csv(path: Path, fact_class: str) -> list[ContextFact]:
 
 
 def _hub_files(hub_id: str) -> dict[str, Path]:
-    try:
-        from huggingface_hub import hf_hub_download
-    except ImportError:
+    if importlib.util.find_spec("huggingface_hub") is None:
         raise ConfigError(
             f"dataset {hub_id}", "loading from the hub needs huggingface_hub; pass --data <folder> instead"
-        ) from None
+        )
+    from chronoprobe.models.hub import fetch_dataset_file
+
     paths: dict[str, Path] = {}
     for fact_class, (_, hub_file) in FILES.items():
         try:
-            paths[fact_class] = Path(hf_hub_download(hub_id, hub_file, repo_type="dataset"))
+            paths[fact_class] = Path(fetch_dataset_file(hub_id, hub_file))
         except Exception as exc:  # network and hub errors come in many types
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ConfigError(

@@ -177,9 +177,9 @@ def _download_from_hub(spec: str) -> Path:
     repo_id = "/".join(parts[:2])
     filename = "/".join(parts[2:]) or DEFAULT_HUB_FILE
     try:
-        from huggingface_hub import hf_hub_download
+        from chronoprobe.models.hub import fetch_dataset_file
 
-        return Path(hf_hub_download(repo_id=repo_id, filename=filename, repo_type="dataset"))
+        return Path(fetch_dataset_file(repo_id, filename))
     except Exception as exc:  # offline, missing repo, auth: all one line for the user
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise DataError(

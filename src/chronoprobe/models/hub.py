@@ -1,7 +1,7 @@
-"""Is a hub model on disk, or can it be fetched? Answered in about a second, before torch loads.
+"""Is a hub model (or dataset file) on disk, or can it be fetched? Answered in about a second, before torch loads.
 
 Without this check, an id that is neither cached nor reachable spends tens of seconds
-in the hub client's retries before transformers gives up.
+in the hub client's retries before transformers (or the dataset loader) gives up.
 """
 
 from __future__ import annotations
@@ -75,3 +75,39 @@ def ensure_available(model_id: str, revision: str, where: str) -> None:
             f"not in the local hub cache and {host} cannot be reached; connect, download it first, "
             "or give a local folder",
         )
+
+
+class HubUnreachable(Exception):
+    """The hub cannot be asked at all (offline mode, or no connection): retrying would not help."""
+
+
+def unavailable_reason() -> str | None:
+    """Why the hub cannot be asked now (HF_HUB_OFFLINE set, or no connection to it), or None when it can.
+
+    Read at call time: huggingface_hub reads HF_HUB_OFFLINE and HF_ENDPOINT once, when it is imported.
+    """
+    if hub_offline():
+        return "HF_HUB_OFFLINE is set"
+    if not hub_reachable():
+        return f"{urlsplit(hub_endpoint()).hostname or hub_endpoint()} cannot be reached"
+    return None
+
+
+def fetch_dataset_file(repo_id: str, filename: str) -> str:
+    """The local path of ``filename`` in the hub dataset ``repo_id``: from the hub cache, or downloaded.
+
+    A file that is not cached while the hub cannot be reached at all raises HubUnreachable at once,
+    instead of after the hub client's retries (about 25 s); transient errors (a 503, a timeout on a
+    live connection) still get those retries. Any other failure is the hub client's own exception.
+    """
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+
+    offline = hub_offline()
+    if not isinstance(try_to_load_from_cache(repo_id, filename, repo_type="dataset"), str):
+        reason = unavailable_reason()
+        if reason is not None:
+            raise HubUnreachable(f"not in the local hub cache and {reason}")
+    path: str = hf_hub_download(
+        repo_id, filename, repo_type="dataset", endpoint=hub_endpoint(), local_files_only=offline
+    )
+    return path

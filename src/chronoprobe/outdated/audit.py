@@ -36,14 +36,14 @@ class AuditConfig(BaseModel):
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
-    facts_file: Path | None = None
-    """Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers)."""
     snapshot: str | None = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
     live: bool = False
     """Judge against today's answers: query the Wikidata Query Service now (and save them as a snapshot)."""
     endpoint: str = WDQS_ENDPOINT
     """SPARQL endpoint for --live."""
+    facts_file: Path | None = None
+    """Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers)."""
     as_of: dt.date | None = None
     """Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release."""
     use_aliases: bool = False
