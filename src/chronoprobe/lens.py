@@ -177,6 +177,11 @@ class Lens(ABC, Generic[RowT]):
     """Config fields its command does not offer (set from another option, or only from Python)."""
     unused_model_options: ClassVar[frozenset[str]] = frozenset()
     """Model options that do not apply to this lens, left off its command (``sampler`` for greedy decoding)."""
+    renamed_options: ClassVar[dict[str, str]] = {}
+    """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release
+    (``cli/deprecated.py``)."""
+    command_help: ClassVar[str] = ""
+    """``chronoprobe <name> --help``'s line (empty: the class docstring's first line)."""
 
     old_rows_file: ClassVar[str] = "items.jsonl"
     """Where a folder written before the run log keeps its rows."""

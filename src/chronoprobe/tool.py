@@ -201,6 +201,8 @@ class Tool(ABC, Generic[ResultT]):
     """The shared model options it does not offer (``engine``, ``sampler`` ...), as ``with_model_options(*omit)``."""
     takes_model: ClassVar[bool] = False
     """The command takes ``--model``/``-m`` specs (``ModelOpt``), in the config field ``model``."""
+    renamed_options: ClassVar[dict[str, str]] = {}
+    """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release."""
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config

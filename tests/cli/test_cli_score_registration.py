@@ -6,17 +6,17 @@ import subprocess
 import sys
 
 # Make the score tool's module unimportable (a None entry in sys.modules makes
-# `import` raise ImportError), then import the outdated CLI as the entry point does.
+# `import` raise ImportError), then register the commands as the entry point does.
 _PROBE = """
 import sys
 sys.modules["chronoprobe.integrations.harness_scoring"] = None
+from chronoprobe.cli.main import _register, app
 try:
-    import chronoprobe.cli.outdated as outdated
+    _register()
 except ImportError:
     print("import failed")
 else:
-    names = [c.name or c.callback.__name__ for c in outdated.app.registered_commands]
-    print("registered:", ",".join(names))
+    print("registered:", ",".join(g.name or "" for g in app.registered_groups))
 """
 
 
@@ -27,6 +27,8 @@ def test_a_broken_score_module_is_an_import_error_not_a_missing_command() -> Non
 
 
 def test_score_is_a_command_of_outdated() -> None:
-    from chronoprobe.cli.outdated import app
+    from chronoprobe.cli.tool_command import lens_group
+    from chronoprobe.outdated.lens import OutdatedLens
 
+    app = lens_group(OutdatedLens)
     assert "score" in [c.name for c in app.registered_commands]

@@ -78,8 +78,9 @@ def test_a_run_without_a_dataset_lists_the_choices(
 def test_limit_help_says_it_is_a_total() -> None:
     from typer.main import get_command
 
-    from chronoprobe.cli.conflicts import app
+    from chronoprobe.cli.tool_command import lens_group
+    from chronoprobe.conflicts.lens import ConflictsLens
 
-    run = get_command(app).commands["run"]  # type: ignore[attr-defined]  # a typer group has commands
+    run = get_command(lens_group(ConflictsLens)).commands["run"]  # type: ignore[attr-defined]  # a typer group has commands
     limit = next(p for p in run.params if p.name == "balanced_limit")
     assert "in total, not per class" in (limit.help or "")

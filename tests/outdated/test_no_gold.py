@@ -18,16 +18,18 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "knowledge"))
 from wdqs_stub import Fault, StubWDQS
 
-from chronoprobe.cli.outdated import app
+from chronoprobe.cli.tool_command import lens_group
 from chronoprobe.errors import DataError, EndpointError
 from chronoprobe.knowledge.snapshot import load_snapshot, save_snapshot
 from chronoprobe.knowledge.types import FactAnswers, Snapshot
 from chronoprobe.models.base import Capability
 from chronoprobe.outdated.audit import AuditConfig, load_gold
+from chronoprobe.outdated.lens import OutdatedLens
 from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
 
 runner = CliRunner()
+app = lens_group(OutdatedLens)
 TODAY = dt.date.today().isoformat()
 EMPTY_RESULT = b'{"head": {"vars": []}, "results": {"bindings": []}}'
 

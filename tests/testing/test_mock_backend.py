@@ -11,16 +11,19 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.cli.conflicts import app as conflicts_app
 from chronoprobe.cli.main import app, main
-from chronoprobe.cli.outdated import app as outdated_app
 from chronoprobe.cli.recency import app as recency_app
+from chronoprobe.cli.tool_command import lens_group
+from chronoprobe.conflicts.lens import ConflictsLens
 from chronoprobe.errors import CapabilityError, ConfigError
 from chronoprobe.models.base import Capability, DecodingParams, Prompt, require
 from chronoprobe.models.registry import BackendOptions, load_backend, parse_model_spec
+from chronoprobe.outdated.lens import OutdatedLens
 from chronoprobe.testing import MockBackend, MockPrompt, MockReply, register_mock, registered_mocks, unregister_mock
 from chronoprobe.testing.mock import EOS_ID, token_id
 
+conflicts_app = lens_group(ConflictsLens)
+outdated_app = lens_group(OutdatedLens)
 QUESTION = Prompt.chat("What is the capital of France?", system="Be brief.", fallback_text="The capital of France is")
 
 

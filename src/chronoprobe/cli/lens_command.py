@@ -257,9 +257,9 @@ def command_parameters(offered: list[ConfigOption], out_help: str) -> list[inspe
     ]
 
 
-def lens_command(lens: type[Lens[Any]], deprecated: dict[str, str] | None = None) -> Callable[..., None]:
-    """The ``run`` command of ``lens``: its config's options, ``--model``, ``--out`` and the model options it uses;
-    ``deprecated``: older option spellings kept for a release (old -> new)."""
+def lens_command(lens: type[Lens[Any]]) -> Callable[..., None]:
+    """The ``run`` command of ``lens``: its config's options, ``--model``, ``--out`` and the model options it uses,
+    and the older spellings of its renamed options (``lens.renamed_options``), kept for a release."""
     offered = config_options(lens)
 
     def run(**values: Any) -> None:
@@ -280,16 +280,14 @@ def lens_command(lens: type[Lens[Any]], deprecated: dict[str, str] | None = None
     run.__doc__ = (inspect.getdoc(lens) or f"Run the {lens.name} lens.").splitlines()[0] + (
         " Writes a report folder (run.json, items.jsonl, report.md)."
     )
-    return with_deprecated(deprecated or {})(with_model_options(*sorted(lens.unused_model_options))(run))
+    return with_deprecated(lens.renamed_options)(with_model_options(*sorted(lens.unused_model_options))(run))
 
 
-def lens_app(
-    lens: type[Lens[Any]], help_text: str | None = None, deprecated: dict[str, str] | None = None
-) -> typer.Typer:
+def lens_app(lens: type[Lens[Any]]) -> typer.Typer:
     """``chronoprobe <lens>``: a group holding the lens's generated ``run`` command (a written module adds more)."""
-    summary = help_text or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
+    summary = lens.command_help or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
     group = typer.Typer(help=summary, no_args_is_help=True)
-    group.command("run")(lens_command(lens, deprecated))
+    group.command("run")(lens_command(lens))
     return group
 
 

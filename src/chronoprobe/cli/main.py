@@ -1,10 +1,11 @@
 """Entry point: ``chronoprobe <lens> <command>``.
 
 Every lens gets ``chronoprobe <lens> run`` generated from its config
-(:mod:`chronoprobe.cli.lens_command`). A built-in lens's module (``cli/outdated.py`` ...) makes
-that group and adds the lens's tools' commands (also generated, :mod:`chronoprobe.cli.tool_command`)
-and any command written by hand; a plug-in lens gets the group alone. The snapshot, catalogue and
-cross-lens commands are written by hand. User errors print as one red line and exit with status 2.
+(:mod:`chronoprobe.cli.lens_command`), and a command for each of its tools, generated from theirs
+(:mod:`chronoprobe.cli.tool_command`; the ``TOOLS`` entries named ``<lens>.<command>``): the whole
+group, but for ``recency``, whose module (``cli/recency.py``) adds the hand-written gate and the
+``eval`` alias. The snapshot, catalogue and cross-lens commands are written by hand. User errors
+print as one red line and exit with status 2.
 """
 
 from __future__ import annotations
@@ -35,15 +36,16 @@ app = typer.Typer(
 )
 err_console = Console(stderr=True)
 
-# (module, attribute, command name); a missing module (a lens not built yet) is skipped.
-_SUBAPPS = [
-    ("chronoprobe.cli.outdated", "app", "outdated"),
-    ("chronoprobe.cli.snapshot", "app", "snapshot"),
-    ("chronoprobe.cli.catalogue", "app", "catalogue"),
-    ("chronoprobe.cli.conflicts", "app", "conflicts"),
-    ("chronoprobe.cli.recency", "app", "recency"),
-    ("chronoprobe.cli.editing", "app", "editing"),
-    ("chronoprobe.cli.export", "app", "export"),
+# (command name, module): a group written in its module (its ``app``), or None: a built-in lens's group generated
+# whole from its declaration (``lens_command.lens_group``: its run and its tools). A missing module is skipped.
+_SUBAPPS: list[tuple[str, str | None]] = [
+    ("outdated", None),
+    ("snapshot", "chronoprobe.cli.snapshot"),
+    ("catalogue", "chronoprobe.cli.catalogue"),
+    ("conflicts", None),
+    ("recency", "chronoprobe.cli.recency"),
+    ("editing", None),
+    ("export", "chronoprobe.cli.export"),
 ]
 # (module, function, command name): single commands across lenses, registered the same way.
 _COMMANDS = [
@@ -96,14 +98,20 @@ def invoked_command(argv: list[str]) -> str | None:
 
 
 def _register_written() -> None:
-    for module_name, attribute, name in _SUBAPPS:
+    from chronoprobe.cli.tool_command import lens_group
+    from chronoprobe.lens import lens_class
+
+    for name, group in _SUBAPPS:
+        if group is None:  # a failure to import a built-in lens or its tools is loud, never a missing command
+            app.add_typer(lens_group(lens_class(name)), name=name)
+            continue
         try:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(group)
         except ModuleNotFoundError as exc:
-            if exc.name == module_name:
+            if exc.name == group:
                 continue
             raise
-        app.add_typer(getattr(module, attribute), name=name)
+        app.add_typer(module.app, name=name)
     for module_name, function, name in _COMMANDS:
         try:
             module = importlib.import_module(module_name)
@@ -129,7 +137,8 @@ def _register_generated(invoked: str | None) -> None:
     """
     from chronoprobe.lens import listed_lenses
 
-    taken = {name for *_, name in _SUBAPPS + _COMMANDS} | {c.name for c in app.registered_commands if c.name}
+    taken = {name for name, _ in _SUBAPPS} | {name for *_, name in _COMMANDS}
+    taken |= {c.name for c in app.registered_commands if c.name}
     wanted: dict[str, object] = dict(listed_lenses(taken, invoked))  # a plug-in's PluginError reaches main()
     stale = {name for name, made_from in _GENERATED.items() if wanted.get(name) is not made_from}
     app.registered_groups = [g for g in app.registered_groups if g.name not in stale]
@@ -142,12 +151,13 @@ def _register_generated(invoked: str | None) -> None:
 
 
 def _generated_app(made_from: object, *, listing: bool) -> typer.Typer:
-    from chronoprobe.cli.lens_command import lens_app, plugin_stub_app
+    from chronoprobe.cli.lens_command import plugin_stub_app
+    from chronoprobe.cli.tool_command import lens_group
     from chronoprobe.plugins import Plugin
 
     if isinstance(made_from, Plugin):
         return plugin_stub_app(made_from, check=listing)
-    return lens_app(made_from)  # type: ignore[arg-type]  # a Lens class: lens_class checked it
+    return lens_group(made_from)  # type: ignore[arg-type]  # a Lens class: lens_class checked it
 
 
 def package_version() -> str:

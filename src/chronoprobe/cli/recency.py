@@ -26,15 +26,8 @@ if TYPE_CHECKING:
     from chronoprobe.recency.gate import GateDecision
     from chronoprobe.recency.gate_check import GateQuality
 
-RENAMED = {"--context": "--context-mode"}
-"""Options renamed for one meaning per flag (``--context`` is the gate's text), the old spelling kept for a release."""
-
-app = lens_app(
-    RecencyLens,
-    help_text="Does the model know how fresh an answer must be? Recency classes of RecencyQA: run (or eval), label, gate.",
-    deprecated=RENAMED,
-)
-app.command("eval", help="The same as `recency run` (its first name, kept).")(lens_command(RecencyLens, RENAMED))
+app = lens_app(RecencyLens)
+app.command("eval", help="The same as `recency run` (its first name, kept).")(lens_command(RecencyLens))
 
 
 app.command("label")(tool_command(LabelTool))

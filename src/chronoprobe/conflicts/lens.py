@@ -120,6 +120,12 @@ class ConflictsLens(Lens[ConflictsRow]):
 
     name = "conflicts"
     kind = "conflicts run"
+    command_help = "Does context override the model's memory? DynamicQA and MuLan, each through either methodology."
+    renamed_options: ClassVar[dict[str, str]] = {
+        "--aliases": "--aliases-file",
+        "--limit": "--balanced-limit",
+        "--prompt-file": "--wording",
+    }
     arguments = ("dataset",)
     input_options: ClassVar[dict[str, str]] = {
         "aliases": "--aliases-file",

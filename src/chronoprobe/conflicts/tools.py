@@ -91,6 +91,12 @@ class ContextsTool(Tool[ContextsResult]):
 
     name = "conflicts.contexts"
     command = "conflicts contexts"
+    renamed_options: ClassVar[dict[str, str]] = {
+        "--aliases": "--aliases-file",
+        "--limit": "--balanced-limit",
+        "--prompt-file": "--wording",
+        "--seed": "--sample-seed",
+    }
     config_type = ContextsToolConfig
     input_options: ClassVar[dict[str, str]] = {
         "aliases": "--aliases-file",

@@ -42,6 +42,14 @@ class EditingLens(Lens[EditingRow]):
 
     name = "editing"
     kind = "editing run"
+    command_help = (
+        "Can it be fixed? Edit the facts an audit found wrong, build DyKnow's editing dataset, score edited models."
+    )
+    renamed_options: ClassVar[dict[str, str]] = {
+        "--seed": "--template-seed",
+        "--limit": "--balanced-limit",
+        "--prompts": "--wording",
+    }
     input_options: ClassVar[dict[str, str]] = {
         "from_run": "--from",
         "methods": "--method",

@@ -92,6 +92,7 @@ class DatasetTool(Tool[DatasetResult]):
 
     name = "editing.dataset"
     command = "editing dataset"
+    renamed_options: ClassVar[dict[str, str]] = {"--model": "--for-model"}
     config_type = DatasetToolConfig
     input_options: ClassVar[dict[str, str]] = {"from_run": "--from", "read": "--dataset", "model": "--for-model"}
     config: DatasetToolConfig
@@ -175,6 +176,7 @@ class ScoreTool(Tool[EditingScoreSummary]):
 
     name = "editing.score"
     command = "editing score"
+    renamed_options: ClassVar[dict[str, str]] = {"--model": "--only-model"}
     config_type = ScoreToolConfig
     input_options: ClassVar[dict[str, str]] = {"model": "--only-model"}
     config: ScoreToolConfig

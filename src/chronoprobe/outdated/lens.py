@@ -39,6 +39,7 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     name = "outdated"
     kind = "outdated run"
+    command_help = "Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata."
     input_options: ClassVar[dict[str, str]] = {
         "facts_file": "--facts",
         "live": "--live",

@@ -67,6 +67,11 @@ class RecencyLens(Lens[RecencyRow]):
 
     name = "recency"
     kind = "recency eval"
+    command_help = (
+        "Does the model know how fresh an answer must be? Recency classes of RecencyQA: run (or eval), label, gate."
+    )
+    renamed_options: ClassVar[dict[str, str]] = {"--context": "--context-mode"}
+    """``--context`` is the gate's text."""
     input_options: ClassVar[dict[str, str]] = {
         "strategies": "--strategy",
         "context": "--context-mode",
