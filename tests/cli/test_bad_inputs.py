@@ -273,7 +273,7 @@ CASES: list[Case] = [
     Case("snapshot-show-unknown-fact", "snapshot show --fact Q0-no-such-fact", "Q0-no-such-fact"),
     Case("snapshot-show-invalid-file", "snapshot show {tmp}/bad.json", "bad.json"),
     Case("snapshot-diff-missing", "snapshot diff no-such-a no-such-b", "no-such"),
-    Case("snapshot-diff-one-argument", "snapshot diff only-one", "new"),
+    Case("snapshot-diff-one-argument", "snapshot diff only-one", "NEW"),
     Case("snapshot-fetch-bad-endpoint", "snapshot fetch --endpoint ftp://x", "--endpoint"),
     Case("snapshot-fetch-catalogue-missing", "snapshot fetch --catalogue {tmp}/nope.json", "nope.json"),
     Case("snapshot-fetch-timeout-zero", "snapshot fetch --timeout 0", "--timeout"),

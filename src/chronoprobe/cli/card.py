@@ -15,7 +15,8 @@ def card(
     dirs: Annotated[
         list[Path],
         typer.Argument(
-            help="Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."
+            metavar="DIR",
+            help="Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too).",
         ),
     ],
     out: Annotated[

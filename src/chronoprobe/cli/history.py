@@ -18,7 +18,8 @@ def history(
     dirs: Annotated[
         list[Path],
         typer.Argument(
-            help="Check folders, `outdated run` folders, or folders holding them (searched three levels down)."
+            metavar="DIR",
+            help="Check folders, `outdated run` folders, or folders holding them (searched three levels down).",
         ),
     ],
     out: Annotated[

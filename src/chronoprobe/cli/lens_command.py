@@ -165,7 +165,7 @@ def _declared(declared: type[Declaration], field: str, info: FieldInfo, shape: _
 def _argument(field: str, info: FieldInfo, shape: _Shape) -> ConfigOption:
     """A positional argument. One with choices is optional to typer, so that a missing one is our one-line
     error naming them; any other is as required as its field."""
-    declared = typer.Argument(help=_help(info, shape), show_default=False)
+    declared = typer.Argument(metavar=field.upper(), help=_help(info, shape), show_default=False)
     required = info.is_required() and not shape.choices
     value_type: Any = shape.value_type if required else shape.value_type | None
     annotation: Any = Annotated[value_type, declared]

@@ -73,7 +73,9 @@ QuestionsOpt = Annotated[
 @app.command("gate")
 @with_model_options("engine")
 def gate(
-    question: Annotated[str | None, typer.Argument(help="The question to route (or use --questions FILE).")] = None,
+    question: Annotated[
+        str | None, typer.Argument(metavar="QUESTION", help="The question to route (or use --questions FILE).")
+    ] = None,
     questions: QuestionsOpt = None,
     model: ModelOpt = None,
     threshold: ThresholdOpt = "A-Year",

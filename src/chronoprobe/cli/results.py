@@ -19,7 +19,8 @@ def results(
     dirs: Annotated[
         list[Path],
         typer.Argument(
-            help="Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."
+            metavar="DIR",
+            help="Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too).",
         ),
     ],
     fmt: Annotated[

@@ -88,8 +88,12 @@ def fetch_command(
 
 @app.command("diff")
 def diff_command(
-    old: Annotated[str, typer.Argument(help="Older snapshot (name or file).", callback=check_snapshot_ref)],
-    new: Annotated[str, typer.Argument(help="Newer snapshot (name or file).", callback=check_snapshot_ref)],
+    old: Annotated[
+        str, typer.Argument(metavar="OLD", help="Older snapshot (name or file).", callback=check_snapshot_ref)
+    ],
+    new: Annotated[
+        str, typer.Argument(metavar="NEW", help="Newer snapshot (name or file).", callback=check_snapshot_ref)
+    ],
     statements: Annotated[bool, typer.Option("--statements", help="Also list added/removed statements.")] = False,
 ) -> None:
     """Show which facts' current answers changed between two snapshots."""
@@ -100,7 +104,9 @@ def diff_command(
 def show_command(
     name: Annotated[
         str | None,
-        typer.Argument(help="Snapshot name or file (default: the shipped one).", callback=check_snapshot_ref),
+        typer.Argument(
+            metavar="SNAPSHOT", help="Snapshot name or file (default: the shipped one).", callback=check_snapshot_ref
+        ),
     ] = None,
     fact: Annotated[str | None, typer.Option(help="Show every statement of this fact id.")] = None,
 ) -> None:
