@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from chronoprobe.knowledge.catalogue_query import RawStatement, RawSubject
 from chronoprobe.knowledge.templates import PropertyTemplate
@@ -41,17 +41,7 @@ Reason = Literal[
     "duplicate",
     "colliding_subject",
 ]
-REASONS: tuple[Reason, ...] = (
-    "unlabelled_subject",
-    "unlabelled_value",
-    "colliding_labels",
-    "contradictory",
-    "undated",
-    "no_current",
-    "unchanged",
-    "duplicate",
-    "colliding_subject",
-)
+REASONS: tuple[Reason, ...] = get_args(Reason)
 """Why a fact is refused, in the order the rules are applied (the first that applies is counted)."""
 StatementDrop = Literal["unknown_value", "undated", "after_as_of", "alias_of_another_value"]
 
