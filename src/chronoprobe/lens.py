@@ -182,6 +182,8 @@ class Lens(ABC, Generic[RowT]):
     (``cli/deprecated.py``)."""
     command_help: ClassVar[str] = ""
     """``chronoprobe <name> --help``'s line (empty: the class docstring's first line)."""
+    command_aliases: ClassVar[dict[str, str]] = {}
+    """Other names of ``chronoprobe <name> run`` (``recency eval``, its first name) -> the help line each shows."""
 
     old_rows_file: ClassVar[str] = "items.jsonl"
     """Where a folder written before the run log keeps its rows."""

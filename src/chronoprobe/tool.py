@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_origin
 
 from pydantic import BaseModel, ValidationError
+from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, open_cache
 from chronoprobe.errors import ConfigError
@@ -37,9 +38,12 @@ from chronoprobe.lens import Announce, ProgressFactory, RunRecipe
 from chronoprobe.models.registry import BackendOptions
 from chronoprobe.provenance import Provenance, build_provenance
 from chronoprobe.publish import Output
+from chronoprobe.tables import TableView
 
 __all__ = [
+    "GROUPS",
     "TOOLS",
+    "Answer",
     "ModelLoader",
     "Tool",
     "ToolContext",
@@ -51,10 +55,14 @@ __all__ = [
 
 ResultT = TypeVar("ResultT")
 
+Answer = str | TableView | Text
+"""One piece of a command's output on stdout: a plain line, a table (drawn with its closing lines), or rich text."""
+
 ModelLoader = Callable[[Sequence[str] | None, BackendOptions, CallCache, Announce | None], list[CachedModel]]
 """``load(specs, options, cache, announce)``: models behind the cache (``chronoprobe.runner.load_models``)."""
 
 TOOLS: dict[str, str] = {
+    "card": "chronoprobe.checkup.tools:CardTool",
     "conflicts.contexts": "chronoprobe.conflicts.tools:ContextsTool",
     "editing.dataset": "chronoprobe.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
@@ -65,6 +73,11 @@ TOOLS: dict[str, str] = {
 """Tool name (``<lens>.<command>``) -> ``module:Class``, imported on first use. ``outdated.score`` is the
 outdated lens's :class:`~chronoprobe.outdated.tools.ScoreTool` with the harness logs (inspect, lm-eval)
 that ``integrations`` reads added to it."""
+
+
+GROUPS: dict[str, str] = {}
+"""Command group -> its ``--help`` line, for the tools named ``<group>.<command>`` whose group is not a lens
+(``snapshot``); a tool named without a group (``results``) is a command of its own."""
 
 
 def tool_names() -> list[str]:
@@ -272,7 +285,11 @@ class Tool(ABC, Generic[ResultT]):
         """The console's lines about ``result`` (rich markup), printed once the output is published."""
         return []
 
-    def answer(self, result: ResultT) -> list[str]:
-        """The command's own output, on stdout before :meth:`present`'s lines (a measurement a script reads);
-        plain text. Default: none."""
+    def answer(self, result: ResultT) -> Sequence[Answer]:
+        """The command's own output, on stdout before :meth:`present`'s lines (a measurement a script reads, a
+        table): plain lines, tables or rich text. Default: none."""
         return []
+
+    def exit_status(self, result: ResultT) -> int:
+        """The command's exit status once its output is shown (``chronoprobe check``: 1 when a threshold fails)."""
+        return 0

@@ -157,23 +157,26 @@ def _declared(declared: type[Declaration], field: str, info: FieldInfo, shape: _
         return bool, default, typer.Option(flag, help=help_text)
     value = None if required or info.default_factory is not None else info.default
     value = value.isoformat() if isinstance(value, dt.date) else value
-    annotation = shape.value_type if value is not None else shape.value_type | None
+    annotation = shape.value_type if value is not None or required else shape.value_type | None
     default = inspect.Parameter.empty if required else value
     return annotation, default, typer.Option(spelled, help=help_text, **_bounds(info))
 
 
-def _argument(field: str, info: FieldInfo, shape: _Shape) -> ConfigOption:
-    """A positional argument. One with choices is optional to typer, so that a missing one is our one-line
-    error naming them; any other is as required as its field."""
-    declared = typer.Argument(metavar=field.upper(), help=_help(info, shape), show_default=False)
+def _argument(field: str, info: FieldInfo, shape: _Shape, metavar: str) -> ConfigOption:
+    """A positional argument (``metavar`` as help and errors name it; repeatable for a tuple or list field). One
+    with choices is optional to typer, so that a missing one is our one-line error naming them; any other is as
+    required as its field."""
+    shown = _Shape(shape.value_type, shape.choices)  # DIR... says it repeats
+    declared = typer.Argument(metavar=metavar, help=_help(info, shown), show_default=False)
     required = info.is_required() and not shape.choices
-    value_type: Any = shape.value_type if required else shape.value_type | None
+    value_type: Any = types.GenericAlias(list, (shape.value_type,)) if shape.repeats else shape.value_type
+    value_type = value_type if required else value_type | None
     annotation: Any = Annotated[value_type, declared]
     default = inspect.Parameter.empty if required else None
     parameter = inspect.Parameter(
         field, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default
     )
-    return ConfigOption(field, field.upper(), parameter, shape.choices or ())
+    return ConfigOption(field, metavar, parameter, shape.choices or ())
 
 
 def _config_option(declared: type[Declaration], field: str, info: FieldInfo, rules: Rules) -> ConfigOption | None:
@@ -183,8 +186,8 @@ def _config_option(declared: type[Declaration], field: str, info: FieldInfo, rul
     shape = _shape(info.annotation, info.metadata)
     if shape is None or field in rules.taken or field in getattr(declared, "internal_fields", ()):
         return None
-    if field in declared.arguments:
-        return _argument(field, info, shape)
+    if field in declared.arguments:  # named in capitals: its input_options entry (DIR), else the field's name
+        return _argument(field, info, shape, declared.input_options.get(field, field.upper()))
     option = option_of(field, declared.input_options).split("/")[0]  # --aliases for --aliases/--no-aliases
     annotation, default, typer_option = _declared(declared, field, info, shape)
     name = option.removeprefix("--").replace("-", "_")
@@ -202,7 +205,8 @@ class Rules:
     taken: frozenset[str] = _TAKEN
     """Fields the command offers itself (a lens run's ``--model``, ``--out`` and model options): not from the config."""
     by_field: bool = False
-    """Parameters named after their fields (a tool's ``from_options`` takes them so), else after their options."""
+    """Parameters named after their fields (a tool's ``from_options`` takes them so), else after their options;
+    and in field order, arguments among the options (a lens run's arguments come first)."""
     model_field: bool = False
     """The config's ``model`` field is the ``--model``/``-m`` spec list, at its place among the options."""
 
@@ -211,6 +215,8 @@ def config_options(declared: type[Declaration], rules: Rules = Rules()) -> list[
     """The options (arguments first) a declaration's config offers on its generated command, in field order."""
     found = [_config_option(declared, f, info, rules) for f, info in declared.config_type.model_fields.items()]
     offered = [option for option in found if option is not None]
+    if rules.by_field:
+        return offered
     return sorted(offered, key=lambda o: o.parameter.kind != inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -288,6 +294,8 @@ def lens_app(lens: type[Lens[Any]]) -> typer.Typer:
     summary = lens.command_help or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
     group = typer.Typer(help=summary, no_args_is_help=True)
     group.command("run")(lens_command(lens))
+    for alias, help_line in lens.command_aliases.items():
+        group.command(alias, help=help_line)(lens_command(lens))
     return group
 
 

@@ -2,18 +2,19 @@
 
 Every lens gets ``chronoprobe <lens> run`` generated from its config
 (:mod:`chronoprobe.cli.lens_command`), and a command for each of its tools, generated from theirs
-(:mod:`chronoprobe.cli.tool_command`; the ``TOOLS`` entries named ``<lens>.<command>``): the whole
-group, but for ``recency``, whose module (``cli/recency.py``) adds the hand-written gate and the
-``eval`` alias. The snapshot, catalogue and cross-lens commands are written by hand. User errors
-print as one red line and exit with status 2.
+(:mod:`chronoprobe.cli.tool_command`; the ``TOOLS`` entries named ``<lens>.<command>``); the other
+tools make the other groups and commands the same way. What is still written by hand lives in
+``cli/<name>.py``. User errors print as one red line and exit with status 2.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import re
 import sys
+from types import ModuleType
 from typing import Any
 
 import typer
@@ -36,24 +37,11 @@ app = typer.Typer(
 )
 err_console = Console(stderr=True)
 
-# (command name, module): a group written in its module (its ``app``), or None: a built-in lens's group generated
-# whole from its declaration (``lens_command.lens_group``: its run and its tools). A missing module is skipped.
-_SUBAPPS: list[tuple[str, str | None]] = [
-    ("outdated", None),
-    ("snapshot", "chronoprobe.cli.snapshot"),
-    ("catalogue", "chronoprobe.cli.catalogue"),
-    ("conflicts", None),
-    ("recency", "chronoprobe.cli.recency"),
-    ("editing", None),
-    ("export", "chronoprobe.cli.export"),
-]
-# (module, function, command name): single commands across lenses, registered the same way.
-_COMMANDS = [
-    ("chronoprobe.cli.check", "check", "check"),
-    ("chronoprobe.cli.results", "results", "results"),
-    ("chronoprobe.cli.card", "card", "card"),
-    ("chronoprobe.cli.history", "history", "history"),
-]
+_GROUPS = ["outdated", "snapshot", "catalogue", "conflicts", "recency", "editing", "export"]
+"""The command groups, in ``--help`` order: each written in ``cli/<name>.py`` (its ``app``), else a built-in lens's
+group generated whole from its declaration (its run and its tools), else a group of tools (``tool.GROUPS``)."""
+_COMMANDS = ["check", "results", "card", "history"]
+"""Commands across lenses: each written in ``cli/<name>.py`` (its function of that name), else a tool named so."""
 
 
 _LIST_TYPE = re.compile(r"<list\[(.+)\]>")
@@ -97,29 +85,27 @@ def invoked_command(argv: list[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
-def _register_written() -> None:
-    from chronoprobe.cli.tool_command import lens_group
-    from chronoprobe.lens import lens_class
+def _written(name: str) -> ModuleType | None:
+    """``chronoprobe.cli.<name>``, where a command or group is written by hand."""
+    module = f"chronoprobe.cli.{name}"
+    return importlib.import_module(module) if importlib.util.find_spec(module) is not None else None
 
-    for name, group in _SUBAPPS:
-        if group is None:  # a failure to import a built-in lens or its tools is loud, never a missing command
-            app.add_typer(lens_group(lens_class(name)), name=name)
-            continue
-        try:
-            module = importlib.import_module(group)
-        except ModuleNotFoundError as exc:
-            if exc.name == group:
-                continue
-            raise
-        app.add_typer(module.app, name=name)
-    for module_name, function, name in _COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                continue
-            raise
-        app.command(name)(getattr(module, function))
+
+def _register_written() -> None:
+    """The groups and commands of the package (a failure to import one is loud, never a missing command)."""
+    from chronoprobe.cli.tool_command import lens_group, tool_command, tool_group
+    from chronoprobe.lens import lens_class
+    from chronoprobe.tool import GROUPS, tool_class
+
+    for name in _GROUPS:
+        module = _written(name)
+        if module is not None:
+            app.add_typer(module.app, name=name)
+        else:
+            app.add_typer(tool_group(name) if name in GROUPS else lens_group(lens_class(name)), name=name)
+    for name in _COMMANDS:
+        module = _written(name)
+        app.command(name)(getattr(module, name) if module is not None else tool_command(tool_class(name)))
 
 
 _GENERATED: dict[str, object] = {}
@@ -137,7 +123,7 @@ def _register_generated(invoked: str | None) -> None:
     """
     from chronoprobe.lens import listed_lenses
 
-    taken = {name for name, _ in _SUBAPPS} | {name for *_, name in _COMMANDS}
+    taken = {*_GROUPS, *_COMMANDS}
     taken |= {c.name for c in app.registered_commands if c.name}
     wanted: dict[str, object] = dict(listed_lenses(taken, invoked))  # a plug-in's PluginError reaches main()
     stale = {name for name, made_from in _GENERATED.items() if wanted.get(name) is not made_from}

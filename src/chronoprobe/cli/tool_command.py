@@ -1,29 +1,46 @@
-"""``chronoprobe <lens> <command>`` for a tool (:mod:`chronoprobe.tool`), generated from its declaration.
+"""``chronoprobe <group> <command>`` for a tool (:mod:`chronoprobe.tool`), generated from its declaration.
 
 The same generator as a lens run's (:mod:`chronoprobe.cli.lens_command`), read the tool's way: the
-parameters are named after the config's fields (``Tool.from_options`` takes them so), ``--out`` is
-a field like any other, ``--model`` is the config's ``model`` field when the tool ``takes_model``,
-and the shared model options come when it has ``model_options``. The command runs the tool through
-:func:`chronoprobe.runner.produce`, prints its :meth:`~chronoprobe.tool.Tool.answer` on stdout and its
-:meth:`~chronoprobe.tool.Tool.present` lines on stderr. :func:`lens_group` makes a lens's whole group: its
-``run`` and its tools' commands.
+parameters are named after the config's fields (``Tool.from_options`` takes them so) and come in
+field order, ``--out`` is a field like any other, ``--model`` is the config's ``model`` field when the
+tool ``takes_model``, and the shared model options come when it has ``model_options``. The command
+runs the tool through :func:`chronoprobe.runner.produce`, shows its :meth:`~chronoprobe.tool.Tool.answer`
+on stdout and its :meth:`~chronoprobe.tool.Tool.present` lines on stderr, and exits with its
+:meth:`~chronoprobe.tool.Tool.exit_status`. :func:`lens_group` makes a lens's whole group (its ``run``
+and its tools' commands), :func:`tool_group` a group of tools that is not a lens.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import typer
+from rich.console import Console
 
 from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.lens_command import Rules, config_options, lens_app
 from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, MODEL_OPTIONS, ModelOptions, with_model_options
 from chronoprobe.cli.progress_display import announce, console, progress_ticks
 from chronoprobe.lens import Lens
-from chronoprobe.tool import Tool, tool_class, tool_names
+from chronoprobe.tables import TableView
+from chronoprobe.tool import GROUPS, Answer, Tool, tool_class, tool_names
+
+
+def show_answer(answer: Sequence[Answer]) -> None:
+    """A tool's output on stdout: plain lines as they are, a table with its closing lines, rich text."""
+    out = Console(highlight=False, soft_wrap=True)
+    for item in answer:
+        if isinstance(item, str):
+            typer.echo(item)
+        elif isinstance(item, TableView):
+            out.print(item.rich(), soft_wrap=False)
+            for line in item.after:
+                out.print(line)
+        else:
+            out.print(item)
 
 
 def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
@@ -34,7 +51,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
         from chronoprobe.runner import produce
 
         backend: ModelOptions = values.pop("backend", DEFAULT_MODEL_OPTIONS)
-        say = functools.partial(console.print, highlight=False)  # a tool's lines carry rich markup
+        say = functools.partial(console.print, highlight=False, soft_wrap=True)  # a tool's lines carry rich markup
         made = tool.from_options(**values)
         result = produce(
             made,
@@ -44,14 +61,16 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
             announce=announce,
             notice=say,
         )
-        for line in made.answer(result):
-            typer.echo(line)  # stdout: the command's output
+        show_answer(made.answer(result))
         for line in made.present(result):
             say(line)
+        status = made.exit_status(result)
+        if status:
+            raise typer.Exit(status)
 
-    parameters = [o.parameter for o in offered]
+    keyword = inspect.Parameter.KEYWORD_ONLY  # typer tells an argument from its annotation, not its kind
+    parameters = [o.parameter.replace(kind=keyword) for o in offered]
     if tool.model_options:
-        keyword = inspect.Parameter.KEYWORD_ONLY
         parameters.append(inspect.Parameter("backend", keyword, annotation=ModelOptions, default=DEFAULT_MODEL_OPTIONS))
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # read by typer
     command.__doc__ = inspect.getdoc(tool)
@@ -59,12 +78,26 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
     return with_deprecated(tool.renamed_options)(made)
 
 
-def lens_group(lens: type[Lens[Any]]) -> typer.Typer:
-    """``chronoprobe <lens>`` whole: its ``run`` and a command for each of its tools (the ``TOOLS`` entries
-    named ``<lens>.<command>``, in name order), every one generated from its declaration."""
-    group = lens_app(lens)
+def _add_tools(group: typer.Typer, owner: str) -> typer.Typer:
+    """A command in ``group`` for each tool named ``<owner>.<command>``, in name order."""
     for name in tool_names():
-        owner, _, command = name.partition(".")
-        if owner == lens.name:
+        prefix, _, command = name.partition(".")
+        if prefix == owner and command:
             group.command(command)(tool_command(tool_class(name)))
     return group
+
+
+def lens_group(lens: type[Lens[Any]]) -> typer.Typer:
+    """``chronoprobe <lens>`` whole: its ``run`` and a command for each of its tools (the ``TOOLS`` entries
+    named ``<lens>.<command>``), every one generated from its declaration."""
+    return _add_tools(lens_app(lens), lens.name)
+
+
+def tool_group(name: str) -> typer.Typer:
+    """``chronoprobe <name>`` for a group of tools that is not a lens (:data:`chronoprobe.tool.GROUPS`)."""
+    return _add_tools(typer.Typer(help=GROUPS[name], no_args_is_help=True), name)
+
+
+def top_level_tools() -> list[str]:
+    """The tools that are commands of their own (``chronoprobe results``): named without a group."""
+    return [name for name in tool_names() if "." not in name]
