@@ -69,13 +69,19 @@ TOOLS: dict[str, str] = {
     "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
     "recency.gate-check": "chronoprobe.recency.tools:GateCheckTool",
     "recency.label": "chronoprobe.recency.tools:LabelTool",
+    "snapshot.diff": "chronoprobe.outdated.snapshot_tools:DiffTool",
+    "snapshot.fetch": "chronoprobe.outdated.snapshot_tools:FetchTool",
+    "snapshot.list": "chronoprobe.outdated.snapshot_tools:ListTool",
+    "snapshot.show": "chronoprobe.outdated.snapshot_tools:ShowTool",
 }
 """Tool name (``<lens>.<command>``) -> ``module:Class``, imported on first use. ``outdated.score`` is the
 outdated lens's :class:`~chronoprobe.outdated.tools.ScoreTool` with the harness logs (inspect, lm-eval)
 that ``integrations`` reads added to it."""
 
 
-GROUPS: dict[str, str] = {}
+GROUPS: dict[str, str] = {
+    "snapshot": "Pinned Wikidata answer snapshots for the outdated audit: list, fetch live, diff, show.",
+}
 """Command group -> its ``--help`` line, for the tools named ``<group>.<command>`` whose group is not a lens
 (``snapshot``); a tool named without a group (``results``) is a command of its own."""
 

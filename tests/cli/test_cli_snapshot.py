@@ -14,10 +14,13 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "knowledge"))
 from wdqs_stub import Fault, StubWDQS
 
-from chronoprobe.cli.snapshot import app
+import chronoprobe as cp
+from chronoprobe.cli.tool_command import tool_group
+from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.snapshot import load_snapshot
 
 runner = CliRunner()
+app = tool_group("snapshot")
 
 
 @pytest.fixture(autouse=True)
@@ -177,3 +180,44 @@ def test_show_shipped_fact_has_no_empty_qid_column() -> None:
     assert "labels only (no QIDs or aliases)" in shown.output and "grc_generated.json" in shown.output
     overview = runner.invoke(app, ["show"])
     assert "grc_generated.json" in overview.output and "query.wikidata.org" not in overview.output
+
+
+# --- the same tools from Python: chronoprobe.produce("snapshot.<command>", ...) --------------------
+
+
+def test_list_from_python_names_the_shipped_snapshot() -> None:
+    listing = cp.produce("snapshot.list")
+    assert listing.columns == ("name", "retrieved", "facts", "where", "path")
+    assert [row[:4] for row in listing.rows] == [("dyknow-2023-12-18", "2023-12-18", "130", "shipped")]
+
+
+def test_fetch_from_python_saves_the_snapshot_the_command_saves(tmp_path: Path, home: Path) -> None:
+    with StubWDQS() as wdqs:
+        fetched = cp.produce("snapshot.fetch", endpoint=wdqs.url, catalogue=catalogue(tmp_path), name="local")
+    assert fetched.path == home / "snapshots" / "local.json"
+    assert load_snapshot("local") == fetched.snapshot
+    assert len(fetched.snapshot.answers) == 3
+    assert list(fetched.snapshot.warnings) == ["companies_byRevenue/Nowhere Inc"]
+    walmart = fetched.snapshot.answers["companies_byRevenue/Walmart"]
+    assert [s.label for s in walmart.current()] == ["Doug McMillon"]
+
+
+def test_show_from_python_is_one_facts_statements_oldest_first() -> None:
+    shown = cp.produce("snapshot.show", fact="countries_byGDP/Italy/President of Italy")
+    assert shown.columns == ("answer", "valid", "current")  # the shipped snapshot: labels only
+    assert shown.rows[0] == ("Alcide De Gasperi", "1946-06-13 - 1946-06-30", "")
+    assert shown.rows[-2:] == [
+        ("Giorgio Napolitano", "2006-05-15 - 2015-01-14", ""),
+        ("Sergio Mattarella", "2015-02-03 - now", "yes"),
+    ]
+    with pytest.raises(ConfigError, match=r"^SNAPSHOT: "):
+        cp.produce("snapshot.show", name="bad\x00name")
+
+
+def test_diff_from_python_of_a_snapshot_with_itself_changes_nothing() -> None:
+    diff = cp.produce("snapshot.diff", old="dyknow-2023-12-18", new="dyknow-2023-12-18", statements=True)
+    assert diff.rows == []
+    assert diff.after == (
+        "0 facts with changed current answers, 0 with any statement change, "
+        "0 only in dyknow-2023-12-18, 0 only in dyknow-2023-12-18",
+    )
