@@ -66,6 +66,7 @@ TOOLS: dict[str, str] = {
     "conflicts.contexts": "chronoprobe.conflicts.tools:ContextsTool",
     "editing.dataset": "chronoprobe.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
+    "export.lm-eval": "chronoprobe.integrations.export_tools:LmEvalExportTool",
     "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
     "recency.gate-check": "chronoprobe.recency.tools:GateCheckTool",
     "recency.label": "chronoprobe.recency.tools:LabelTool",
@@ -80,6 +81,7 @@ that ``integrations`` reads added to it."""
 
 
 GROUPS: dict[str, str] = {
+    "export": "Write chronoprobe's questions as tasks for other evaluation harnesses.",
     "snapshot": "Pinned Wikidata answer snapshots for the outdated audit: list, fetch live, diff, show.",
 }
 """Command group -> its ``--help`` line, for the tools named ``<group>.<command>`` whose group is not a lens

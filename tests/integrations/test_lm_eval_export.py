@@ -152,3 +152,19 @@ def test_lm_eval_hf_on_local_smollm2_agrees_with_our_audit(
     assert len(theirs) == 10
     agree = sum(mine[key] == verdict for key, verdict in theirs.items())
     assert agree / len(theirs) >= 0.9, f"{agree} of {len(theirs)} verdicts agree with chronoprobe outdated run"
+
+
+def test_export_from_python_writes_the_folder_the_command_writes(
+    task_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import chronoprobe as cp
+
+    monkeypatch.chdir(tmp_path)
+    made = cp.produce("export.lm-eval", out="api-task", limit=4)
+    assert made.path == Path("api-task") and len(made.documents) == 12  # 4 facts x 3 paraphrases
+    assert [d["template_index"] for d in made.documents[:4]] == [0, 1, 2, 0]
+    written = (tmp_path / "api-task" / "chronoprobe_outdated.jsonl").read_text()
+    assert [json.loads(line) for line in written.splitlines()] == made.documents
+    assert written == (task_dir / "chronoprobe_outdated.jsonl").read_text()
+    again = cp.produce("export.lm-eval", out="api-task", limit=1, as_of="2020-01-01")  # our own folder: replaced
+    assert len(again.documents) == 3 and {d["as_of"] for d in again.documents} == {"2020-01-01"}

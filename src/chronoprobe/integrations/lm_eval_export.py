@@ -116,30 +116,30 @@ def documents(
     return rows
 
 
-def export_task(
-    out: Path,
+def task_documents(
     *,
     snapshot: str | None = None,
     facts: Path | None = None,
     limit: int | None = None,
     use_aliases: bool = False,
     as_of: dt.date | None = None,
-) -> int:
-    """Write the task folder ``out`` (staged, swapped in whole); returns the number of documents."""
-    from chronoprobe import publish
+) -> list[dict[str, Any]]:
+    """The task's documents: one per paraphrase of the first ``limit`` facts, with their gold answers from ``snapshot``."""
     from chronoprobe.integrations.outdated_items import load_items
 
     items, snap = load_items(snapshot=snapshot, facts=facts, limit=limit)
     asked = list({i.fact.fact_id: i.fact for i in items}.values())
     instruction = items[0].instruction if items else ""
-    rows = documents(asked, dict(snap.answers), instruction, use_aliases=use_aliases, as_of=as_of)
+    return documents(asked, dict(snap.answers), instruction, use_aliases=use_aliases, as_of=as_of)
+
+
+def write_task(folder: Path, rows: Sequence[dict[str, Any]], *, out: Path, as_of: dt.date | None) -> None:
+    """The task folder's files, written into ``folder`` (a staging folder published as ``out``)."""
     data_name = f"{TASK_NAME}.jsonl"
-    with publish.staged(out, EXPORT_KIND) as folder:
-        write_jsonl_atomic(folder / data_name, rows)
-        # lm-eval resolves data_files from its working directory: name the published file absolutely.
-        write_text_atomic(folder / f"{TASK_NAME}.yaml", _yaml(Path(out).resolve() / data_name, as_of))
-        write_text_atomic(folder / "utils.py", _utils_py())
-    return len(rows)
+    write_jsonl_atomic(folder / data_name, rows)
+    # lm-eval resolves data_files from its working directory: name the published file absolutely.
+    write_text_atomic(folder / f"{TASK_NAME}.yaml", _yaml(Path(out).resolve() / data_name, as_of))
+    write_text_atomic(folder / "utils.py", _utils_py())
 
 
 # --- called from the exported utils.py, inside lm-eval -------------------------------------------
