@@ -67,6 +67,7 @@ TOOLS: dict[str, str] = {
     "editing.dataset": "chronoprobe.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
     "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
+    "recency.gate": "chronoprobe.recency.tools:GateTool",
     "recency.gate-check": "chronoprobe.recency.tools:GateCheckTool",
     "recency.label": "chronoprobe.recency.tools:LabelTool",
 }
