@@ -68,6 +68,7 @@ TOOLS: dict[str, str] = {
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
     "export.lm-eval": "chronoprobe.integrations.export_tools:LmEvalExportTool",
     "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
+    "recency.gate": "chronoprobe.recency.tools:GateTool",
     "recency.gate-check": "chronoprobe.recency.tools:GateCheckTool",
     "recency.label": "chronoprobe.recency.tools:LabelTool",
     "snapshot.diff": "chronoprobe.outdated.snapshot_tools:DiffTool",

@@ -71,7 +71,10 @@ def test_gate_returns_a_decision_with_a_distribution(model: CachedModel) -> None
 
 def test_cli_label_then_eval_then_gate(tmp_path: Path, cache_path: Path) -> None:
     """`recency label` end to end with tiny bounds; its output must load back in `recency eval`."""
-    from chronoprobe.cli.recency import app
+    from chronoprobe.cli.tool_command import lens_group
+    from chronoprobe.recency.lens import RecencyLens
+
+    app = lens_group(RecencyLens)
 
     runner = CliRunner()
     cache = str(cache_path)

@@ -5,11 +5,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import chronoprobe as cp
 from chronoprobe.datasets.recency_taxonomy import RecencyClass as R
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.models.base import DecodingParams
 from chronoprobe.recency.gate import (
     DEFAULT_SAMPLES,
     GateDecision,
@@ -18,6 +21,8 @@ from chronoprobe.recency.gate import (
     recency_gate,
     recency_gate_many,
 )
+from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
+from chronoprobe.tool import tool_class
 
 
 def test_fast_changing_answer_means_retrieve() -> None:
@@ -76,10 +81,10 @@ def test_json_names_the_classes_and_reads_back() -> None:
 
 
 def test_cli_and_python_share_one_sample_default() -> None:
-    from chronoprobe.cli.recency import gate
+    from chronoprobe.recency.tools import GateToolConfig
 
     python_default = inspect.signature(recency_gate).parameters["samples"].default
-    cli_default = inspect.signature(gate).parameters["samples"].default
+    cli_default = GateToolConfig.model_fields["samples"].default
     assert python_default == cli_default == DEFAULT_SAMPLES
     assert inspect.signature(recency_gate_many).parameters["samples"].default == DEFAULT_SAMPLES
 
@@ -150,3 +155,31 @@ def test_cli_decisions_go_to_stdout_one_per_question(tmp_path: Path) -> None:
         assert record["predicted_class"] is None or isinstance(record["predicted_class"], str)
     lines = _cli("--questions", str(questions), "--samples", "2", "--cache", cache).stdout.splitlines()
     assert len(lines) == 3 and all(line.split("\t")[-1] in questions.read_text(encoding="utf-8") for line in lines)
+
+
+def _class_by_subject(prompt: MockPrompt, params: DecodingParams) -> str:
+    return "A-Day" if "CEO" in prompt.request else "Never"
+
+
+def test_produce_gates_each_question_and_the_tool_says_it_as_the_command_does(tmp_path: Path) -> None:
+    """``cp.produce("recency.gate")`` is the command: one decision per question of the file, a tab-separated
+    line each on stdout, and (never measured) one warning on stderr; two models are refused, naming --model."""
+    questions = tmp_path / "q.txt"
+    questions.write_text("Who is the CEO of Apple?\nWho wrote Hamlet?\n", encoding="utf-8")
+    register_mock("by-subject", _class_by_subject)
+    try:
+        options: dict[str, Any] = {"questions": questions, "model": "mock:by-subject", "samples": 1}
+        gated = cp.produce("recency.gate", cache=tmp_path / "calls.sqlite", **options)
+        with pytest.raises(ConfigError, match=r"^--model: the gate uses one model$"):
+            cp.produce("recency.gate", question="Who?", model=("mock:by-subject", "mock:echo"))
+    finally:
+        unregister_mock("by-subject")
+    assert [(d.question, d.predicted_class, d.retrieve, d.samples) for d in gated.decisions] == [
+        ("Who is the CEO of Apple?", R.A_DAY, True, 1),
+        ("Who wrote Hamlet?", R.NEVER, False, 1),
+    ]
+    assert gated.quality is None and gated.info.spec == "mock:by-subject"
+    tool = tool_class("recency.gate").from_options(**options)
+    assert tool.answer(gated) == ["RETRIEVE\tA-Day\tWho is the CEO of Apple?", "NO RETRIEVAL\tNever\tWho wrote Hamlet?"]
+    [warning] = tool.present(gated)
+    assert warning.startswith("[yellow]warning[/]: ") and "mock:by-subject was never measured" in warning

@@ -12,18 +12,19 @@ from typer.testing import CliRunner
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.cli.main import app, main
-from chronoprobe.cli.recency import app as recency_app
 from chronoprobe.cli.tool_command import lens_group
 from chronoprobe.conflicts.lens import ConflictsLens
 from chronoprobe.errors import CapabilityError, ConfigError
 from chronoprobe.models.base import Capability, DecodingParams, Prompt, require
 from chronoprobe.models.registry import BackendOptions, load_backend, parse_model_spec
 from chronoprobe.outdated.lens import OutdatedLens
+from chronoprobe.recency.lens import RecencyLens
 from chronoprobe.testing import MockBackend, MockPrompt, MockReply, register_mock, registered_mocks, unregister_mock
 from chronoprobe.testing.mock import EOS_ID, token_id
 
 conflicts_app = lens_group(ConflictsLens)
 outdated_app = lens_group(OutdatedLens)
+recency_app = lens_group(RecencyLens)
 QUESTION = Prompt.chat("What is the capital of France?", system="Be brief.", fallback_text="The capital of France is")
 
 

@@ -70,6 +70,7 @@ class RecencyLens(Lens[RecencyRow]):
     command_help = (
         "Does the model know how fresh an answer must be? Recency classes of RecencyQA: run (or eval), label, gate."
     )
+    command_aliases: ClassVar[dict[str, str]] = {"eval": "The same as `recency run` (its first name, kept)."}
     renamed_options: ClassVar[dict[str, str]] = {"--context": "--context-mode"}
     """``--context`` is the gate's text."""
     input_options: ClassVar[dict[str, str]] = {

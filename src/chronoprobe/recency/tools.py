@@ -1,27 +1,34 @@
-"""The recency lens's tools: ``recency label`` (new questions labelled the RecencyQA way, :mod:`.label`)
-and ``recency gate-check`` (how well a model routes with the gate, :mod:`.gate_check`)."""
+"""The recency lens's tools: ``recency label`` (new questions labelled the RecencyQA way, :mod:`.label`),
+``recency gate`` (does a question need retrieval, :mod:`.gate`) and ``recency gate-check`` (how well a model
+routes with the gate, :mod:`.gate_check`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from rich.text import Text
 
 from chronoprobe.datasets.recencyqa import RecencyItem
 from chronoprobe.lens import RunRecipe
+from chronoprobe.models.base import BackendInfo
 from chronoprobe.provenance import Provenance
 from chronoprobe.publish import Output, RecordedFile
 from chronoprobe.recency.gate_check import GateCheck, GateQuality
-from chronoprobe.recency.gate_rule import DEFAULT_SAMPLES, DEFAULT_TEMPERATURE
+from chronoprobe.recency.gate_rule import DEFAULT_SAMPLES, DEFAULT_TEMPERATURE, GateDecision
 from chronoprobe.recency.label import LabelConfig, LabelReport, QuestionIn
-from chronoprobe.tool import Tool, ToolContext, config_error
+from chronoprobe.tool import Answer, Tool, ToolContext, config_error
 
 __all__ = [
     "LABELLED",
     "GateCheckResult",
     "GateCheckTool",
     "GateCheckToolConfig",
+    "GateResult",
+    "GateTool",
+    "GateToolConfig",
     "LabelResult",
     "LabelTool",
     "LabelToolConfig",
@@ -209,6 +216,152 @@ class LabelTool(Tool[LabelResult]):
         ]
 
 
+def _recency_class(value: str) -> str:
+    """A threshold: one of the recency classes."""
+    from chronoprobe.datasets.recency_taxonomy import parse_label
+
+    if parse_label(value) is None:
+        raise ValueError(f"{value!r} is not a recency class (e.g. A-Few-Months, A-Year)")
+    return value
+
+
+class GateToolConfig(BaseModel):
+    """``chronoprobe recency gate``: every option, as the command takes it."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    question: str | None = None
+    """The question to route (or use --questions FILE)."""
+    questions: Path | None = None
+    """Text file, one question per line, or JSONL with a "question" field: gate them all with one model load."""
+    model: tuple[str, ...] = ()
+    """The model spec that routes (one; default: the embedded SmolLM2)."""
+    threshold: str = "A-Year"
+    """Retrieve when the answer may change within this recency class or sooner."""
+    samples: int = Field(DEFAULT_SAMPLES, ge=1)
+    """Samples drawn per question (1 = one greedy answer; more gives a distribution)."""
+    temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0)
+    """Sampling temperature when samples > 1."""
+    min_share: float = 0.5
+    """Retrieve when at least this share of samples is within the threshold."""
+    context: str | None = None
+    """Situation in which the question is asked."""
+    seed: int = Field(0, ge=0)
+    """Decoding seed (when samples > 1)."""
+    as_json: bool = False
+    """Print the decision as JSON (one compact record per line with --questions)."""
+
+    _a_class = field_validator("threshold")(_recency_class)
+
+    @field_validator("min_share")
+    @classmethod
+    def _a_share(cls, value: float) -> float:
+        if not 0 < value <= 1:
+            raise ValueError(f"{value} is not a share in (0, 1]")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _one_model(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(value) > 1:
+            raise ValueError("the gate uses one model")
+        return value
+
+
+class GateResult(BaseModel):
+    """What ``recency gate`` decided, per question, and how well its model was measured to route (None: never)."""
+
+    decisions: list[GateDecision]
+    quality: GateQuality | None
+    info: BackendInfo
+    """The model that routed."""
+
+
+class GateTool(Tool[GateResult]):
+    """Say whether QUESTION needs retrieval (its answer may change within the threshold), and why.
+
+    The decision goes to stdout (so `> file` captures it); progress and notices go to stderr.
+    """
+
+    name = "recency.gate"
+    command = "recency gate"
+    config_type = GateToolConfig
+    arguments = ("question",)
+    input_options: ClassVar[dict[str, str]] = {"question": "QUESTION", "as_json": "--json"}
+    output_fields = frozenset()
+    takes_model = True
+    model_options = True
+    omit_model_options = ("engine",)
+    config: GateToolConfig
+
+    def __init__(self, config: BaseModel) -> None:
+        super().__init__(config)
+        self._asked: list[str] = []
+
+    def load(self) -> None:
+        from chronoprobe.recency.gate_view import asked_questions
+
+        self._asked = asked_questions(self.config.question, self.config.questions)
+
+    def run(self, context: ToolContext) -> GateResult:
+        from chronoprobe.recency.gate import recency_gate_many
+        from chronoprobe.recency.gate_view import measured_quality
+
+        config = self.config
+        [model] = context.load_models(config.model)
+
+        def ask(progress: Callable[[int], None] | None = None) -> list[GateDecision]:
+            return recency_gate_many(  # warn=False: the gate's quality is said on the command's own lines
+                self._asked,
+                model,
+                config.threshold,
+                config.samples,
+                context=config.context,
+                temperature=config.temperature,
+                min_share=config.min_share,
+                seed=config.seed,
+                warn=False,
+                progress=progress,
+            )
+
+        if len(self._asked) == 1:  # one question: no progress bar, so stderr stays empty
+            decisions = ask()
+        else:
+            with context.progress() as ticks:
+                decisions = ask(ticks("recency gate", len(self._asked)) if ticks is not None else None)
+        measured = measured_quality(
+            model.info, config.threshold, config.samples, config.temperature, config.seed, config.min_share
+        )
+        return GateResult(decisions=decisions, quality=measured, info=model.info)
+
+    @property
+    def _many(self) -> bool:
+        """Gating a --questions file: a line per decision, the quality on stderr."""
+        return self.config.questions is not None
+
+    def answer(self, result: GateResult) -> Sequence[Answer]:
+        """The decisions (the command's output), then, under a single decision, the model's measured quality."""
+        from chronoprobe.recency.gate_view import decision_lines, quality_lines
+
+        config = self.config
+        shown: list[Answer] = []
+        for decision in result.decisions:
+            lines = decision_lines(decision, result.quality, result.info.label, as_json=config.as_json, many=self._many)
+            shown.extend(Text.from_markup(line) if lines.markup else line for line in lines.lines)
+        quality, _ = quality_lines(result.quality, result.info.spec, config.context)
+        if quality is not None and not (config.as_json or self._many):
+            shown.append(Text.from_markup(quality))
+        return shown
+
+    def present(self, result: GateResult) -> list[str]:
+        """The measured quality, with --json or --questions, and the warnings (never measured, or weak)."""
+        from chronoprobe.recency.gate_view import quality_lines
+
+        quality, warnings = quality_lines(result.quality, result.info.spec, self.config.context)
+        above = [quality] if quality is not None and (self.config.as_json or self._many) else []
+        return [*above, *warnings]
+
+
 class GateCheckToolConfig(BaseModel):
     """``chronoprobe recency gate-check``: every option, as the command takes it."""
 
@@ -232,14 +385,7 @@ class GateCheckToolConfig(BaseModel):
     limit: int | None = Field(None, ge=1)
     """Only the first N held-out questions (a random subset), for a quick look."""
 
-    @field_validator("threshold")
-    @classmethod
-    def _a_class(cls, value: str) -> str:
-        from chronoprobe.datasets.recency_taxonomy import parse_label
-
-        if parse_label(value) is None:
-            raise ValueError(f"{value!r} is not a recency class (e.g. A-Few-Months, A-Year)")
-        return value
+    _a_class = field_validator("threshold")(_recency_class)
 
     @field_validator("model")
     @classmethod
