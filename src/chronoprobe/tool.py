@@ -216,6 +216,9 @@ class Tool(ABC, Generic[ResultT]):
     """The command takes ``--model``/``-m`` specs (``ModelOpt``), in the config field ``model``."""
     renamed_options: ClassVar[dict[str, str]] = {}
     """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release."""
+    transient_progress: ClassVar[bool] = False
+    """The CLI's progress bar is erased when the work ends (so that an error raised inside, a failed live query,
+    is the only line left on the terminal)."""
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config

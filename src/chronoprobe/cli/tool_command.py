@@ -57,7 +57,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
             made,
             options=backend.backend(),
             cache=backend.cache,
-            progress_display=progress_ticks,
+            progress_display=functools.partial(progress_ticks, transient=tool.transient_progress),
             announce=announce,
             notice=say,
         )
