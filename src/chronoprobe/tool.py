@@ -63,6 +63,9 @@ ModelLoader = Callable[[Sequence[str] | None, BackendOptions, CallCache, Announc
 
 TOOLS: dict[str, str] = {
     "card": "chronoprobe.checkup.tools:CardTool",
+    "catalogue.build": "chronoprobe.outdated.catalogue_tools:BuildTool",
+    "catalogue.report": "chronoprobe.outdated.catalogue_tools:ReportTool",
+    "catalogue.templates": "chronoprobe.outdated.catalogue_tools:TemplatesTool",
     "conflicts.contexts": "chronoprobe.conflicts.tools:ContextsTool",
     "editing.dataset": "chronoprobe.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
@@ -75,7 +78,9 @@ outdated lens's :class:`~chronoprobe.outdated.tools.ScoreTool` with the harness 
 that ``integrations`` reads added to it."""
 
 
-GROUPS: dict[str, str] = {}
+GROUPS: dict[str, str] = {
+    "catalogue": "Build fact catalogues from Wikidata property templates: build, list the templates, report a build.",
+}
 """Command group -> its ``--help`` line, for the tools named ``<group>.<command>`` whose group is not a lens
 (``snapshot``); a tool named without a group (``results``) is a command of its own."""
 
