@@ -69,6 +69,7 @@ TOOLS: dict[str, str] = {
     "conflicts.contexts": "chronoprobe.conflicts.tools:ContextsTool",
     "editing.dataset": "chronoprobe.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
+    "history": "chronoprobe.outdated.history_tool:HistoryTool",
     "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
     "recency.gate-check": "chronoprobe.recency.tools:GateCheckTool",
     "recency.label": "chronoprobe.recency.tools:LabelTool",
