@@ -62,28 +62,34 @@ ModelLoader = Callable[[Sequence[str] | None, BackendOptions, CallCache, Announc
 """``load(specs, options, cache, announce)``: models behind the cache (``chronoprobe.runner.load_models``)."""
 
 TOOLS: dict[str, str] = {
-    "card": "chronoprobe.checkup.tools:CardTool",
+    "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
+    "snapshot.list": "chronoprobe.outdated.snapshot_tools:ListTool",
+    "snapshot.fetch": "chronoprobe.outdated.snapshot_tools:FetchTool",
+    "snapshot.diff": "chronoprobe.outdated.snapshot_tools:DiffTool",
+    "snapshot.show": "chronoprobe.outdated.snapshot_tools:ShowTool",
+    "catalogue.build": "chronoprobe.outdated.catalogue_tools:BuildTool",
+    "catalogue.templates": "chronoprobe.outdated.catalogue_tools:TemplatesTool",
+    "catalogue.report": "chronoprobe.outdated.catalogue_tools:ReportTool",
     "conflicts.contexts": "chronoprobe.conflicts.tools:ContextsTool",
+    "recency.label": "chronoprobe.recency.tools:LabelTool",
+    "recency.gate": "chronoprobe.recency.tools:GateTool",
+    "recency.gate-check": "chronoprobe.recency.tools:GateCheckTool",
     "editing.dataset": "chronoprobe.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
     "export.lm-eval": "chronoprobe.integrations.export_tools:LmEvalExportTool",
-    "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
-    "recency.gate": "chronoprobe.recency.tools:GateTool",
-    "recency.gate-check": "chronoprobe.recency.tools:GateCheckTool",
-    "recency.label": "chronoprobe.recency.tools:LabelTool",
-    "snapshot.diff": "chronoprobe.outdated.snapshot_tools:DiffTool",
-    "snapshot.fetch": "chronoprobe.outdated.snapshot_tools:FetchTool",
-    "snapshot.list": "chronoprobe.outdated.snapshot_tools:ListTool",
-    "snapshot.show": "chronoprobe.outdated.snapshot_tools:ShowTool",
+    "card": "chronoprobe.checkup.tools:CardTool",
+    "history": "chronoprobe.outdated.history_tool:HistoryTool",
 }
-"""Tool name (``<lens>.<command>``) -> ``module:Class``, imported on first use. ``outdated.score`` is the
-outdated lens's :class:`~chronoprobe.outdated.tools.ScoreTool` with the harness logs (inspect, lm-eval)
-that ``integrations`` reads added to it."""
+"""Tool name (``<group>.<command>``, or a command of its own) -> ``module:Class``, imported on first use; a group
+lists its commands in this order. ``outdated.score`` is the outdated lens's
+:class:`~chronoprobe.outdated.tools.ScoreTool` with the harness logs (inspect, lm-eval) that ``integrations``
+reads added to it."""
 
 
 GROUPS: dict[str, str] = {
-    "export": "Write chronoprobe's questions as tasks for other evaluation harnesses.",
     "snapshot": "Pinned Wikidata answer snapshots for the outdated audit: list, fetch live, diff, show.",
+    "catalogue": "Build fact catalogues from Wikidata property templates: build, list the templates, report a build.",
+    "export": "Write chronoprobe's questions as tasks for other evaluation harnesses.",
 }
 """Command group -> its ``--help`` line, for the tools named ``<group>.<command>`` whose group is not a lens
 (``snapshot``); a tool named without a group (``results``) is a command of its own."""
@@ -225,6 +231,9 @@ class Tool(ABC, Generic[ResultT]):
     """The command takes ``--model``/``-m`` specs (``ModelOpt``), in the config field ``model``."""
     renamed_options: ClassVar[dict[str, str]] = {}
     """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release."""
+    transient_progress: ClassVar[bool] = False
+    """The CLI's progress bar is erased when the work ends (so that an error raised inside, a failed live query,
+    is the only line left on the terminal)."""
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config

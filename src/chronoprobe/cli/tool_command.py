@@ -26,7 +26,7 @@ from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, MODEL_OPTIONS, 
 from chronoprobe.cli.progress_display import announce, console, progress_ticks
 from chronoprobe.lens import Lens
 from chronoprobe.tables import TableView
-from chronoprobe.tool import GROUPS, Answer, Tool, tool_class, tool_names
+from chronoprobe.tool import GROUPS, TOOLS, Answer, Tool, tool_class, tool_names
 
 
 def show_answer(answer: Sequence[Answer]) -> None:
@@ -57,7 +57,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
             made,
             options=backend.backend(),
             cache=backend.cache,
-            progress_display=progress_ticks,
+            progress_display=functools.partial(progress_ticks, transient=tool.transient_progress),
             announce=announce,
             notice=say,
         )
@@ -79,8 +79,8 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
 
 
 def _add_tools(group: typer.Typer, owner: str) -> typer.Typer:
-    """A command in ``group`` for each tool named ``<owner>.<command>``, in name order."""
-    for name in tool_names():
+    """A command in ``group`` for each tool named ``<owner>.<command>``, in the order ``TOOLS`` lists them."""
+    for name in TOOLS:
         prefix, _, command = name.partition(".")
         if prefix == owner and command:
             group.command(command)(tool_command(tool_class(name)))

@@ -191,6 +191,7 @@ class FetchTool(Tool[FetchResult]):
     name = "snapshot.fetch"
     command = "snapshot fetch"
     config_type = FetchToolConfig
+    transient_progress = True
     input_options: ClassVar[dict[str, str]] = {"replace": "--replace"}
     output_fields = frozenset({"output_dir"})
     config: FetchToolConfig
