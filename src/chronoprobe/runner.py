@@ -49,6 +49,7 @@ __all__ = [
     "default_out",
     "execute",
     "load_models",
+    "named_folder",
     "open_cache",
     "produce",
 ]
@@ -118,10 +119,15 @@ def default_folder(
     folder: Path, label: str, models: Sequence[str | ModelRequest] | None, *, now: dt.datetime | None = None
 ) -> Path:
     """``<folder>/<model><label>-<timestamp>``, a new name (``-2``, ``-3`` ... when taken); see :func:`default_out`."""
+    names = [parse_model(m).display_name for m in (models or default_models())]
+    return named_folder(folder, label, names, now=now)
+
+
+def named_folder(folder: Path, label: str, names: Sequence[str], *, now: dt.datetime | None = None) -> Path:
+    """:func:`default_folder` for models known by the names a run recorded (a short name, not a spec to parse)."""
     from chronoprobe.models.names import file_safe
 
-    names = [file_safe(parse_model(m).display_name) for m in (models or default_models())]
-    model_part = file_safe("+".join(dict.fromkeys(names)))  # a long spec or many models: cut, with a hash
+    model_part = file_safe("+".join(dict.fromkeys(file_safe(name) for name in names)))  # long: cut, with a hash
     stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
     base = f"{model_part}{label}-{stamp}"
     candidate, count = folder / base, 1

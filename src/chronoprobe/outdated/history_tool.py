@@ -61,10 +61,10 @@ class HistoryTool(Tool["History"]):
         """``--out``, else a new ``results/history/<model>-<timestamp>`` named after the models found."""
         if self._folder is None:
             from chronoprobe.outdated.history import HISTORY_KIND
-            from chronoprobe.runner import default_folder
+            from chronoprobe.runner import named_folder
 
             names = list(dict.fromkeys(point.name for point in self._history().points))
-            self._folder = self.config.out or default_folder(Path("results") / HISTORY_KIND, "", names)
+            self._folder = self.config.out or named_folder(Path("results") / HISTORY_KIND, "", names)
         return self._folder
 
     def output(self) -> Output:
