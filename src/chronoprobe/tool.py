@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_origin
 
 from pydantic import BaseModel, ValidationError
+from rich.console import ConsoleRenderable
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, open_cache
@@ -55,8 +56,9 @@ __all__ = [
 
 ResultT = TypeVar("ResultT")
 
-Answer = str | TableView | Text
-"""One piece of a command's output on stdout: a plain line, a table (drawn with its closing lines), or rich text."""
+Answer = str | TableView | Text | ConsoleRenderable
+"""One piece of a command's output on stdout: a plain line, a table (drawn with its closing lines), rich text, or
+another rich renderable (drawn at the terminal's width, as a ``rich.console.Console()`` prints it)."""
 
 ModelLoader = Callable[[Sequence[str] | None, BackendOptions, CallCache, Announce | None], list[CachedModel]]
 """``load(specs, options, cache, announce)``: models behind the cache (``chronoprobe.runner.load_models``)."""
@@ -69,6 +71,7 @@ TOOLS: dict[str, str] = {
     "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
     "recency.gate-check": "chronoprobe.recency.tools:GateCheckTool",
     "recency.label": "chronoprobe.recency.tools:LabelTool",
+    "results": "chronoprobe.checkup.tools:ResultsTool",
 }
 """Tool name (``<lens>.<command>``) -> ``module:Class``, imported on first use. ``outdated.score`` is the
 outdated lens's :class:`~chronoprobe.outdated.tools.ScoreTool` with the harness logs (inspect, lm-eval)
