@@ -65,6 +65,7 @@ ModelLoader = Callable[[Sequence[str] | None, BackendOptions, CallCache, Announc
 
 TOOLS: dict[str, str] = {
     "card": "chronoprobe.checkup.tools:CardTool",
+    "check": "chronoprobe.checkup.tools:CheckTool",
     "conflicts.contexts": "chronoprobe.conflicts.tools:ContextsTool",
     "editing.dataset": "chronoprobe.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
@@ -132,10 +133,13 @@ class ToolContext:
         progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
         announce: Announce | None = None,
         notice: Callable[[str], None] | None = None,
+        engine: str = "local",
     ) -> None:
         self._load_models = load_models
         self.options = options or BackendOptions()
         self.cache_path = cache
+        self.engine = engine
+        """Where the calls the cache misses run (``--engine``: ``local``, ``ray`` ...), for a tool that offers it."""
         self._cache: CallCache | None = None
         self._progress = progress
         self._progress_display = progress_display

@@ -1,27 +1,165 @@
-"""The commands across every lens, as tools: ``chronoprobe results`` and ``chronoprobe card``.
+"""The commands across every lens, as tools: ``chronoprobe check``, ``chronoprobe results`` and ``chronoprobe card``.
 
 Each is declared as a lens's tools are (:mod:`chronoprobe.tool`): a config whose field docstrings are
 the help text, the command generated from it and ``chronoprobe.produce("results", ...)`` taking the same
-values. What they do is :mod:`chronoprobe.reports`'; the tools only take the options.
+values. What they do is :mod:`chronoprobe.checkup.run`'s and :mod:`chronoprobe.reports`'; the tools only
+take the options.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+from rich.markup import escape
 
+from chronoprobe.lens import Budget, ProgressFactory
+from chronoprobe.models.registry import ModelRequest
 from chronoprobe.runlog import Run
 from chronoprobe.tool import Answer, Tool, ToolContext
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from chronoprobe.checkup.run import CheckResult
     from chronoprobe.reports.tidy import Found
     from chronoprobe.reports.tidy_output import Format
 
-__all__ = ["CardTool", "CardToolConfig", "ResultsTool", "ResultsToolConfig"]
+__all__ = ["CardTool", "CardToolConfig", "CheckTool", "CheckToolConfig", "ResultsTool", "ResultsToolConfig"]
+
+
+class CheckToolConfig(BaseModel):
+    """``chronoprobe check``: every option, as the command takes it (the shared model options beside them)."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    model: tuple[str, ...] = ()
+    """The model specs to check (default: the embedded SmolLM2)."""
+    budget: Budget = "quick"
+    """quick (SmolLM2 on 2 CPU cores: 4 min at load 2, 7 min at load 5), standard (44 min at load 5), full (the
+    papers' runs; hours). docs/check.md gives each one's sizes and times."""
+    out: Path | None = None
+    """Where to write the check folder (default: a new results/check/<model>-<timestamp>). The same folder again
+    resumes: lenses that finished with the same settings are kept."""
+    lens: tuple[str, ...] = ()
+    """Only this lens (repeatable; the lenses it needs run too). Default: every lens."""
+    live: bool = False
+    """Judge against today's answers (queries --endpoint; saves a snapshot)."""
+    snapshot: str | None = None
+    """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
+    endpoint: str | None = None
+    """SPARQL endpoint for --live (default: the Wikidata Query Service)."""
+    deployed_at: str | None = None
+    """Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): the share of what it knows
+    that is stale then, 6 and 12 months later."""
+    require: tuple[str, ...] = ()
+    """A threshold, 'LENS.METRIC[.CLASS] OP VALUE' with the metric as `chronoprobe results` names it (class all
+    unless named), e.g. 'outdated.soft_constraint_pct.up-to-date >= 40' (repeatable). It fails only when the
+    whole 95% interval misses it (--strict: the point value). Exit 1 if one fails."""
+    strict: bool = False
+    """Compare thresholds with point values."""
+    junit: Path | None = None
+    """Write a JUnit XML file: one test case per threshold and per lens."""
+
+    @field_validator("snapshot")
+    @classmethod
+    def _snapshot_ref(cls, value: str | None) -> str | None:
+        from chronoprobe.knowledge.snapshot import check_snapshot_ref
+
+        return None if value is None else check_snapshot_ref(value)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        from chronoprobe.values import http_url
+
+        return None if value is None else http_url(value)
+
+
+class CheckTool(Tool["CheckResult"]):
+    """Ask a model every question at once: each lens at the budget's size, one folder, a paragraph per model."""
+
+    # The check writes its own folder (resumable, chronoprobe.checkup.run), so the runner claims nothing;
+    # every user error (a model spec, --junit, a bad threshold, a size, the folder) is refused before any
+    # model loads. Exit 1 when a threshold fails. (The docstring above is the command's --help.)
+
+    name = "check"
+    command = "check"
+    config_type = CheckToolConfig
+    input_options: ClassVar[dict[str, str]] = {"live": "--live", "strict": "--strict"}
+    output_fields = frozenset({"out", "junit"})
+    text_paths = frozenset({"snapshot"})
+    takes_model = True
+    model_options = True
+    config: CheckToolConfig
+
+    def __init__(self, config: BaseModel) -> None:
+        super().__init__(config)
+        self._models: tuple[ModelRequest, ...] = ()
+        self.folder = Path()
+        """The check folder: ``--out``, else a new ``results/check/<model>-<timestamp>``."""
+
+    def check_inputs(self) -> None:
+        from chronoprobe.checkup.junit import JUNIT, is_our_junit
+        from chronoprobe.checkup.run import default_check_out
+        from chronoprobe.models.registry import DEFAULT_MODEL, parse_model
+        from chronoprobe.publish import check_output_file, check_outside
+
+        config = self.config
+        self._models = tuple(parse_model(m) for m in config.model or (DEFAULT_MODEL,))
+        self.folder = config.out or default_check_out(self._models)
+        if config.junit is not None:
+            check_output_file(config.junit, "--junit", ours=is_our_junit, what=JUNIT)
+            check_outside(self.folder, [("--junit", config.junit)])
+
+    def run(self, context: ToolContext) -> CheckResult:
+        from chronoprobe.checkup.plan import plan_line, total_line
+        from chronoprobe.checkup.run import CheckRequest, plan, prepare, run_prepared
+        from chronoprobe.engines import parse_engine
+
+        parse_engine(context.engine).check()  # cp.produce's engine too: refused before the folder is started
+        config = self.config
+        request = CheckRequest(
+            models=self._models,
+            budget=config.budget,
+            out=config.out,
+            lenses=config.lens,
+            live=config.live,
+            snapshot=config.snapshot,
+            endpoint=config.endpoint,
+            deployed_at=config.deployed_at,
+            require=config.require,
+            strict=config.strict,
+            cache=context.cache_path,
+            options=context.options,
+            engine=context.engine,
+        )
+        prepared = prepare(request, self.folder)  # bad thresholds, sizes or folders: exit 2, no model loaded
+        for line in plan(prepared):
+            context.notice(escape(plan_line(line)))
+        context.notice(escape(total_line(prepared.plans)))
+        # each lens opens the progress display while its models run; without one, the caller's factory
+        display = cast(Callable[[], AbstractContextManager[ProgressFactory]], context.progress)
+        result = run_prepared(
+            prepared,
+            say=lambda line: context.notice(escape(line)),
+            progress_display=display,
+            announce=context.announce,
+        )
+        if config.junit is not None:
+            result.write_junit(config.junit)
+        return result
+
+    def present(self, result: CheckResult) -> list[str]:
+        """The paragraph per model, each threshold's verdict, the JUnit file and where the check is."""
+        junit = [] if self.config.junit is None else [f"JUnit: {self.config.junit}"]
+        return [*result.lines(), *junit, f"check: {self.folder / 'check.md'}  card: {self.folder / 'card.html'}"]
+
+    def exit_status(self, result: CheckResult) -> int:
+        return 0 if result.passed else 1
 
 
 class ResultsToolConfig(BaseModel):

@@ -65,6 +65,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
             progress_display=progress_ticks,
             announce=announce,
             notice=say,
+            engine=backend.engine,
         )
         show_answer(made.answer(result))
         for line in made.present(result):
