@@ -176,13 +176,15 @@ def produce(
     ``options``: the fields of the tool's config (``chronoprobe.tool.tool_class(tool).config_type``;
     docs/api.md lists them per tool), named as the command's options are with ``-`` as ``_``
     (``editing.dataset``'s ``--from`` is ``from_run``), and for a tool that loads models the backend
-    options (dtype, device, batch_size ...). Its output is checked, claimed, written and published as
-    the command does it, and refused in the same words. ``progress``: as for :func:`run`; notices go to
-    the ``chronoprobe.progress`` logger.
+    options (dtype, device, batch_size ...; ``engine`` where the command offers ``--engine``). Its output
+    is checked, claimed, written and published as the command does it, and refused in the same words.
+    ``progress``: as for :func:`run`; notices go to the ``chronoprobe.progress`` logger.
     """
     quiet_third_party_output()
     cls = tool_class(tool)
     backend_options = _backend_options(options) if cls.model_options else BackendOptions()
+    offers_engine = cls.model_options and "engine" not in cls.omit_model_options
+    engine = str(options.pop("engine", "local")) if offers_engine else "local"
     if isinstance(options.get("out"), str):
         options["out"] = Path(options["out"])
     instance = cls.from_options(**options)
@@ -196,6 +198,7 @@ def produce(
             progress_display=logged_progress if logged else None,
             announce=logged_step if logged else None,
             notice=_plain_notice if logged else None,
+            engine=engine,
         )
 
 

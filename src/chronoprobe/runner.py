@@ -262,13 +262,15 @@ def produce(
     progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
     announce: Announce | None = None,
     notice: Callable[[str], None] | None = None,
+    engine: str = "local",
 ) -> ResultT:
     """Run ``tool`` and publish what it writes; returns its result (see :mod:`chronoprobe.tool` for the stages).
 
     Its inputs are checked and its output is checked against them (the call cache included, for a
     tool that loads models) and claimed before its data is read, and the data before any model
     loads; the output is published whole when the tool has written it, or not at all.
-    ``progress_display``, ``announce`` and ``notice`` are :func:`execute`'s.
+    ``progress_display``, ``announce``, ``notice`` and ``engine`` are :func:`execute`'s (a tool that runs
+    lenses passes ``engine`` on; :attr:`ToolContext.engine`).
     """
     tool.check_inputs()
     output = tool.output()
@@ -287,6 +289,7 @@ def produce(
             progress_display=progress_display,
             announce=announce,
             notice=notice,
+            engine=engine,
         )
         result = tool.run(context)
         if output is not None:

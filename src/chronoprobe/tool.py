@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_origin
 
 from pydantic import BaseModel, ValidationError
+from rich.console import ConsoleRenderable
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, open_cache
@@ -55,8 +56,9 @@ __all__ = [
 
 ResultT = TypeVar("ResultT")
 
-Answer = str | TableView | Text
-"""One piece of a command's output on stdout: a plain line, a table (drawn with its closing lines), or rich text."""
+Answer = str | TableView | Text | ConsoleRenderable
+"""One piece of a command's output on stdout: a plain line, a table (drawn with its closing lines), rich text, or
+another rich renderable (drawn at the terminal's width, as a ``rich.console.Console()`` prints it)."""
 
 ModelLoader = Callable[[Sequence[str] | None, BackendOptions, CallCache, Announce | None], list[CachedModel]]
 """``load(specs, options, cache, announce)``: models behind the cache (``chronoprobe.runner.load_models``)."""
@@ -77,6 +79,8 @@ TOOLS: dict[str, str] = {
     "editing.dataset": "chronoprobe.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.editing.tools:ScoreTool",
     "export.lm-eval": "chronoprobe.integrations.export_tools:LmEvalExportTool",
+    "check": "chronoprobe.checkup.tools:CheckTool",
+    "results": "chronoprobe.checkup.tools:ResultsTool",
     "card": "chronoprobe.checkup.tools:CardTool",
     "history": "chronoprobe.outdated.history_tool:HistoryTool",
 }
@@ -144,10 +148,13 @@ class ToolContext:
         progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
         announce: Announce | None = None,
         notice: Callable[[str], None] | None = None,
+        engine: str = "local",
     ) -> None:
         self._load_models = load_models
         self.options = options or BackendOptions()
         self.cache_path = cache
+        self.engine = engine
+        """Where the calls the cache misses run (``--engine``: ``local``, ``ray`` ...), for a tool that offers it."""
         self._cache: CallCache | None = None
         self._progress = progress
         self._progress_display = progress_display

@@ -19,6 +19,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.lens_command import Rules, config_options, lens_app
@@ -30,7 +31,9 @@ from chronoprobe.tool import GROUPS, TOOLS, Answer, Tool, tool_class, tool_names
 
 
 def show_answer(answer: Sequence[Answer]) -> None:
-    """A tool's output on stdout: plain lines as they are, a table with its closing lines, rich text."""
+    """A tool's output on stdout: plain lines as they are, a table with its closing lines, rich text, another
+    renderable as a plain console draws it (it may choose its layout by the terminal's width; a line longer
+    than the terminal is left whole for the terminal to wrap, never cut)."""
     out = Console(highlight=False, soft_wrap=True)
     for item in answer:
         if isinstance(item, str):
@@ -39,8 +42,10 @@ def show_answer(answer: Sequence[Answer]) -> None:
             out.print(item.rich(), soft_wrap=False)
             for line in item.after:
                 out.print(line)
-        else:
+        elif isinstance(item, Text):
             out.print(item)
+        else:
+            Console().print(item, crop=False)
 
 
 def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
@@ -60,6 +65,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
             progress_display=functools.partial(progress_ticks, transient=tool.transient_progress),
             announce=announce,
             notice=say,
+            engine=backend.engine,
         )
         show_answer(made.answer(result))
         for line in made.present(result):

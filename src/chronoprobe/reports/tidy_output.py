@@ -2,13 +2,15 @@
 
 ``chronoprobe results`` is these over :func:`chronoprobe.reports.tidy.results_frame`; a Python user
 gets the same CSV, JSON or Parquet bytes (:func:`encode`, :func:`write_table`) and the same terminal
-table (:func:`print_table`).
+table (:func:`print_table`, or :class:`TidyView` to draw it on a console of their own).
 """
 
 from __future__ import annotations
 
 import io
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -16,12 +18,14 @@ from chronoprobe.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.text import Text
 
 __all__ = [
     "INTERVALS",
     "TABLE",
     "Format",
+    "TidyView",
     "check_table_file",
     "encode",
     "is_tidy_table",
@@ -125,26 +129,50 @@ def table_width(frame: pd.DataFrame, cells: list[list[str]]) -> int:
     return sum(w + 3 for w in widths) + 1
 
 
+@dataclass(frozen=True)
+class TidyView:
+    """The tidy table as the terminal shows it, a rich renderable: one table with every value whole where the
+    width allows it, else :func:`print_grouped`'s long format. Print it uncropped
+    (``console.print(TidyView(frame), crop=False)``): a run folder's heading is one line however long."""
+
+    frame: pd.DataFrame
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cells = _cells(self.frame)
+        if table_width(self.frame, cells) > options.max_width:
+            yield from _grouped(self.frame, options.max_width)
+        else:
+            yield from _one_table(self.frame, cells, console)
+
+
 def print_table(frame: pd.DataFrame, console: Console) -> None:
     """One table with every value whole where the terminal is wide enough, else :func:`print_grouped`."""
+    console.print(TidyView(frame), crop=False)
+
+
+def _one_table(frame: pd.DataFrame, cells: list[list[str]], console: Console) -> Iterator[RenderableType]:
     from rich.table import Table
 
-    cells = _cells(frame)
-    if table_width(frame, cells) > console.width:
-        print_grouped(frame, console)
-        return
     table = Table(show_lines=False, header_style="bold")
     for column in frame.columns:
         table.add_column(str(column), justify="right" if column in _RIGHT else "left")
     for row in cells:
         table.add_row(*row)
-    console.print(table)
-    console.print(f"{len(frame)} rows; {INTERVALS}", style="dim")
+    yield table
+    closing = console.render_str(f"{len(frame)} rows; {INTERVALS}")
+    closing.stylize_before("dim")  # under the highlighting, as console.print(..., style="dim") draws it
+    yield closing
 
 
 def _interval(low: object, high: object) -> str:
     shown = _number(low), _number(high)
     return "–" if shown == ("–", "–") else f"[{shown[0]}, {shown[1]}]"
+
+
+def _whole(text: Text) -> Text:
+    """``text`` on one line however long (a terminal wraps it; no cell of it is cut)."""
+    text.no_wrap, text.overflow = True, "ignore"
+    return text
 
 
 def print_grouped(frame: pd.DataFrame, console: Console) -> None:
@@ -154,7 +182,14 @@ def print_grouped(frame: pd.DataFrame, console: Console) -> None:
     rows), so no cell is cut and two runs of one lens stay apart; ``--format csv`` keeps the one
     table with every value.
     """
+    from rich.console import Group
+
+    console.print(Group(*_grouped(frame, console.width)), crop=False)
+
+
+def _grouped(frame: pd.DataFrame, width: int) -> Iterator[RenderableType]:
     from rich.table import Table
+    from rich.text import Text
 
     groups = list(dict.fromkeys(zip(frame["run"], frame["model"], strict=True)))
     runs = list(dict.fromkeys(frame["run"]))
@@ -162,9 +197,9 @@ def print_grouped(frame: pd.DataFrame, console: Console) -> None:
         part = frame[(frame["run"] == run) & (frame["model"] == model)]
         lens, dataset = part["lens"].iloc[0], part["dataset"].iloc[0]
         about = lens if dataset == lens else f"{lens}, {dataset}"
-        console.print()
-        console.print(f"[bold]run {runs.index(run) + 1}[/]: {run}", highlight=False, soft_wrap=True, markup=True)
-        console.print(f"  model {model} · {about}", highlight=False, markup=False, soft_wrap=True)
+        yield Text()
+        yield _whole(Text.from_markup(f"[bold]run {runs.index(run) + 1}[/]: {run}"))
+        yield _whole(Text(f"  model {model} · {about}"))
         table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="dim", show_edge=False)
         table.add_column("  class", overflow="fold")
         table.add_column("metric", overflow="fold")
@@ -179,14 +214,12 @@ def print_grouped(frame: pd.DataFrame, console: Console) -> None:
                 value if interval == "–" else f"{value} {interval}",
                 _number(row["n"]),
             )
-        console.print(table)
-    console.print()
-    console.print(
-        f"{len(frame)} rows in {len(runs)} run(s), grouped by run and model to fit {console.width} columns; "
+        yield table
+    yield Text()
+    yield Text(
+        f"{len(frame)} rows in {len(runs)} run(s), grouped by run and model to fit {width} columns; "
         f"{INTERVALS}. `--format csv` prints the one table with every value in full.",
         style="dim",
-        highlight=False,
-        markup=False,
     )
 
 
