@@ -18,7 +18,7 @@ from typing import Annotated, Any, get_args, get_type_hints
 import typer
 
 from chronoprobe.cache import check_cache_file
-from chronoprobe.cli.options import choice, none_or_choice
+from chronoprobe.cli.options import choice
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.models.base import Sampler
 from chronoprobe.models.builtin import ApiMode, BatchSize, DeviceMap, DType, Quantize
@@ -108,14 +108,14 @@ DeviceMapOpt = Annotated[
     typer.Option(
         "--device-map",
         help="hf: 'auto' spreads the weights over every GPU and RAM (accelerate); for models too big for one device.",
-        callback=none_or_choice(DEVICE_MAPS),
+        callback=choice(DEVICE_MAPS),
     ),
 ]
 QuantizeOpt = Annotated[
     str | None,
     typer.Option(
         help="hf: load the weights in 8bit or 4bit with bitsandbytes (CUDA GPU; pip install 'chronoprobe\\[quant]').",
-        callback=none_or_choice(QUANTIZE),
+        callback=choice(QUANTIZE),
     ),
 ]
 ChatTemplateOpt = Annotated[

@@ -1,4 +1,4 @@
-"""Options shared by several commands, the one choice check, and what each shared flag means.
+"""``--model``, the one choice check, and what each shared flag means.
 
 A flag name has one type and one meaning in every command (:data:`MEANINGS`, checked over every
 command's option table by ``tests/cli/test_flag_meanings.py``); a value is checked by the same
@@ -9,86 +9,28 @@ accept the same strings.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from chronoprobe import values
 
-__all__ = [
-    "MEANINGS",
-    "CutoffOpt",
-    "DeployedAtOpt",
-    "ModelOpt",
-    "SnapshotOpt",
-    "check_as_of",
-    "check_endpoint",
-    "check_share",
-    "check_snapshot_name",
-    "check_snapshot_ref",
-    "choice",
-    "none_or_choice",
-]
+__all__ = ["MEANINGS", "ModelOpt", "choice"]
 
 
-def _bad(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A check that raises ValueError, as a typer callback: the same message, as a bad value of the option; None passes."""
+def choice(choices: Sequence[str]) -> Callable[[str | None], str | None]:
+    """A typer callback taking one of ``choices`` (:func:`chronoprobe.values.one_of`'s message otherwise); None
+    (not given) passes."""
 
-    def callback(value: Any) -> Any:
-        if value is None:
-            return None
-        try:
-            check(value)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
+    def callback(value: str | None) -> str | None:
+        if value is not None:
+            try:
+                values.one_of(value, choices)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc)) from None
         return value
 
     return callback
-
-
-def choice(choices: Sequence[str]) -> Callable[[str], str]:
-    """A typer callback taking one of ``choices`` (:func:`chronoprobe.values.one_of`'s message otherwise)."""
-    return _bad(lambda value: values.one_of(value, choices))
-
-
-def none_or_choice(choices: Sequence[str]) -> Callable[[str | None], str | None]:
-    """:func:`choice`, with None (not given) let through."""
-    return _bad(lambda value: values.one_of(value, choices))
-
-
-def _share(value: float) -> float:
-    if not 0 < value <= 1:
-        raise ValueError(f"{value} is not a share in (0, 1]")
-    return value
-
-
-def _snapshot_name(value: str) -> str:
-    from chronoprobe.errors import ChronoprobeError
-    from chronoprobe.knowledge.snapshot import snapshot_path
-
-    try:
-        snapshot_path(value)
-    except ChronoprobeError as exc:
-        raise ValueError(f"{exc.where} {exc.problem}") from None
-    return value
-
-
-def _snapshot_ref(value: str) -> str:
-    from chronoprobe.knowledge.snapshot import check_snapshot_ref
-
-    return check_snapshot_ref(value)
-
-
-check_share = _bad(_share)
-"""A share or fraction in (0, 1]."""
-check_snapshot_ref = _bad(_snapshot_ref)
-"""A snapshot name (a plain file name) or a path to a snapshot file, refused early if unusable."""
-check_snapshot_name = _bad(_snapshot_name)
-"""A name a snapshot can be saved under: a plain, printable, not overlong file name."""
-check_as_of = _bad(values.past_date)
-"""A YYYY-MM-DD date that is not in the future (nothing is known about it yet)."""
-check_endpoint = _bad(values.http_url)
-"""An http(s) URL."""
 
 
 ModelOpt = Annotated[
@@ -100,29 +42,6 @@ ModelOpt = Annotated[
         "NAME=SPEC gives it a short name for plots (e.g. qwen=hf:Qwen/Qwen2.5-0.5B-Instruct). See `chronoprobe models`.",
     ),
 ]
-SnapshotOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Snapshot name or file to judge against (default: shipped 2023-12-18).", callback=check_snapshot_ref
-    ),
-]
-CutoffOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--cutoff",
-        help="A model's published knowledge cutoff, NAME=YYYY-MM (repeatable; NAME as in --model NAME=SPEC, "
-        "or the spec): a marker on the knowledge-date plot and a row in results.",
-    ),
-]
-DeployedAtOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--deployed-at",
-        help="Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): "
-        "the share of what it knows that is stale then, 6 and 12 months later.",
-    ),
-]
-
 
 MEANINGS: dict[str, str] = {
     "--model": "Model spec",
