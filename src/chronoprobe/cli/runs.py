@@ -71,4 +71,4 @@ def run_lens(lens: Lens[Any], out: Path | None, backend: ModelOptions) -> None:
         lines = lens.present(result)
     for line in lines:
         print_plain(line)
-    console.print(f"report: {out / 'report.md'}", highlight=False)
+    console.print(f"report: {out / 'report.md'}", highlight=False, soft_wrap=True)  # a path is never broken
