@@ -71,6 +71,9 @@ def test_produce_check_runs_the_lens_judges_the_thresholds_and_writes_junit(
     with pytest.raises(cp.ConfigError, match=r"^--engine 'banana': unknown engine"):
         cp.produce("check", model=PARIS, out=tmp_path / "again", engine="banana", progress=False)
     assert not (tmp_path / "again").exists()
+    with pytest.raises(cp.ConfigError, match=r"^--engine 'banana': unknown engine"):  # cp.check alike
+        cp.check(PARIS, out=tmp_path / "again", engine="banana")
+    assert not (tmp_path / "again").exists()
 
 
 def test_produce_results_is_the_tidy_table_of_the_check_folder(

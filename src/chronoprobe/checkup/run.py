@@ -166,6 +166,9 @@ class Prepared:
 def prepare(request: CheckRequest, out: Path) -> Prepared:
     """Choose and size the lenses, parse the thresholds, check the folder: every user error here, before
     any model loads."""
+    from chronoprobe.engines import parse_engine
+
+    parse_engine(request.engine).check()  # a bad or unreachable engine: refused before the folder is started
     context = _context(request)
     publish.check_output_dir(out, kind=CHECK_KIND)
     cache = request.cache or default_call_cache()

@@ -118,9 +118,7 @@ class CheckTool(Tool["CheckResult"]):
     def run(self, context: ToolContext) -> CheckResult:
         from chronoprobe.checkup.plan import plan_line, total_line
         from chronoprobe.checkup.run import CheckRequest, plan, prepare, run_prepared
-        from chronoprobe.engines import parse_engine
 
-        parse_engine(context.engine).check()  # cp.produce's engine too: refused before the folder is started
         config = self.config
         request = CheckRequest(
             models=self._models,
