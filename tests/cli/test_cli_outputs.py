@@ -84,6 +84,10 @@ def file_commands(out: Path, cache: Path) -> dict[str, list[str]]:
             "contexts",
             "--data",
             str(ASSETS / "mulan_queries.jsonl"),
+            "--templates",  # the test assets, so the refusal is the output's with or without ../shared
+            str(ASSETS / "mulan_templates.json"),
+            "--aliases-file",
+            str(ASSETS / "mulan_aliases.jsonl"),
             "--out",
             str(out / "c.jsonl"),
             "--cache",
