@@ -13,12 +13,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import BeforeValidator, ValidationError
+from pydantic import AfterValidator, BeforeValidator, ValidationError
 
 from chronoprobe.errors import ConfigError
 
 __all__ = [
+    "HttpUrl",
     "KeyValues",
+    "PastDate",
     "comma_list",
     "config_error",
     "http_url",
@@ -83,6 +85,16 @@ def http_url(value: str) -> str:
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise ValueError(f"{value!r} is not an http(s) URL")
     return value
+
+
+def _past_date_text(value: Any) -> Any:
+    return past_date(value) if isinstance(value, str) else value
+
+
+PastDate = Annotated[dt.date, BeforeValidator(_past_date_text)]
+"""A config field's date: a ``date``, or its ``YYYY-MM-DD`` text (:func:`past_date`), never in the future."""
+HttpUrl = Annotated[str, AfterValidator(http_url)]
+"""A config field's http(s) URL (:func:`http_url`)."""
 
 
 def _message(error: Any) -> str:

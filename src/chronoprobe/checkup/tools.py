@@ -13,13 +13,15 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
 
+from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.lens import Budget, ProgressFactory
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.runlog import Run
 from chronoprobe.tool import Answer, Tool, ToolContext
+from chronoprobe.values import HttpUrl
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,9 +50,9 @@ class CheckToolConfig(BaseModel):
     """Only this lens (repeatable; the lenses it needs run too). Default: every lens."""
     live: bool = False
     """Judge against today's answers (queries --endpoint; saves a snapshot)."""
-    snapshot: str | None = None
+    snapshot: SnapshotRef | None = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
-    endpoint: str | None = None
+    endpoint: HttpUrl | None = None
     """SPARQL endpoint for --live (default: the Wikidata Query Service)."""
     deployed_at: str | None = None
     """Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): the share of what it knows
@@ -63,20 +65,6 @@ class CheckToolConfig(BaseModel):
     """Compare thresholds with point values."""
     junit: Path | None = None
     """Write a JUnit XML file: one test case per threshold and per lens."""
-
-    @field_validator("snapshot")
-    @classmethod
-    def _snapshot_ref(cls, value: str | None) -> str | None:
-        from chronoprobe.knowledge.snapshot import check_snapshot_ref
-
-        return None if value is None else check_snapshot_ref(value)
-
-    @field_validator("endpoint")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        from chronoprobe.values import http_url
-
-        return None if value is None else http_url(value)
 
 
 class CheckTool(Tool["CheckResult"]):

@@ -7,15 +7,16 @@ the same values. The task folder itself is :mod:`chronoprobe.integrations.lm_eva
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
+from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.publish import Output, ResultFolder
 from chronoprobe.tool import Tool, ToolContext
+from chronoprobe.values import PastDate
 
 __all__ = ["LmEvalExport", "LmEvalExportTool", "LmEvalExportToolConfig"]
 
@@ -27,7 +28,7 @@ class LmEvalExportToolConfig(BaseModel):
 
     out: Path
     """Where to write the task folder (YAML, JSONL dataset, utils.py)."""
-    snapshot: str | None = None
+    snapshot: SnapshotRef | None = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
     facts: Path | None = None
     """Fact catalogue JSON (default: the shipped one)."""
@@ -35,22 +36,8 @@ class LmEvalExportToolConfig(BaseModel):
     """Only the first N facts."""
     aliases: bool = False
     """Also match Wikidata aliases (off reproduces the paper)."""
-    as_of: dt.date | None = None
+    as_of: PastDate | None = None
     """Judge against what was current on this date (YYYY-MM-DD)."""
-
-    @field_validator("as_of", mode="before")
-    @classmethod
-    def _past_date(cls, value: Any) -> Any:
-        from chronoprobe.values import past_date
-
-        return past_date(value) if isinstance(value, str) else value
-
-    @field_validator("snapshot")
-    @classmethod
-    def _snapshot_ref(cls, value: str | None) -> str | None:
-        from chronoprobe.knowledge.snapshot import check_snapshot_ref
-
-        return None if value is None else check_snapshot_ref(value)
 
 
 @dataclass(frozen=True)

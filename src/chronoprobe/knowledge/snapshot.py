@@ -12,9 +12,9 @@ import os
 import tempfile
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, ValidationError
 
 from chronoprobe import paths
 from chronoprobe.errors import ChronoprobeError, DataError
@@ -61,6 +61,10 @@ def check_snapshot_ref(value: str) -> str:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ValueError(f"{shown!r} is not a usable file name ({reason})") from None
     return value
+
+
+SnapshotRef = Annotated[str, AfterValidator(check_snapshot_ref)]
+"""A config field naming a snapshot: a name or a file (:func:`check_snapshot_ref`)."""
 
 
 def unused_name(base: str, dir: Path | None = None) -> str:

@@ -18,13 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from chronoprobe.cache import CachedModel
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
+from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.metrics.knowledge_date import parse_month
 from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.outdated.prompts import CHAT_INSTRUCTION, fact_prompts
-from chronoprobe.values import KeyValues, http_url, past_date
+from chronoprobe.values import HttpUrl, KeyValues, PastDate
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 
@@ -36,15 +37,15 @@ class AuditConfig(BaseModel):
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
-    snapshot: str | None = None
+    snapshot: SnapshotRef | None = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
     live: bool = False
     """Judge against today's answers: query the Wikidata Query Service now (and save them as a snapshot)."""
-    endpoint: str = WDQS_ENDPOINT
+    endpoint: HttpUrl = WDQS_ENDPOINT
     """SPARQL endpoint for --live."""
     facts_file: Path | None = None
     """Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers)."""
-    as_of: dt.date | None = None
+    as_of: PastDate | None = None
     """Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release."""
     use_aliases: bool = False
     """Also match Wikidata aliases (off reproduces the paper)."""
@@ -79,23 +80,6 @@ class AuditConfig(BaseModel):
         if data.get("instruction_file") is not None:
             data = {**data, "instruction": read_instruction(Path(data["instruction_file"]))}
         return data
-
-    @field_validator("as_of", mode="before")
-    @classmethod
-    def _past_date(cls, value: Any) -> Any:
-        return past_date(value) if isinstance(value, str) else value
-
-    @field_validator("endpoint")
-    @classmethod
-    def _endpoint_url(cls, value: str) -> str:
-        return http_url(value)
-
-    @field_validator("snapshot")
-    @classmethod
-    def _snapshot_ref(cls, value: str | None) -> str | None:
-        from chronoprobe.knowledge.snapshot import check_snapshot_ref
-
-        return None if value is None else check_snapshot_ref(value)
 
     @field_validator("cutoffs")
     @classmethod

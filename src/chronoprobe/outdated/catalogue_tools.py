@@ -9,17 +9,17 @@ lens, whose audit a catalogue feeds (``outdated run --facts``), since ``knowledg
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 from rich.text import Text
 
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
 from chronoprobe.lens import ProgressFactory
 from chronoprobe.tool import Answer, Tool, ToolContext
+from chronoprobe.values import HttpUrl, PastDate
 
 if TYPE_CHECKING:
     from chronoprobe.knowledge.catalogue_build import BuildReport, PageProgress
@@ -46,28 +46,14 @@ class BuildToolConfig(BaseModel):
     """Where to write the build folder: catalogue.json, snapshot.json, report.json, pages/."""
     templates: tuple[str, ...] = ()
     """Shipped template names or .toml files (default: the whole shipped set)."""
-    endpoint: str = WDQS_ENDPOINT
+    endpoint: HttpUrl = WDQS_ENDPOINT
     """SPARQL endpoint (WDQS, a mirror, or the stand-in)."""
-    as_of: dt.date | None = None
+    as_of: PastDate | None = None
     """Read every history as it stood on this date (YYYY-MM-DD)."""
     limit: int | None = Field(None, ge=1)
     """At most N subjects (facts) asked per template."""
     timeout: float = Field(60.0, ge=1.0)
     """Seconds per request."""
-
-    @field_validator("endpoint")
-    @classmethod
-    def _an_http_url(cls, value: str) -> str:
-        from chronoprobe.values import http_url
-
-        return http_url(value)
-
-    @field_validator("as_of", mode="before")
-    @classmethod
-    def _past_date(cls, value: Any) -> Any:
-        from chronoprobe.values import past_date
-
-        return past_date(value) if isinstance(value, str) else value
 
 
 def page_progress(ticks: ProgressFactory | None) -> PageProgress | None:

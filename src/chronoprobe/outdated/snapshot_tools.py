@@ -16,11 +16,12 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chronoprobe.errors import ChronoprobeError
-from chronoprobe.knowledge.snapshot import check_snapshot_ref
+from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
 from chronoprobe.tables import TableView
 from chronoprobe.tool import Answer, Tool, ToolContext
+from chronoprobe.values import HttpUrl
 
 __all__ = [
     "DiffTool",
@@ -70,17 +71,12 @@ class DiffToolConfig(BaseModel):
 
     model_config = _FROZEN
 
-    old: str
+    old: SnapshotRef
     """Older snapshot (name or file)."""
-    new: str
+    new: SnapshotRef
     """Newer snapshot (name or file)."""
     statements: bool = False
     """Also list added/removed statements."""
-
-    @field_validator("old", "new")
-    @classmethod
-    def _snapshot_ref(cls, value: str) -> str:
-        return check_snapshot_ref(value)
 
 
 class DiffTool(_ViewTool):
@@ -104,15 +100,10 @@ class ShowToolConfig(BaseModel):
 
     model_config = _FROZEN
 
-    name: str | None = None
+    name: SnapshotRef | None = None
     """Snapshot name or file (default: the shipped one)."""
     fact: str | None = None
     """Show every statement of this fact id."""
-
-    @field_validator("name")
-    @classmethod
-    def _snapshot_ref(cls, value: str | None) -> str | None:
-        return None if value is None else check_snapshot_ref(value)
 
 
 class ShowTool(_ViewTool):
@@ -137,7 +128,7 @@ class FetchToolConfig(BaseModel):
 
     model_config = _FROZEN
 
-    endpoint: str = WDQS_ENDPOINT
+    endpoint: HttpUrl = WDQS_ENDPOINT
     """SPARQL endpoint (WDQS or a compatible mirror)."""
     catalogue: Path | None = None
     """Fact catalogue JSON (default: the shipped DyKnow one)."""
@@ -151,13 +142,6 @@ class FetchToolConfig(BaseModel):
     """Where to save (default: the user snapshot directory)."""
     replace: bool = False
     """Overwrite an existing snapshot of the same name."""
-
-    @field_validator("endpoint")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        from chronoprobe.values import http_url
-
-        return http_url(value)
 
     @field_validator("name")
     @classmethod

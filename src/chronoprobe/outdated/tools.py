@@ -7,13 +7,13 @@ logs (inspect, lm-eval), which ``integrations`` adds to it
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.knowledge.types import FactAnswers
 from chronoprobe.lens import RunRecipe
 from chronoprobe.outdated.score import (
@@ -27,6 +27,7 @@ from chronoprobe.outdated.score import (
 )
 from chronoprobe.publish import Output, ResultFolder
 from chronoprobe.tool import Tool, ToolContext
+from chronoprobe.values import PastDate
 
 __all__ = ["ScoreTool", "ScoreToolConfig", "score_lines"]
 
@@ -46,11 +47,11 @@ class ScoreToolConfig(BaseModel):
     """Where to write the answer sheets, classifications.jsonl and summary.json (a run folder, for a harness log)."""
     gold: Path | None = None
     """An original grc_generated.json to judge against (its 2023-12-18 answers)."""
-    snapshot: str | None = None
+    snapshot: SnapshotRef | None = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
     aliases: bool = False
     """Also match Wikidata aliases (off reproduces the paper)."""
-    as_of: dt.date | None = None
+    as_of: PastDate | None = None
     """Judge against what was current on this date (YYYY-MM-DD) instead of now."""
     cutoff: tuple[str, ...] = ()
     """A model's published knowledge cutoff, NAME=YYYY-MM (repeatable; NAME as in --model NAME=SPEC, or the
@@ -58,20 +59,6 @@ class ScoreToolConfig(BaseModel):
     deployed_at: str | None = None
     """Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): the share of what it knows
     that is stale then, 6 and 12 months later."""
-
-    @field_validator("as_of", mode="before")
-    @classmethod
-    def _past_date(cls, value: Any) -> Any:
-        from chronoprobe.values import past_date
-
-        return past_date(value) if isinstance(value, str) else value
-
-    @field_validator("snapshot")
-    @classmethod
-    def _snapshot_ref(cls, value: str | None) -> str | None:
-        from chronoprobe.knowledge.snapshot import check_snapshot_ref
-
-        return None if value is None else check_snapshot_ref(value)
 
     @field_validator("deployed_at")
     @classmethod
