@@ -290,7 +290,7 @@ def lens_command(lens: type[Lens[Any]]) -> Callable[..., None]:
 
 
 def lens_app(lens: type[Lens[Any]]) -> typer.Typer:
-    """``chronoprobe <lens>``: a group holding the lens's generated ``run`` command (a written module adds more)."""
+    """``chronoprobe <lens>``: a group holding the lens's generated ``run`` command (``tool_command.lens_group`` adds its tools)."""
     summary = lens.command_help or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
     group = typer.Typer(help=summary, no_args_is_help=True)
     group.command("run")(lens_command(lens))

@@ -3,18 +3,15 @@
 Every lens gets ``chronoprobe <lens> run`` generated from its config
 (:mod:`chronoprobe.cli.lens_command`), and a command for each of its tools, generated from theirs
 (:mod:`chronoprobe.cli.tool_command`; the ``TOOLS`` entries named ``<lens>.<command>``); the other
-tools make the other groups and commands the same way. What is still written by hand lives in
-``cli/<name>.py``. User errors print as one red line and exit with status 2.
+tools make the other groups and commands the same way; none is written by hand. User errors print as
+one red line and exit with status 2.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import re
 import sys
-from types import ModuleType
 from typing import Any
 
 import typer
@@ -38,10 +35,10 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 _GROUPS = ["outdated", "snapshot", "catalogue", "conflicts", "recency", "editing", "export"]
-"""The command groups, in ``--help`` order: each written in ``cli/<name>.py`` (its ``app``), else a built-in lens's
-group generated whole from its declaration (its run and its tools), else a group of tools (``tool.GROUPS``)."""
+"""The command groups, in ``--help`` order: a built-in lens's, generated whole from its declaration (its run and
+its tools), or a group of tools (``tool.GROUPS``)."""
 _COMMANDS = ["check", "results", "card", "history"]
-"""Commands across lenses: each written in ``cli/<name>.py`` (its function of that name), else a tool named so."""
+"""Commands across lenses, in ``--help`` order: each the tool of that name."""
 
 
 _LIST_TYPE = re.compile(r"<list\[(.+)\]>")
@@ -76,7 +73,7 @@ def _register(invoked: str | None = None) -> None:
     _readable_help_types()
     install()  # options on lines of their own where typer's table would squeeze them
     if not app.registered_groups:  # done once (main() runs several times in one process, as the tests do)
-        _register_written()
+        _register_builtin()
     _register_generated(invoked)
 
 
@@ -85,27 +82,16 @@ def invoked_command(argv: list[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
-def _written(name: str) -> ModuleType | None:
-    """``chronoprobe.cli.<name>``, where a command or group is written by hand."""
-    module = f"chronoprobe.cli.{name}"
-    return importlib.import_module(module) if importlib.util.find_spec(module) is not None else None
-
-
-def _register_written() -> None:
-    """The groups and commands of the package (a failure to import one is loud, never a missing command)."""
+def _register_builtin() -> None:
+    """The package's groups and commands (a failure to import one is loud, never a missing command)."""
     from chronoprobe.cli.tool_command import lens_group, tool_command, tool_group
     from chronoprobe.lens import lens_class
     from chronoprobe.tool import GROUPS, tool_class
 
     for name in _GROUPS:
-        module = _written(name)
-        if module is not None:
-            app.add_typer(module.app, name=name)
-        else:
-            app.add_typer(tool_group(name) if name in GROUPS else lens_group(lens_class(name)), name=name)
+        app.add_typer(tool_group(name) if name in GROUPS else lens_group(lens_class(name)), name=name)
     for name in _COMMANDS:
-        module = _written(name)
-        app.command(name)(getattr(module, name) if module is not None else tool_command(tool_class(name)))
+        app.command(name)(tool_command(tool_class(name)))
 
 
 _GENERATED: dict[str, object] = {}
@@ -113,7 +99,7 @@ _GENERATED: dict[str, object] = {}
 
 
 def _register_generated(invoked: str | None) -> None:
-    """A ``chronoprobe <lens> run`` group for every registered lens without a module of its own in ``cli/``, kept in
+    """A ``chronoprobe <lens> run`` group for every registered lens that is not a built-in group, kept in
     step with the registry.
 
     A plug-in (an entry point) is imported only when it is the command run (``invoked``), and then

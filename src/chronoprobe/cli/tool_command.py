@@ -27,7 +27,7 @@ from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, MODEL_OPTIONS, 
 from chronoprobe.cli.progress_display import announce, console, progress_ticks
 from chronoprobe.lens import Lens
 from chronoprobe.tables import TableView
-from chronoprobe.tool import GROUPS, TOOLS, Answer, Tool, tool_class, tool_names
+from chronoprobe.tool import GROUPS, TOOLS, Answer, Tool, tool_class
 
 
 def show_answer(answer: Sequence[Answer]) -> None:
@@ -102,8 +102,3 @@ def lens_group(lens: type[Lens[Any]]) -> typer.Typer:
 def tool_group(name: str) -> typer.Typer:
     """``chronoprobe <name>`` for a group of tools that is not a lens (:data:`chronoprobe.tool.GROUPS`)."""
     return _add_tools(typer.Typer(help=GROUPS[name], no_args_is_help=True), name)
-
-
-def top_level_tools() -> list[str]:
-    """The tools that are commands of their own (``chronoprobe results``): named without a group."""
-    return [name for name in tool_names() if "." not in name]

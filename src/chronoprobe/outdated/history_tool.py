@@ -63,7 +63,7 @@ class HistoryTool(Tool["History"]):
             from chronoprobe.outdated.history import HISTORY_KIND
             from chronoprobe.runner import named_folder
 
-            names = list(dict.fromkeys(point.name for point in self._history().points))
+            names = [point.name for point in self._history().points]  # named_folder keeps each once
             self._folder = self.config.out or named_folder(Path("results") / HISTORY_KIND, "", names)
         return self._folder
 
