@@ -392,27 +392,3 @@ def judge_harness_log(
             "harness_versions": log.versions,
         },
     )
-
-
-def score_harness_log(
-    path: Path,
-    out: Path,
-    *,
-    snapshot: str | None = None,
-    use_aliases: bool = False,
-    as_of: dt.date | None = None,
-    cutoffs: Sequence[str] = (),
-    deployed_at: str | None = None,
-) -> Run:
-    """Judge every answer in a harness log and publish ``out`` as an ``outdated run`` folder; returns it as it
-    reads back (:func:`judge_harness_log`'s arguments)."""
-    from chronoprobe import publish
-    from chronoprobe.integrations.run_folder import write_outdated_run
-    from chronoprobe.runlog import load_run
-
-    run = judge_harness_log(
-        path, out, snapshot=snapshot, use_aliases=use_aliases, as_of=as_of, cutoffs=cutoffs, deployed_at=deployed_at
-    )
-    with publish.OutputClaim(out), publish.staged(out, run.kind) as folder:
-        write_outdated_run(folder, run)
-    return load_run(out)

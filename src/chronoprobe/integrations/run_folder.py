@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import publish
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.outdated.audit import AuditConfig, ResponseRecord
@@ -21,7 +20,7 @@ from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
 from chronoprobe.outdated.lens import OutdatedLens
 from chronoprobe.outdated.summary import ALL, summarize_model
 from chronoprobe.provenance import build_provenance
-from chronoprobe.runlog import Run, load_run, write_run_log
+from chronoprobe.runlog import Run, write_run_log
 
 
 def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> BackendInfo:
@@ -117,32 +116,3 @@ def write_outdated_run(folder: Path, run: Run) -> None:
         provenance=run.provenance,
         rows=run.rows,
     )
-
-
-def publish_outdated_run(
-    out: Path,
-    records: Sequence[ResponseRecord],
-    gold: Snapshot,
-    *,
-    no_gold: Mapping[str, str],
-    use_aliases: bool,
-    as_of: dt.date | None,
-    source: Mapping[str, Any],
-    cutoffs: Mapping[str, str] | None = None,
-    deployed_at: str | None = None,
-) -> Run:
-    """Write ``out`` (staged, swapped in whole) and return it as it reads back (:func:`outdated_run`'s arguments)."""
-    run = outdated_run(
-        out,
-        records,
-        gold,
-        no_gold=no_gold,
-        use_aliases=use_aliases,
-        as_of=as_of,
-        source=source,
-        cutoffs=cutoffs,
-        deployed_at=deployed_at,
-    )
-    with publish.OutputClaim(out), publish.staged(out, OutdatedLens.kind) as folder:
-        write_outdated_run(folder, run)
-    return load_run(out)
