@@ -8,11 +8,6 @@ from typing import Any
 from chronoprobe.provenance import Provenance
 
 
-def recorded_label(model: Mapping[str, Any]) -> str:
-    """What a run's rows and summary call a model recorded in its provenance: the given name, else the spec."""
-    return str(model.get("given_name") or model.get("spec"))
-
-
 def fmt(value: Any, digits: int = 1) -> str:
     if value is None:
         return "–"
