@@ -37,8 +37,8 @@ NEW_TOKENS = 20
 
 def audit_prompts(facts: int | None) -> tuple[list[Any], list[tuple[Any, int]], Any]:
     """The audit's prompts for the shipped catalogue and snapshot, with the fact and paraphrase of each."""
-    from chronoprobe.outdated.audit import AuditConfig, facts_without_gold, load_gold
-    from chronoprobe.outdated.prompts import fact_prompts
+    from chronoprobe.lenses.outdated.audit import AuditConfig, facts_without_gold, load_gold
+    from chronoprobe.lenses.outdated.prompts import fact_prompts
 
     config = AuditConfig(limit=facts)
     all_facts, snapshot = load_gold(config)

@@ -26,13 +26,13 @@ from typing import Any
 import torch
 
 from chronoprobe.datasets.editing_records import EditRequest
-from chronoprobe.editing.architectures import detect
-from chronoprobe.editing.hooks import model_device, pad_id, right_pad, run, trace, tune_threads
-from chronoprobe.editing.hparams import memit_hparams, rome_hparams
-from chronoprobe.editing.memit import apply_memit
-from chronoprobe.editing.mom2 import Mom2Stats, load_corpus, second_moments
-from chronoprobe.editing.rome import apply_rome, context_templates, optimise_value
-from chronoprobe.editing.weights import WeightBackup, touched_modules
+from chronoprobe.lenses.editing.architectures import detect
+from chronoprobe.lenses.editing.hooks import model_device, pad_id, right_pad, run, trace, tune_threads
+from chronoprobe.lenses.editing.hparams import memit_hparams, rome_hparams
+from chronoprobe.lenses.editing.memit import apply_memit
+from chronoprobe.lenses.editing.mom2 import Mom2Stats, load_corpus, second_moments
+from chronoprobe.lenses.editing.rome import apply_rome, context_templates, optimise_value
+from chronoprobe.lenses.editing.weights import WeightBackup, touched_modules
 from chronoprobe.models.registry import BackendOptions, load_backend
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "assets" / "editing" / "mom2_corpus.txt"
@@ -67,7 +67,7 @@ def full_forward_stats(stats: Mom2Stats, layers: list[int]) -> float:
 
 def compare_prefix_cache(backend: Any, arch: Any, hp: Any, steps: int) -> None:
     """ROME's value optimisation on an audit prompt as a chat model sees it: every row whole vs cached prefixes."""
-    from chronoprobe.outdated.prompts import audit_prompt
+    from chronoprobe.lenses.outdated.prompts import audit_prompt
 
     rendered = backend.render(audit_prompt("The person currently serving as CEO of Apple is"))
     request = EditRequest(prompt=rendered, subject="Apple", target="Tim Cook")

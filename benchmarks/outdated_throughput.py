@@ -43,7 +43,7 @@ def worker(args: argparse.Namespace) -> None:
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.models.base import DecodingParams
     from chronoprobe.models.registry import BackendOptions, load_backend
-    from chronoprobe.outdated.prompts import fact_prompts
+    from chronoprobe.lenses.outdated.prompts import fact_prompts
 
     backend = load_backend(args.model, BackendOptions(batch_size=args.batch_size))
     prompts = [p for fact in load_catalogue()[: args.facts] for p in fact_prompts(fact)]

@@ -258,16 +258,16 @@ def run_workload(
 
 def audit_workload(facts: int) -> tuple[list[Prompt], DecodingParams]:
     from chronoprobe.knowledge.catalogue import load_catalogue
-    from chronoprobe.outdated.audit import AuditConfig
-    from chronoprobe.outdated.prompts import fact_prompts
+    from chronoprobe.lenses.outdated.audit import AuditConfig
+    from chronoprobe.lenses.outdated.prompts import fact_prompts
 
     prompts = [p for fact in load_catalogue()[:facts] for p in fact_prompts(fact)]
     return prompts, AuditConfig().decoding()
 
 
 def conflicts_workload(facts: int) -> tuple[list[Prompt], DecodingParams]:
-    from chronoprobe.conflicts.persuasion import PersuasionConfig
-    from chronoprobe.conflicts.prompts import PromptWording, qa_prompt
+    from chronoprobe.lenses.conflicts.persuasion import PersuasionConfig
+    from chronoprobe.lenses.conflicts.prompts import PromptWording, qa_prompt
     from chronoprobe.datasets.dynamicqa import default_source, expand, load_dynamicqa, take_balanced
 
     wording = PromptWording()

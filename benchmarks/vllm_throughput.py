@@ -117,7 +117,7 @@ def main() -> None:
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.models.base import DecodingParams
     from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
-    from chronoprobe.outdated.prompts import fact_prompts
+    from chronoprobe.lenses.outdated.prompts import fact_prompts
 
     model_dir = args.model_dir or default_model_dir()
     backend = VLLMBackend(

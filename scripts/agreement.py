@@ -1,7 +1,7 @@
 """Agreement of our DyKnow classifier with the original authors' verdicts.
 
 For every model folder under the results directory, score the generations with
-``chronoprobe.outdated.score`` and compare each verdict with the authors':
+``chronoprobe.lenses.outdated.score`` and compare each verdict with the authors':
 their ``*_answer_sheet.json`` where present, else the verdict buckets of their
 ``*_analysis.json`` (Mistral-7B-Instruct-v0.1 ships no answer sheet).
 
@@ -103,7 +103,7 @@ def load_gold(grc: Path) -> dict[str, Any]:
 
 def prompts_of(model_dir: Path) -> dict[Key, tuple[str, str | None]]:
     """(generated text, prompt) per response, straight from the answers files."""
-    from chronoprobe.outdated.score import read_answers_file
+    from chronoprobe.lenses.outdated.score import read_answers_file
 
     return {
         (r.category, r.subject, r.attribute, r.prompt_key): (r.text, r.prompt)
@@ -116,7 +116,7 @@ def reclassifier(key: Key, prompts: dict[Key, tuple[str, str | None]], gold: dic
     """redo(variant) -> the authors'-style verdict name with one original behaviour switched back on."""
     from chronoprobe.knowledge.types import FactAnswers
     from chronoprobe.metrics.dyknow import classify_response
-    from chronoprobe.outdated.score import fact_id_of
+    from chronoprobe.lenses.outdated.score import fact_id_of
 
     category, subject, attribute, _ = key
     text, prompt = prompts[key]
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="keep our outputs here (default: a temp folder)")
     args = parser.parse_args(argv)
 
-    from chronoprobe.outdated.score import score_generations
+    from chronoprobe.lenses.outdated.score import score_generations
 
     gold = load_gold(args.gold)
     out_root = args.out or Path(tempfile.mkdtemp(prefix="dyknow-agreement-"))

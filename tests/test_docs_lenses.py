@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import chronoprobe as cp
-from chronoprobe.lens import lens_class
+from chronoprobe.contract.lens import lens_class
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -14,20 +14,33 @@ from pathlib import Path
 import chronoprobe
 
 PACKAGE = Path(chronoprobe.__file__).parent
-LENSES = {"outdated", "conflicts", "recency", "editing"}
-BUILDS_ON = {"editing": {"outdated"}}
+LENS_NAMES = {"outdated", "conflicts", "recency", "editing"}
+LENSES = {f"lenses.{name}" for name in LENS_NAMES}
+BUILDS_ON = {"lenses.editing": {"lenses.outdated"}}
 """The one lens that uses another: editing re-runs the outdated audit (its facts, prompts and judge), as DyKnow §4 builds on §3."""
-ENTRY_POINTS = {"runner", "api", "checkup", "cli", "integrations", "__main__"}
+ENTRY_POINTS = {"api", "checkup", "cli", "integrations", "__main__"}
 """``integrations``: the inspect_ai tasks, the lm-eval export and the harness log readers; ``checkup``:
 ``chronoprobe check``, which drives every lens."""
-ABOVE_THE_FOUNDATION = LENSES | {"lens", "tool"} | ENTRY_POINTS
+CONTRACT_ABOVE = {"contract.lens", "contract.tool", "contract.runner"}
+"""The shapes and the runner of the run contract; its records and publishing (``contract.runlog``,
+``contract.publish``) sit with the calls layer, where the readers below the lenses use them."""
+ABOVE_THE_FOUNDATION = LENSES | CONTRACT_ABOVE | ENTRY_POINTS
+SPLIT = {"lenses", "contract"}
+"""Packages whose parts are layered one by one: ``lenses.outdated``, ``contract.runlog``."""
+
+
+def _part_of(parts: tuple[str, ...]) -> str:
+    """The layered part a module belongs to: its top-level name, or ``lenses.<lens>``/``contract.<module>``."""
+    if parts[0] in SPLIT and len(parts) > 1 and parts[1] != "__init__":
+        return f"{parts[0]}.{parts[1]}"
+    return parts[0]
 
 
 def _imports() -> dict[str, set[str]]:
-    """Top-level part of ``chronoprobe`` (package or module) -> the parts it imports."""
+    """Layered part of ``chronoprobe`` (package or module) -> the parts it imports."""
     graph: dict[str, set[str]] = {}
     for path in PACKAGE.rglob("*.py"):
-        part = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        part = _part_of(path.relative_to(PACKAGE).with_suffix("").parts)
         targets = graph.setdefault(part, set())
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names: list[str] = []
@@ -37,8 +50,10 @@ def _imports() -> dict[str, set[str]]:
                 names = [alias.name for alias in node.names]
             for name in names:
                 pieces = name.split(".")
-                if pieces[0] == "chronoprobe" and len(pieces) > 1 and pieces[1] != part:
-                    targets.add(pieces[1])
+                if pieces[0] == "chronoprobe" and len(pieces) > 1:
+                    target = _part_of(tuple(pieces[1:]))
+                    if target != part:
+                        targets.add(target)
     return graph
 
 
@@ -133,9 +148,9 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-LENS_NEUTRAL = ["reports", "api.py", "runner.py", "checkup"]
+LENS_NEUTRAL = ["reports", "api.py", "contract/runner.py", "checkup"]
 """Readers and drivers of every lens: they find lenses through the registry and read their records."""
-_LENS_WORD = re.compile(r"(?<![a-z])(" + "|".join(sorted(LENSES)) + r")(?![a-z])")
+_LENS_WORD = re.compile(r"(?<![a-z])(" + "|".join(sorted(LENS_NAMES)) + r")(?![a-z])")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -9,8 +9,8 @@ import sys
 import pytest
 from pydantic import BaseModel
 
+from chronoprobe.contract.lens import LENSES, Lens, Summary, lens_class, lens_config_class
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import LENSES, Lens, Summary, lens_class, lens_config_class
 from chronoprobe.models.registry import BACKENDS, backend_kind, parse_model_spec
 
 
@@ -26,8 +26,8 @@ def test_every_lens_in_the_table_has_the_shape(name: str) -> None:
 
 def test_lenses_are_imported_only_when_asked_for() -> None:
     code = (
-        "import sys, chronoprobe.lens as l; before = [m for m in l.LENSES.values() if m.split(':')[0] in sys.modules]; "
-        "l.lens_class('recency'); print(before, 'chronoprobe.recency.lens' in sys.modules)"
+        "import sys, chronoprobe.contract.lens as l; before = [m for m in l.LENSES.values() if m.split(':')[0] in sys.modules]; "
+        "l.lens_class('recency'); print(before, 'chronoprobe.lenses.recency.lens' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[] True"

@@ -11,13 +11,13 @@ import pytest
 
 import chronoprobe as cp
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.lens import LENSES, ModelLoader, headline_lines, lens_config
+from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.contract.runner import execute
 from chronoprobe.engines import Engine, ModelSource
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import LENSES, ModelLoader, headline_lines, lens_config
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
 from chronoprobe.models.registry import BackendOptions
-from chronoprobe.runlog import Metric, Summary
-from chronoprobe.runner import execute
 from chronoprobe.testing import register_mock, unregister_mock
 from toy_lens import ToyLens
 
@@ -104,7 +104,7 @@ def test_weight_edits_on_another_engine_are_refused_from_python_before_any_model
     def no_models(*args: Any, **kwargs: Any) -> list[CachedModel]:
         raise AssertionError("a model loaded")
 
-    monkeypatch.setattr("chronoprobe.runner.load_models", no_models)
+    monkeypatch.setattr("chronoprobe.contract.runner.load_models", no_models)
     out = tmp_path / "edits"
     with pytest.raises(ConfigError, match=r"^--engine ray:stand-in: rome edit the weights in this process"):
         cp.run("editing", model="mock:echo", dataset=EDIT_SET, methods="rome", engine=_Elsewhere(), out=out)

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 import chronoprobe as cp
-from chronoprobe import lens as lens_module
 from chronoprobe import plugins
 from chronoprobe.cli.main import main
+from chronoprobe.contract import lens as lens_module
 from chronoprobe.errors import DataError
 
 TESTS = Path(__file__).resolve().parent

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.conflicts.lens import ConflictsConfig, ConflictsLens
-from chronoprobe.lens import Lens
+from chronoprobe.contract.lens import Lens
+from chronoprobe.contract.runner import default_out, execute
+from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
+from chronoprobe.lenses.outdated.audit import AuditConfig
+from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.lenses.recency.lens import RecencyLens, RecencyRunConfig
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.models.registry import BackendOptions, load_backend
-from chronoprobe.outdated.audit import AuditConfig
-from chronoprobe.outdated.lens import OutdatedLens
-from chronoprobe.recency.lens import RecencyLens, RecencyRunConfig
-from chronoprobe.runner import default_out, execute
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -55,8 +55,8 @@ def _log(folder: Path) -> dict:  # type: ignore[type-arg]
 
 
 def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock_spec: str) -> None:
-    from chronoprobe.outdated.audit import facts_without_gold, load_gold, run_audit
-    from chronoprobe.outdated.summary import summarize_model
+    from chronoprobe.lenses.outdated.audit import facts_without_gold, load_gold, run_audit
+    from chronoprobe.lenses.outdated.summary import summarize_model
 
     config = AuditConfig(models=(mock_spec,), limit=4)
     cache = CallCache(tmp_path / "calls.sqlite")
@@ -89,9 +89,9 @@ def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, moc
 
 def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock_spec: str) -> None:
     from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
-    from chronoprobe.recency.evaluate import evaluate
-    from chronoprobe.recency.rows import RecencyRow
-    from chronoprobe.recency.summary import summarise
+    from chronoprobe.lenses.recency.evaluate import evaluate
+    from chronoprobe.lenses.recency.rows import RecencyRow
+    from chronoprobe.lenses.recency.summary import summarise
 
     config = RecencyRunConfig(
         models=(mock_spec,), data=str(ASSETS / "recency_sample.json"), sample=6, strategies=("zero-shot", "few-shot")
@@ -115,9 +115,9 @@ def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock
 
 @pytest.mark.parametrize("methodology", ["dynamicqa", "mulan"])
 def test_conflicts_through_the_runner_equals_its_steps(tmp_path: Path, mock_spec: str, methodology: str) -> None:
-    from chronoprobe.conflicts import run as steps
-    from chronoprobe.conflicts.prompts import PromptWording
     from chronoprobe.judges import load_judge
+    from chronoprobe.lenses.conflicts import run as steps
+    from chronoprobe.lenses.conflicts.prompts import PromptWording
 
     options = {"dataset": "dynamicqa", "methodology": methodology, "data": ASSETS / "dynamicqa_small", "limit": 3}
     if methodology == "mulan":
@@ -202,7 +202,7 @@ def test_bad_data_fails_before_any_model_loads(tmp_path: Path, monkeypatch: pyte
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("a model was loaded before the data was checked")
 
-    monkeypatch.setattr("chronoprobe.runner.load_backend", refuse)
+    monkeypatch.setattr("chronoprobe.contract.runner.load_backend", refuse)
     missing = tmp_path / "missing.json"
     lenses: list[Lens[Any]] = [
         RecencyLens(RecencyRunConfig(data=str(missing))),

@@ -11,10 +11,10 @@ import pytest
 
 import chronoprobe as cp
 from chronoprobe.cli.model_options import MODEL_OPTIONS
+from chronoprobe.contract.publish import Output, RecordedFile, ResultFolder, text_digest
+from chronoprobe.contract.tool import TOOLS, option_of, tool_class
 from chronoprobe.errors import ConfigError
-from chronoprobe.publish import Output, RecordedFile, ResultFolder, text_digest
 from chronoprobe.testing import register_mock, unregister_mock
-from chronoprobe.tool import TOOLS, option_of, tool_class
 from cli_driver import run_main
 
 ASSETS = Path(__file__).resolve().parent / "assets"

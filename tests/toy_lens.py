@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.metrics.records import ALL, from_estimate
 from chronoprobe.metrics.uncertainty import wilson_from_flags
 from chronoprobe.models.base import DecodingParams, Prompt
@@ -56,7 +56,7 @@ class ToyLens(Lens[ToyRow]):
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:
-        from chronoprobe.reports.words import find, quote
+        from chronoprobe.reports.plain_words import find, quote
 
         found = find(summary, model, "year_pct")
         return [f"Years: it names a year in {quote(found)} of its answers."] if found else []

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
 
+from chronoprobe.moved import install as _install_old_names
 from chronoprobe.threads import prepare_openmp as _prepare_openmp
 
 _prepare_openmp()  # before anything imports torch: OpenMP reads its wait policy once
+_install_old_names()  # chronoprobe.outdated, chronoprobe.lens ...: their 0.2 names, for one release
 
 __all__ = [
     "CapabilityError",
@@ -47,12 +49,12 @@ _LAZY = {
     "lenses": "chronoprobe.api",
     "produce": "chronoprobe.api",
     "tools": "chronoprobe.api",
-    "knowledge_date": "chronoprobe.outdated.frames",
-    "staleness": "chronoprobe.outdated.frames",
+    "knowledge_date": "chronoprobe.lenses.outdated.frames",
+    "staleness": "chronoprobe.lenses.outdated.frames",
     "Model": "chronoprobe.api",
-    "Run": "chronoprobe.runlog",
-    "recency_gate": "chronoprobe.recency.gate",
-    "recency_gate_many": "chronoprobe.recency.gate",
+    "Run": "chronoprobe.contract.runlog",
+    "recency_gate": "chronoprobe.lenses.recency.gate",
+    "recency_gate_many": "chronoprobe.lenses.recency.gate",
     "ChronoprobeError": "chronoprobe.errors",
     "ConfigError": "chronoprobe.errors",
     "DataError": "chronoprobe.errors",
@@ -72,8 +74,8 @@ if TYPE_CHECKING:
         EndpointError,
         PluginError,
     )
-    from chronoprobe.outdated.frames import knowledge_date, staleness
-    from chronoprobe.recency.gate import recency_gate, recency_gate_many
+    from chronoprobe.lenses.outdated.frames import knowledge_date, staleness
+    from chronoprobe.lenses.recency.gate import recency_gate, recency_gate_many
 
 
 def __getattr__(name: str) -> Any:

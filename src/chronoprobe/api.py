@@ -29,16 +29,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from chronoprobe.cache import CachedModel, open_cache
+from chronoprobe.contract.lens import Lens, ProgressFactory, lens_class, lens_config, lens_names, with_models
+from chronoprobe.contract.runlog import Run, load_run
+from chronoprobe.contract.runner import default_out, execute, load_models
+from chronoprobe.contract.runner import produce as produce_with
+from chronoprobe.contract.tool import tool_class, tool_names
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import Lens, ProgressFactory, lens_class, lens_config, lens_names, with_models
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, ModelRequest, option_fields, parse_model
 from chronoprobe.plugins import blame
-from chronoprobe.progress import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
-from chronoprobe.runlog import Run, load_run
-from chronoprobe.runner import default_out, execute, load_models
-from chronoprobe.runner import produce as produce_with
-from chronoprobe.tool import tool_class, tool_names
+from chronoprobe.progress_lines import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
 from chronoprobe.values import config_error
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def run(
     ``local`` (this process), ``ray`` (a Ray cluster started for the run), ``ray:auto`` or
     ``ray:HOST:PORT`` (a running cluster); see docs/scale.md. ``progress``: by default the plan
     line and a progress line at least every 10 s go to the ``chronoprobe.progress`` logger, shown
-    on stderr unless the program configured logging (:mod:`chronoprobe.progress`); ``False`` (or
+    on stderr unless the program configured logging (:mod:`chronoprobe.progress_lines`); ``False`` (or
     None) is quiet; a factory ``progress(description, total)`` gets the steps instead.
     """
     quiet_third_party_output()
@@ -173,7 +173,7 @@ def produce(
     """Run a tool, the command ``chronoprobe <lens> <command>`` from Python, and return its result.
 
     ``tool``: one of :func:`tools` (``conflicts.contexts``, ``recency.label``, ``editing.dataset`` ...).
-    ``options``: the fields of the tool's config (``chronoprobe.tool.tool_class(tool).config_type``;
+    ``options``: the fields of the tool's config (``chronoprobe.contract.tool.tool_class(tool).config_type``;
     docs/api.md lists them per tool), named as the command's options are with ``-`` as ``_``
     (``editing.dataset``'s ``--from`` is ``from_run``), and for a tool that loads models the backend
     options (dtype, device, batch_size ...; ``engine`` where the command offers ``--engine``). Its output
@@ -237,7 +237,7 @@ def check(
     """
     from chronoprobe.checkup.run import CheckRequest
     from chronoprobe.checkup.run import check as run_check
-    from chronoprobe.lens import BUDGETS
+    from chronoprobe.contract.lens import BUDGETS
 
     chosen = [model] if isinstance(model, str | Model) else list(model)
     handles = [m for m in chosen if isinstance(m, Model)]
@@ -270,4 +270,4 @@ def check(
 
 load = load_run
 """Read a run folder back: the shared run log (``run.json``) or an older folder's ``summary.json``
-(:func:`chronoprobe.runlog.load_run`)."""
+(:func:`chronoprobe.contract.runlog.load_run`)."""

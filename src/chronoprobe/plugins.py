@@ -33,10 +33,10 @@ from chronoprobe.errors import ChronoprobeError, ConfigError, PluginError
 ENTRY_POINT_GROUP = "chronoprobe.lenses"
 
 LENSES: dict[str, str] = {
-    "outdated": "chronoprobe.outdated.lens:OutdatedLens",
-    "conflicts": "chronoprobe.conflicts.lens:ConflictsLens",
-    "recency": "chronoprobe.recency.lens:RecencyLens",
-    "editing": "chronoprobe.editing.lens:EditingLens",
+    "outdated": "chronoprobe.lenses.outdated.lens:OutdatedLens",
+    "conflicts": "chronoprobe.lenses.conflicts.lens:ConflictsLens",
+    "recency": "chronoprobe.lenses.recency.lens:RecencyLens",
+    "editing": "chronoprobe.lenses.editing.lens:EditingLens",
 }
 """Lens name -> ``module:attribute``, imported only when the lens is used; the order readers show lenses in."""
 

@@ -1,6 +1,6 @@
 """Progress bars on a rich console: a live bar on a terminal, plain periodic lines anywhere else, and a spinner.
 
-The commands draw their progress with these (``cli/progress_display.py`` binds them to the CLI's
+The commands draw their progress with these (``cli/console.py`` binds them to the CLI's
 stderr console); a script gets the same bar for ``chronoprobe.run(..., progress=...)``::
 
     with progress_bar(Console(stderr=True)) as bar:
@@ -24,7 +24,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from chronoprobe.progress import ProgressLines, line_if_slow, progress_every
+from chronoprobe.progress_lines import ProgressLines, line_if_slow, progress_every
 
 __all__ = ["PlainProgress", "announce", "named_progress", "progress_bar", "task_progress"]
 
@@ -33,7 +33,7 @@ class PlainProgress(Progress):
     """Progress for a console that is not a terminal (a log file, a pipe, a CI log).
 
     A live bar would only be drawn once, at the end; this prints plain lines instead
-    (:class:`chronoprobe.progress.ProgressLines`), e.g. ``smollm2: 120/390 (31%) 00:42 elapsed,
+    (:class:`chronoprobe.progress_lines.ProgressLines`), e.g. ``smollm2: 120/390 (31%) 00:42 elapsed,
     2.9/s, ETA 01:33``: at least every ``every`` seconds while a task runs, and once when it ends.
     """
 

@@ -674,7 +674,7 @@ def test_bad_input_is_one_clean_line(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
     if not case.spec:
-        monkeypatch.setattr("chronoprobe.runner.load_backend", _refuse_models)
+        monkeypatch.setattr("chronoprobe.contract.runner.load_backend", _refuse_models)
         monkeypatch.setattr("chronoprobe.judges.load_judge", _refuse_models)
     _prepare(tmp_path, good_run)
     if case.damage is not None:

@@ -28,7 +28,7 @@ def test_a_broken_score_module_is_an_import_error_not_a_missing_command() -> Non
 
 def test_score_is_a_command_of_outdated() -> None:
     from chronoprobe.cli.tool_command import lens_group
-    from chronoprobe.outdated.lens import OutdatedLens
+    from chronoprobe.lenses.outdated.lens import OutdatedLens
 
     app = lens_group(OutdatedLens)
     assert "score" in [c.name for c in app.registered_commands]

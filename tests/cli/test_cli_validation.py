@@ -24,7 +24,7 @@ def _refuse_models(*_args: object, **_kwargs: object) -> None:
 
 
 def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str]:
-    monkeypatch.setattr("chronoprobe.runner.load_backend", _refuse_models)
+    monkeypatch.setattr("chronoprobe.contract.runner.load_backend", _refuse_models)
     monkeypatch.setattr("chronoprobe.judges.load_judge", _refuse_models)
     monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
     capsys.readouterr()
@@ -190,16 +190,16 @@ def test_invalid_value_is_one_line_exit_2(tmp_path, monkeypatch, capsys, command
 
 
 def _loaders() -> list[tuple[str, Callable[[Path], object]]]:
-    from chronoprobe.conflicts.contexts import load_context_file
-    from chronoprobe.conflicts.prompts import PromptWording
-    from chronoprobe.conflicts.templates import load_converted_templates
     from chronoprobe.datasets import dynamicqa, mulan, recencyqa
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.knowledge.grc import load_grc
     from chronoprobe.knowledge.snapshot import load_snapshot
-    from chronoprobe.outdated.score import load_gold
-    from chronoprobe.recency.label import read_questions
-    from chronoprobe.recency.prompts import load_template
+    from chronoprobe.lenses.conflicts.contexts import load_context_file
+    from chronoprobe.lenses.conflicts.prompts import PromptWording
+    from chronoprobe.lenses.conflicts.templates import load_converted_templates
+    from chronoprobe.lenses.outdated.score import load_gold
+    from chronoprobe.lenses.recency.label import read_questions
+    from chronoprobe.lenses.recency.prompts import load_template
 
     return [
         ("dynamicqa csv", lambda p: dynamicqa.read_csv(p, "temporal")),
@@ -326,7 +326,7 @@ def test_failed_live_query_leaves_only_the_error_on_a_terminal(tmp_path, monkeyp
 
     screen = io.StringIO()
     terminal = Console(file=screen, force_terminal=True, width=100)
-    monkeypatch.setattr("chronoprobe.cli.progress_display.console", terminal)
+    monkeypatch.setattr("chronoprobe.cli.console.console", terminal)
     monkeypatch.setattr("chronoprobe.cli.main.err_console", terminal)
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     with StubWDQS(always=Fault(status=400, body=b"bad query")) as wdqs:

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 from chronoprobe.cli.lens_command import build_config, config_options
-from chronoprobe.conflicts.lens import ConflictsConfig, ConflictsLens
-from chronoprobe.editing.config import EditingConfig
-from chronoprobe.editing.lens import EditingLens
+from chronoprobe.contract.lens import Lens
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import Lens
-from chronoprobe.outdated.audit import AuditConfig
-from chronoprobe.outdated.lens import OutdatedLens
-from chronoprobe.recency.lens import RecencyLens, RecencyRunConfig
+from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
+from chronoprobe.lenses.editing.config import EditingConfig
+from chronoprobe.lenses.editing.lens import EditingLens
+from chronoprobe.lenses.outdated.audit import AuditConfig
+from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.lenses.recency.lens import RecencyLens, RecencyRunConfig
 
 EDIT_SET = Path("editing_dataset.json")
 

@@ -15,8 +15,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.contract.lens import LENSES, Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import LENSES, Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.provenance import Provenance
 from cli_driver import run_main

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from chronoprobe.progress import PROGRESS_EVERY_ENV, ProgressLines, progress_every
 from chronoprobe.progress_bars import PlainProgress
+from chronoprobe.progress_lines import PROGRESS_EVERY_ENV, ProgressLines, progress_every
 from chronoprobe.testing import register_mock, unregister_mock
 from cli_driver import run_main
 
@@ -194,7 +194,7 @@ def _bars_on(hf_logging: Any) -> None:
 def test_third_party_load_bars_are_turned_off_unless_the_user_wants_them(monkeypatch: pytest.MonkeyPatch) -> None:
     from transformers.utils import logging as hf_logging
 
-    from chronoprobe.progress import quiet_third_party_output
+    from chronoprobe.progress_lines import quiet_third_party_output
 
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
     _bars_on(hf_logging)  # transformers imported (and its bars on) before chronoprobe ran
@@ -209,7 +209,7 @@ def test_third_party_load_bars_are_turned_off_unless_the_user_wants_them(monkeyp
 
 
 def test_a_slow_step_without_counts_gets_a_line_and_a_quick_one_none() -> None:
-    from chronoprobe.progress import line_if_slow
+    from chronoprobe.progress_lines import line_if_slow
 
     lines: list[str] = []
     with line_if_slow(lines.append, "loading smollm2 ...", 3600.0):

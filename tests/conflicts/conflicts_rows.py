@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chronoprobe.conflicts.rows import CompletionRow, PersuasionRow, UpdateRow
+from chronoprobe.lenses.conflicts.rows import CompletionRow, PersuasionRow, UpdateRow
 
 
 def persuasion_row(**fields: Any) -> PersuasionRow:

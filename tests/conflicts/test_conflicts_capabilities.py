@@ -15,8 +15,8 @@ import pytest
 from through_lens import run_conflicts
 
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.conflicts import persuasion as pers
 from chronoprobe.errors import CapabilityError
+from chronoprobe.lenses.conflicts import persuasion as pers
 from chronoprobe.models.base import Capability, DecodingParams
 from chronoprobe.testing import MockBackend, MockPrompt, MockReply
 

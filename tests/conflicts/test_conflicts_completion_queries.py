@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chronoprobe.conflicts.completion import (
+from chronoprobe.datasets import dynamicqa as dq
+from chronoprobe.datasets import mulan as ml
+from chronoprobe.lenses.conflicts.completion import (
     dynamicqa_completion_queries,
     mulan_completion_queries,
 )
-from chronoprobe.conflicts.templates import (
+from chronoprobe.lenses.conflicts.templates import (
     QuestionMatcher,
     completion_prefix,
     load_converted_templates,
     mulan_question,
 )
-from chronoprobe.datasets import dynamicqa as dq
-from chronoprobe.datasets import mulan as ml
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 DQ_SMALL = ASSETS / "dynamicqa_small"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.conflicts.completion import sample_confidence
+from chronoprobe.lenses.conflicts.completion import sample_confidence
 from chronoprobe.models.base import (
     Backend,
     BackendInfo,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import chronoprobe as cp
-from chronoprobe.conflicts.records import read_detail
+from chronoprobe.lenses.conflicts.metric_records import read_detail
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 

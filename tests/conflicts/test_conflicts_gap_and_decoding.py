@@ -11,11 +11,11 @@ import pytest
 from conflicts_rows import persuasion_row, update_row
 
 from chronoprobe.cli.main import main
-from chronoprobe.conflicts.completion import summarise_completion
-from chronoprobe.conflicts.persuasion import summarise_persuasion
-from chronoprobe.conflicts.report import model_sweep_markdown
-from chronoprobe.conflicts.rows import PersuasionRow, UpdateRow
-from chronoprobe.conflicts.run import RunConfig, sweep_gaps
+from chronoprobe.lenses.conflicts.completion import summarise_completion
+from chronoprobe.lenses.conflicts.persuasion import summarise_persuasion
+from chronoprobe.lenses.conflicts.report import model_sweep_markdown
+from chronoprobe.lenses.conflicts.rows import PersuasionRow, UpdateRow
+from chronoprobe.lenses.conflicts.run import RunConfig, sweep_gaps
 from chronoprobe.metrics.uncertainty import bootstrap_difference, newcombe, wilson
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.provenance import Provenance
@@ -136,7 +136,7 @@ def test_seed_and_temperature_reach_decoding_provenance_and_cache_keys(
 def test_seed_reaches_the_mulan_methodology(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from chronoprobe.conflicts.completion import CompletionConfig
+    from chronoprobe.lenses.conflicts.completion import CompletionConfig
 
     config = CompletionConfig(seed=4, temperature=0.2)
     assert (config.decoding().seed, config.decoding().temperature) == (4, 0.2)

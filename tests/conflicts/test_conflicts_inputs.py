@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.conflicts import run as conflicts_run
-from chronoprobe.conflicts import sources
+from chronoprobe.lenses.conflicts import run as conflicts_run
+from chronoprobe.lenses.conflicts import sources
 from cli_driver import run_main
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -79,7 +79,7 @@ def test_limit_help_says_it_is_a_total() -> None:
     from typer.main import get_command
 
     from chronoprobe.cli.tool_command import lens_group
-    from chronoprobe.conflicts.lens import ConflictsLens
+    from chronoprobe.lenses.conflicts.lens import ConflictsLens
 
     run = get_command(lens_group(ConflictsLens)).commands["run"]  # type: ignore[attr-defined]  # a typer group has commands
     limit = next(p for p in run.params if p.name == "balanced_limit")

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from conflicts_rows import completion_row, persuasion_row, update_row
 
-from chronoprobe.conflicts.completion import summarise_completion
-from chronoprobe.conflicts.persuasion import summarise_persuasion
-from chronoprobe.conflicts.report import completion_markdown, persuasion_markdown
-from chronoprobe.conflicts.rows import CompletionRow, PersuasionRow
+from chronoprobe.lenses.conflicts.completion import summarise_completion
+from chronoprobe.lenses.conflicts.persuasion import summarise_persuasion
+from chronoprobe.lenses.conflicts.report import completion_markdown, persuasion_markdown
+from chronoprobe.lenses.conflicts.rows import CompletionRow, PersuasionRow
 from chronoprobe.metrics.uncertainty import bootstrap_mean, wilson
 
 
@@ -106,7 +106,7 @@ def test_completion_estimates_by_hand() -> None:
 
 
 def test_console_headline_shows_interval_and_n() -> None:
-    from chronoprobe.conflicts.lens import headline as _headline
+    from chronoprobe.lenses.conflicts.lens import headline as _headline
 
     static = summarise_persuasion(ROWS, ["static"])["static"]
     assert _headline(static, "dynamicqa").endswith("(n=5)")

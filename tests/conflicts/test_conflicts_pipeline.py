@@ -12,15 +12,15 @@ import pytest
 from through_lens import run_conflicts
 
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.conflicts import completion as comp
-from chronoprobe.conflicts import persuasion as pers
-from chronoprobe.conflicts.contexts import (
+from chronoprobe.datasets import mulan as ml
+from chronoprobe.lenses.conflicts import completion as comp
+from chronoprobe.lenses.conflicts import persuasion as pers
+from chronoprobe.lenses.conflicts.contexts import (
     ContextsConfig,
     build_contexts,
     load_context_file,
 )
-from chronoprobe.conflicts.prompts import PromptWording
-from chronoprobe.datasets import mulan as ml
+from chronoprobe.lenses.conflicts.prompts import PromptWording
 from chronoprobe.metrics import conflicts as m
 from chronoprobe.metrics import mulan as mm
 
@@ -51,8 +51,8 @@ def test_dynamicqa_methodology_end_to_end(cached: CachedModel, tmp_path: Path):
     # Recompute CP and SE for the counterfactual item from the cached samples.
     params = persuasion.decoding()
     wording = PromptWording()
-    from chronoprobe.conflicts.prompts import qa_prompt
     from chronoprobe.datasets.dynamicqa import expand, load_dynamicqa
+    from chronoprobe.lenses.conflicts.prompts import qa_prompt
 
     fact = load_dynamicqa(ASSETS / "dynamicqa_small")[0]
     item = expand(fact)[1]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import chronoprobe as cp
-from chronoprobe.conflicts.rows import CompletionRow, ConflictsRow, PersuasionRow, UpdateRow, typed_row
+from chronoprobe.lenses.conflicts.rows import CompletionRow, ConflictsRow, PersuasionRow, UpdateRow, typed_row
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 

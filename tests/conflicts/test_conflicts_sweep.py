@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chronoprobe.conflicts.report import model_sweep_markdown
+from chronoprobe.lenses.conflicts.report import model_sweep_markdown
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.provenance import Provenance
 

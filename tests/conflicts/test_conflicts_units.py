@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from conflicts_rows import persuasion_row
 
-from chronoprobe.conflicts.completion import answer_span
-from chronoprobe.conflicts.contexts import ContextRow, load_context_file, subsample
-from chronoprobe.conflicts.prompts import PromptWording, completion_prompt, qa_prompt
-from chronoprobe.conflicts.rows import PersuasionRow
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.lenses.conflicts.completion import answer_span
+from chronoprobe.lenses.conflicts.contexts import ContextRow, load_context_file, subsample
+from chronoprobe.lenses.conflicts.prompts import PromptWording, completion_prompt, qa_prompt
+from chronoprobe.lenses.conflicts.rows import PersuasionRow
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -96,8 +96,8 @@ def _cp_row(fact: str, counterfactual: bool, cp: float) -> PersuasionRow:
 
 
 def test_class_cp_is_the_mean_over_all_items_with_the_split_beside_it():
-    from chronoprobe.conflicts.persuasion import summarise_persuasion
-    from chronoprobe.conflicts.report import persuasion_markdown
+    from chronoprobe.lenses.conflicts.persuasion import summarise_persuasion
+    from chronoprobe.lenses.conflicts.report import persuasion_markdown
 
     rows = [_cp_row("a", False, 0.1), _cp_row("a", True, 1.0), _cp_row("b", False, 0.3), _cp_row("b", True, 2.0)]
     static = summarise_persuasion(rows, ["static"])["static"]
@@ -110,7 +110,7 @@ def test_class_cp_is_the_mean_over_all_items_with_the_split_beside_it():
 
 
 def test_completion_report_names_its_fidelity():
-    from chronoprobe.conflicts.report import completion_markdown
+    from chronoprobe.lenses.conflicts.report import completion_markdown
 
     summary = {
         "m": {

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.conflicts.lens import ConflictsConfig, ConflictsLens
-from chronoprobe.runlog import Run
-from chronoprobe.runner import execute
+from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.runner import execute
+from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
 
 
 def run_conflicts(models: Sequence[CachedModel], out: Path, **options: Any) -> Run:

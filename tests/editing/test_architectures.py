@@ -6,8 +6,8 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from chronoprobe.editing.architectures import add_to_weight, detect, get_module
 from chronoprobe.errors import ConfigError
+from chronoprobe.lenses.editing.architectures import add_to_weight, detect, get_module
 
 
 def tiny_gpt2(vocab_size: int = 256) -> GPT2LMHeadModel:

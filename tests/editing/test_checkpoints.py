@@ -9,13 +9,13 @@ import torch
 
 from chronoprobe.cache import CallCache
 from chronoprobe.datasets.editing_records import EditRequest
-from chronoprobe.editing.architectures import detect, get_module, rewrite_weight
-from chronoprobe.editing.checkpoints import ValueStore
-from chronoprobe.editing.hparams import memit_hparams, rome_hparams
-from chronoprobe.editing.memit import apply_memit
-from chronoprobe.editing.mom2 import load_corpus, second_moments
-from chronoprobe.editing.rome import apply_rome
-from chronoprobe.editing.weights import WeightBackup, touched_modules
+from chronoprobe.lenses.editing.architectures import detect, get_module, rewrite_weight
+from chronoprobe.lenses.editing.checkpoints import ValueStore
+from chronoprobe.lenses.editing.hparams import memit_hparams, rome_hparams
+from chronoprobe.lenses.editing.memit import apply_memit
+from chronoprobe.lenses.editing.mom2 import load_corpus, second_moments
+from chronoprobe.lenses.editing.rome import apply_rome
+from chronoprobe.lenses.editing.weights import WeightBackup, touched_modules
 from chronoprobe.models.registry import BackendOptions, load_backend
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "editing"

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 import chronoprobe as cp
-from chronoprobe.editing.dataset import (
+from chronoprobe.errors import ChronoprobeError, ConfigError, DataError
+from chronoprobe.knowledge.types import Statement, WikidataDate
+from chronoprobe.lenses.editing.dataset import (
     BuiltDataset,
     build_from_run,
     dataset_text,
@@ -20,8 +22,6 @@ from chronoprobe.editing.dataset import (
     select_fact,
     write_dataset,
 )
-from chronoprobe.errors import ChronoprobeError, ConfigError, DataError
-from chronoprobe.knowledge.types import Statement, WikidataDate
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
 

@@ -15,12 +15,12 @@ import pytest
 from chronoprobe.api import load, model, run
 from chronoprobe.cli.main import main
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.editing.dataset import _record, write_dataset
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import load_snapshot
+from chronoprobe.lenses.editing.dataset import _record, write_dataset
 from chronoprobe.reports.card import render_card
-from chronoprobe.reports.tidy import find_runs, results_frame
+from chronoprobe.reports.tidy_table import find_runs, results_frame
 from chronoprobe.testing import register_mock, unregister_mock
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -286,8 +286,8 @@ def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> Non
 
 
 def test_the_summary_layout_is_read_through_its_typed_view(tmp_path: Path, dataset: Path, reader: str) -> None:
-    from chronoprobe.editing.records import read_detail
     from chronoprobe.errors import DataError
+    from chronoprobe.lenses.editing.metric_records import read_detail
 
     result = run("editing", reader, dataset=dataset, methods=("rag-gold",), out=tmp_path / "run", cache=tmp_path / "c")
     detail = result.summary.detail

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.editing.score import (
+from chronoprobe.errors import ChronoprobeError, ConfigError, DataError
+from chronoprobe.lenses.editing.score import (
     dataset_folder_names,
     find_generations,
     prediction,
     score_editing,
 )
-from chronoprobe.errors import ChronoprobeError, ConfigError, DataError
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "editing_results"
 DATASETS = ASSETS / "models_editing" / "editing_datasets"

@@ -13,9 +13,9 @@ import pytest
 from chronoprobe.api import run
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.cli.main import main
-from chronoprobe.editing.config import EditingConfig
-from chronoprobe.editing.lens import EditingLens
 from chronoprobe.engines import ModelSource
+from chronoprobe.lenses.editing.config import EditingConfig
+from chronoprobe.lenses.editing.lens import EditingLens
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.models.registry import BackendOptions, parse_model
 from chronoprobe.testing import register_mock, unregister_mock
@@ -54,8 +54,8 @@ def test_limit_spreads_over_the_groups_and_the_notes_agree_with_it(audit: Path) 
 
 
 def test_the_plan_counts_the_calls_the_run_makes_and_learns_the_speed(audit: Path, tmp_path: Path) -> None:
-    from chronoprobe.editing.plan import ROUGH_SECONDS
     from chronoprobe.estimate import ROUGH_SPREAD
+    from chronoprobe.lenses.editing.plan import ROUGH_SECONDS
 
     cache = tmp_path / "calls.sqlite"
     lens = _lens(audit, limit=4, methods=("rag-gold", "ike-null"), scaling=(0.5,))
@@ -95,8 +95,8 @@ def _options(lens: EditingLens) -> dict[str, Any]:
 
 def test_weight_methods_are_planned_with_a_rough_default_per_edit(audit: Path) -> None:
     """No model loads for the plan: ROME's cost is the rough per-edit default until the cache has timed an edit."""
-    from chronoprobe.editing.plan import ROUGH_SECONDS
     from chronoprobe.estimate import ROUGH_SPREAD
+    from chronoprobe.lenses.editing.plan import ROUGH_SECONDS
 
     config = EditingConfig(models=("smollm2",), from_run=audit, select="auto", locality=False, fluency=False, limit=3)
     lens = EditingLens(config.model_copy(update={"methods": ("rome",)}))
@@ -137,9 +137,9 @@ def _edit_prompt_reader(prompt: str, params: object) -> str:
 
 
 def test_table_8_shows_the_harmonic_mean_and_keeps_the_soft_constraint(tmp_path: Path) -> None:
-    from chronoprobe.editing.dataset import _record, write_dataset
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.knowledge.snapshot import load_snapshot
+    from chronoprobe.lenses.editing.dataset import _record, write_dataset
 
     fact = next(f for f in load_catalogue() if f.fact_id == "companies_byRevenue/Amazon")
     record = _record(fact, load_snapshot(None).answers[fact.fact_id].counted().statements, [])

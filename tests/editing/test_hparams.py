@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.editing.architectures import ARCHITECTURES, Architecture
-from chronoprobe.editing.hparams import hparams_source, memit_hparams, rome_hparams
 from chronoprobe.errors import ConfigError
+from chronoprobe.lenses.editing.architectures import ARCHITECTURES, Architecture
+from chronoprobe.lenses.editing.hparams import hparams_source, memit_hparams, rome_hparams
 
 
 def arch(model_type: str, n_layers: int) -> Architecture:
@@ -107,7 +107,7 @@ def test_missing_override_file(tmp_path: Path) -> None:
     ],
 )
 def test_a_wrongly_typed_override_is_refused_when_the_file_is_read(tmp_path: Path, text: str, named: str) -> None:
-    from chronoprobe.editing.hparams import load_overrides
+    from chronoprobe.lenses.editing.hparams import load_overrides
 
     path = tmp_path / "hparams.yaml"
     path.write_text(text)
@@ -117,7 +117,7 @@ def test_a_wrongly_typed_override_is_refused_when_the_file_is_read(tmp_path: Pat
 
 
 def test_well_typed_overrides_pass_and_layers_are_checked_against_the_model_later(tmp_path: Path) -> None:
-    from chronoprobe.editing.hparams import load_overrides
+    from chronoprobe.lenses.editing.hparams import load_overrides
 
     path = tmp_path / "hparams.yaml"
     path.write_text("layers: [40]\nv_lr: 0.1\nmom2_update_weight: 100\n")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.editing.ike import IkeBuilder, demonstration_pool
 from chronoprobe.judges.embedding import Embedder
+from chronoprobe.lenses.editing.ike import IkeBuilder, demonstration_pool
 from chronoprobe.models.base import Message
 
 AMAZON = EditRecord(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chronoprobe.editing.run import check_spec
 from chronoprobe.errors import CapabilityError
+from chronoprobe.lenses.editing.run import check_spec
 from chronoprobe.models.registry import parse_model_spec
 
 

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from chronoprobe.datasets.editing_records import EditRequest
-from chronoprobe.editing.architectures import detect
-from chronoprobe.editing.hparams import memit_hparams
-from chronoprobe.editing.memit import apply_memit
-from chronoprobe.editing.mom2 import load_corpus, second_moments
-from chronoprobe.editing.weights import WeightBackup, touched_modules
+from chronoprobe.lenses.editing.architectures import detect
+from chronoprobe.lenses.editing.hparams import memit_hparams
+from chronoprobe.lenses.editing.memit import apply_memit
+from chronoprobe.lenses.editing.mom2 import load_corpus, second_moments
+from chronoprobe.lenses.editing.weights import WeightBackup, touched_modules
 
 CORPUS = Path(__file__).resolve().parents[1] / "assets" / "editing" / "mom2_corpus.txt"
 REQUESTS = [

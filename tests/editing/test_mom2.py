@@ -9,9 +9,9 @@ import pytest
 import torch
 from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
-from chronoprobe.editing.architectures import detect, get_module
-from chronoprobe.editing.mom2 import load_corpus, second_moments
 from chronoprobe.errors import DataError
+from chronoprobe.lenses.editing.architectures import detect, get_module
+from chronoprobe.lenses.editing.mom2 import load_corpus, second_moments
 
 CORPUS = Path(__file__).resolve().parents[1] / "assets" / "editing" / "mom2_corpus.txt"
 

@@ -8,7 +8,8 @@ from types import ModuleType
 
 import pytest
 
-from chronoprobe.editing.passages import (
+from chronoprobe.knowledge.catalogue import load_catalogue
+from chronoprobe.lenses.editing.passages import (
     data_dir,
     gold_passage,
     gold_passages,
@@ -16,7 +17,6 @@ from chronoprobe.editing.passages import (
     retrieval_corpus,
     stats_corpus_path,
 )
-from chronoprobe.knowledge.catalogue import load_catalogue
 
 REPO = Path(__file__).resolve().parents[2]
 FACTS = [

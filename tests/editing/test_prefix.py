@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from chronoprobe.datasets.editing_records import EditRequest
-from chronoprobe.editing.architectures import detect
-from chronoprobe.editing.hparams import memit_hparams, rome_hparams
-from chronoprobe.editing.rome import context_templates, optimise_value
+from chronoprobe.lenses.editing.architectures import detect
+from chronoprobe.lenses.editing.hparams import memit_hparams, rome_hparams
+from chronoprobe.lenses.editing.rome import context_templates, optimise_value
+from chronoprobe.lenses.outdated.prompts import audit_prompt
 from chronoprobe.models.registry import BackendOptions, load_backend
-from chronoprobe.outdated.prompts import audit_prompt
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.editing.passages import Passage, gold_passage, noisy_passages
-from chronoprobe.editing.prompts import EditingPrompts, load_prompts
-from chronoprobe.editing.rag import RagBuilder
-from chronoprobe.editing.retrieval import PassageRetriever, split_text
 from chronoprobe.errors import ConfigError
+from chronoprobe.lenses.editing.passages import Passage, gold_passage, noisy_passages
+from chronoprobe.lenses.editing.prompts import EditingPrompts, load_prompts
+from chronoprobe.lenses.editing.rag import RagBuilder
+from chronoprobe.lenses.editing.retrieval import PassageRetriever, split_text
 from chronoprobe.models.base import Message, Prompt
 
 AMAZON = EditRecord(

@@ -10,11 +10,11 @@ from pydantic import ValidationError
 from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
 from chronoprobe.datasets.editing_records import EditRequest
-from chronoprobe.editing.architectures import detect, get_module
-from chronoprobe.editing.hooks import subject_last_index
-from chronoprobe.editing.hparams import rome_hparams
-from chronoprobe.editing.mom2 import load_corpus, second_moments
-from chronoprobe.editing.rome import (
+from chronoprobe.lenses.editing.architectures import detect, get_module
+from chronoprobe.lenses.editing.hooks import subject_last_index
+from chronoprobe.lenses.editing.hparams import rome_hparams
+from chronoprobe.lenses.editing.mom2 import load_corpus, second_moments
+from chronoprobe.lenses.editing.rome import (
     _TEMPLATE_CACHE,
     apply_rome,
     apply_update,
@@ -23,7 +23,7 @@ from chronoprobe.editing.rome import (
     read_keys,
     read_outputs,
 )
-from chronoprobe.editing.weights import WeightBackup, touched_modules
+from chronoprobe.lenses.editing.weights import WeightBackup, touched_modules
 
 CORPUS = Path(__file__).resolve().parents[1] / "assets" / "editing" / "mom2_corpus.txt"
 FRANCE = EditRequest(prompt="The capital of France is", subject="France", target="Rome")

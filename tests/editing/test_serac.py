@@ -8,7 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.editing.serac import (
+from chronoprobe.errors import ConfigError
+from chronoprobe.judges.embedding import Embedder
+from chronoprobe.lenses.editing.serac import (
     NLI_THRESHOLD,
     SCOPE_THRESHOLD,
     SERAC_LABEL,
@@ -16,10 +18,8 @@ from chronoprobe.editing.serac import (
     SeracConfig,
     choose_threshold,
 )
-from chronoprobe.errors import ConfigError
-from chronoprobe.judges.embedding import Embedder
+from chronoprobe.lenses.outdated.prompts import audit_prompt
 from chronoprobe.models.base import Message, Prompt
-from chronoprobe.outdated.prompts import audit_prompt
 
 AMAZON = EditRecord(
     prompt="The CEO position at Amazon is currently held by",
@@ -146,7 +146,7 @@ def test_nli_scope_uses_entailment_both_ways() -> None:
 def test_a_scope_model_that_cannot_be_had_is_refused_before_any_model_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chronoprobe.editing.serac import check_scope_model
+    from chronoprobe.lenses.editing.serac import check_scope_model
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))

@@ -57,7 +57,7 @@ def gpu_model_dir() -> Path:
 def audit_prompts() -> list[Any]:
     """The outdated audit's own prompts: the first 4 facts x 3 paraphrases."""
     from chronoprobe.knowledge.catalogue import load_catalogue
-    from chronoprobe.outdated.prompts import fact_prompts
+    from chronoprobe.lenses.outdated.prompts import fact_prompts
 
     return [p for fact in load_catalogue()[:4] for p in fact_prompts(fact)]
 

@@ -21,7 +21,7 @@ from chronoprobe.knowledge.catalogue_build import BuildReport, build_catalogue
 from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.knowledge.templates import PropertyTemplate, resolve_templates, shipped_templates
 from chronoprobe.knowledge.wikidata import USER_AGENT, WikidataClient
-from chronoprobe.outdated.audit import AuditConfig, load_gold
+from chronoprobe.lenses.outdated.audit import AuditConfig, load_gold
 from chronoprobe.testing.wdqs import Fault, StubWDQS
 
 DAY = dt.date(2024, 5, 1)

@@ -49,8 +49,8 @@ def test_f1_mean_skips_empty_predictions_and_confidence_mean_counts_them_as_zero
         {"relation": "P2", "prediction": "Lyon", "f1": 0.5, "confidence": 0.4},
         {"relation": "P2", "prediction": "Nice", "f1": 0.0, "confidence": 0.6},
     ]
-    from chronoprobe.conflicts.completion import summarise_completion
-    from chronoprobe.conflicts.rows import CompletionRow
+    from chronoprobe.lenses.conflicts.completion import summarise_completion
+    from chronoprobe.lenses.conflicts.rows import CompletionRow
 
     typed = [
         CompletionRow(

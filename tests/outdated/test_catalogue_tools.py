@@ -12,7 +12,7 @@ import pytest
 import chronoprobe as cp
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.templates import shipped_templates
-from chronoprobe.outdated.catalogue_tools import page_progress
+from chronoprobe.lenses.outdated.catalogue_tools import page_progress
 from chronoprobe.testing.wdqs import StubWDQS
 from cli_driver import run_main
 
@@ -74,7 +74,7 @@ def test_templates_from_python_are_the_shipped_set() -> None:
 def test_the_deprecated_limit_still_works_with_a_warning(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wdqs: StubWDQS, tmp_path: Path
 ) -> None:
-    import chronoprobe.cli.progress_display as progress_display
+    import chronoprobe.cli.console as progress_display
 
     bars: list[bool] = []
     real = progress_display.progress_ticks

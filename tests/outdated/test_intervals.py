@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from chronoprobe.lenses.outdated.audit import ResponseRecord
+from chronoprobe.lenses.outdated.report import render_markdown
+from chronoprobe.lenses.outdated.summary import summarize_model
 from chronoprobe.metrics.uncertainty import wilson
-from chronoprobe.outdated.audit import ResponseRecord
-from chronoprobe.outdated.report import render_markdown
-from chronoprobe.outdated.summary import summarize_model
 from chronoprobe.provenance import Provenance
 
 # fact -> verdicts of its three paraphrases

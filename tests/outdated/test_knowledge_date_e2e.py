@@ -16,12 +16,12 @@ import chronoprobe as cp
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import load_snapshot
+from chronoprobe.lenses.outdated.cutoffs import parse_cutoffs, parse_deployed_at
+from chronoprobe.lenses.outdated.knowledge_date import dated_answers
+from chronoprobe.lenses.outdated.score import score_generations
 from chronoprobe.metrics.knowledge_date import GRID_STEP, parse_month
 from chronoprobe.models.base import DecodingParams
-from chronoprobe.outdated.cutoffs import parse_cutoffs, parse_deployed_at
-from chronoprobe.outdated.knowledge_date import dated_answers
-from chronoprobe.outdated.score import score_generations
-from chronoprobe.reports.tidy import results_frame
+from chronoprobe.reports.tidy_table import results_frame
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
 
 REPO = Path(__file__).resolve().parents[2]

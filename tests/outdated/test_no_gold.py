@@ -22,9 +22,9 @@ from chronoprobe.cli.tool_command import lens_group
 from chronoprobe.errors import DataError, EndpointError
 from chronoprobe.knowledge.snapshot import load_snapshot, save_snapshot
 from chronoprobe.knowledge.types import FactAnswers, Snapshot
+from chronoprobe.lenses.outdated.audit import AuditConfig, load_gold
+from chronoprobe.lenses.outdated.lens import OutdatedLens
 from chronoprobe.models.base import Capability
-from chronoprobe.outdated.audit import AuditConfig, load_gold
-from chronoprobe.outdated.lens import OutdatedLens
 from chronoprobe.testing import MockBackend
 from chronoprobe.testing.openai_server import OpenAIServer
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import chronoprobe as cp
-from chronoprobe.editing.dataset import build_from_run
-from chronoprobe.outdated.records import read_run_detail, read_score_detail
+from chronoprobe.lenses.editing.dataset import build_from_run
+from chronoprobe.lenses.outdated.metric_records import read_run_detail, read_score_detail
 
 
 @pytest.fixture

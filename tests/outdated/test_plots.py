@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from chronoprobe.lenses.outdated.plots import recency_figure, verdicts_figure
+from chronoprobe.lenses.outdated.report import plot_recency, plot_verdicts
 from chronoprobe.metrics.dyknow import VERDICTS
 from chronoprobe.models.names import recorded_short_name, unique_names
 from chronoprobe.models.registry import parse_model
-from chronoprobe.outdated.plots import recency_figure, verdicts_figure
-from chronoprobe.outdated.report import plot_recency, plot_verdicts
 
 LONG = "hf:meta-llama/Meta-Llama-3.1-8B-Instruct-abliterated-very-long-fine-tune-name@0123456789abcdef"
 CATEGORIES = ["countries_byGDP", "athletes_byPayment", "companies_byRevenue", "organizations"]
@@ -125,7 +125,7 @@ def _knowledge_block(start: float) -> dict[str, Any]:
 
 
 def test_knowledge_figures_keep_long_names_readable() -> None:
-    from chronoprobe.outdated.plots import knowledge_date_figure, staleness_figure
+    from chronoprobe.lenses.outdated.plots import knowledge_date_figure, staleness_figure
 
     blocks = {LONG: _knowledge_block(2018.0), "qwen": _knowledge_block(2020.0)}
     dated = knowledge_date_figure(blocks)

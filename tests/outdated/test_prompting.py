@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from chronoprobe.lenses.outdated.audit import ResponseRecord
+from chronoprobe.lenses.outdated.prompts import BARE_SENTENCE, CHAT_PROMPTING, audit_prompt, prompting_label
+from chronoprobe.lenses.outdated.report import render_markdown
+from chronoprobe.lenses.outdated.summary import summarize_model
 from chronoprobe.models.base import BackendInfo
-from chronoprobe.outdated.audit import ResponseRecord
-from chronoprobe.outdated.prompts import BARE_SENTENCE, CHAT_PROMPTING, audit_prompt, prompting_label
-from chronoprobe.outdated.report import render_markdown
-from chronoprobe.outdated.summary import summarize_model
 from chronoprobe.provenance import Provenance
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from chronoprobe.errors import DataError
 from chronoprobe.knowledge.types import FactAnswers, Statement, WikidataDate
-from chronoprobe.outdated.score import score_generations
+from chronoprobe.lenses.outdated.score import score_generations
 
 REPO = Path(__file__).resolve().parents[2]
 DYKNOW = REPO / ".." / "shared" / "data" / "dyknow"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from chronoprobe.lenses.recency.outputs import NAMES
+from chronoprobe.lenses.recency.rows import RecencyRow
 from chronoprobe.provenance import Provenance
-from chronoprobe.recency.outputs import NAMES
-from chronoprobe.recency.rows import RecencyRow
 
 
 def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, index: int | None = None) -> RecencyRow:
@@ -36,8 +36,8 @@ def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, ind
 
 def write_report(folder: Path, rows: Sequence[RecencyRow], provenance: Provenance | None = None) -> dict[str, Path]:
     """The recency lens's report files for ``rows`` in ``folder``, written as a run writes them (``Lens.report``)."""
-    from chronoprobe.recency.lens import RecencyLens, RecencyRunConfig
-    from chronoprobe.recency.summary import summarise
+    from chronoprobe.lenses.recency.lens import RecencyLens, RecencyRunConfig
+    from chronoprobe.lenses.recency.summary import summarise
 
     folder.mkdir(parents=True, exist_ok=True)
     summary = RecencyLens.summary_from_detail(summarise(rows))

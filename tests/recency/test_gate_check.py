@@ -12,10 +12,10 @@ import pytest
 from chronoprobe.cache import CachedModel, open_cache, stable_hash
 from chronoprobe.datasets.recency_taxonomy import RecencyClass
 from chronoprobe.datasets.recencyqa import default_source, load_recencyqa
+from chronoprobe.lenses.recency import gate_check as gc
+from chronoprobe.lenses.recency.gate import GateSettings, recency_gate
 from chronoprobe.metrics.recency import gate_estimates
 from chronoprobe.models.registry import load_backend
-from chronoprobe.recency import gate_check as gc
-from chronoprobe.recency.gate import GateSettings, recency_gate
 from chronoprobe.testing import register_mock, unregister_mock
 from cli_driver import run_main
 
@@ -102,10 +102,10 @@ def test_measure_keep_and_read_back(home: Path, pool: list[object], caplog: pyte
     assert measured.unparseable.value == 0.0 and not measured.useful
     other = gc.find(model.info, GateSettings(samples=1))
     assert other is not None and not other.exact  # another setting: this model's measurement, said as such
-    with caplog.at_level(logging.WARNING, logger="chronoprobe.recency.gate"):
+    with caplog.at_level(logging.WARNING, logger="chronoprobe.lenses.recency.gate"):
         recency_gate("Who is the CEO of Amazon?", model)
         recency_gate("Who is the CEO of Apple?", model)  # warned once per model and setting
-    warned = [r.getMessage() for r in caplog.records if r.name == "chronoprobe.recency.gate"]
+    warned = [r.getMessage() for r in caplog.records if r.name == "chronoprobe.lenses.recency.gate"]
     assert len(warned) == 1 and "too weak to route with" in warned[0] and "on 40 held-out RecencyQA" in warned[0]
 
 

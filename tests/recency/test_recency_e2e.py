@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.recency_taxonomy import LABELS
 from chronoprobe.datasets.recencyqa import load_recencyqa
+from chronoprobe.lenses.recency.evaluate import EvalConfig, evaluate
+from chronoprobe.lenses.recency.gate import recency_gate
+from chronoprobe.lenses.recency.rows import RecencyRow
 from chronoprobe.provenance import Provenance
-from chronoprobe.recency.evaluate import EvalConfig, evaluate
-from chronoprobe.recency.gate import recency_gate
-from chronoprobe.recency.rows import RecencyRow
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 pytestmark = pytest.mark.slow
@@ -72,7 +72,7 @@ def test_gate_returns_a_decision_with_a_distribution(model: CachedModel) -> None
 def test_cli_label_then_eval_then_gate(tmp_path: Path, cache_path: Path) -> None:
     """`recency label` end to end with tiny bounds; its output must load back in `recency eval`."""
     from chronoprobe.cli.tool_command import lens_group
-    from chronoprobe.recency.lens import RecencyLens
+    from chronoprobe.lenses.recency.lens import RecencyLens
 
     app = lens_group(RecencyLens)
 

@@ -8,14 +8,14 @@ from chronoprobe.datasets.recency_taxonomy import CLASSES, RecencyClass
 from chronoprobe.datasets.recencyqa import load_recencyqa
 from chronoprobe.datasets.sources import packaged_dir
 from chronoprobe.errors import ConfigError
-from chronoprobe.recency.evaluate import (
+from chronoprobe.lenses.recency.evaluate import (
     EvalConfig,
     FewShotPicker,
     build_items,
     build_prompt,
     resolve_templates,
 )
-from chronoprobe.recency.prompts import builtin, load_template, parse_template
+from chronoprobe.lenses.recency.prompts import builtin, load_template, parse_template
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 PROMPTS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "recencyqa" / "Prompts"

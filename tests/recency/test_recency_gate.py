@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import chronoprobe as cp
+from chronoprobe.contract.tool import tool_class
 from chronoprobe.datasets.recency_taxonomy import RecencyClass as R
 from chronoprobe.errors import ConfigError, DataError
-from chronoprobe.models.base import DecodingParams
-from chronoprobe.recency.gate import (
+from chronoprobe.lenses.recency.gate import (
     DEFAULT_SAMPLES,
     GateDecision,
     decide_retrieval,
@@ -21,8 +21,8 @@ from chronoprobe.recency.gate import (
     recency_gate,
     recency_gate_many,
 )
+from chronoprobe.models.base import DecodingParams
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
-from chronoprobe.tool import tool_class
 
 
 def test_fast_changing_answer_means_retrieve() -> None:
@@ -81,7 +81,7 @@ def test_json_names_the_classes_and_reads_back() -> None:
 
 
 def test_cli_and_python_share_one_sample_default() -> None:
-    from chronoprobe.recency.tools import GateToolConfig
+    from chronoprobe.lenses.recency.tools import GateToolConfig
 
     python_default = inspect.signature(recency_gate).parameters["samples"].default
     cli_default = GateToolConfig.model_fields["samples"].default

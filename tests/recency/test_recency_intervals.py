@@ -7,9 +7,9 @@ from pathlib import Path
 
 from recency_rows import row, write_report
 
+from chronoprobe.lenses.recency.summary import summarise
 from chronoprobe.metrics.uncertainty import wilson
 from chronoprobe.provenance import Provenance
-from chronoprobe.recency.summary import summarise
 
 ROWS = [
     row(1, "without", True, "A-Day", "A-Day"),

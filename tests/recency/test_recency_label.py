@@ -11,13 +11,13 @@ from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.datasets.recency_taxonomy import RecencyClass as R
 from chronoprobe.datasets.recencyqa import load_recencyqa, write_recencyqa
 from chronoprobe.errors import DataError
-from chronoprobe.models.base import DecodingParams
-from chronoprobe.recency.label import (
+from chronoprobe.lenses.recency.label import (
     LabelConfig,
     QuestionIn,
     label_dataset,
     read_questions,
 )
+from chronoprobe.models.base import DecodingParams
 from chronoprobe.testing import MockBackend, MockPrompt
 
 

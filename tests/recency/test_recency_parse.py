@@ -4,7 +4,7 @@ import pytest
 
 from chronoprobe.datasets.recency_taxonomy import RecencyClass as R
 from chronoprobe.datasets.recency_taxonomy import Stationarity
-from chronoprobe.recency.parse import (
+from chronoprobe.lenses.recency.parse import (
     parse_contexts,
     parse_recency_answer,
     parse_stationarity_vote,

@@ -6,7 +6,7 @@ import struct
 from pathlib import Path
 
 from chronoprobe.datasets.recency_taxonomy import RecencyClass
-from chronoprobe.recency.report import confusion_figure, confusion_png
+from chronoprobe.lenses.recency.report import confusion_figure, confusion_png
 
 CARD_IMAGE_BOX = (522, 360)
 """The largest a figure's image gets on the card, in CSS pixels (reports/card.py: a 540 px figure with

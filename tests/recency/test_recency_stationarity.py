@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chronoprobe.datasets.recency_taxonomy import Stationarity
-from chronoprobe.recency.stationarity import (
+from chronoprobe.lenses.recency.stationarity import (
     apply_rules,
     decide,
     preliminary_label,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from recency_rows import row, write_report
 
+from chronoprobe.lenses.recency.summary import summarise, transition_pairs
 from chronoprobe.provenance import Provenance
-from chronoprobe.recency.summary import summarise, transition_pairs
 
 ROWS = [
     # stationary: without 1/2 right, with 2/2 right

@@ -167,7 +167,7 @@ def test_two_runs_of_one_model_are_labelled_and_keep_their_plots_together(
     run_folders: dict[str, Path], tmp_path: Path
 ) -> None:
     from chronoprobe.reports.card import render_card
-    from chronoprobe.reports.tidy import find_runs
+    from chronoprobe.reports.tidy_table import find_runs
 
     runs = find_runs([_two_runs_of_one_model(run_folders, tmp_path)]).runs
     html = render_card(runs)

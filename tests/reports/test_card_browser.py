@@ -20,7 +20,7 @@ import pytest
 from cdp_browser import Browser, find_browser, is_local
 from summary_values import expected
 
-from chronoprobe.recency.report import CONFUSION_DPI, CONFUSION_FONT_PT
+from chronoprobe.lenses.recency.report import CONFUSION_DPI, CONFUSION_FONT_PT
 
 BROWSER = find_browser()
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium; .ci/run does)")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import chronoprobe as cp
-from chronoprobe.reports.tidy import Row, read_run, run_rows
+from chronoprobe.reports.tidy_table import Row, read_run, run_rows
 
 LENS_RUNS = ("outdated", "dynamicqa", "mulan", "recency", "editing")
 

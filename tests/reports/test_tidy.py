@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from chronoprobe.contract.runlog import Metric
 from chronoprobe.errors import DataError
-from chronoprobe.reports.tidy import (
+from chronoprobe.reports.tidy_table import (
     COLUMNS,
     Row,
     find_runs,
@@ -22,7 +23,6 @@ from chronoprobe.reports.tidy import (
     results_frame,
     run_rows,
 )
-from chronoprobe.runlog import Metric
 
 
 def _rows(path: Path) -> list[Row]:

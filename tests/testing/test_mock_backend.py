@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.cli.main import app, main
 from chronoprobe.cli.tool_command import lens_group
-from chronoprobe.conflicts.lens import ConflictsLens
 from chronoprobe.errors import CapabilityError, ConfigError
+from chronoprobe.lenses.conflicts.lens import ConflictsLens
+from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.lenses.recency.lens import RecencyLens
 from chronoprobe.models.base import Capability, DecodingParams, Prompt, require
 from chronoprobe.models.registry import BackendOptions, load_backend, parse_model_spec
-from chronoprobe.outdated.lens import OutdatedLens
-from chronoprobe.recency.lens import RecencyLens
 from chronoprobe.testing import MockBackend, MockPrompt, MockReply, register_mock, registered_mocks, unregister_mock
 from chronoprobe.testing.mock import EOS_ID, token_id
 

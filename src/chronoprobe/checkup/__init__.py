@@ -4,10 +4,10 @@
 Python entry point and ``chronoprobe check`` the command (docs/check.md).
 """
 
-from chronoprobe.checkup.gate import GateResult, Threshold, parse_threshold
 from chronoprobe.checkup.plan import LensPlan
 from chronoprobe.checkup.report import CheckRecord
 from chronoprobe.checkup.run import CheckRequest, CheckResult, LensOutcome, check, default_check_out
+from chronoprobe.checkup.thresholds import GateResult, Threshold, parse_threshold
 
 __all__ = [
     "CheckRecord",

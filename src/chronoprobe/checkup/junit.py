@@ -11,7 +11,7 @@ from pathlib import Path
 
 from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
-from chronoprobe.checkup.gate import GateResult
+from chronoprobe.checkup.thresholds import GateResult
 
 SUITES_NAME = "chronoprobe check"
 JUNIT = "a JUnit file written by `chronoprobe check`"
@@ -30,7 +30,7 @@ def junit_xml(gate: Sequence[GateResult], lenses: Sequence[tuple[str, str | None
     """The document: ``gate`` results, then ``lenses`` as (name, reason it was skipped or None)."""
     thresholds = TestSuite("gate")
     for result in gate:
-        case = TestCase(f"{result.threshold.name} ({result.model})", classname="chronoprobe.checkup.gate")
+        case = TestCase(f"{result.threshold.name} ({result.model})", classname="chronoprobe.checkup.thresholds")
         if not result.passed:
             case.result = [Failure(result.line())]
         case.system_out = result.line()
@@ -50,7 +50,7 @@ def junit_xml(gate: Sequence[GateResult], lenses: Sequence[tuple[str, str | None
 
 def write_junit(path: Path, gate: Sequence[GateResult], lenses: Sequence[tuple[str, str | None]]) -> None:
     """Write the JUnit file at ``path`` (staged and renamed into place; only over a file we wrote)."""
-    from chronoprobe.publish import staged_files
+    from chronoprobe.contract.publish import staged_files
 
     document = junit_xml(gate, lenses)
     with staged_files(path, "--junit", ours=is_our_junit, what=JUNIT) as staging:

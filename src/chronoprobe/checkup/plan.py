@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chronoprobe.cache import CallCache
+from chronoprobe.contract.lens import Workload
 from chronoprobe.estimate import TimeEstimate, estimate, total
-from chronoprobe.lens import Workload
 
 ROUGH_SECONDS_PER_CALL = 1.0
 """Without a measurement: SmolLM2 on 2 busy CPU cores took 0.1-0.3 s per short greedy prompt (the audit)

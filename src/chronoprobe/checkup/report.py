@@ -13,12 +13,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from chronoprobe.checkup.gate import GateResult
+from chronoprobe.checkup.thresholds import GateResult
+from chronoprobe.contract.lens import Budget, Workload
+from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.io import write_json_atomic, write_text_atomic
-from chronoprobe.lens import Budget, Workload
 from chronoprobe.reports.markdown import table
-from chronoprobe.reports.words import quote
-from chronoprobe.runlog import Metric, Summary
+from chronoprobe.reports.plain_words import quote
 
 CHECK_KIND = "check"
 """The check folder's marker kind."""
@@ -172,7 +172,7 @@ def write_outputs(
 ) -> None:
     """``check.md``, ``card.html`` and (last, with ``complete``) ``check.json``."""
     from chronoprobe.reports.card import render_card
-    from chronoprobe.reports.tidy import read_run
+    from chronoprobe.reports.tidy_table import read_run
 
     write_text_atomic(folder / CHECK_MD, check_markdown(record, summaries, questions))
     runs = [read_run(folder / e.folder, run=e.folder) for e in record.lenses if e.folder]

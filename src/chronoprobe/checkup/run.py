@@ -1,7 +1,7 @@
 """``chronoprobe check``: every registered lens at a budget's size, in one folder, with one answer.
 
 The check folder holds a normal run folder per lens (``<out>/<lens>``, written by
-:func:`chronoprobe.runner.execute` like any run) and, beside them, ``check.json``, ``check.md``
+:func:`chronoprobe.contract.runner.execute` like any run) and, beside them, ``check.json``, ``check.md``
 and ``card.html``. It is resumable like every run: after a kill, the same command keeps each lens
 folder that finished with the same settings (``check.json`` lists them as they finish), reruns
 the rest through the call cache, and ends with the same files.
@@ -21,9 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from chronoprobe import publish
 from chronoprobe.cache import CachedModel
-from chronoprobe.checkup.gate import GateResult, Threshold, judge_all, parse_threshold
 from chronoprobe.checkup.plan import LensPlan, estimate_lens, plan_line, total_line
 from chronoprobe.checkup.report import (
     CHECK_KIND,
@@ -35,14 +33,16 @@ from chronoprobe.checkup.report import (
     write_record,
 )
 from chronoprobe.checkup.select import Chosen, choose, selection
+from chronoprobe.checkup.thresholds import GateResult, Threshold, judge_all, parse_threshold
+from chronoprobe.contract import publish
+from chronoprobe.contract.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, Workload, lens_class
+from chronoprobe.contract.runlog import MARKER, Run, Summary, load_run, read_folder
+from chronoprobe.contract.runner import default_folder, execute
 from chronoprobe.errors import CapabilityError, ConfigError, PluginError
 from chronoprobe.io import write_json_atomic
-from chronoprobe.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, Workload, lens_class
 from chronoprobe.models.registry import BackendOptions, ModelRequest, default_models, parse_model, strip_url_credentials
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
-from chronoprobe.runlog import MARKER, Run, Summary, load_run, read_folder
-from chronoprobe.runner import default_folder, execute
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from pydantic import BaseModel, ValidationError
 
 from chronoprobe import __version__
 from chronoprobe.cache import stable_hash
+from chronoprobe.contract.lens import Budget, CheckContext, Lens, lens_class, lens_config, lens_names
 from chronoprobe.errors import ConfigError, PluginError
-from chronoprobe.lens import Budget, CheckContext, Lens, lens_class, lens_config, lens_names
 from chronoprobe.models.registry import BackendOptions, ModelRequest, strip_url_credentials
 from chronoprobe.plugins import blame
 

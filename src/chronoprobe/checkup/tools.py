@@ -1,6 +1,6 @@
 """The commands across every lens, as tools: ``chronoprobe check``, ``chronoprobe results`` and ``chronoprobe card``.
 
-Each is declared as a lens's tools are (:mod:`chronoprobe.tool`): a config whose field docstrings are
+Each is declared as a lens's tools are (:mod:`chronoprobe.contract.tool`): a config whose field docstrings are
 the help text, the command generated from it and ``chronoprobe.produce("results", ...)`` taking the same
 values. What they do is :mod:`chronoprobe.checkup.run`'s and :mod:`chronoprobe.reports`'; the tools only
 take the options.
@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
 
+from chronoprobe.contract.lens import Budget, ProgressFactory
+from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.knowledge.snapshot import SnapshotRef
-from chronoprobe.lens import Budget, ProgressFactory
 from chronoprobe.models.registry import ModelRequest
-from chronoprobe.runlog import Run
-from chronoprobe.tool import Answer, Tool, ToolContext
 from chronoprobe.values import HttpUrl
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from chronoprobe.checkup.run import CheckResult
-    from chronoprobe.reports.tidy import Found
-    from chronoprobe.reports.tidy_output import Format
+    from chronoprobe.reports.tidy_formats import Format
+    from chronoprobe.reports.tidy_table import Found
 
 __all__ = ["CardTool", "CardToolConfig", "CheckTool", "CheckToolConfig", "ResultsTool", "ResultsToolConfig"]
 
@@ -93,8 +93,8 @@ class CheckTool(Tool["CheckResult"]):
     def check_inputs(self) -> None:
         from chronoprobe.checkup.junit import JUNIT, is_our_junit
         from chronoprobe.checkup.run import default_check_out
+        from chronoprobe.contract.publish import check_output_file, check_outside
         from chronoprobe.models.registry import DEFAULT_MODEL, parse_model
-        from chronoprobe.publish import check_output_file, check_outside
 
         config = self.config
         self._models = tuple(parse_model(m) for m in config.model or (DEFAULT_MODEL,))
@@ -182,23 +182,23 @@ class ResultsTool(Tool["pd.DataFrame"]):
         self._found: Found | None = None
 
     def check_inputs(self) -> None:
-        from chronoprobe.reports.tidy_output import check_table_file, pick_format
+        from chronoprobe.reports.tidy_formats import check_table_file, pick_format
 
         self.format = pick_format(self.config.fmt, self.config.out)
         if self.config.out is not None:
             check_table_file(self.config.out)
 
     def load(self) -> None:
-        from chronoprobe.publish import check_not_input
-        from chronoprobe.reports.tidy import find_runs
+        from chronoprobe.contract.publish import check_not_input
+        from chronoprobe.reports.tidy_table import find_runs
 
         self._found = found = find_runs(self.config.dirs)
         if self.config.out is not None:
             check_not_input(self.config.out, [("RUN_DIR", run.path) for run in found.runs])
 
     def run(self, context: ToolContext) -> pd.DataFrame:
-        from chronoprobe.reports.tidy import tidy_rows, to_frame
-        from chronoprobe.reports.tidy_output import write_table
+        from chronoprobe.reports.tidy_formats import write_table
+        from chronoprobe.reports.tidy_table import tidy_rows, to_frame
 
         assert self._found is not None, "load() first"
         frame = to_frame(tidy_rows(self._found.runs))
@@ -210,7 +210,7 @@ class ResultsTool(Tool["pd.DataFrame"]):
 
     def answer(self, result: pd.DataFrame) -> list[Answer]:
         """The table on the terminal (one table, or grouped to fit its width), or its csv or json text."""
-        from chronoprobe.reports.tidy_output import TidyView, encode
+        from chronoprobe.reports.tidy_formats import TidyView, encode
 
         if self.config.out is not None:
             return []

@@ -14,7 +14,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 import typer
 
-from chronoprobe.cli.progress_display import console
+from chronoprobe.cli.console import console
 from chronoprobe.errors import ConfigError
 
 CommandT = Callable[..., None]

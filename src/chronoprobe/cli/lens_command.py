@@ -2,7 +2,7 @@
 
 A declaration is a class with ``name``, ``config_type`` (a pydantic config), ``input_options``,
 ``arguments``, ``output_fields`` (and, where it has them, ``internal_fields``): a
-:class:`~chronoprobe.lens.Lens`, or a :class:`~chronoprobe.tool.Tool` (:mod:`chronoprobe.cli.tool_command`
+:class:`~chronoprobe.contract.lens.Lens`, or a :class:`~chronoprobe.contract.tool.Tool` (:mod:`chronoprobe.cli.tool_command`
 reads it the tool's way, :class:`Rules`). Its command has one option per config field, named as its
 ``input_options`` say (``--field-name`` otherwise), the fields in ``arguments`` as positional
 arguments, the field's default, and the field's docstring as help. A ``Literal`` field takes one of
@@ -35,11 +35,11 @@ from rich.markup import escape
 from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, MODEL_OPTIONS, ModelOptions, with_model_options
 from chronoprobe.cli.options import ModelOpt
+from chronoprobe.contract.lens import Lens, with_models
+from chronoprobe.contract.tool import option_of
 from chronoprobe.errors import ConfigError
-from chronoprobe.lens import Lens, with_models
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.plugins import Plugin, blame, unloadable
-from chronoprobe.tool import option_of
 from chronoprobe.values import config_error, innermost_field, key_values
 
 _PLAIN = (str, int, float, Path)
@@ -48,7 +48,7 @@ _TAKEN = frozenset({"model", "models", "out", *MODEL_OPTIONS})
 
 
 class Declaration(Protocol):
-    """What a generated command is made from: a Lens class, or a Tool (``chronoprobe.tool``), declared alike.
+    """What a generated command is made from: a Lens class, or a Tool (``chronoprobe.contract.tool``), declared alike.
     (``internal_fields``, config fields not offered, is read where a declaration has it.)"""
 
     name: ClassVar[str]

@@ -85,8 +85,8 @@ def invoked_command(argv: list[str]) -> str | None:
 def _register_builtin() -> None:
     """The package's groups and commands (a failure to import one is loud, never a missing command)."""
     from chronoprobe.cli.tool_command import lens_group, tool_command, tool_group
-    from chronoprobe.lens import lens_class
-    from chronoprobe.tool import GROUPS, tool_class
+    from chronoprobe.contract.lens import lens_class
+    from chronoprobe.contract.tool import GROUPS, tool_class
 
     for name in _GROUPS:
         app.add_typer(tool_group(name) if name in GROUPS else lens_group(lens_class(name)), name=name)
@@ -107,7 +107,7 @@ def _register_generated(invoked: str | None) -> None:
     lens of the built-in table whose name a command already has, or whose module cannot be
     imported, gets none (``chronoprobe.run`` still names the import error).
     """
-    from chronoprobe.lens import listed_lenses
+    from chronoprobe.contract.lens import listed_lenses
 
     taken = {*_GROUPS, *_COMMANDS}
     taken |= {c.name for c in app.registered_commands if c.name}
@@ -176,7 +176,7 @@ def prepare() -> None:
 
 
 def _quiet_libraries() -> None:
-    from chronoprobe.progress import quiet_third_party_output
+    from chronoprobe.progress_lines import quiet_third_party_output
 
     quiet_third_party_output()  # the load bars, as the Python API does
     import warnings
@@ -211,7 +211,7 @@ def main() -> None:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
         sys.exit(130)
     except SystemExit as exc:
-        from chronoprobe.publish import Terminated
+        from chronoprobe.contract.publish import Terminated
 
         if isinstance(exc, Terminated):  # SIGTERM while writing: unwound, nothing left beside --out
             err_console.print("terminated: finished model calls are cached; rerun the same command to resume")

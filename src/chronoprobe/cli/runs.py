@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chronoprobe.cli.console import announce, console, print_plain, progress_bar, progress_ticks, task_progress
 from chronoprobe.cli.model_options import ModelOptions
-from chronoprobe.cli.progress_display import announce, console, print_plain, progress_bar, progress_ticks, task_progress
 from chronoprobe.plugins import blame
 
 if TYPE_CHECKING:
-    from chronoprobe.lens import Lens
+    from chronoprobe.contract.lens import Lens
 
 __all__ = ["claim_run_dir", "run_lens"]
 
@@ -29,7 +29,7 @@ def claim_run_dir(lens: Lens[Any], out: Path, cache: Path | None) -> None:
     if it cannot be written, holds someone else's files or another kind of report, is or holds or lies inside one
     of the run's inputs (the call cache included), or another run is writing it. The lock goes when the command
     ends, and folders created for it go again if it fails."""
-    from chronoprobe.publish import OutputClaim, check_not_input, check_output_dir, check_outside
+    from chronoprobe.contract.publish import OutputClaim, check_not_input, check_output_dir, check_outside
 
     lens.check_inputs()  # a wrong input is named before the output is blamed for lying inside it
     check_outside(out, lens.output_paths())
@@ -41,9 +41,9 @@ def claim_run_dir(lens: Lens[Any], out: Path, cache: Path | None) -> None:
 def run_lens(lens: Lens[Any], out: Path | None, backend: ModelOptions) -> None:
     """Run ``lens`` on its config's models through the runner, with the CLI's progress bars, model-loading status
     and notices; a live query's progress while its data loads, and the lens's summary
-    (:meth:`~chronoprobe.lens.Lens.present`) after."""
+    (:meth:`~chronoprobe.contract.lens.Lens.present`) after."""
+    from chronoprobe.contract.runner import default_out, execute
     from chronoprobe.engines import parse_engine
-    from chronoprobe.runner import default_out, execute
 
     engine = parse_engine(backend.engine)  # a bad --engine or a missing Ray: one line, before any model loads
     with blame(lens, "failed in check_engine()"):

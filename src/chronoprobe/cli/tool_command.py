@@ -1,12 +1,12 @@
-"""``chronoprobe <group> <command>`` for a tool (:mod:`chronoprobe.tool`), generated from its declaration.
+"""``chronoprobe <group> <command>`` for a tool (:mod:`chronoprobe.contract.tool`), generated from its declaration.
 
 The same generator as a lens run's (:mod:`chronoprobe.cli.lens_command`), read the tool's way: the
 parameters are named after the config's fields (``Tool.from_options`` takes them so) and come in
 field order, ``--out`` is a field like any other, ``--model`` is the config's ``model`` field when the
 tool ``takes_model``, and the shared model options come when it has ``model_options``. The command
-runs the tool through :func:`chronoprobe.runner.produce`, shows its :meth:`~chronoprobe.tool.Tool.answer`
-on stdout and its :meth:`~chronoprobe.tool.Tool.present` lines on stderr, and exits with its
-:meth:`~chronoprobe.tool.Tool.exit_status`. :func:`lens_group` makes a lens's whole group (its ``run``
+runs the tool through :func:`chronoprobe.contract.runner.produce`, shows its :meth:`~chronoprobe.contract.tool.Tool.answer`
+on stdout and its :meth:`~chronoprobe.contract.tool.Tool.present` lines on stderr, and exits with its
+:meth:`~chronoprobe.contract.tool.Tool.exit_status`. :func:`lens_group` makes a lens's whole group (its ``run``
 and its tools' commands), :func:`tool_group` a group of tools that is not a lens.
 """
 
@@ -21,13 +21,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from chronoprobe.cli.console import announce, console, progress_ticks
 from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.lens_command import Rules, config_options, lens_app
 from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, MODEL_OPTIONS, ModelOptions, with_model_options
-from chronoprobe.cli.progress_display import announce, console, progress_ticks
-from chronoprobe.lens import Lens
+from chronoprobe.contract.lens import Lens
+from chronoprobe.contract.tool import GROUPS, TOOLS, Answer, Tool, tool_class
 from chronoprobe.tables import TableView
-from chronoprobe.tool import GROUPS, TOOLS, Answer, Tool, tool_class
 
 
 def show_answer(answer: Sequence[Answer]) -> None:
@@ -53,7 +53,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
     offered = config_options(tool, Rules(taken=frozenset(MODEL_OPTIONS), by_field=True, model_field=tool.takes_model))
 
     def command(**values: Any) -> None:
-        from chronoprobe.runner import produce
+        from chronoprobe.contract.runner import produce
 
         backend: ModelOptions = values.pop("backend", DEFAULT_MODEL_OPTIONS)
         say = functools.partial(console.print, highlight=False, soft_wrap=True)  # a tool's lines carry rich markup
@@ -100,5 +100,5 @@ def lens_group(lens: type[Lens[Any]]) -> typer.Typer:
 
 
 def tool_group(name: str) -> typer.Typer:
-    """``chronoprobe <name>`` for a group of tools that is not a lens (:data:`chronoprobe.tool.GROUPS`)."""
+    """``chronoprobe <name>`` for a group of tools that is not a lens (:data:`chronoprobe.contract.tool.GROUPS`)."""
     return _add_tools(typer.Typer(help=GROUPS[name], no_args_is_help=True), name)

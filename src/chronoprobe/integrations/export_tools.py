@@ -1,6 +1,6 @@
 """``chronoprobe export``: chronoprobe's questions as task folders for other harnesses (docs/harnesses.md), as tools.
 
-Each is declared as a lens's tools are (:mod:`chronoprobe.tool`): a config whose field docstrings are
+Each is declared as a lens's tools are (:mod:`chronoprobe.contract.tool`): a config whose field docstrings are
 the help text, the command generated from it and ``chronoprobe.produce("export.lm-eval", ...)`` taking
 the same values. The task folder itself is :mod:`chronoprobe.integrations.lm_eval_export`'s.
 """
@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chronoprobe.contract.publish import Output, ResultFolder
+from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.knowledge.snapshot import SnapshotRef
-from chronoprobe.publish import Output, ResultFolder
-from chronoprobe.tool import Tool, ToolContext
 from chronoprobe.values import PastDate
 
 __all__ = ["LmEvalExport", "LmEvalExportTool", "LmEvalExportToolConfig"]

@@ -26,7 +26,7 @@ from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.knowledge.types import Fact
 
 if TYPE_CHECKING:
-    from chronoprobe.runlog import Run
+    from chronoprobe.contract.runlog import Run
 
 INSPECT_SUFFIXES = (".eval", ".json")
 LM_EVAL_PATTERN = "samples_*.jsonl"
@@ -346,8 +346,8 @@ def judge_harness_log(
     from chronoprobe.integrations.run_folder import outdated_run
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.knowledge.snapshot import load_snapshot
-    from chronoprobe.outdated.cutoffs import parse_cutoffs
-    from chronoprobe.outdated.knowledge_date import check_deployed_at
+    from chronoprobe.lenses.outdated.cutoffs import parse_cutoffs
+    from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at
 
     facts = {f.fact_id: f for f in load_catalogue()}
     gold = load_snapshot(snapshot)

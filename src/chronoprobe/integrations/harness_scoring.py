@@ -2,7 +2,7 @@
 
 An inspect or lm-eval log is judged as ``outdated run`` judges its own answers and written as the
 run folder ``outdated run`` writes (:mod:`.harness_logs`, :mod:`.run_folder`); anything else goes to
-:class:`chronoprobe.outdated.tools.ScoreTool`. ``chronoprobe.produce("outdated.score", ...)`` is this tool.
+:class:`chronoprobe.lenses.outdated.tools.ScoreTool`. ``chronoprobe.produce("outdated.score", ...)`` is this tool.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from chronoprobe.contract.publish import Output, ResultFolder
+from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.integrations.harness_logs import is_harness_log, judge_harness_log
-from chronoprobe.outdated.lens import OutdatedLens
-from chronoprobe.outdated.score import ScoreSummary
-from chronoprobe.outdated.tools import ScoreTool, ScoreToolConfig
-from chronoprobe.publish import Output, ResultFolder
-from chronoprobe.runlog import Run
-from chronoprobe.tool import Tool, ToolContext
+from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.lenses.outdated.score import ScoreSummary
+from chronoprobe.lenses.outdated.tools import ScoreTool, ScoreToolConfig
 
 __all__ = ["HarnessScoreTool", "harness_lines"]
 
@@ -83,9 +83,9 @@ class HarnessScoreTool(Tool[ScoreSummary | Run]):
 
 def harness_lines(run: Run) -> list[str]:
     """The console's lines for a judged harness log: soft constraint per model (its metric records), the knowledge date."""
-    from chronoprobe.outdated.knowledge_report import knowledge_console_lines
-    from chronoprobe.outdated.lens import VERDICT_ORDER, share_text
-    from chronoprobe.outdated.records import read_run_detail
+    from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
+    from chronoprobe.lenses.outdated.lens import VERDICT_ORDER, share_text
+    from chronoprobe.lenses.outdated.metric_records import read_run_detail
 
     harness = run.provenance.extra["harness"]
     lines = []

@@ -242,7 +242,7 @@ def recency_unparseable() -> Metric:
 def recency_label(*, last: bool = False) -> Scorer:
     """Our parser reads the label out of the answer; the value is 1 when it equals the gold class."""
     from chronoprobe.datasets.recency_taxonomy import RecencyClass
-    from chronoprobe.recency.parse import parse_recency_answer
+    from chronoprobe.lenses.recency.parse import parse_recency_answer
 
     async def score(state: TaskState, target: Target) -> Score:
         gold = RecencyClass.parse(target.text)
@@ -274,8 +274,14 @@ def _recency_samples(
     strategy: Literal["zero-shot", "few-shot", "cot"], context: Literal["with", "without"], sample: int | None
 ) -> list[Sample]:
     from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
-    from chronoprobe.recency.evaluate import EvalConfig, FewShotPicker, build_items, build_prompt, resolve_templates
-    from chronoprobe.recency.lens import default_data
+    from chronoprobe.lenses.recency.evaluate import (
+        EvalConfig,
+        FewShotPicker,
+        build_items,
+        build_prompt,
+        resolve_templates,
+    )
+    from chronoprobe.lenses.recency.lens import default_data
 
     pool = load_recencyqa(default_data())
     questions = stratified_sample(pool, sample, 0)
@@ -314,7 +320,7 @@ def recency(
     gold = majority label) or with (one item per label context); ``sample``: a stratified sample of
     N questions; ``temperature``: as ``recency run``'s default.
     """
-    from chronoprobe.recency.evaluate import DEFAULT_MAX_NEW_TOKENS, STRATEGIES
+    from chronoprobe.lenses.recency.evaluate import DEFAULT_MAX_NEW_TOKENS, STRATEGIES
 
     with _one_line_errors():
         if strategy not in STRATEGIES:

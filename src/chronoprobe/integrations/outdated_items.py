@@ -2,8 +2,8 @@
 
 inspect_ai's task, the lm-eval export and the log readers all build on these, so an answer gets
 the same verdict whichever harness produced it: the prompt text is the audit's
-(:mod:`chronoprobe.outdated.prompts`), the judge is :func:`~chronoprobe.metrics.dyknow.classify_response`
-called exactly as :func:`chronoprobe.outdated.audit.run_audit` calls it.
+(:mod:`chronoprobe.lenses.outdated.prompts`), the judge is :func:`~chronoprobe.metrics.dyknow.classify_response`
+called exactly as :func:`chronoprobe.lenses.outdated.audit.run_audit` calls it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
+from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord, facts_without_gold, load_gold
+from chronoprobe.lenses.outdated.prompts import CHAT_INSTRUCTION
 from chronoprobe.metrics.dyknow import Classification, classify_response
-from chronoprobe.outdated.audit import AuditConfig, ResponseRecord, facts_without_gold, load_gold
-from chronoprobe.outdated.prompts import CHAT_INSTRUCTION
 
 SAMPLE_ID_SEPARATOR = "#"
 

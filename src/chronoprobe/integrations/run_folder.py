@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.contract.runlog import Run, write_run_log
 from chronoprobe.knowledge.types import Snapshot
+from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord
+from chronoprobe.lenses.outdated.knowledge_date import rows_knowledge_summary
+from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 from chronoprobe.models.base import BackendInfo
-from chronoprobe.outdated.audit import AuditConfig, ResponseRecord
-from chronoprobe.outdated.knowledge_date import rows_knowledge_summary
-from chronoprobe.outdated.lens import OutdatedLens
-from chronoprobe.outdated.summary import ALL, summarize_model
 from chronoprobe.provenance import build_provenance
-from chronoprobe.runlog import Run, write_run_log
 
 
 def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> BackendInfo:

@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from chronoprobe.cache import stable_hash
+from chronoprobe.contract.runlog import MARKER
 from chronoprobe.errors import ConfigError, DataError, EndpointError
 from chronoprobe.io import write_json_atomic
 from chronoprobe.knowledge.catalogue import load_catalogue
@@ -47,7 +48,6 @@ from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT, WikidataClient
 from chronoprobe.models.redact import strip_url_credentials
 from chronoprobe.retry import Retryable
-from chronoprobe.runlog import MARKER
 from chronoprobe.tables import TableView
 
 BUILD_KIND = "catalogue build"

@@ -122,10 +122,10 @@ def fetch_snapshot(
     facts with a dated statement) is an error and saves nothing.
     """
     from chronoprobe import paths
+    from chronoprobe.contract.publish import check_not_input, check_output_folder
     from chronoprobe.knowledge.catalogue import load_catalogue
     from chronoprobe.knowledge.snapshot import save_snapshot
     from chronoprobe.knowledge.wikidata import WikidataClient
-    from chronoprobe.publish import check_not_input, check_output_folder
 
     check_output_folder(output_dir if output_dir is not None else paths.home() / "snapshots", "--output-dir")
     name = name or f"wikidata-{dt.date.today().isoformat()}"

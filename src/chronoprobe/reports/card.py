@@ -1,6 +1,6 @@
 """The report card: one self-contained HTML page over any set of result folders.
 
-Every number comes from :mod:`chronoprobe.reports.tidy`, the reader behind
+Every number comes from :mod:`chronoprobe.reports.tidy_table`, the reader behind
 ``chronoprobe results``, so the card and the table never disagree. The page needs
 nothing but itself: CSS is inline, figures are ``data:`` URIs (SVG in an ``<img>``, so
 a figure cannot run script or fetch anything), there is no script, and a
@@ -29,7 +29,7 @@ from typing import Any
 
 from chronoprobe import __version__, plugins
 from chronoprobe.errors import ConfigError
-from chronoprobe.reports.tidy import ALL, Row, Run, lens_order, run_rows
+from chronoprobe.reports.tidy_table import ALL, Row, Run, lens_order, run_rows
 
 GENERATOR = f"chronoprobe {__version__} card"
 GENERATOR_MARK = '<meta name="generator" content="chronoprobe '
@@ -76,7 +76,7 @@ def is_card(path: Path) -> bool:
 
 def check_card_path(out: Path) -> None:
     """Refuse an output path that is a folder, cannot be written, or is a file that is not a card we wrote."""
-    from chronoprobe.publish import check_output_file
+    from chronoprobe.contract.publish import check_output_file
 
     check_output_file(out, "--out", ours=is_card, what=CARD)
 
@@ -598,8 +598,8 @@ def write_card(
     """The card of every run folder under ``dirs`` (searched as ``chronoprobe results`` does), written to ``out``
     whole; only an earlier card there is replaced, never an input. ``warn`` gets each folder skipped, before the
     page is drawn. Returns the runs shown."""
-    from chronoprobe.publish import check_not_input, staged_files
-    from chronoprobe.reports.tidy import find_runs
+    from chronoprobe.contract.publish import check_not_input, staged_files
+    from chronoprobe.reports.tidy_table import find_runs
 
     check_card_path(out)
     found = find_runs(dirs)

@@ -1,0 +1,196 @@
+"""``check --require``: thresholds on the numbers ``chronoprobe results`` prints, for a CI gate.
+
+A threshold reads ``LENS.METRIC[.CLASS] OP VALUE``: the lens, then the metric as the results
+table names it, then optionally its class (``all`` when none is named), e.g.
+``outdated.soft_constraint_pct.up-to-date >= 40`` or ``outdated.knowledge_date >= 2023-01``.
+
+By default a threshold fails only when the whole 95% interval lies on the wrong side: a small
+run cannot fail a build on noise. ``strict`` compares the point value. A number without an
+interval is compared as a point.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.errors import ConfigError
+from chronoprobe.metrics.knowledge_date import month_label, parse_month
+from chronoprobe.metrics.records import ALL, unit_for
+from chronoprobe.reports.plain_words import interval, number
+
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+}
+_EXPRESSION = re.compile(r"^\s*(?P<name>[^\s<>=]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>[^\s<>=]\S*)\s*$")
+SYNTAX = "LENS.METRIC[.CLASS] OP VALUE, OP one of >=, >, <=, <, the metric as `chronoprobe results` names it"
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One ``--require``: which number, for which class, and the bound it must keep."""
+
+    text: str
+    """As the user wrote it."""
+    lens: str
+    metric: str
+    group: str
+    op: str
+    value: float
+    shown: str
+    """The bound as written (``40``, ``2023-01``)."""
+
+    def holds(self, value: float) -> bool:
+        return OPERATORS[self.op](value, self.value)
+
+    @property
+    def name(self) -> str:
+        """``outdated.soft_constraint_pct.up-to-date >= 40`` (class ``all`` left out)."""
+        group = "" if self.group == ALL else f".{self.group}"
+        return f"{self.lens}.{self.metric}{group} {self.op} {self.shown}"
+
+
+def pattern_regex(pattern: str) -> re.Pattern[str]:
+    """A lens's metric pattern as a regex: ``*`` is any text within one dotted part."""
+    return re.compile("^" + "[^.]*".join(re.escape(part) for part in pattern.split("*")) + "$")
+
+
+def known_metric(name: str, patterns: Sequence[str]) -> bool:
+    return any(pattern_regex(p).match(name) for p in patterns)
+
+
+def _split(rest: str, patterns: Sequence[str]) -> tuple[str, str] | None:
+    """(metric, class) of ``rest``: the whole of it a metric (class ``all``), or all but its last part."""
+    if not patterns:  # the lens does not declare its names: taken as written, looked up after the run
+        return rest, ALL
+    if known_metric(rest, patterns):
+        return rest, ALL
+    metric, dot, group = rest.rpartition(".")
+    if dot and known_metric(metric, patterns):
+        return metric, group
+    return None
+
+
+def _bound(text: str, metric: str, where: str) -> float:
+    """The bound as a number in the metric's unit: a month for a date, a share for a rate."""
+    unit = unit_for(metric)
+    if unit == "year" and "-" in text.strip("-"):
+        try:
+            return parse_month(text)
+        except ValueError:
+            raise ConfigError(where, f"{text!r} is not a date (YYYY, YYYY-MM or YYYY-MM-DD)") from None
+    percent = text.endswith("%")
+    try:
+        value = float(text.removesuffix("%"))
+    except ValueError:
+        hint = " or a date (YYYY-MM)" if unit == "year" else ""
+        raise ConfigError(where, f"{text!r} is not a number{hint}") from None
+    if percent and unit == "rate":  # accuracy >= 10% means a rate of 0.1
+        return value / 100.0
+    if percent and unit != "%":
+        raise ConfigError(where, f"{metric} is not a percentage; give a plain number")
+    return value
+
+
+def parse_threshold(text: str, patterns: Mapping[str, Sequence[str]]) -> Threshold:
+    """One ``--require`` against the lenses of the check (lens -> its metric patterns); ConfigError when bad."""
+    where = f"--require {text!r}"
+    found = _EXPRESSION.match(text)
+    if found is None:
+        raise ConfigError(where, f"is not {SYNTAX}")
+    lens, _, rest = found["name"].partition(".")
+    if lens not in patterns:
+        raise ConfigError(where, f"{lens!r} is not a lens this check runs; its lenses: {', '.join(patterns)}")
+    if not rest:
+        raise ConfigError(where, f"names no metric after {lens!r}")
+    split = _split(rest, patterns[lens])
+    if split is None:
+        shown = ", ".join(p.replace("*", "<…>") for p in patterns[lens])
+        raise ConfigError(where, f"{rest!r} is not a metric of the {lens} lens; its metrics: {shown}")
+    metric, group = split
+    return Threshold(
+        text=text,
+        lens=lens,
+        metric=metric,
+        group=group,
+        op=found["op"],
+        value=_bound(found["value"], metric, where),
+        shown=found["value"],
+    )
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One threshold judged for one model."""
+
+    threshold: Threshold
+    model: str
+    """The model's name in the run."""
+    metric: Metric | None
+    """The record it was judged on; None when the run did not measure it."""
+    passed: bool
+    why: str
+    """How it was decided: ``interval``, ``point`` (strict, or no interval), ``not measured``."""
+
+    def line(self) -> str:
+        """``outdated.soft_constraint_pct.up-to-date >= 40 (smollm2): 3.8% (95% CI 1.7–8.7%, n=130); fails``."""
+        verdict = "holds" if self.passed else "fails"
+        if self.metric is None or self.metric.value is None:
+            return f"{self.threshold.name} ({self.model}): not measured in this run; {verdict}"
+        value = number(self.metric.value, self.metric.unit)
+        known = interval(self.metric)
+        bound = self.threshold.shown
+        if self.metric.unit == "year" and "-" not in bound:
+            bound = f"{bound} ({month_label(self.threshold.value)})"
+        how = {"interval": "the whole 95% interval is on the wrong side", "point": "the point value is"}[self.why]
+        detail = f"{value}" + (f" ({known})" if known else "")
+        reason = f"; {how}" if not self.passed else ""
+        return (
+            f"{self.threshold.name} ({self.model}): {detail}; threshold {self.threshold.op} {bound}: {verdict}{reason}"
+        )
+
+
+def judge(threshold: Threshold, metric: Metric | None, model: str, *, strict: bool = False) -> GateResult:
+    """Whether ``metric`` keeps ``threshold``: interval-aware unless ``strict``; a missing number fails."""
+    if metric is None or metric.value is None:
+        return GateResult(threshold, model, metric, passed=False, why="not measured")
+    if strict or metric.ci_low is None or metric.ci_high is None:
+        return GateResult(threshold, model, metric, passed=threshold.holds(metric.value), why="point")
+    # the most favourable end of the interval: the threshold fails only if even that end misses it
+    best = metric.ci_high if threshold.op in (">=", ">") else metric.ci_low
+    return GateResult(threshold, model, metric, passed=threshold.holds(best), why="interval")
+
+
+def judge_all(
+    thresholds: Sequence[Threshold],
+    summaries: Mapping[str, Summary],
+    *,
+    strict: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> list[GateResult]:
+    """Every threshold for every model of its lens's run (lens -> summary); ``names``: model key -> shown name."""
+    results = []
+    for threshold in thresholds:
+        summary = summaries.get(threshold.lens)
+        if summary is None:  # the lens was skipped (or failed): nothing measured, so the threshold fails
+            models = list((names or {}).values()) or ["every model"]
+            results += [GateResult(threshold, name, None, passed=False, why="not measured") for name in models]
+            continue
+        for key in summary.models:
+            found = next(
+                (
+                    m
+                    for m in summary.metrics
+                    if m.model == key and m.name == threshold.metric and m.group == threshold.group
+                ),
+                None,
+            )
+            shown = (names or {}).get(key) or summary.names.get(key, key)
+            results.append(judge(threshold, found, shown, strict=strict))
+    return results

@@ -1,0 +1,430 @@
+"""The shape every lens has, and the table that finds lenses by name.
+
+A lens is one question asked of a model (is it outdated? does context override it? does it
+know how fresh an answer must be?). The runner (:mod:`chronoprobe.contract.runner`) drives its stages
+in this order:
+
+1. ``load()``: read and validate the items; every data or config error surfaces here,
+   before any model loads.
+2. ``capabilities`` / ``check(model, engine)``: what the backend must be able to do; checked per
+   model before any call (``check_engine(engine)`` before the output folder is claimed).
+3. ``run(model, progress)``: ask one (cached) model, return typed rows.
+4. ``summarise(rows)``: the typed summary of every model's rows.
+5. ``report(folder, rows, summary, provenance)``: write ``report.md``, the plots and the
+   lens's historical files (``summary.json`` ...) into the staging folder.
+
+The runner writes the shared run log (``run.json``, ``items.jsonl``) itself.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
+
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe import plugins
+from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.runlog import Metric, Run, Summary
+from chronoprobe.engines import Engine
+from chronoprobe.errors import ConfigError, PluginError
+from chronoprobe.models.base import Capability, require
+from chronoprobe.models.registry import (
+    BackendOptions,
+    ModelList,
+    ModelRequest,
+    config_with_models,
+    default_models,
+    parse_model,
+)
+from chronoprobe.plugins import LENSES, Plugin
+from chronoprobe.provenance import Provenance
+
+__all__ = [
+    "BUDGETS",
+    "LENSES",
+    "Announce",
+    "Budget",
+    "CheckContext",
+    "Lens",
+    "LoadProgress",
+    "Metric",
+    "ModelList",
+    "ModelLoader",
+    "ProgressFactory",
+    "RunRecipe",
+    "Summary",
+    "Workload",
+    "lens_class",
+    "lens_config",
+    "lens_config_class",
+    "lens_names",
+    "listed_lenses",
+]
+
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+"""``factory(description, total)`` returns a callback told how many steps finished."""
+
+Announce = Callable[[str], AbstractContextManager[Any]]
+"""``announce(message)``: a context shown while a slow step (a model load) runs, e.g. a spinner."""
+
+LoadProgress = Callable[[str, int | None], Callable[[int], None]]
+"""A progress factory for steps of ``load`` whose size may be unknown (``total`` None: a live query)."""
+
+
+def _quiet(message: str) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+class ModelLoader:
+    """What :meth:`Lens.setup` loads a helper model with (a judge, a counterfactual): the user's backend options.
+
+    ``load_model(spec)`` loads ``spec`` behind the run's call cache with the options the run's own
+    models get (``--dtype``, ``--device`` ...); ``options.value("device")`` is where a helper that is not a
+    backend (an embedding or NLI judge) should go; ``announce`` shows a slow step.
+    """
+
+    def __init__(
+        self,
+        options: BackendOptions,
+        load: Callable[[str | ModelRequest], CachedModel],
+        announce: Announce | None = None,
+    ) -> None:
+        self.options = options
+        self._load = load
+        self.announce: Announce = announce or _quiet
+
+    def __call__(self, spec: str | ModelRequest) -> CachedModel:
+        return self._load(spec)
+
+
+RowT = TypeVar("RowT", bound=BaseModel)
+
+Budget = Literal["quick", "standard", "full"]
+"""How much of each lens ``chronoprobe check`` runs: minutes, about an hour, the papers' runs."""
+BUDGETS: tuple[Budget, ...] = get_args(Budget)
+
+
+class CheckContext(BaseModel):
+    """What ``chronoprobe check`` tells each lens when it sizes the lens's run (:meth:`Lens.check_options`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    budget: Budget
+    models: ModelList
+    """The ``--model`` values, parsed."""
+    live: bool = False
+    """``--live``: judge against today's answers where the lens has gold answers that change."""
+    snapshot: str | None = None
+    """``--snapshot``: the gold-answer snapshot to judge against."""
+    endpoint: str | None = None
+    """``--endpoint``: the SPARQL endpoint ``--live`` queries."""
+    deployed_at: str | None = None
+    """``--deployed-at``: the date the model ships, for a staleness forecast."""
+    runs: dict[str, Path] = {}
+    """Lens name -> its run folder in this check, for each lens this one ``needs``."""
+
+
+class Workload(BaseModel):
+    """What one model is asked in a lens's run before the cache answers anything: the check's plan line."""
+
+    items: int
+    unit: str
+    """What an item is: ``facts``, ``questions`` ..."""
+    calls: int
+    """Prompts sent to the model if nothing is cached yet."""
+    at_most: bool = False
+    """Upper bounds: the items are known only once an earlier lens of the check has run."""
+
+
+class RunRecipe(BaseModel):
+    """What a lens contributes to the provenance (the runner adds models, timing and cache)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    decoding: dict[str, Any]
+    seeds: list[int]
+    snapshot: dict[str, Any] | None = None
+    judge: str | None = None
+    extra: dict[str, Any] = {}
+
+
+class Lens(ABC, Generic[RowT]):
+    """One lens over a model; see the module docstring for the stages."""
+
+    name: ClassVar[str]
+    """Short name: the key in :data:`LENSES` and the folder under ``results/``."""
+    kind: ClassVar[str]
+    """What the folder marker and the old ``summary.json`` readers call this run, e.g. ``outdated run``."""
+    row_type: ClassVar[type[BaseModel]]
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.GENERATE})
+
+    config_type: ClassVar[type[BaseModel]]
+    """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options."""
+    input_options: ClassVar[dict[str, str]] = {}
+    """Config field -> the option that names it, where the two differ (``from_run`` -> ``--from``); for a
+    ``bool`` field, as its command spells it: ``--live`` (a switch) or ``--aliases/--no-aliases``."""
+    text_paths: ClassVar[frozenset[str]] = frozenset()
+    """Text config fields that may hold a path (a file, or a name or hub id: only existing paths count)."""
+    output_fields: ClassVar[frozenset[str]] = frozenset({"out"})
+    """Path fields the run writes rather than reads."""
+    arguments: ClassVar[tuple[str, ...]] = ()
+    """Config fields its command takes as positional arguments, in order (``conflicts run dynamicqa``)."""
+    internal_fields: ClassVar[frozenset[str]] = frozenset()
+    """Config fields its command does not offer (set from another option, or only from Python)."""
+    unused_model_options: ClassVar[frozenset[str]] = frozenset()
+    """Model options that do not apply to this lens, left off its command (``sampler`` for greedy decoding)."""
+    renamed_options: ClassVar[dict[str, str]] = {}
+    """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release
+    (``cli/deprecated.py``)."""
+    command_help: ClassVar[str] = ""
+    """``chronoprobe <name> --help``'s line (empty: the class docstring's first line)."""
+    command_aliases: ClassVar[dict[str, str]] = {}
+    """Other names of ``chronoprobe <name> run`` (``recency eval``, its first name) -> the help line each shows."""
+
+    old_rows_file: ClassVar[str] = "items.jsonl"
+    """Where a folder written before the run log keeps its rows."""
+    question: ClassVar[str] = ""
+    """The question the lens asks, as the report card titles its section (``Is the model outdated?``)."""
+    about: ClassVar[str] = ""
+    """One line under the title: the dataset and how answers are judged."""
+    card_by_group: ClassVar[tuple[str, str] | None] = None
+    """(metric, caption): a card table of that metric across its groups (categories), when it has two or more."""
+
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {}
+    """Config options per ``chronoprobe check`` budget (``quick``, ``standard``, ``full``); a lens that
+    declares none is skipped by the check, which names it."""
+    needs: ClassVar[tuple[str, ...]] = ()
+    """Lenses whose run in the same check this lens reads; their folders arrive in ``CheckContext.runs``."""
+    metric_patterns: ClassVar[tuple[str, ...]] = ()
+    """The metric names the lens records, ``*`` standing for any text within one dotted part: what
+    ``check --require`` accepts before any model loads. Empty: any name, looked up after the run."""
+
+    def __init__(self, config: BaseModel) -> None:
+        self.config = config
+        self.loaded = False
+        """Set by ``load`` once the items are read."""
+        self.notes: list[str] = []
+        """What ``load`` found that the user should know (a request it could not honour as given); see :meth:`notices`."""
+        self.load_progress: LoadProgress | None = None
+        """Set by the caller before ``load`` to show a slow step there (a live query); None: none shown."""
+
+    @property
+    def models(self) -> tuple[ModelRequest, ...]:
+        """The models this run asks: its config's ``models`` (every config has them, :func:`lens_config`),
+        the embedded default when it names none."""
+        given = getattr(self.config, "models", None)
+        return tuple(parse_model(m) for m in given) if given else default_models()
+
+    @abstractmethod
+    def load(self) -> None:
+        """Read and validate the items; raise a ChronoprobeError for bad data before any model loads."""
+
+    def check_inputs(self) -> None:
+        """Refuse missing or wrong inputs, all of them in one error, before the output folder is claimed
+        and before any work (cheap: it reads no data). Default: nothing to check."""
+
+    def check_engine(self, engine: Engine) -> None:
+        """Refuse an engine this run cannot use, before the output folder is claimed and before any model
+        loads (weight edits need the local engine). Default: any engine."""
+
+    def notices(self) -> list[str]:
+        """Lines the user should read before the work starts, once ``load`` has run (facts without gold, a
+        deprecated setting, what was chosen): the CLI prints them, ``chronoprobe.run`` logs them. Default:
+        :attr:`notes`, each as a ``note:``."""
+        return [f"note: {note}" for note in self.notes]
+
+    def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
+        """Load what the lens itself needs besides the models (a judge, a helper model through ``load_model``,
+        with the user's backend options), after ``load``, before the models."""
+
+    def plan_line(self, cache: CallCache) -> str | None:
+        """One line saying what the run will do and how long it may take, after ``load`` and before any
+        model loads (times from :func:`chronoprobe.estimate.estimate` over ``cache``); None: no plan line."""
+        return None
+
+    def check(self, model: CachedModel, engine: Engine) -> None:
+        """Fail with a CapabilityError (or ConfigError) if ``model``, run on ``engine``, cannot serve this
+        lens; called for each model before any call. Default: the declared :attr:`capabilities`."""
+        require(model, set(self.capabilities), purpose=f"the {self.name} lens")
+
+    def present(self, run: Run) -> list[str]:
+        """The console summary once the run is written: by default one line per model of its headline
+        :class:`Metric` records, each with its interval and n (the summary's headline numbers without them)."""
+        return headline_lines(run.summary)
+
+    @abstractmethod
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RowT]:
+        """Ask ``model`` every item; one typed row per answer."""
+
+    @abstractmethod
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[RowT]) -> Summary:
+        """The typed summary over every model's rows."""
+
+    @classmethod
+    @abstractmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        """The typed summary of a lens's own summary layout, its :class:`Metric` records included
+        (also how an older folder's summary.json or run.json reads back)."""
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
+        """What the run asked about, for the results table's ``dataset`` column; the runner records it."""
+        return cls.name
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        """A folder written before run.json existed: ``(kind, summary)`` when this lens wrote its
+        ``summary.json`` (``data``, provenance included; ``kind`` from the folder marker, if any), else None.
+        :meth:`old_file_summary` reads a layout the lens recognises."""
+        return None
+
+    @classmethod
+    def old_file_summary(cls, data: dict[str, Any]) -> Summary:
+        """An older ``summary.json`` (its layout beside its provenance) as the typed summary, labelled with
+        the dataset its provenance names (:meth:`dataset_label`)."""
+        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
+        recorded = data.get("provenance")
+        summary.dataset = cls.dataset_label(
+            summary, Provenance.model_validate(recorded if isinstance(recorded, dict) else {})
+        )
+        return summary
+
+    @abstractmethod
+    def recipe(self) -> RunRecipe:
+        """Decoding, seeds, snapshot, judge and lens-specific provenance."""
+
+    @abstractmethod
+    def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: Provenance) -> None:
+        """Write report.md, the plots and the lens's historical files into ``folder``."""
+
+    @classmethod
+    def check_options(cls, context: CheckContext) -> dict[str, Any]:
+        """Config options a check gives this lens besides its size: its own options (``--live`` ...)
+        and the folders of the lenses this one ``needs``."""
+        return {}
+
+    def workload(self) -> Workload | None:
+        """What one model will be asked, for the check's plan line (may call ``load``); None: not counted."""
+        return None
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        """Sentences about ``model`` for the check's paragraph, built only from the summary's metric
+        records with their intervals; a sentence the numbers cannot support says so."""
+        return []
+
+    def input_paths(self) -> list[tuple[str, Path]]:
+        """Every file or folder the run reads, with the option that names it; no output may be one of them."""
+        found: list[tuple[str, Path]] = []
+        for field, value in self.config:
+            if field in self.output_fields:
+                continue
+            option = self.input_options.get(field, "--" + field.replace("_", "-"))
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            for item in values:
+                if isinstance(item, Path):
+                    found.append((option, item))
+                elif field in self.text_paths and isinstance(item, str) and Path(item).exists():
+                    found.append((option, Path(item)))
+        return found
+
+    def output_paths(self) -> list[tuple[str, Path]]:
+        """What the run writes besides its report folder (``--save-edited`` ...), with the option naming it."""
+        found: list[tuple[str, Path]] = []
+        for field in sorted(self.output_fields - {"out"}):
+            value = getattr(self.config, field, None)
+            if isinstance(value, Path):
+                found.append((self.input_options.get(field, "--" + field.replace("_", "-")), value))
+        return found
+
+    def default_folder(self) -> str:
+        """Folder under ``results/`` for this run's history (``results/<folder>/<model>-<timestamp>``)."""
+        return self.name
+
+    def run_label(self) -> str:
+        """Added after the model name in a default run folder's name (e.g. ``-dynamicqa-dynamicqa``)."""
+        return ""
+
+
+def lens_names() -> list[str]:
+    """Every registered lens: the :data:`LENSES` table, then the ``chronoprobe.lenses`` entry points."""
+    return plugins.names()
+
+
+def listed_lenses(taken: Collection[str] = (), invoked: str | None = None) -> dict[str, type[Lens[Any]] | Plugin]:
+    """Every registered lens not named in ``taken``, in name order, as a command group is made from it: a plug-in
+    by its entry point alone (nothing imported) unless it is ``invoked``, then by its class (a failure to load is
+    its PluginError); a lens of the built-in table that cannot be imported is left out (``chronoprobe.run``
+    still names the import error)."""
+    plugged = plugins.plugins()
+    wanted: dict[str, type[Lens[Any]] | Plugin] = {}
+    for name in sorted(lens_names()):
+        if name in taken:
+            continue
+        if name in plugged and name != invoked:
+            wanted[name] = plugged[name]
+            continue
+        try:
+            wanted[name] = lens_class(name)
+        except (ConfigError, ImportError):
+            continue
+    return wanted
+
+
+def lens_class(name: str) -> type[Lens[Any]]:
+    """The lens class registered under ``name`` (table or entry point); ConfigError naming the known ones otherwise."""
+    cls = plugins.load(name)
+    if not (isinstance(cls, type) and issubclass(cls, Lens)):
+        plugin = plugins.plugins().get(name)
+        if plugin is not None:
+            raise PluginError(plugin.label, f"names {plugin.target}, which is {cls!r}, not a chronoprobe Lens")
+        raise ConfigError("lens", f"{name!r} is registered as {cls!r}, which is not a chronoprobe Lens")
+    return cls
+
+
+def lens_config_class(name: str) -> type[BaseModel]:
+    """The pydantic config class of the lens ``name``."""
+    return lens_class(name).config_type
+
+
+with_models = config_with_models
+"""See :func:`chronoprobe.models.registry.config_with_models`."""
+
+
+def lens_config(cls: type[Lens[Any]], models: Sequence[str | ModelRequest], options: Mapping[str, Any]) -> BaseModel:
+    """The config of a run of ``cls`` on ``models`` (none: the embedded default) with ``options``.
+
+    The one way the CLI, ``chronoprobe.run`` and ``chronoprobe check`` build a lens's config; a
+    value it refuses raises pydantic's ValidationError (a bad model spec, a ConfigError naming it)."""
+    chosen = dict(options)
+    if models:
+        chosen["models"] = tuple(parse_model(m) for m in models)
+    return with_models(cls.config_type)(**chosen)
+
+
+def _metric_text(metric: Metric) -> str:
+    if metric.value is None:
+        return f"{metric.name} –"
+    shown = f"{metric.name} {metric.value:.4g}{'%' if metric.unit == '%' else ''}"
+    if metric.ci_low is not None and metric.ci_high is not None:
+        shown += f" [{metric.ci_low:.4g}, {metric.ci_high:.4g}]"
+    return shown + (f" (n={metric.n})" if metric.n is not None else "")
+
+
+def headline_lines(summary: Summary) -> list[str]:
+    """One line per model: its headline metric records (group ``all``), else the summary's headline numbers."""
+    lines = []
+    for model in summary.models or list(summary.headline):
+        chosen = [m for m in summary.metrics if m.headline and m.model == model]
+        if chosen:
+            shown = "  ".join(_metric_text(m) if m.group == "all" else f"{m.group}: {_metric_text(m)}" for m in chosen)
+        else:
+            numbers = summary.headline.get(model, {})
+            shown = "  ".join(f"{k} {'–' if v is None else f'{v:.4g}'}" for k, v in numbers.items())
+        if shown:
+            lines.append(f"{model}: {shown}")
+    return lines

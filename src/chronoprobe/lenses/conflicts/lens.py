@@ -1,0 +1,279 @@
+"""The conflicts lens (DynamicQA and MuLan, either methodology) in the shared :class:`~chronoprobe.contract.lens.Lens` shape."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, cast
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.lens import Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.contract.runlog import Run
+from chronoprobe.engines import Engine
+from chronoprobe.judges import JudgeChoice
+from chronoprobe.lenses.conflicts import metric_records
+from chronoprobe.lenses.conflicts import run as conflicts_run
+from chronoprobe.lenses.conflicts.prompts import PromptWording
+from chronoprobe.lenses.conflicts.rows import ConflictsRow
+from chronoprobe.lenses.conflicts.run import Dataset
+from chronoprobe.metrics.mulan import Fidelity
+from chronoprobe.models.registry import ModelList, default_models
+from chronoprobe.provenance import Provenance
+
+_SHORTCUTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "samples": (("persuasion", "n_samples"),),
+    "temperature": (("persuasion", "temperature"), ("completion", "temperature")),
+    "seed": (("persuasion", "seed"), ("completion", "seed")),
+    "min_confidence": (("completion", "min_confidence"),),
+    "fidelity": (("completion", "fidelity"),),
+    "topk_approximation": (("persuasion", "topk_approximation"),),
+}
+"""Flat option -> the sub-config fields it sets (``persuasion`` for the DynamicQA methodology, ``completion`` for MuLan's)."""
+
+
+def _fields(sub: Any) -> dict[str, Any]:
+    return sub.model_dump() if isinstance(sub, BaseModel) else dict(sub or {})
+
+
+class ConflictsConfig(conflicts_run.RunConfig):
+    """A conflicts run: dataset, methodology, their options and the equivalence judge.
+
+    The methodologies' own settings live in ``persuasion`` and ``completion``; the flat fields
+    below (``samples`` ... ``topk_approximation``, the command's options) set them and are not
+    recorded themselves.
+    """
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    methodology: Dataset = Field(
+        cast(Dataset, None)
+    )  # never None once validated: _fold_options gives the dataset's own
+    """dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own."""
+    judge: str = "embedding"
+    """Equivalence judge: embedding[:<model>] (offline default), nli[:<hf id>], exact."""
+    judge_fallback: bool = False
+    """If the NLI judge cannot be loaded, use the embedding judge (recorded)."""
+    judge_device: str = "auto"
+    """Where the judge runs; auto: the run's device."""
+    samples: int = Field(10, ge=1, exclude=True)
+    """Samples drawn per input (DynamicQA methodology)."""
+    temperature: float | None = Field(None, ge=0.0, exclude=True)
+    """Sampling temperature (default: 0.5 for DynamicQA's methodology, 0 = greedy for MuLan's)."""
+    seed: int | None = Field(None, ge=0, exclude=True)
+    """Decoding seed (default: 10 for DynamicQA's methodology, 0 for MuLan's, where it also picks the memorised facts)."""
+    min_confidence: float = Field(0.5, ge=0.0, le=1.0, exclude=True)
+    """MuLan methodology: first-token confidence a memorised fact needs."""
+    fidelity: Fidelity = Field("corrected", exclude=True)
+    """MuLan methodology scoring: corrected (our fixes) or original (F1 truncation, first-token confidence and
+    update success exactly as the original code; docs/conflicts.md)."""
+    topk_approximation: bool = Field(False, exclude=True)
+    """Accept a backend's top-k approximation of the distributions CP needs."""
+    models: ModelList = Field(default_factory=default_models)
+    """The ``--model`` values, parsed (recorded as their redacted text)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_options(cls, data: Any) -> Any:
+        """Without a methodology, a dataset goes through its own; the flat options given set the sub-configs."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("methodology") is None and "dataset" in data:
+            data["methodology"] = data["dataset"]
+        subs = {"persuasion": _fields(data.get("persuasion")), "completion": _fields(data.get("completion"))}
+        for flat, targets in _SHORTCUTS.items():
+            if data.get(flat) is not None:
+                for sub, field in targets:
+                    subs[sub][field] = data[flat]
+        return {**data, **subs}
+
+
+def headline(values: metric_records.ClassNumbers, method: str) -> str:
+    """A class's headline numbers with their 95% interval and n (when the summary has them)."""
+    from chronoprobe.metrics.uncertainty import ci_cell
+
+    estimates = values.get("estimates") or {}
+
+    def ci(key: str, digits: int) -> str:
+        return f" {ci_cell(estimates[key], digits)}" if estimates.get(key) else ""
+
+    if method == "dynamicqa":
+        cp = values.get("cp")
+        return f"CP {cp:.3f}{ci('cp', 3)}" if cp is not None else "CP –"
+    f1, success = values.get("f1"), values.get("update_success")
+    text = f"F1 {f1:.1f}{ci('f1', 1)}" if f1 is not None else "F1 –"
+    return text + (f", update {success:.2f}{ci('update_success', 2)}" if success is not None else "")
+
+
+def judge_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class ConflictsLens(Lens[ConflictsRow]):
+    """Does context override the model's memory? Coherent persuasion (DynamicQA) or F1 and updates (MuLan)."""
+
+    name = "conflicts"
+    kind = "conflicts run"
+    command_help = "Does context override the model's memory? DynamicQA and MuLan, each through either methodology."
+    renamed_options: ClassVar[dict[str, str]] = {
+        "--aliases": "--aliases-file",
+        "--limit": "--balanced-limit",
+        "--prompt-file": "--wording",
+    }
+    arguments = ("dataset",)
+    input_options: ClassVar[dict[str, str]] = {
+        "aliases": "--aliases-file",
+        "limit": "--balanced-limit",
+        "prompt_file": "--wording",
+        "judge_fallback": "--judge-fallback",
+        "topk_approximation": "--topk-approximation",
+    }
+    internal_fields = frozenset({"judge_device"})
+    row_type = ConflictsRow
+    config_type = ConflictsConfig
+    config: ConflictsConfig
+    question = "Does context override its memory?"
+    about = "DynamicQA and MuLan: persuasion by context, per class of fact."
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {
+        "quick": {"dataset": "dynamicqa", "limit": 12, "persuasion": {"topk_approximation": True}},
+        "standard": {"dataset": "dynamicqa", "limit": 60, "persuasion": {"topk_approximation": True}},
+        "full": {"dataset": "dynamicqa", "persuasion": {"topk_approximation": True}},
+    }
+    """DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
+    distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
+    model gives the exact ones either way."""
+    metric_patterns = (
+        "cp",
+        "cp_counterfactual",
+        "cp_true_context",
+        "accuracy_context",
+        "accuracy_no_context",
+        "accuracy_no_context_original",
+        "persuaded_pct",
+        "stubborn_pct",
+        "se_context",
+        "se_no_context",
+        "f1",
+        "confidence",
+        "update_success",
+        "f1_per_relation.*",
+    )
+
+    def __init__(self, config: ConflictsConfig, judge: JudgeChoice | None = None) -> None:
+        super().__init__(config)
+        self.judge = judge
+        self.inputs: list[Any] = []
+        self.classes: tuple[str, ...] = ()
+        self.wording = PromptWording()
+        self._models: list[CachedModel] = []
+
+    def check_inputs(self) -> None:
+        conflicts_run.check_inputs(self.config)
+
+    def load(self) -> None:
+        self.inputs, self.classes = conflicts_run.load_inputs(self.config)
+        self.wording = PromptWording.from_file(self.config.prompt_file)  # a bad prompt file fails before any model
+        self.loaded = True
+
+    def workload(self) -> Workload:
+        """Three prompts per fact (no context, true context, counterfactual) of ten samples each; under
+        MuLan's methodology a completion per query and at most an update for each."""
+        if not self.loaded:
+            self.load()
+        if self.config.methodology == "dynamicqa":
+            return Workload(items=len(self.inputs), unit="facts", calls=3 * len(self.inputs))
+        return Workload(items=len(self.inputs), unit="queries", calls=2 * len(self.inputs), at_most=True)
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        from chronoprobe.lenses.conflicts.plain_words import sentences
+
+        return sentences(summary, model)
+
+    def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
+        """The DynamicQA methodology's equivalence judge, on the run's ``--device`` unless ``judge_device`` names one."""
+        if self.config.methodology != "dynamicqa" or self.judge is not None:
+            return
+        from chronoprobe.judges import load_judge
+
+        device = self.config.judge_device if self.config.judge_device != "auto" else load_model.options.value("device")
+        with load_model.announce(f"loading judge {self.config.judge}"):
+            self.judge = load_judge(
+                self.config.judge,
+                cache=cache,
+                device=judge_device(device),
+                allow_fallback=self.config.judge_fallback,
+            )
+
+    def check(self, model: CachedModel, engine: Engine) -> None:
+        conflicts_run.check_models(self.config, [model], self.judge)
+        self._models.append(model)
+
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ConflictsRow]:
+        return conflicts_run.run_model(self.config, model, self.judge, self.inputs, self.wording, progress)
+
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[ConflictsRow]) -> Summary:
+        summary = conflicts_run.summarise(self.config, models, rows, self.classes)
+        gaps = conflicts_run.sweep_gaps(self.config, rows, summary, self.classes)
+        return self.summary_from_detail({"classes": list(self.classes), "summary": summary, "gaps": gaps})
+
+    @classmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        typed = metric_records.read_detail(detail)
+        headline: dict[str, dict[str, float | None]] = {}
+        for spec, per_class in typed["summary"].items():
+            headline[spec] = {}
+            for name, values in per_class.items():
+                for key in ("cp", "accuracy_context", "f1", "update_success"):
+                    if isinstance(values.get(key), int | float):
+                        headline[spec][f"{name}.{key}"] = values[key]
+        return Summary(
+            lens=cls.name,
+            models=list(typed["summary"]),
+            headline=headline,
+            detail=detail,
+            metrics=metric_records.metrics(typed),
+        )
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
+        return metric_records.dataset(provenance)
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        if kind != cls.kind and not ("classes" in data and "summary" in data):
+            return None
+        return cls.kind, cls.old_file_summary(data)
+
+    def present(self, run: Run) -> list[str]:
+        """The judge fallback if one was taken, then per model each class's headline numbers with their intervals."""
+        lines = (
+            [f"judge fallback: {self.judge.record}"] if self.judge is not None and self.judge.fallback_reason else []
+        )
+        seconds = run.provenance.seconds
+        took = f" in {seconds:.0f} s" if isinstance(seconds, int | float) else ""
+        lines.append(f"wrote {run.path}/report.md, summary.json, items.jsonl{took}")
+        for spec, per_class in metric_records.read_detail(run.summary.detail)["summary"].items():
+            shown = ", ".join(f"{c}: " + headline(v, self.config.methodology) for c, v in per_class.items())
+            lines.append(f"{spec}: {shown}")
+        return lines
+
+    def recipe(self) -> RunRecipe:
+        decoding, seeds, judge, extra = conflicts_run.recipe(self.config, self._models, self.judge)
+        return RunRecipe(decoding=decoding, seeds=seeds, judge=judge, extra=extra)
+
+    def report(self, folder: Path, rows: Sequence[ConflictsRow], summary: Summary, provenance: Provenance) -> None:
+        detail = metric_records.read_detail(summary.detail)
+        result = {"classes": detail["classes"], "summary": detail["summary"], "provenance": provenance.recorded()}
+        if "gaps" in detail:
+            result["gaps"] = detail["gaps"]
+        conflicts_run.write_files(folder, self.config, rows, result, provenance)
+
+    def run_label(self) -> str:
+        return f"-{self.config.dataset}-{self.config.methodology}"

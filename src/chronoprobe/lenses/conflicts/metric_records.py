@@ -1,0 +1,60 @@
+"""The conflicts lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records,
+and the typed view of its summary layout that every reader of it goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NotRequired
+
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict
+
+from chronoprobe.contract.runlog import Provenance, typed_detail
+from chronoprobe.metrics.records import Metric, group_metrics
+
+HEADLINE = ("cp", "accuracy_no_context", "accuracy_context", "persuaded_pct", "f1", "confidence", "update_success")
+"""The card's headline numbers, per class."""
+
+ClassNumbers = dict[str, Any]
+"""One class's numbers under the run's methodology (``cp``, ``f1`` ...) with their ``estimates``."""
+
+
+class ConflictsDetail(TypedDict):
+    """A conflicts summary (``summary.json`` without its provenance), as far as its readers read it."""
+
+    classes: list[str]
+    summary: dict[str, dict[str, ClassNumbers]]
+    """Per model key, per class of fact."""
+    gaps: NotRequired[dict[str, dict[str, Any]]]
+    """Per model key: the size sweep's gap (folders from before the sweep have none)."""
+
+
+_VIEW = TypeAdapter(ConflictsDetail)
+
+
+def read_detail(detail: Mapping[str, Any], where: str | None = None) -> ConflictsDetail:
+    """``detail`` checked against :class:`ConflictsDetail` (a DataError naming ``where`` if it does not fit)."""
+    return typed_detail(_VIEW, detail, where)
+
+
+def metrics(detail: ConflictsDetail) -> list[Metric]:
+    """Per model key and class of fact: the class's numbers with their estimates."""
+    found: list[Metric] = []
+    for key, per_class in detail["summary"].items():
+        for cls in detail["classes"]:
+            if cls in per_class:
+                found.extend(group_metrics(key, cls, per_class[cls]))
+    for metric in found:
+        metric.headline = metric.name in HEADLINE
+        if metric.name == "f1":  # MuLan's F1 is reported in percent
+            metric.unit = "%"
+    return found
+
+
+def dataset(provenance: Provenance) -> str:
+    """The dataset, and the methodology when it is not the dataset's own."""
+    extra = provenance.extra
+    name, methodology = extra.get("dataset"), extra.get("methodology")
+    if name and methodology and name != methodology:
+        return f"{name} ({methodology} methodology)"
+    return str(name or methodology or "conflicts")

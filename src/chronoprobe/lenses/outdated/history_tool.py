@@ -1,0 +1,100 @@
+"""``chronoprobe history DIR...`` as a tool: a model's audits across gold snapshots, and what the world's changes did.
+
+Declared as every tool is (:mod:`chronoprobe.contract.tool`); the work is :mod:`chronoprobe.lenses.outdated.history`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe.contract.publish import Output, ResultFolder
+from chronoprobe.contract.tool import Answer, Tool, ToolContext
+
+if TYPE_CHECKING:
+    from chronoprobe.lenses.outdated.history import History
+
+__all__ = ["HistoryTool", "HistoryToolConfig"]
+
+
+class HistoryToolConfig(BaseModel):
+    """``chronoprobe history``: every option, as the command takes it."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    dirs: tuple[Path, ...]
+    """Check folders, `outdated run` folders, or folders holding them (searched three levels down)."""
+    out: Path | None = None
+    """Where to write history.md, history.json and history.png: a folder (default: a new
+    results/history/<model>-<timestamp>)."""
+    model: tuple[str, ...] = ()
+    """Only these models: their names or specs in the runs (repeatable)."""
+
+
+class HistoryTool(Tool["History"]):
+    """Up-to-date, outdated and irrelevant shares by snapshot date, and the gold changes that turned answers outdated."""
+
+    name = "history"
+    command = "history"
+    config_type = HistoryToolConfig
+    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR", "model": "--only-model"}
+    arguments = ("dirs",)
+    output_fields = frozenset({"out"})
+    renamed_options: ClassVar[dict[str, str]] = {"--model": "--only-model"}
+    config: HistoryToolConfig
+
+    def __init__(self, config: BaseModel) -> None:
+        super().__init__(config)
+        self._found: History | None = None
+        self._folder: Path | None = None
+
+    def check_inputs(self) -> None:
+        from chronoprobe.lenses.outdated.history import read_history
+
+        # read first: the default folder is named after the models found (and a bad DIR is named before --out)
+        self._found = read_history(self.config.dirs, self.config.model)
+
+    def folder(self) -> Path:
+        """``--out``, else a new ``results/history/<model>-<timestamp>`` named after the models found."""
+        if self._folder is None:
+            from chronoprobe.contract.runner import named_folder
+            from chronoprobe.lenses.outdated.history import HISTORY_KIND
+
+            names = [point.name for point in self._history().points]  # named_folder keeps each once
+            self._folder = self.config.out or named_folder(Path("results") / HISTORY_KIND, "", names)
+        return self._folder
+
+    def output(self) -> Output:
+        from chronoprobe.lenses.outdated.history import HISTORY_KIND
+
+        return Output("--out", self.folder(), ResultFolder(HISTORY_KIND))
+
+    def run(self, context: ToolContext) -> History:
+        found = self._history()
+        for warning in found.warnings:
+            context.notice(f"[yellow]warning[/]: {warning}")
+        return found
+
+    def write(self, folder: Path, result: History) -> None:
+        from chronoprobe.lenses.outdated.history import write_history
+
+        write_history(folder, result)
+
+    def answer(self, result: History) -> Sequence[Answer]:
+        from chronoprobe.lenses.outdated.history import history_view
+
+        return [history_view(result)]
+
+    def present(self, result: History) -> list[str]:
+        from chronoprobe.lenses.outdated.history import change_lines
+
+        return [*change_lines(result), f"history: {self.folder() / 'history.md'}"]
+
+    def _history(self) -> History:
+        if self._found is None:  # the runner reads it in check_inputs()
+            self.check_inputs()
+        assert self._found is not None
+        return self._found

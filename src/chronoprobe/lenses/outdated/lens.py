@@ -1,0 +1,250 @@
+"""The outdated lens (DyKnow) in the shared :class:`~chronoprobe.contract.lens.Lens` shape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.contract.lens import CheckContext, Lens, Metric, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.contract.runlog import Run
+from chronoprobe.knowledge.types import Fact, Snapshot
+from chronoprobe.lenses.outdated import metric_records
+from chronoprobe.lenses.outdated.audit import (
+    AuditConfig,
+    ResponseRecord,
+    audit_facts,
+    facts_without_gold,
+    load_gold,
+    run_audit,
+)
+from chronoprobe.provenance import Provenance
+
+VERDICT_ORDER = ("up-to-date", "outdated", "irrelevant", "ambiguous")
+
+
+def share_text(verdict: str, metric: Metric | None) -> str:
+    """``up-to-date 3.8% [1.7, 8.7]``: a soft-constraint share with its 95% interval."""
+    if metric is None or metric.value is None:
+        return f"{verdict} –"
+    interval = (
+        "[–]" if metric.ci_low is None or metric.ci_high is None else f"[{metric.ci_low:.1f}, {metric.ci_high:.1f}]"
+    )
+    return f"{verdict} {metric.value:.1f}% {interval}"
+
+
+class OutdatedLens(Lens[ResponseRecord]):
+    """Ask every fact's paraphrases, judge each answer against the pinned (or live) Wikidata answers."""
+
+    name = "outdated"
+    kind = "outdated run"
+    command_help = "Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata."
+    input_options: ClassVar[dict[str, str]] = {
+        "facts_file": "--facts",
+        "live": "--live",
+        "use_aliases": "--aliases/--no-aliases",
+        "cutoffs": "--cutoff",
+    }
+    internal_fields = frozenset({"instruction"})
+    unused_model_options = frozenset({"sampler"})
+    """Every answer is decoded greedily."""
+    text_paths = frozenset({"snapshot"})
+    row_type = ResponseRecord
+    config_type = AuditConfig
+    config: AuditConfig
+    old_rows_file = "responses.jsonl"
+    question = "Is the model outdated?"
+    about = "DyKnow: answers judged against Wikidata, per fact over three paraphrases."
+    card_by_group = ("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)")
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {}, "standard": {}, "full": {}}
+    """Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens."""
+    metric_patterns = (
+        "soft_constraint_pct.*",
+        "average_pct.*",
+        "inconsistency_pct",
+        "as_of.soft_constraint_pct.*",
+        "as_of.average_pct.*",
+        "as_of.inconsistency_pct",
+        "knowledge_date",
+        "knowledge_date_naive",
+        "published_cutoff",
+        "freshness_half_life_years",
+        "still_current_at_snapshot_pct",
+        "deployed_at.stale_pct",
+        "deployed_at.stale_*m_pct",
+    )
+
+    def __init__(self, config: AuditConfig) -> None:
+        super().__init__(config)
+        self.facts: list[Fact] = []
+        self.gold: Snapshot | None = None
+        self.no_gold: dict[str, str] = {}
+
+    def load(self, fetch_progress: Callable[[int], None] | None = None) -> None:
+        """Facts and gold answers; with ``live``, the Wikidata query runs here (``fetch_progress`` counts rows,
+        else :attr:`load_progress` shows it)."""
+        from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at
+
+        if fetch_progress is None and self.config.live and self.load_progress is not None:
+            fetch_progress = self.load_progress("querying Wikidata", None)
+        self.facts, self.gold = load_gold(self.config, fetch_progress=fetch_progress)
+        check_deployed_at(self.config.deployed_at, self.gold.answers, f"snapshot {self.gold.name}")
+        self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
+        self.loaded = True
+
+    def notices(self) -> list[str]:
+        assert self.gold is not None, "load() first"
+        lines = [f"live answers saved as snapshot {self.gold.name}"] if self.config.live else []
+        if self.no_gold:
+            lines.append(f"no gold answer for {len(self.no_gold)} fact(s) in {self.gold.name}: left out of every rate")
+        return [*lines, *super().notices()]
+
+    def present(self, run: Run) -> list[str]:
+        """Per model: the soft-constraint shares with their intervals, the facts judged, the new calls, its knowledge date."""
+        from rich.text import Text
+
+        from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
+
+        calls = run.provenance.model_calls_made or {}
+        judged, missing = len(self.facts) - len(self.no_gold), len(self.no_gold)
+        lines = []
+        for spec, numbers in metric_records.read_run_detail(run.summary.detail)["models"].items():
+            found = {m.name: m for m in run.summary.metrics if m.model == spec and m.group == "all"}
+            shares = "  ".join(share_text(v, found.get(f"soft_constraint_pct.{v}")) for v in VERDICT_ORDER)
+            lines.append(
+                f"{spec}: {shares} (soft constraint, 95% Wilson intervals; {judged} facts judged, "
+                f"{missing} without gold; {calls.get(spec)} new model calls)"
+            )
+            lines += [
+                Text.from_markup(line).plain for line in knowledge_console_lines(spec, numbers.get("knowledge_date"))
+            ]
+        return lines
+
+    @classmethod
+    def check_options(cls, context: CheckContext) -> dict[str, Any]:
+        from chronoprobe.lenses.outdated.cutoffs import parse_deployed_at
+
+        options: dict[str, Any] = {"live": context.live, "snapshot": context.snapshot}
+        if context.endpoint is not None:
+            options["endpoint"] = context.endpoint
+        if context.deployed_at is not None:
+            options["deployed_at"] = parse_deployed_at(context.deployed_at)
+        return options
+
+    def workload(self) -> Workload:
+        """Every paraphrase of every fact with gold answers (a live run learns which only when it queries)."""
+        if not self.loaded and not self.config.live:
+            self.load()
+        asked = [f for f in self.facts if f.fact_id not in self.no_gold] if self.loaded else audit_facts(self.config)
+        return Workload(items=len(asked), unit="facts", calls=sum(len(f.templates) for f in asked))
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        from chronoprobe.lenses.outdated.plain_words import sentences
+
+        return sentences(summary, model)
+
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ResponseRecord]:
+        assert self.gold is not None, "load() first"
+        total = sum(len(f.templates) for f in self.facts if f.fact_id not in self.no_gold)
+        tick = progress(model.info.label, total) if progress else None
+        return run_audit(self.config, model, self.facts, self.gold, progress=tick)
+
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[ResponseRecord]) -> Summary:
+        from chronoprobe.lenses.outdated.summary import ALL, summarize_model
+
+        per_model: dict[str, dict[str, Any]] = {}
+        for model in models:
+            spec = model.info.label
+            per_model[spec] = summarize_model(
+                [r for r in rows if r.model == spec], with_as_of=self.config.as_of is not None, no_gold=self.no_gold
+            )
+            per_model[spec]["name"] = model.info.name or spec  # short label for the plots
+            per_model[spec]["knowledge_date"] = self._knowledge_date(model, [r for r in rows if r.model == spec])
+        as_of = self.config.as_of.isoformat() if self.config.as_of else None
+        return self.summary_from_detail({"as_of": as_of, "models": per_model, "overall_key": ALL})
+
+    def _knowledge_date(self, model: CachedModel, rows: Sequence[ResponseRecord]) -> dict[str, Any]:
+        """The model's knowledge date and staleness (no model calls: the rows and the snapshot's periods)."""
+        from chronoprobe.lenses.outdated.knowledge_date import rows_knowledge_summary
+
+        assert self.gold is not None, "load() first"
+        given = [r.display_name for r in self.models if r.label == model.info.label]  # as --cutoff may name it
+        names = (model.info.name, model.info.spec, *given)
+        cutoff = next((self.config.cutoffs[n] for n in names if n and n in self.config.cutoffs), None)
+        return rows_knowledge_summary(rows, self.gold, cutoff=cutoff, deployed_at=self.config.deployed_at)
+
+    @classmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        typed = metric_records.read_run_detail(detail)
+        per_model, overall = typed["models"], typed.get("overall_key", "all")
+        headline = {
+            spec: {
+                f"soft_constraint_pct.{v}": s["per_category"][overall]["soft_constraint_pct"][v] for v in VERDICT_ORDER
+            }
+            for spec, s in per_model.items()
+        }
+        names = {spec: s["name"] for spec, s in per_model.items() if s.get("name")}
+        return Summary(
+            lens=cls.name,
+            models=list(per_model),
+            headline=headline,
+            detail=detail,
+            metrics=metric_records.run_metrics(typed),
+            names=names,
+        )
+
+    @classmethod
+    def score_summary(cls, detail: dict[str, Any]) -> Summary:
+        """The typed summary of an ``outdated score`` folder (another tool's generations, re-scored)."""
+        typed = metric_records.read_score_detail(detail)
+        model = typed["model"]
+        return Summary(
+            lens=cls.name,
+            models=[model],
+            headline={},
+            detail=detail,
+            metrics=metric_records.score_metrics(typed),
+            dataset=metric_records.score_dataset(typed),
+            specs={model: f"generations in {typed.get('generations_dir', model)}"},
+        )
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
+        return metric_records.run_dataset(provenance)
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        if kind == "outdated score" or ("categories" in data and "overall" in data and "generations_dir" in data):
+            return "outdated score", cls.score_summary({k: v for k, v in data.items() if k != "provenance"})
+        if kind == cls.kind or ("models" in data and "overall_key" in data and "methods" not in data):
+            return cls.kind, cls.old_file_summary(data)
+        return None
+
+    def recipe(self) -> RunRecipe:
+        assert self.gold is not None, "load() first"
+        decoding = self.config.decoding()
+        return RunRecipe(
+            decoding=decoding.model_dump(mode="json"),
+            seeds=[decoding.seed],
+            snapshot={
+                "name": self.gold.name,
+                "retrieved": str(self.gold.retrieved),
+                "endpoint": self.gold.endpoint,
+                "query_hash": self.gold.query_hash,
+            },
+            judge="string match on Wikidata labels" + (" and aliases" if self.config.use_aliases else " (no aliases)"),
+            extra={
+                "facts": len(self.facts),
+                "as_of": self.config.as_of.isoformat() if self.config.as_of else None,
+                "instruction": self.config.instruction,
+                "use_aliases": self.config.use_aliases,
+            },
+        )
+
+    def report(self, folder: Path, rows: Sequence[ResponseRecord], summary: Summary, provenance: Provenance) -> None:
+        from chronoprobe.lenses.outdated.report import write_report_files
+
+        detail = metric_records.read_run_detail(summary.detail)
+        write_report_files(folder, rows, detail["models"], provenance, as_of=detail.get("as_of"))

@@ -1,0 +1,73 @@
+"""The outdated lens's sentences in ``chronoprobe check``'s paragraph: freshness and knowledge date.
+
+Built only from the run's metric records (soft-constraint shares over every fact, the knowledge
+date and the deployment forecast), each quoted with its 95% interval and n.
+"""
+
+from __future__ import annotations
+
+from chronoprobe.contract.runlog import Summary
+from chronoprobe.lenses.outdated.knowledge_date import is_wide
+from chronoprobe.lenses.outdated.metric_records import read_run_detail
+from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, number, quote, span, too_few
+
+SHARE = "soft_constraint_pct"
+
+
+def freshness(summary: Summary, model: str) -> str | None:
+    """How much of its time-sensitive knowledge is current, outdated or missing."""
+    up, old, none = (find(summary, model, f"{SHARE}.{v}") for v in ("up-to-date", "outdated", "irrelevant"))
+    if up is None and old is None:
+        return None
+    if up is None or old is None or none is None or too_few([up, old, none]):
+        facts = next((m.n for m in (up, old, none) if m is not None and m.n is not None), 0)
+        return (
+            f"Freshness: only {facts} time-sensitive facts were judged, too few to say how current its knowledge is"
+            + (f" (up-to-date {quote(up)})." if up is not None and up.value is not None else ".")
+        )
+    sentence = (
+        f"Freshness: of {up.n} time-sensitive facts, {number(up.value or 0.0, up.unit)} get a current answer "
+        f"(95% CI {span(up)}), {brief(old)} an outdated one and {brief(none)} none that names a dated value."
+    )
+    side = compare(up, old)
+    if side == "above":
+        return sentence + " It is more often current than outdated."
+    if side == "below":
+        return sentence + " More of its answers are outdated than current."
+    return sentence + " Whether it is more often current than outdated, the intervals cannot tell."
+
+
+def knowledge_date(summary: Summary, model: str) -> str | None:
+    """The world its answers describe, and how stale that is at the deployment date, when given."""
+    date = find(summary, model, "knowledge_date")
+    if date is None or date.value is None:
+        judged = find(summary, model, f"{SHARE}.up-to-date")
+        if judged is None:
+            return None
+        return "Knowledge date: none of its answers named a dated value, so the world they describe cannot be dated."
+    when = number(date.value, date.unit)
+    known = f"95% CI {span(date)}" + (f", from {date.n} dated facts" if date.n is not None else "")
+    if date.n is not None and date.n < MIN_ITEMS:
+        sentence = f"Knowledge date: about {when} ({known}), too few facts to rely on."
+    elif is_wide({"ci_low": date.ci_low, "ci_high": date.ci_high}):
+        sentence = f"Knowledge date: about {when} ({known}); the interval is too wide to date it closely."
+    else:
+        sentence = f"Knowledge date: its answers describe the world of about {when} ({known})."
+    return sentence + _deployed(summary, model)
+
+
+def _deployed(summary: Summary, model: str) -> str:
+    now, later = find(summary, model, "deployed_at.stale_pct"), find(summary, model, "deployed_at.stale_12m_pct")
+    if now is None or now.value is None:
+        return ""
+    entry = read_run_detail(summary.detail)["models"].get(model)
+    block = (entry.get("knowledge_date") if entry is not None else None) or {}
+    when = (block.get("deployed_at") or {}).get("date", "the deployment date")
+    text = f" Shipped at {when}, {brief(now)} of what it knows would already be stale"
+    if later is not None and later.value is not None:
+        text += f", {brief(later)} a year later"
+    return text + "."
+
+
+def sentences(summary: Summary, model: str) -> list[str]:
+    return [s for s in (freshness(summary, model), knowledge_date(summary, model)) if s]

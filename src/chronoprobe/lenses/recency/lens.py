@@ -1,0 +1,236 @@
+"""The recency lens (RecencyQA ``recency eval``) in the shared :class:`~chronoprobe.contract.lens.Lens` shape."""
+
+from __future__ import annotations
+
+import copy
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict, Field
+
+from chronoprobe.cache import CachedModel
+from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.contract.runlog import Run
+from chronoprobe.datasets.sources import SHARED_DATA_ENV
+from chronoprobe.errors import ConfigError
+from chronoprobe.lenses.recency import metric_records
+from chronoprobe.lenses.recency.evaluate import EvalConfig
+from chronoprobe.lenses.recency.rows import RecencyRow
+from chronoprobe.models.registry import ModelList, default_models
+from chronoprobe.provenance import Provenance
+
+DATA_ENV = SHARED_DATA_ENV
+LEGACY_DATA_ENV = "CHRONOPROBE_RECENCYQA"
+LEGACY_NOTE = (
+    f"{LEGACY_DATA_ENV} is deprecated and will go: pass --data, or set {SHARED_DATA_ENV} to a folder "
+    "holding recencyqa/RecencyQA.json (without either, the shipped copy is used)"
+)
+
+
+def legacy_data() -> str | None:
+    """The file ``$CHRONOPROBE_RECENCYQA`` names, if set (the older variable; still honoured)."""
+    return os.environ.get(LEGACY_DATA_ENV) or None
+
+
+def default_data() -> str:
+    """$CHRONOPROBE_RECENCYQA (deprecated), else $CHRONOPROBE_SHARED_DATA/recencyqa/RecencyQA.json, else the shipped copy."""
+    legacy = legacy_data()
+    if legacy:
+        warnings.warn(LEGACY_NOTE, DeprecationWarning, stacklevel=2)
+        return legacy
+    from chronoprobe.datasets.recencyqa import default_source
+
+    return str(default_source())
+
+
+class RecencyRunConfig(EvalConfig):
+    """An evaluation's config plus where its questions come from."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    data: Path | None = None
+    """Where the data comes from: a RecencyQA JSON file (or .json.gz), or hf:<owner>/<repo> for the hub (default:
+    the copy shipped with chronoprobe, or $CHRONOPROBE_SHARED_DATA/recencyqa)."""
+    sample: int | None = Field(None, ge=1)
+    """Stratified sample of N questions (stationarity × majority label)."""
+    sample_seed: int = Field(0, ge=0)
+    """Seed of the stratified sample."""
+    models: ModelList = Field(default_factory=default_models)
+    """The ``--model`` values, parsed (recorded as their redacted text)."""
+
+
+class RecencyLens(Lens[RecencyRow]):
+    """Classify each question's recency class, with and without its contexts."""
+
+    name = "recency"
+    kind = "recency eval"
+    command_help = (
+        "Does the model know how fresh an answer must be? Recency classes of RecencyQA: run (or eval), label, gate."
+    )
+    command_aliases: ClassVar[dict[str, str]] = {"eval": "The same as `recency run` (its first name, kept)."}
+    renamed_options: ClassVar[dict[str, str]] = {"--context": "--context-mode"}
+    """``--context`` is the gate's text."""
+    input_options: ClassVar[dict[str, str]] = {
+        "strategies": "--strategy",
+        "context": "--context-mode",
+        "prompt_files": "--prompt-file",
+    }
+    internal_fields = frozenset({"top_p", "tolerance"})
+    row_type = RecencyRow
+    config_type = RecencyRunConfig
+    config: RecencyRunConfig
+    question = "Does it know how fresh an answer must be?"
+    about = "RecencyQA: the update interval a question needs."
+    sizes: ClassVar[dict[str, dict[str, Any]]] = {
+        "quick": {"sample": 40, "strategies": ("zero-shot",)},
+        "standard": {"sample": 200, "strategies": ("zero-shot",)},
+        "full": {"strategies": ("zero-shot", "few-shot", "cot")},
+    }
+    """A stratified sample zero-shot (with and without context), or every question under the paper's three strategies."""
+    metric_patterns = (
+        "*.*.accuracy",
+        "*.*.tolerant_accuracy",
+        "*.*.macro_f1",
+        "*.*.tolerant_f1",
+        "*.*.unparseable_rate",
+        "*.*.gate_agreement",
+        "*.*.f1",
+        "*.accuracy_delta_pct",
+        "*.f1_delta_pct",
+        "*.rl1_accuracy",
+        "*.rl2_accuracy",
+        "*.transition_accuracy",
+        "*.all_contexts_right",
+    )
+
+    def __init__(self, config: RecencyRunConfig) -> None:
+        super().__init__(config)
+        self.source = ""
+        self.pool: list[Any] = []
+        self.questions: list[Any] = []
+
+    def load(self) -> None:
+        from chronoprobe.datasets.recencyqa import describe_source, load_recencyqa, stratified_sample
+        from chronoprobe.lenses.recency.evaluate import resolve_templates
+
+        for name in self.config.strategies:
+            resolve_templates(self.config, name)  # bad prompt files fail before any model loads
+        data = self.config.data or default_data()
+        self.pool = load_recencyqa(data)
+        self.source = describe_source(data)
+        self.questions = stratified_sample(self.pool, self.config.sample, self.config.sample_seed)
+        if not self.questions:
+            raise ConfigError("--sample", "selects no questions")
+        if self.config.sample is not None and self.config.sample > len(self.pool):
+            self.notes.append(
+                f"--sample {self.config.sample}: the data holds {len(self.pool)} questions, so all {len(self.pool)} "
+                "are asked"
+            )
+        self.loaded = True
+
+    def notices(self) -> list[str]:
+        legacy = [f"note: {LEGACY_NOTE}"] if self.config.data is None and legacy_data() else []
+        return [*legacy, *super().notices()]
+
+    def present(self, run: Run) -> list[str]:
+        """Per model, strategy and context: n, accuracy, F1 (strict and tolerant) and the unparseable share, with intervals."""
+        from chronoprobe.metrics.uncertainty import cell
+
+        lines = []
+        for entry in metric_records.read_detail(run.summary.detail)["runs"]:
+            est = entry["estimates"]
+            lines.append(
+                f"{entry['model']} {entry['strategy']}, {entry['context_mode']} context: n={entry['n']} "
+                f"acc {cell(est['accuracy'])}  tol. acc {cell(est['tolerant_accuracy'])}  F1 {cell(est['macro_f1'])}  "
+                f"tol. F1 {cell(est['tolerant_f1'])}  unparseable {entry['unparseable']} "
+                f"({cell(est['unparseable_rate'], 1, 100.0, '%')}) (95% intervals)"
+            )
+        return lines
+
+    def workload(self) -> Workload:
+        """One prompt per question without context and one per context, for each strategy."""
+        from chronoprobe.lenses.recency.evaluate import build_items
+
+        if not self.loaded:
+            self.load()
+        per_strategy = sum(len(build_items(self.questions, mode)) for mode in self.config.modes)
+        return Workload(items=len(self.questions), unit="questions", calls=per_strategy * len(self.config.strategies))
+
+    @classmethod
+    def plain_words(cls, summary: Summary, model: str) -> list[str]:
+        from chronoprobe.lenses.recency.plain_words import sentences
+
+        return sentences(summary, model)
+
+    def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RecencyRow]:
+        from chronoprobe.lenses.recency.evaluate import evaluate
+
+        rows = evaluate(self.questions, model, self.config, pool=self.pool, progress=progress)
+        return [RecencyRow(**row) for row in rows]
+
+    def summarise(self, models: Sequence[CachedModel], rows: Sequence[RecencyRow]) -> Summary:
+        from chronoprobe.lenses.recency.summary import summarise
+
+        detail = summarise(rows, self.config.tolerance)
+        summary = self.summary_from_detail(detail)
+        for model in models:  # a model without rows still shows up
+            summary.headline.setdefault(model.info.label, {})
+        summary.models = [m.info.label for m in models]
+        return summary
+
+    @classmethod
+    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
+        typed = metric_records.read_detail(detail)
+        headline: dict[str, dict[str, float | None]] = {}
+        for run in typed["runs"]:
+            numbers = {
+                "accuracy": run.get("accuracy"),
+                "tolerant_accuracy": run.get("tolerant_accuracy"),
+                "macro_f1": run.get("macro_f1"),
+                "tolerant_f1": run.get("tolerant_f1"),
+            }
+            prefix = f"{run['strategy']}.{run['context_mode']}."
+            headline.setdefault(run["model"], {}).update({prefix + key: value for key, value in numbers.items()})
+        return Summary(
+            lens=cls.name,
+            models=list(headline),
+            headline=headline,
+            detail=detail,
+            metrics=metric_records.metrics(typed),
+        )
+
+    @classmethod
+    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
+        return metric_records.dataset(provenance)
+
+    @classmethod
+    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
+        if kind != cls.kind and not ("runs" in data and ("labels" in data or "table6" in data)):
+            return None
+        return cls.kind, cls.old_file_summary(data)
+
+    def recipe(self) -> RunRecipe:
+        config = self.config
+        return RunRecipe(
+            decoding={s: config.decoding(s).model_dump(mode="json") for s in config.strategies},
+            seeds=[config.seed, config.sample_seed],
+            extra={
+                "dataset": self.source,
+                "questions": len(self.questions),
+                "pool": len(self.pool),
+                "sample": config.sample,
+                "sample_seed": config.sample_seed,
+                "context": config.context,
+                "prompt_files": [str(p) for p in config.prompt_files],
+                "answer_prefix": config.answer_prefix,
+            },
+        )
+
+    def report(self, folder: Path, rows: Sequence[RecencyRow], summary: Summary, provenance: Provenance) -> None:
+        from chronoprobe.lenses.recency.outputs import write_eval_files
+
+        detail = copy.deepcopy(summary.detail)  # the files add plot names and provenance to their copy
+        write_eval_files(folder, [r.model_dump(mode="json") for r in rows], detail, provenance.recorded())

@@ -1,0 +1,116 @@
+"""Numbers in plain words: what each lens's sentences in ``chronoprobe check``'s paragraph are built from.
+
+Every sentence quotes a :class:`~chronoprobe.contract.runlog.Metric` record as it stands in the run folder,
+with its 95% interval and n, so the paragraph and ``chronoprobe results`` never disagree. Where
+a comparison rests on two intervals, it is made only when they do not overlap (a conservative
+reading: overlapping intervals may still differ, but this run cannot say so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.metrics.knowledge_date import month_label
+from chronoprobe.metrics.records import ALL
+
+Side = Literal["above", "below", "overlap", "unknown"]
+
+MIN_ITEMS = 10
+"""Fewer items than this behind a rate, and a sentence says they are too few to go on."""
+
+
+def find(summary: Summary, model: str, name: str, group: str = ALL) -> Metric | None:
+    """The record of ``name`` over ``group`` for ``model``, if the run measured it."""
+    return next((m for m in summary.metrics if m.model == model and m.name == name and m.group == group), None)
+
+
+def groups_of(summary: Summary, model: str, name: str) -> list[str]:
+    """The groups (classes, categories) ``name`` was measured over for ``model``, in record order."""
+    return list(dict.fromkeys(m.group for m in summary.metrics if m.model == model and m.name == name))
+
+
+def number(value: float, unit: str) -> str:
+    """A value as a reader takes it: a share in percent, a decimal year as its month."""
+    if unit == "%":
+        return f"{value:.1f}%"
+    if unit == "rate":
+        return f"{100.0 * value:.1f}%"
+    if unit == "year":
+        return month_label(value)
+    return f"{value:.3g}"
+
+
+def interval(metric: Metric) -> str:
+    """``95% CI 8.1–17.9%, n=130`` (what is known of it)."""
+    parts = [f"95% CI {span(metric)}"] if span(metric) else []
+    if metric.n is not None:
+        parts.append(f"n={metric.n}")
+    return ", ".join(parts)
+
+
+def span(metric: Metric) -> str:
+    """The interval alone, ``8.1–17.9%`` (``2020-11 to 2022-03`` for dates); empty when there is none."""
+    if metric.ci_low is None or metric.ci_high is None:
+        return ""
+    low, high = number(metric.ci_low, metric.unit), number(metric.ci_high, metric.unit)
+    if metric.unit == "year":
+        return f"{low} to {high}"
+    return f"{low.removesuffix('%')}–{high}"
+
+
+def brief(metric: Metric) -> str:
+    """``4.6% (2.1–9.7%)``: the value and its interval, for a number after the first of a sentence."""
+    if metric.value is None:
+        return "not measured"
+    known = span(metric)
+    return number(metric.value, metric.unit) + (f" ({known})" if known else "")
+
+
+def quote(metric: Metric) -> str:
+    """``12.3% (95% CI 8.1–17.9%, n=130)``; ``not measured`` for a record without a value."""
+    if metric.value is None:
+        return "not measured" + (f" (n={metric.n})" if metric.n is not None else "")
+    known = interval(metric)
+    return number(metric.value, metric.unit) + (f" ({known})" if known else "")
+
+
+def side(metric: Metric, threshold: float) -> Side:
+    """Where the whole interval lies against ``threshold``; ``overlap`` when it holds the threshold."""
+    if metric.value is None:
+        return "unknown"
+    low = metric.ci_low if metric.ci_low is not None else metric.value
+    high = metric.ci_high if metric.ci_high is not None else metric.value
+    if low > threshold:
+        return "above"
+    if high < threshold:
+        return "below"
+    return "overlap"
+
+
+def compare(first: Metric, second: Metric) -> Side:
+    """``above`` when ``first``'s interval lies wholly above ``second``'s, ``below`` when wholly under."""
+    if first.value is None or second.value is None:
+        return "unknown"
+    first_low = first.ci_low if first.ci_low is not None else first.value
+    first_high = first.ci_high if first.ci_high is not None else first.value
+    second_low = second.ci_low if second.ci_low is not None else second.value
+    second_high = second.ci_high if second.ci_high is not None else second.value
+    if first_low > second_high:
+        return "above"
+    if first_high < second_low:
+        return "below"
+    return "overlap"
+
+
+def too_few(metrics: Iterable[Metric | None], minimum: int = MIN_ITEMS) -> bool:
+    """True when a record is missing or rests on fewer than ``minimum`` items."""
+    return any(m is None or m.value is None or (m.n is not None and m.n < minimum) for m in metrics)
+
+
+def listing(parts: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -1,0 +1,232 @@
+"""The tidy table's outputs: its file formats, the rule for replacing a table file, and its terminal view.
+
+``chronoprobe results`` is these over :func:`chronoprobe.reports.tidy_table.results_frame`; a Python user
+gets the same CSV, JSON or Parquet bytes (:func:`encode`, :func:`write_table`) and the same terminal
+table (:func:`print_table`, or :class:`TidyView` to draw it on a console of their own).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from chronoprobe.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.text import Text
+
+__all__ = [
+    "INTERVALS",
+    "TABLE",
+    "Format",
+    "TidyView",
+    "check_table_file",
+    "encode",
+    "is_tidy_table",
+    "pick_format",
+    "print_grouped",
+    "print_table",
+    "table_width",
+    "write_table",
+]
+
+Format = Literal["table", "csv", "json", "parquet"]
+_SUFFIXES: dict[str, Format] = {".csv": "csv", ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def pick_format(fmt: str | None, out: Path | None) -> Format:
+    """``--format`` if given, else the ``--out`` suffix, else a table on the terminal."""
+    if fmt is not None:
+        chosen = fmt.strip().lower()
+        if chosen not in ("table", "csv", "json", "parquet"):
+            raise ConfigError("--format", f"unknown format {fmt!r}; use csv, json or parquet (or table)")
+        if chosen == "table" and out is not None:
+            raise ConfigError("--format", "table is for the terminal; give csv, json or parquet with --out")
+        if chosen == "parquet" and out is None:
+            raise ConfigError("--format", "parquet is binary; give --out FILE.parquet")
+        return chosen  # type: ignore[return-value]  # checked against the format names just above
+    if out is None:
+        return "table"
+    if out.suffix.lower() in _SUFFIXES:
+        return _SUFFIXES[out.suffix.lower()]
+    raise ConfigError(
+        "--out", f"cannot tell the format from {out.name!r}; end it in .csv, .json or .parquet, or give --format"
+    )
+
+
+TABLE = "a table written by `chronoprobe results`"
+"""What ``results --out`` may replace (the refusal names it)."""
+
+
+def is_tidy_table(path: Path) -> bool:
+    """A file ``results`` wrote: a CSV, JSON or Parquet table with exactly the tidy columns."""
+    import json
+
+    from chronoprobe.reports.tidy_table import COLUMNS
+
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            import pandas as pd
+
+            return tuple(pd.read_parquet(path).columns) == COLUMNS
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16).decode("utf-8", errors="replace")
+        if head.split("\n", 1)[0].strip() == ",".join(COLUMNS):
+            return True
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except Exception:  # unreadable, or not a table at all: not ours
+        return False
+    return isinstance(rows, list) and (not rows or (isinstance(rows[0], dict) and tuple(rows[0]) == COLUMNS))
+
+
+def check_table_file(out: Path) -> None:
+    """A path we may write a table to: not a folder, not someone else's file, not inside a result folder."""
+    from chronoprobe.contract.publish import check_output_file
+
+    check_output_file(out, "--out", ours=is_tidy_table, what=TABLE)
+
+
+def encode(frame: pd.DataFrame, fmt: Format) -> bytes:
+    """The table as a csv, json or parquet file's bytes."""
+    if fmt == "csv":
+        return frame.to_csv(index=False).encode("utf-8")
+    if fmt == "json":
+        return (frame.to_json(orient="records", indent=2, force_ascii=False) + "\n").encode("utf-8")
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _number(value: object, digits: int = 4) -> str:
+    import pandas as pd
+
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+_RIGHT = ("value", "n", "ci_low", "ci_high")
+INTERVALS = "intervals are 95% (Wilson for rates, bootstrap for means)"
+
+
+def _cells(frame: pd.DataFrame) -> list[list[str]]:
+    return [[_number(v) for v in record] for record in frame.itertuples(index=False)]
+
+
+def table_width(frame: pd.DataFrame, cells: list[list[str]]) -> int:
+    """Columns the one table needs with every cell whole (rich's heavy box: a border and a space either side)."""
+    widths = [len(str(c)) for c in frame.columns]
+    for row in cells:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    return sum(w + 3 for w in widths) + 1
+
+
+@dataclass(frozen=True)
+class TidyView:
+    """The tidy table as the terminal shows it, a rich renderable: one table with every value whole where the
+    width allows it, else :func:`print_grouped`'s long format. Print it uncropped
+    (``console.print(TidyView(frame), crop=False)``): a run folder's heading is one line however long."""
+
+    frame: pd.DataFrame
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cells = _cells(self.frame)
+        if table_width(self.frame, cells) > options.max_width:
+            yield from _grouped(self.frame, options.max_width)
+        else:
+            yield from _one_table(self.frame, cells, console)
+
+
+def print_table(frame: pd.DataFrame, console: Console) -> None:
+    """One table with every value whole where the terminal is wide enough, else :func:`print_grouped`."""
+    console.print(TidyView(frame), crop=False)
+
+
+def _one_table(frame: pd.DataFrame, cells: list[list[str]], console: Console) -> Iterator[RenderableType]:
+    from rich.table import Table
+
+    table = Table(show_lines=False, header_style="bold")
+    for column in frame.columns:
+        table.add_column(str(column), justify="right" if column in _RIGHT else "left")
+    for row in cells:
+        table.add_row(*row)
+    yield table
+    closing = console.render_str(f"{len(frame)} rows; {INTERVALS}")
+    closing.stylize_before("dim")  # under the highlighting, as console.print(..., style="dim") draws it
+    yield closing
+
+
+def _interval(low: object, high: object) -> str:
+    shown = _number(low), _number(high)
+    return "–" if shown == ("–", "–") else f"[{shown[0]}, {shown[1]}]"
+
+
+def _whole(text: Text) -> Text:
+    """``text`` on one line however long (a terminal wraps it; no cell of it is cut)."""
+    text.no_wrap, text.overflow = True, "ignore"
+    return text
+
+
+def print_grouped(frame: pd.DataFrame, console: Console) -> None:
+    """The compact long format for a narrow terminal: a heading per run and model, then class, metric, value.
+
+    The heading names the run folder in full (and the lens and dataset, the same for all its
+    rows), so no cell is cut and two runs of one lens stay apart; ``--format csv`` keeps the one
+    table with every value.
+    """
+    from rich.console import Group
+
+    console.print(Group(*_grouped(frame, console.width)), crop=False)
+
+
+def _grouped(frame: pd.DataFrame, width: int) -> Iterator[RenderableType]:
+    from rich.table import Table
+    from rich.text import Text
+
+    groups = list(dict.fromkeys(zip(frame["run"], frame["model"], strict=True)))
+    runs = list(dict.fromkeys(frame["run"]))
+    for run, model in groups:
+        part = frame[(frame["run"] == run) & (frame["model"] == model)]
+        lens, dataset = part["lens"].iloc[0], part["dataset"].iloc[0]
+        about = lens if dataset == lens else f"{lens}, {dataset}"
+        yield Text()
+        yield _whole(Text.from_markup(f"[bold]run {runs.index(run) + 1}[/]: {run}"))
+        yield _whole(Text(f"  model {model} · {about}"))
+        table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="dim", show_edge=False)
+        table.add_column("  class", overflow="fold")
+        table.add_column("metric", overflow="fold")
+        table.add_column("value [95% interval]", overflow="fold")
+        table.add_column("n", justify="right")
+        for row in part.to_dict("records"):  # "class" is no attribute name: records, not tuples
+            value = _number(row["value"])
+            interval = _interval(row["ci_low"], row["ci_high"])
+            table.add_row(
+                f"  {row['class']}",
+                str(row["metric"]),
+                value if interval == "–" else f"{value} {interval}",
+                _number(row["n"]),
+            )
+        yield table
+    yield Text()
+    yield Text(
+        f"{len(frame)} rows in {len(runs)} run(s), grouped by run and model to fit {width} columns; "
+        f"{INTERVALS}. `--format csv` prints the one table with every value in full.",
+        style="dim",
+    )
+
+
+def write_table(frame: pd.DataFrame, out: Path, fmt: Format) -> None:
+    """``frame`` as a ``fmt`` file at ``out``, published whole; only an earlier table there is replaced."""
+    from chronoprobe.contract.publish import staged_files
+
+    data = encode(frame, fmt)
+    with staged_files(out, ours=is_tidy_table, what=TABLE) as staging:
+        (staging / out.name).write_bytes(data)

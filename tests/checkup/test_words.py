@@ -1,0 +1,118 @@
+"""The paragraph in plain words: each lens's sentences quote its records and say when the numbers cannot tell."""
+
+from __future__ import annotations
+
+from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.lenses.conflicts.lens import ConflictsLens
+from chronoprobe.lenses.editing.lens import EditingLens
+from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.lenses.recency.lens import RecencyLens
+from chronoprobe.reports.plain_words import brief, compare, quote, span
+
+
+def m(name: str, value: float, low: float, high: float, n: int, group: str = "all", unit: str = "%") -> Metric:
+    return Metric(model="x", group=group, name=name, value=value, n=n, ci_low=low, ci_high=high, unit=unit)
+
+
+def summary(lens: str, *metrics: Metric, labels: dict[str, str] | None = None) -> Summary:
+    return Summary(
+        lens=lens, models=["x"], headline={}, detail={"models": {}}, metrics=list(metrics), labels=labels or {}
+    )
+
+
+def test_numbers_read_with_their_interval() -> None:
+    share = m("soft_constraint_pct.up-to-date", 3.8461, 1.65, 8.69, 130)
+    assert quote(share) == "3.8% (95% CI 1.6–8.7%, n=130)"
+    assert brief(share) == "3.8% (1.6–8.7%)"
+    rate = m("zero-shot.without.accuracy", 0.025, 0.0044, 0.1288, 40, unit="rate")
+    assert quote(rate) == "2.5% (95% CI 0.4–12.9%, n=40)"
+    date = m("knowledge_date", 2021.75, 2007.1, 2022.2, 11, unit="year")
+    assert span(date) == "2007-02 to 2022-03"
+    assert compare(m("a", 50, 40, 60, 99), m("b", 20, 10, 39, 99)) == "above"
+    assert compare(m("a", 50, 40, 60, 99), m("b", 35, 30, 41, 99)) == "overlap"
+
+
+def test_freshness_says_when_the_intervals_cannot_tell() -> None:
+    base = ("soft_constraint_pct.up-to-date", "soft_constraint_pct.outdated", "soft_constraint_pct.irrelevant")
+    overlapping = summary(
+        "outdated",
+        *(m(n, v, lo, hi, 130) for n, (v, lo, hi) in zip(base, [(5, 2, 10), (7, 4, 12), (88, 81, 92)], strict=True)),
+    )
+    [fresh, date] = OutdatedLens.plain_words(overlapping, "x")
+    assert fresh == (
+        "Freshness: of 130 time-sensitive facts, 5.0% get a current answer (95% CI 2.0–10.0%), 7.0% (4.0–12.0%) "
+        "an outdated one and 88.0% (81.0–92.0%) none that names a dated value. Whether it is more often current "
+        "than outdated, the intervals cannot tell."
+    )
+    assert date.startswith("Knowledge date: none of its answers named a dated value")
+    apart = summary(
+        "outdated",
+        m(base[0], 60, 51, 68, 130),
+        m(base[1], 20, 14, 28, 130),
+        m(base[2], 20, 14, 28, 130),
+        m("knowledge_date", 2022.5, 2022.1, 2022.9, 40, unit="year"),
+    )
+    fresh, date = OutdatedLens.plain_words(apart, "x")
+    assert fresh.endswith("It is more often current than outdated.")
+    assert (
+        date
+        == "Knowledge date: its answers describe the world of about 2022-07 (95% CI 2022-02 to 2022-11, from 40 dated facts)."
+    )
+    few = summary("outdated", *(m(n, 50, 10, 90, 4) for n in base))
+    assert OutdatedLens.plain_words(few, "x")[0].startswith(
+        "Freshness: only 4 time-sensitive facts were judged, too few"
+    )
+
+
+def test_context_compares_facts_that_change_with_static_ones() -> None:
+    rows = []
+    for group, persuaded, cp in (
+        ("static", (20, 12, 30), (1.0, 0.8, 1.2)),
+        ("temporal", (60, 50, 70), (3.0, 2.6, 3.4)),
+    ):
+        rows += [m("persuaded_pct", *persuaded, 40, group), m("stubborn_pct", 70, 60, 80, 40, group)]
+        rows.append(m("cp", *cp, 80, group, unit=""))
+    [sentence] = ConflictsLens.plain_words(summary("conflicts", *rows), "x")
+    assert sentence.startswith(
+        "Context: given a context that contradicts its memory, it takes the context's answer 20.0% (12.0–30.0%) on static and 60.0% (50.0–70.0%) on temporal facts"
+    )
+    assert sentence.endswith(
+        "Context sways it more on facts that change (CP 3 (2.6–3.4) on temporal facts, 1 (0.8–1.2) on static ones)."
+    )
+    few = [r.model_copy(update={"n": 4}) for r in rows]
+    assert ConflictsLens.plain_words(summary("conflicts", *few), "x")[0].endswith(
+        "With 4 facts per class, too few to say for which kinds of facts."
+    )
+
+
+def test_recency_and_what_to_do() -> None:
+    recency = summary(
+        "recency",
+        m("zero-shot.without.accuracy", 0.3, 0.2, 0.4, 90, unit="rate"),
+        m("zero-shot.without.gate_agreement", 0.7, 0.6, 0.8, 90, unit="rate"),
+        m("zero-shot.without.unparseable_rate", 0.6, 0.52, 0.7, 90, unit="rate"),
+        m("zero-shot.with.accuracy", 0.1, 0.05, 0.2, 120, unit="rate"),
+    )
+    [sentence] = RecencyLens.plain_words(recency, "x")
+    assert (
+        "Recency (zero-shot, without context)" in sentence
+        and "right interval for 30.0% (95% CI 20.0–40.0%, n=90)" in sentence
+    )
+    assert "decides as the labels would for 70.0% (60.0–80.0%)" in sentence
+    assert sentence.endswith(
+        "Most of its answers, 60.0% (52.0–70.0%), name no interval at all, so these numbers say little."
+    )
+    editing = summary(
+        "editing",
+        m("unedited.harmonic_mean_pct", 0, 0, 0, 20),
+        m("ike-null.harmonic_mean_pct", 10, 3, 20, 20),
+        m("rag-gold.harmonic_mean_pct", 70, 55, 85, 20),
+        m("rag-gold@50%.harmonic_mean_pct", 90, 80, 99, 10),
+        labels={"ike-null": "IKE", "rag-gold": "RAG gold"},
+    )
+    [sentence] = EditingLens.plain_words(editing, "x")
+    assert sentence == (
+        "What to do: on the 20 facts it got wrong, retrieval (RAG gold) fixes 70.0% (95% CI 55.0–85.0%, n=20) of them "
+        "against 10.0% (3.0–20.0%) for editing (IKE), by the harmonic mean of efficacy and paraphrase success. "
+        "Retrieval is the better fix."
+    )
