@@ -8,6 +8,7 @@ import pytest
 
 from chronoprobe.knowledge.catalogue_query import RawStatement, RawSubject
 from chronoprobe.knowledge.catalogue_rules import judge_subject
+from chronoprobe.knowledge.sparql import Times
 from chronoprobe.knowledge.templates import PropertyTemplate
 from chronoprobe.knowledge.types import WikidataDate
 
@@ -36,8 +37,7 @@ def held(
         value=value,
         labels={"en": label} if label else {},
         aliases=extra.pop("aliases", {}),
-        starts=[date(start)] if start else [],
-        ends=[date(end)] if end else [],
+        times=Times(starts=[date(start)] if start else [], ends=[date(end)] if end else []),
     )
 
 

@@ -280,7 +280,9 @@ class _Retriever:
 class _Merge:
     """The facts so far: DyKnow's (by subject and property) first, then the new ones in template order."""
 
-    def __init__(self, dyknow: Sequence[Fact]) -> None:
+    def __init__(self, dyknow: Sequence[Fact], retrieved: dt.date) -> None:
+        self.retrieved = retrieved
+        """The day the answers describe: a value whose end comes later is current."""
         self.dyknow = {(f.subject_qid, f.property): f for f in dyknow if f.subject_qid}
         self.merged: dict[str, tuple[Fact, FactAnswers]] = {}
         self.new: list[tuple[Fact, FactAnswers]] = []
@@ -288,7 +290,7 @@ class _Merge:
         self.ids: set[str] = {f.fact_id for f in dyknow}
 
     def add(self, template: PropertyTemplate, raw: RawSubject, as_of: dt.date | None, report: TemplateReport) -> None:
-        judged = judge_subject(raw, template, as_of)
+        judged = judge_subject(raw, template, as_of, self.retrieved)
         for why, count in judged.dropped.items():
             if count:
                 report.statements_dropped[why] = report.statements_dropped.get(why, 0) + count
@@ -379,7 +381,7 @@ def build_catalogue(
             for stale in (out / PAGES).glob("*/.*.tmp"):  # a page a killed run was writing
                 stale.unlink()
             retriever = _Retriever(client, out, settings, dyknow)
-            merge = _Merge(dyknow)
+            merge = _Merge(dyknow, as_of or manifest.retrieved)
             reports = []
             for template in templates:
                 report = TemplateReport(
