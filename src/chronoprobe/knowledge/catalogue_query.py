@@ -147,7 +147,8 @@ def _item(iri: str | None) -> str | None:
 def parse_selection(data: Any, where: str) -> list[tuple[str, int]]:
     """``(QID, sitelinks)`` per selected subject, in the answer's order, each once."""
     found: dict[str, int] = {}
-    for binding in _bindings(data, where):
+    bindings = _bindings(data, where)
+    for binding in bindings:
         qid = _item(read_term(binding, "subject", where))
         if qid is None or qid in found:
             continue
@@ -155,7 +156,12 @@ def parse_selection(data: Any, where: str) -> list[tuple[str, int]]:
         try:
             found[qid] = int(raw) if raw is not None else 0
         except ValueError:
-            raise EndpointError(where, f"sitelinks {raw!r} of {qid} is not a number") from None
+            raise EndpointError(where, f"sitelinks {str(raw)[:40]!r} of {qid} is not a number") from None
+    if bindings and not found:
+        shown = read_term(bindings[0], "subject", where) or "nothing"
+        raise EndpointError(
+            where, f"none of the {len(bindings)} subjects selected is a Wikidata item (e.g. {shown[:80]!r})"
+        )
     return list(found.items())
 
 
