@@ -4,7 +4,9 @@ One query per fact, sent sequentially (WDQS asks clients not to run parallel
 queries), with a descriptive User-Agent as the Wikimedia policy requires.
 Throttling (429), server errors (5xx), timeouts and refused connections are
 retried under the shared policy of :mod:`chronoprobe.retry` (Retry-After
-honoured, waits bounded, each long wait announced).
+honoured, waits bounded, each long wait announced). The timeout bounds each
+attempt as a whole, so an answer that trickles in is a timeout too, and an
+answer over :data:`MAX_ANSWER_BYTES` is refused before it is read whole.
 
 An answer that is mostly empty is not gold: :func:`check_coverage` refuses a
 retrieval in which fewer than half of the facts asked have a dated statement.
