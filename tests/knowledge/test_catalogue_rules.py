@@ -179,6 +179,15 @@ BOB = shaped("s2", "Q11", "Bob", ["2015-07-01"])
             None,
             ["Bob"],
         ),
+        (
+            (
+                ANN,
+                shaped("s2", "Q11", "Bob", ["2015-07-01"], ["2025-01-20"]),
+                shaped("s3", "Q12", "Cy", ["2025-01-20"]),
+            ),
+            None,
+            ["Bob", "Cy"],
+        ),
     ],
     ids=[
         "end unknown value: ended",
@@ -191,6 +200,7 @@ BOB = shaped("s2", "Q11", "Bob", ["2015-07-01"])
         "point in time without a start: may still hold",
         "before year 1: an end before the start is seen",
         "an end of the 1990s after a start of 1995",
+        "a scheduled end and an announced successor: one holds",
     ],
 )
 def test_qualifier_shapes_as_wikidata_means_them(

@@ -188,9 +188,11 @@ def judge_subject(
     kept = _dated(statements, verdict, dropped)
     on = as_of or retrieved
     current = {s.qid for s in kept if not s.ended_by(on)}
-    if len(current) > 1 and template.validity.current == "one":
-        names = sorted({s.label for s in kept if not s.ended_by(on)})
-        verdict.refuse("contradictory", f"{len(current)} values are current at once ({', '.join(names)})")
+    # an announced successor (a start after the day) is an answer, but does not yet hold beside its predecessor
+    holding = [s for s in kept if not s.ended_by(on) and (on is None or s.start is None or s.start.earliest() <= on)]
+    if len({s.qid for s in holding}) > 1 and template.validity.current == "one":
+        names = sorted({s.label for s in holding})
+        verdict.refuse("contradictory", f"{len(names)} values are current at once ({', '.join(names)})")
     if not current:
         verdict.refuse("no_current", "no value is current" + (f" on {as_of}" if as_of else ""))
     values = len({s.qid for s in kept})
