@@ -195,3 +195,76 @@ def test_existing_snapshot_is_never_overwritten_silently(home: Path) -> None:
 def test_bad_snapshot_names_are_data_errors(name: str, problem: str) -> None:
     with pytest.raises(DataError, match=problem):
         save_snapshot(snap(name, {"a/b": [MATTARELLA]}))
+
+
+OLD_FORMAT = {  # a snapshot as 0.2 wrote it: no "format" key; an end of "unknown value" came out as no end
+    "name": "old",
+    "retrieved": "2024-03-01",
+    "endpoint": "https://query.wikidata.org/sparql",
+    "query_hash": "h",
+    "answers": {
+        "f": {
+            "fact_id": "f",
+            "statements": [
+                {"label": "Ann", "start": {"year": 2010}},
+                {"label": "Bob", "start": {"year": 2016, "month": 5}, "end": {"year": 2027, "month": 1, "day": 1}},
+            ],
+        }
+    },
+}
+
+
+def test_a_snapshot_without_a_format_is_read_as_version_1_with_its_meaning(tmp_path: Path) -> None:
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(OLD_FORMAT))
+    old = load_snapshot(str(path))
+    assert old.format == 1
+    ann, bob = old.answers["f"].statements
+    assert bob.end is not None and not bob.ended_by(old.retrieved)
+    assert not ann.has_end and ann.end_unknown is None  # version 1 cannot tell "no end" from "unknown": no end
+    assert old.answers["f"].retrieved == dt.date(2024, 3, 1)
+    assert [s.label for s in old.answers["f"].current()] == ["Ann", "Bob"]  # Bob's term ends after the snapshot's day
+    saved = json.loads(save_snapshot(old, tmp_path / "again").read_text())
+    assert saved["format"] == 1 and "retrieved" not in saved["answers"]["f"]
+
+
+def test_a_new_snapshot_is_version_2_and_round_trips_an_unknown_end(tmp_path: Path) -> None:
+    ended = Statement(label="Ann", start=d("+2010-00-00T00:00:00Z"), end_unknown=True)
+    coarse = Statement(label="Cy", start=WikidataDate(year=1990, precision=8))
+    path = save_snapshot(snap("new", {"f": [ended, coarse]}), tmp_path)
+    text = json.loads(path.read_text())
+    assert text["format"] == 2
+    assert text["answers"]["f"]["statements"][0] == {
+        "label": "Ann",
+        "aliases": [],
+        "start": {"year": 2010},
+        "end_unknown": True,
+        "rank": "normal",
+    }
+    back = load_snapshot(str(path))
+    assert back.answers["f"].statements == (ended, coarse) and back.format == 2
+    assert [s.label for s in back.answers["f"].current()] == ["Cy"]
+
+
+@pytest.mark.parametrize(
+    ("version", "problem"),
+    [
+        (3, r"snapshot format 3 is newer than this chronoprobe reads \(1 to 2\); upgrade it"),
+        ("2", "not a snapshot format"),
+    ],
+)
+def test_a_snapshot_of_an_unknown_format_is_refused(tmp_path: Path, version: object, problem: str) -> None:
+    path = tmp_path / "future.json"
+    path.write_text(json.dumps({**OLD_FORMAT, "format": version}))
+    with pytest.raises(DataError, match=problem) as refused:
+        load_snapshot(str(path))
+    assert refused.value.where == str(path)
+
+
+def test_an_end_date_and_an_unknown_end_on_one_statement_are_refused(tmp_path: Path) -> None:
+    broken = json.loads(json.dumps(OLD_FORMAT))
+    broken["answers"]["f"]["statements"][1]["end_unknown"] = True
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    with pytest.raises(DataError, match="end_unknown is set beside an end date"):
+        load_snapshot(str(path))

@@ -97,7 +97,10 @@ def documents(
     """One lm-eval document per paraphrase, carrying what the classifier needs."""
     rows = []
     for fact in facts:
-        answers = gold[fact.fact_id].model_dump(mode="json")
+        gold_answers = gold[fact.fact_id]
+        answers = gold_answers.model_dump(mode="json")
+        if gold_answers.retrieved is not None:  # the snapshot's day, which judges a scheduled end
+            answers["retrieved"] = gold_answers.retrieved.isoformat()
         for index, template in enumerate(fact.templates):
             rows.append(
                 {

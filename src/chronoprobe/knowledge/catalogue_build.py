@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -57,6 +57,7 @@ CATALOGUE_FILE, SNAPSHOT_FILE, REPORT_FILE = "catalogue.json", "snapshot.json", 
 EXAMPLES = 5
 """Refused subjects named per reason in the report."""
 
+T = TypeVar("T")
 PageProgress = Callable[[str, int, int], None]
 """Called with (template name, pages done, pages in all) after each page, saved or reused."""
 
@@ -234,25 +235,41 @@ class _Retriever:
     def __init__(self, client: WikidataClient, out: Path, settings: BuildSettings, dyknow: Sequence[Fact]) -> None:
         self.client, self.out, self.settings, self.dyknow = client, out, settings, dyknow
 
-    def _saved(self, path: Path, query: str, check: Callable[[dict[str, Any]], None] | None = None) -> Any:
+    def _saved(
+        self,
+        path: Path,
+        query: str,
+        parse: Callable[[Any, str], T],
+        what: str,
+        check: Callable[[dict[str, Any]], None] | None = None,
+    ) -> T:
+        """The answer saved at ``path``, or fetched, parsed and only then saved (a malformed answer is never kept)."""
         if path.is_file():
-            return _read_json(path)
+            try:
+                return parse(_read_json(path), str(path))
+            except EndpointError as exc:
+                raise DataError(
+                    str(path), f"{exc.problem} (a damaged saved answer: delete it to fetch it again)"
+                ) from None
         try:
             data = self.client.query(query, check)
+            parsed = parse(data, f"{self.client.endpoint} ({what})")
         except EndpointError as exc:
+            where = exc.where if exc.where.endswith(f"({what})") else f"{exc.where} ({what})"
             if not any((self.out / PAGES).glob("*/*.json")):
-                raise
+                raise EndpointError(where, exc.problem) from None
             raise EndpointError(
-                exc.where, f"{exc.problem}; the pages already fetched are kept in {self.out}: rerun to resume"
+                where, f"{exc.problem}; the pages already fetched are kept in {self.out}: rerun to resume"
             ) from None
         write_json_atomic(path, data)
-        return data
+        return parsed
 
     def subjects(self, template: PropertyTemplate, report: TemplateReport) -> list[str]:
         limit = min(template.subjects.limit, self.settings.limit or MAX_SUBJECTS)
         folder = self.out / PAGES / template.name
-        data = self._saved(folder / "subjects.json", selection_query(template, limit))
-        selected = [qid for qid, _ in parse_selection(data, f"{self.client.endpoint} ({template.name} subjects)")]
+        query = selection_query(template, limit)
+        found = self._saved(folder / "subjects.json", query, parse_selection, f"{template.name} subjects")
+        selected = [qid for qid, _ in found]
         asked = _dyknow_subjects(template, self.dyknow)
         subjects = list(dict.fromkeys([*asked, *selected]))
         if self.settings.limit is not None:
@@ -267,8 +284,9 @@ class _Retriever:
         chunks = [subjects[i : i + template.page_size] for i in range(0, len(subjects), template.page_size)]
         found: dict[str, RawSubject] = {}
         for number, chunk in enumerate(chunks):
-            data = self._saved(folder / f"page-{number:05d}.json", statement_query(template, chunk), _not_empty(chunk))
-            found.update(parse_statements(data, f"{self.client.endpoint} ({template.name} page {number})"))
+            path, query = folder / f"page-{number:05d}.json", statement_query(template, chunk)
+            what = f"{template.name} page {number}"
+            found.update(self._saved(path, query, parse_statements, what, _not_empty(chunk)))
             if progress is not None:
                 progress(template.name, number + 1, len(chunks))
         return found
@@ -280,7 +298,9 @@ class _Retriever:
 class _Merge:
     """The facts so far: DyKnow's (by subject and property) first, then the new ones in template order."""
 
-    def __init__(self, dyknow: Sequence[Fact]) -> None:
+    def __init__(self, dyknow: Sequence[Fact], retrieved: dt.date) -> None:
+        self.retrieved = retrieved
+        """The day the answers describe: a value whose end comes later is current."""
         self.dyknow = {(f.subject_qid, f.property): f for f in dyknow if f.subject_qid}
         self.merged: dict[str, tuple[Fact, FactAnswers]] = {}
         self.new: list[tuple[Fact, FactAnswers]] = []
@@ -288,7 +308,7 @@ class _Merge:
         self.ids: set[str] = {f.fact_id for f in dyknow}
 
     def add(self, template: PropertyTemplate, raw: RawSubject, as_of: dt.date | None, report: TemplateReport) -> None:
-        judged = judge_subject(raw, template, as_of)
+        judged = judge_subject(raw, template, as_of, self.retrieved)
         for why, count in judged.dropped.items():
             if count:
                 report.statements_dropped[why] = report.statements_dropped.get(why, 0) + count
@@ -379,7 +399,7 @@ def build_catalogue(
             for stale in (out / PAGES).glob("*/.*.tmp"):  # a page a killed run was writing
                 stale.unlink()
             retriever = _Retriever(client, out, settings, dyknow)
-            merge = _Merge(dyknow)
+            merge = _Merge(dyknow, as_of or manifest.retrieved)
             reports = []
             for template in templates:
                 report = TemplateReport(
@@ -424,7 +444,11 @@ def _write(
 ) -> BuildReport:
     settings = manifest.settings
     if not facts:
-        raise DataError(f"--out {out}", "the templates gave no fact (see report.json); nothing to write")
+        refused = Counter[str]()
+        for entry in reports:
+            refused.update(entry.dropped)
+        why = ", ".join(f"{reason} {n}" for reason, n in refused.most_common()) or "no subject was selected"
+        raise DataError(f"--out {out}", f"the templates gave no fact ({why}); nothing written but the fetched pages")
     as_of = f", as of {settings.as_of}" if settings.as_of else ""
     name = f"catalogue-{manifest.retrieved}" + (f"-as-of-{settings.as_of}" if settings.as_of else "")
     source = (

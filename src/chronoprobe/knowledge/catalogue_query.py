@@ -16,9 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chronoprobe.errors import EndpointError
-from chronoprobe.knowledge.sparql import WD, WIKIBASE, read_date, read_term
+from chronoprobe.knowledge.sparql import (
+    WD,
+    WIKIBASE,
+    Times,
+    is_some_value,
+    read_term,
+    statement_id,
+    usable_label,
+)
 from chronoprobe.knowledge.templates import PropertyTemplate
-from chronoprobe.knowledge.types import QID_RE, WikidataDate
+from chronoprobe.knowledge.types import QID_RE
 
 PREFIXES = """PREFIX wd: <http://www.wikidata.org/entity/>
 PREFIX wdt: <http://www.wikidata.org/prop/direct/>
@@ -139,7 +147,8 @@ def _item(iri: str | None) -> str | None:
 def parse_selection(data: Any, where: str) -> list[tuple[str, int]]:
     """``(QID, sitelinks)`` per selected subject, in the answer's order, each once."""
     found: dict[str, int] = {}
-    for binding in _bindings(data, where):
+    bindings = _bindings(data, where)
+    for binding in bindings:
         qid = _item(read_term(binding, "subject", where))
         if qid is None or qid in found:
             continue
@@ -147,7 +156,12 @@ def parse_selection(data: Any, where: str) -> list[tuple[str, int]]:
         try:
             found[qid] = int(raw) if raw is not None else 0
         except ValueError:
-            raise EndpointError(where, f"sitelinks {raw!r} of {qid} is not a number") from None
+            raise EndpointError(where, f"sitelinks {str(raw)[:40]!r} of {qid} is not a number") from None
+    if bindings and not found:
+        shown = read_term(bindings[0], "subject", where) or "nothing"
+        raise EndpointError(
+            where, f"none of the {len(bindings)} subjects selected is a Wikidata item (e.g. {shown[:80]!r})"
+        )
     return list(found.items())
 
 
@@ -158,13 +172,13 @@ class RawStatement:
     statement_id: str
     rank: str
     value: str | None
-    """The value's QID; None for an "unknown value"."""
+    """The value's QID; None for an "unknown value" or a value that is no item."""
+    not_an_item: bool = False
+    """The value is something other than an item or an "unknown value" (a literal, another IRI)."""
     labels: dict[str, str] = field(default_factory=dict)
     """Language -> label."""
     aliases: dict[str, list[str]] = field(default_factory=dict)
-    starts: list[WikidataDate] = field(default_factory=list)
-    ends: list[WikidataDate] = field(default_factory=list)
-    points: list[WikidataDate] = field(default_factory=list)
+    times: Times = field(default_factory=Times)
 
 
 @dataclass
@@ -179,12 +193,11 @@ def _language(binding: Mapping[str, Any], name: str) -> str:
     return str(cell.get("xml:lang", "")) if isinstance(cell, Mapping) else ""
 
 
-def _add_dates(binding: Mapping[str, Any], statement: RawStatement, where: str) -> None:
-    for name, bucket in (("start", statement.starts), ("end", statement.ends), ("point", statement.points)):
-        raw = read_term(binding, name, where, literal_only=True)
-        date = read_date(raw, read_term(binding, f"{name}Precision", where), where)
-        if date is not None and date not in bucket:
-            bucket.append(date)
+def _raw_statement(binding: Mapping[str, Any], key: str, rank: str, where: str) -> RawStatement:
+    value = read_term(binding, "value", where)
+    qid = _item(value)
+    other = value is not None and qid is None and not is_some_value(binding["value"])
+    return RawStatement(key, rank.removeprefix(WIKIBASE), qid, not_an_item=other)
 
 
 def parse_statements(data: Any, where: str) -> dict[str, RawSubject]:
@@ -197,21 +210,20 @@ def parse_statements(data: Any, where: str) -> dict[str, RawSubject]:
         if qid is None or iri is None or rank is None:
             raise EndpointError(where, "SPARQL row lacks ?subject, ?statement or ?rank")
         subject = subjects.setdefault(qid, RawSubject(qid))
-        subject_label = read_term(binding, "subjectLabel", where)
+        subject_label = usable_label(read_term(binding, "subjectLabel", where))
         if subject_label:
             subject.labels.setdefault(_language(binding, "subjectLabel"), subject_label)
-        statement_id = iri.rsplit("/", 1)[-1]
-        statement = subject.statements.setdefault(
-            statement_id,
-            RawStatement(statement_id, rank.removeprefix(WIKIBASE), _item(read_term(binding, "value", where))),
+        key = statement_id(iri, where)
+        statement = subject.statements.get(key) or subject.statements.setdefault(
+            key, _raw_statement(binding, key, rank, where)
         )
-        label = read_term(binding, "label", where)
+        label = usable_label(read_term(binding, "label", where))
         if label:
             statement.labels.setdefault(_language(binding, "label"), label)
-        alias = read_term(binding, "alias", where)
+        alias = usable_label(read_term(binding, "alias", where))
         if alias:
             bucket = statement.aliases.setdefault(_language(binding, "alias"), [])
             if alias not in bucket:
                 bucket.append(alias)
-        _add_dates(binding, statement, where)
+        statement.times.add(binding, where)
     return subjects

@@ -16,7 +16,9 @@ A fact is kept only when its gold answers can be trusted to judge a model's answ
   the fact changed at least once (``unchanged``), so it is time-sensitive.
 
 With ``as_of`` the history is read as it stood on that date: later statements are dropped and
-later ends reopened. Unknown values (a blank node) are never answers and are counted.
+later ends reopened. Without it, a value whose end is after the build's day (a scheduled end) is
+current. An end of "unknown value" ends a value. Unknown values (a ``.well-known/genid/`` IRI or
+a blank node) and values that are no item are never answers and are counted.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ Reason = Literal[
 ]
 REASONS: tuple[Reason, ...] = get_args(Reason)
 """Why a fact is refused, in the order the rules are applied (the first that applies is counted)."""
-StatementDrop = Literal["unknown_value", "undated", "after_as_of", "alias_of_another_value"]
+StatementDrop = Literal["unknown_value", "not_an_item", "undated", "after_as_of", "alias_of_another_value"]
 
 
 @dataclass
@@ -69,7 +71,10 @@ def _first(by_language: dict[str, str], languages: tuple[str, ...]) -> str | Non
 
 
 def _as_of(statement: Statement, when: dt.date) -> Statement | None:
-    """The statement as known on ``when``: None if it started later; an end after ``when`` is not known yet."""
+    """The statement as known on ``when``: None if it started later; an end after ``when`` is not known yet.
+
+    An end of "unknown value" stays: it cannot be placed before or after ``when``, so the value is
+    not taken as current then."""
     if statement.start is not None and statement.start.earliest() > when:
         return None
     update: dict[str, WikidataDate | None] = {}
@@ -83,14 +88,7 @@ def _as_of(statement: Statement, when: dt.date) -> Statement | None:
 def _statement(raw: RawStatement, label: str, aliases: tuple[str, ...]) -> Statement:
     rank = {"PreferredRank": "preferred", "DeprecatedRank": "deprecated"}.get(raw.rank, "normal")
     return Statement(
-        label=label,
-        qid=raw.value,
-        aliases=aliases,
-        start=min(raw.starts, key=lambda d: d.earliest()) if raw.starts else None,
-        end=max(raw.ends, key=lambda d: d.latest()) if raw.ends else None,
-        point_in_time=raw.points[0] if raw.points else None,
-        rank=rank,
-        statement_id=raw.statement_id,
+        label=label, qid=raw.value, aliases=aliases, **raw.times.validity(), rank=rank, statement_id=raw.statement_id
     )
 
 
@@ -150,14 +148,20 @@ def _dated(statements: list[Statement], verdict: _Verdict, dropped: Counter[str]
         if statement.start is not None:
             kept.append(statement)
             continue
-        if statement.qid not in dated_values and statement.end is None:
+        if statement.qid not in dated_values and not statement.has_end:
             verdict.refuse("undated", f"{statement.label} has no start date and may still hold")
         dropped["undated"] += 1
     return kept
 
 
-def judge_subject(raw: RawSubject, template: PropertyTemplate, as_of: dt.date | None = None) -> Judged:
-    """Apply the rules to one subject's statements of the template's property."""
+def judge_subject(
+    raw: RawSubject, template: PropertyTemplate, as_of: dt.date | None = None, retrieved: dt.date | None = None
+) -> Judged:
+    """Apply the rules to one subject's statements of the template's property.
+
+    ``retrieved``: the day the answers describe (the build's day, or ``as_of``); a value whose end
+    comes after it (a scheduled end) is current then. None: any end ends a value.
+    """
     languages = template.values.languages
     verdict = _Verdict()
     dropped: Counter[str] = Counter()
@@ -165,14 +169,14 @@ def judge_subject(raw: RawSubject, template: PropertyTemplate, as_of: dt.date | 
     if label is None:
         verdict.refuse("unlabelled_subject", f"{raw.qid} has no label in {', '.join(languages)}")
     known = [s for s in raw.statements.values() if s.value is not None]
-    if len(known) < len(raw.statements):
-        dropped["unknown_value"] += len(raw.statements) - len(known)
+    for unknown in (s for s in raw.statements.values() if s.value is None):
+        dropped["not_an_item" if unknown.not_an_item else "unknown_value"] += 1
     labels = _value_labels(known, languages, verdict)
     statements = []
     for one in known:
         assert one.value is not None
         statement = _statement(one, labels[one.value], _aliases(one, labels, languages, dropped))
-        if statement.start and statement.end and statement.end.latest() < statement.start.earliest():
+        if statement.start and statement.end and statement.end.last_day() < statement.start.first_day():
             verdict.refuse(
                 "contradictory", f"{statement.label} ends ({statement.end}) before it starts ({statement.start})"
             )
@@ -182,14 +186,17 @@ def judge_subject(raw: RawSubject, template: PropertyTemplate, as_of: dt.date | 
         else:
             statements.append(then)
     kept = _dated(statements, verdict, dropped)
-    current = {s.qid for s in kept if s.end is None}
-    if len(current) > 1 and template.validity.current == "one":
-        names = sorted({s.label for s in kept if s.end is None})
-        verdict.refuse("contradictory", f"{len(current)} values are current at once ({', '.join(names)})")
+    on = as_of or retrieved
+    current = {s.qid for s in kept if not s.ended_by(on)}
+    # an announced successor (a start after the day) is an answer, but does not yet hold beside its predecessor
+    holding = [s for s in kept if not s.ended_by(on) and (on is None or s.start is None or s.start.earliest() <= on)]
+    if len({s.qid for s in holding}) > 1 and template.validity.current == "one":
+        names = sorted({s.label for s in holding})
+        verdict.refuse("contradictory", f"{len(names)} values are current at once ({', '.join(names)})")
     if not current:
         verdict.refuse("no_current", "no value is current" + (f" on {as_of}" if as_of else ""))
     values = len({s.qid for s in kept})
     if values < 2:
         verdict.refuse("unchanged", f"{values} dated value(s): it never changed")
-    kept.sort(key=lambda s: (s.start.earliest() if s.start else dt.date.min, s.label, s.statement_id or ""))
+    kept.sort(key=lambda s: (s.start.first_day() if s.start else (0, 0, 0), s.label, s.statement_id or ""))
     return Judged(raw.qid, label, tuple(kept), verdict.reason, verdict.detail, dropped)

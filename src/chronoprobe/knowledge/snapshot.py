@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BaseModel, ValidationError
 from chronoprobe import paths
 from chronoprobe.errors import ChronoprobeError, DataError
 from chronoprobe.io import read_text, write_text_atomic
-from chronoprobe.knowledge.types import FactAnswers, Snapshot, Statement
+from chronoprobe.knowledge.types import SNAPSHOT_FORMAT, FactAnswers, Snapshot, Statement
 
 DEFAULT_SNAPSHOT = "dyknow-2023-12-18"
 MAX_NAME_LENGTH = 120
@@ -147,6 +147,14 @@ def _first_error(exc: ValidationError) -> str:
 def parse_snapshot(data: Any, where: str) -> Snapshot:
     if not isinstance(data, dict):
         raise DataError(where, "a snapshot must be a JSON object")
+    version = data.get("format", 1)  # files written before the format was versioned are version 1
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise DataError(where, f"format {version!r} is not a snapshot format (1 to {SNAPSHOT_FORMAT})")
+    if version > SNAPSHOT_FORMAT:
+        raise DataError(
+            where,
+            f"snapshot format {version} is newer than this chronoprobe reads (1 to {SNAPSHOT_FORMAT}); upgrade it",
+        )
     answers = data.get("answers")
     if not isinstance(answers, dict):
         raise DataError(where, "missing 'answers' object keyed by fact id")
@@ -160,7 +168,7 @@ def parse_snapshot(data: Any, where: str) -> Snapshot:
             raise DataError(f"{where} fact {fact_id}", f"entry says fact_id {item.fact_id!r}")
         parsed[fact_id] = item
     try:
-        return Snapshot.model_validate({**data, "answers": parsed})
+        return Snapshot.model_validate({**data, "format": version, "answers": parsed})
     except ValidationError as exc:
         raise DataError(where, _first_error(exc)) from None
 

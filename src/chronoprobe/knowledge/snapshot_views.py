@@ -83,7 +83,7 @@ def fact_view(name: str | None, fact: str) -> TableView:
         raise ConfigError(f"--fact {fact!r}", f"not in snapshot {snapshot.name}")
     ordered = sorted(
         snapshot.answers[fact].statements,
-        key=lambda s: (s.start is None, s.start.earliest() if s.start else dt.date.min, s.label),
+        key=lambda s: (s.start is None, s.start.first_day() if s.start else (0, 0, 0), s.label),
     )
     # The shipped DyKnow snapshot holds English labels only: no QID or alias columns to leave empty.
     with_qids = any(item.qid for item in ordered)
@@ -94,7 +94,7 @@ def fact_view(name: str | None, fact: str) -> TableView:
             item.label,
             *([item.qid or "-"] if with_qids else []),
             item.span(),
-            "yes" if item.is_current else "",
+            "yes" if item.current_on(snapshot.retrieved) else "",
             *([", ".join(item.aliases)] if with_aliases else []),
         )
         for item in ordered

@@ -7,9 +7,11 @@ pyoxigraph store (the tests do the latter).
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from chronoprobe.errors import ConfigError, DataError, EndpointError
 from chronoprobe.knowledge.types import (
@@ -22,10 +24,17 @@ from chronoprobe.knowledge.types import (
 
 WD = "http://www.wikidata.org/entity/"
 WIKIBASE = "http://wikiba.se/ontology#"
+GENID = "/.well-known/genid/"
+"""WDQS sends an "unknown value" (somevalue) as a skolem IRI ``http://www.wikidata.org/.well-known/genid/<hash>``."""
 START, END, POINT_IN_TIME = "P580", "P582", "P585"
 
-# Wikidata time precisions: 11 day, 10 month, 9 year; anything coarser is kept as a year.
-_DAY, _MONTH = 11, 10
+MOST_PRECISE = 14
+"""Wikidata time precisions run from 0 (a billion years) to 14 (a second); 11 is a day."""
+MAX_LABEL = 250
+"""Wikibase refuses longer labels and aliases; a longer one comes from a broken endpoint, not from Wikidata."""
+UNKNOWN: Final = "unknown"
+"""A qualifier of "unknown value": it has a value, which Wikidata does not know."""
+_STATEMENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9$_.\-]{0,199}$")
 
 QUERY_TEMPLATE = """PREFIX wd: <http://www.wikidata.org/entity/>
 PREFIX p: <http://www.wikidata.org/prop/>
@@ -65,6 +74,36 @@ def build_query(subject_qid: str, property_id: str) -> str:
 
 
 @dataclass
+class Times:
+    """A statement's validity qualifiers as its result rows give them (several rows may repeat them)."""
+
+    starts: list[WikidataDate] = field(default_factory=list)
+    ends: list[WikidataDate] = field(default_factory=list)
+    points: list[WikidataDate] = field(default_factory=list)
+    end_unknown: bool = False
+    """An end qualifier of "unknown value" came back."""
+
+    def add(self, binding: Mapping[str, Any], endpoint: str) -> None:
+        for name, bucket in (("start", self.starts), ("end", self.ends), ("point", self.points)):
+            time = read_time(binding, name, endpoint)
+            if time == UNKNOWN:
+                # an unknown start or point in time dates nothing; an unknown end says the statement ended
+                self.end_unknown = self.end_unknown or name == "end"
+            elif time is not None and time not in bucket:
+                bucket.append(time)
+
+    def validity(self) -> dict[str, Any]:
+        """The :class:`Statement` fields: the widest span (earliest start, latest end), the first point in
+        time; an end of "unknown value" only where no end date came back (a date says more)."""
+        return {
+            "start": min(self.starts, key=WikidataDate.first_day) if self.starts else None,
+            "end": max(self.ends, key=WikidataDate.last_day) if self.ends else None,
+            "end_unknown": True if self.end_unknown and not self.ends else None,
+            "point_in_time": self.points[0] if self.points else None,
+        }
+
+
+@dataclass
 class _Row:
     """Everything collected about one statement across its result rows (aliases multiply rows)."""
 
@@ -72,53 +111,83 @@ class _Row:
     value: str
     label: str | None = None
     aliases: list[str] = field(default_factory=list)
-    starts: list[WikidataDate] = field(default_factory=list)
-    ends: list[WikidataDate] = field(default_factory=list)
-    points: list[WikidataDate] = field(default_factory=list)
+    times: Times = field(default_factory=Times)
 
 
-def read_term(binding: Mapping[str, Any], name: str, endpoint: str, literal_only: bool = False) -> str | None:
-    """The value of ``?name`` in one SPARQL JSON binding (None when unbound; with ``literal_only``, also
-    when it is not a literal)."""
+def read_term(binding: Mapping[str, Any], name: str, endpoint: str) -> str | None:
+    """The value of ``?name`` in one SPARQL JSON binding (None when unbound)."""
     cell = binding.get(name)
     if cell is None:
         return None
     value = cell.get("value") if isinstance(cell, Mapping) else None
     if not isinstance(value, str):
         raise EndpointError(endpoint, f"malformed SPARQL result cell for ?{name}: {cell!r:.80}")
-    if literal_only and cell.get("type") not in ("literal", "typed-literal"):
-        return None  # an "unknown value" qualifier arrives as a blank node / genid IRI
     return value
 
 
+def is_some_value(cell: Mapping[str, Any]) -> bool:
+    """An "unknown value": a skolem ``.well-known/genid/`` IRI (WDQS) or a blank node (older endpoints)."""
+    kind, value = cell.get("type"), str(cell.get("value", ""))
+    return kind == "bnode" or (kind == "uri" and GENID in value)
+
+
+def read_time(binding: Mapping[str, Any], name: str, endpoint: str) -> WikidataDate | Literal["unknown"] | None:
+    """``?name`` as a time value with the precision in ``?namePrecision``; :data:`UNKNOWN` for "unknown value"."""
+    value = read_term(binding, name, endpoint)
+    if value is None:
+        return None
+    cell = binding[name]
+    if is_some_value(cell):
+        return UNKNOWN
+    if cell.get("type") not in ("literal", "typed-literal"):
+        raise EndpointError(endpoint, f"?{name} is not a time value: {cell.get('type')} {value[:80]!r}")
+    return read_date(value, read_term(binding, f"{name}Precision", endpoint), endpoint)
+
+
 def read_date(value: str | None, precision: str | None, endpoint: str) -> WikidataDate | None:
-    """A time value with its Wikidata precision (11 day, 10 month, 9 or coarser year)."""
+    """A time value with its Wikidata precision (11 day, 10 month, 9 year, coarser a span of years)."""
     if value is None:
         return None
     try:
         date = WikidataDate.parse(value)
-        level = int(precision) if precision is not None else _DAY
+        level = int(precision) if precision is not None else MOST_PRECISE
     except ValueError as exc:
-        raise EndpointError(endpoint, f"unreadable time value {value!r} (precision {precision!r})") from exc
-    if level >= _DAY:
-        return date
-    if level == _MONTH:
-        return WikidataDate(year=date.year, month=date.month)
-    return WikidataDate(year=date.year)
+        raise EndpointError(
+            endpoint, f"unreadable time value {value[:80]!r} (precision {precision!r:.20}): {exc}"
+        ) from None
+    if not 0 <= level <= MOST_PRECISE:
+        raise EndpointError(
+            endpoint, f"time value {value[:80]!r} has precision {level}, not a Wikidata precision (0-14)"
+        )
+    return date.coarsened(level)
 
 
-def _statement_id(iri: str) -> str:
-    # WDQS names statements wds:Q38-<uuid>; keep only the local part.
-    return iri.rsplit("/", 1)[-1]
+def usable_label(text: str | None) -> str | None:
+    """``text`` if it can be a Wikidata label or alias: not blank, at most :data:`MAX_LABEL` characters,
+    no control characters (Wikibase allows none of these); None otherwise, as if there were no label."""
+    if text is None or not text.strip() or len(text) > MAX_LABEL:
+        return None
+    if any(unicodedata.category(char) == "Cc" for char in text):
+        return None
+    return text
+
+
+def statement_id(iri: str, endpoint: str) -> str:
+    """WDQS names statements ``wds:Q38-<uuid>``: the IRI's last segment, which must look like one."""
+    local = iri.rsplit("/", 1)[-1]
+    if not _STATEMENT_ID.fullmatch(local):
+        raise EndpointError(endpoint, f"statement IRI {iri[:80]!r} does not name a Wikidata statement")
+    return local
 
 
 def parse_results(data: Any, fact_id: str = "", endpoint: str = "SPARQL endpoint") -> FactAnswers:
     """Turn a SPARQL JSON result of :data:`QUERY_TEMPLATE` into one :class:`FactAnswers`.
 
     Statements are grouped by their IRI. A value without an item id (an
-    "unknown value" statement) is skipped; a value without an English label
-    keeps its QID as label. With several start (end) qualifiers the earliest
-    start (latest end) is kept.
+    "unknown value" statement) is skipped; a value without a usable English
+    label keeps its QID as label. With several start (end) qualifiers the
+    earliest start (latest end) is kept; an end of "unknown value" is kept as
+    ``end_unknown`` (the statement ended, on a day Wikidata does not know).
     """
     try:
         bindings = data["results"]["bindings"]
@@ -136,17 +205,13 @@ def parse_results(data: Any, fact_id: str = "", endpoint: str = "SPARQL endpoint
         if iri is None or value is None or rank is None:
             raise EndpointError(endpoint, "SPARQL row lacks ?statement, ?value or ?rank")
         row = rows.setdefault(iri, _Row(rank=rank, value=value))
-        label = read_term(binding, "label", endpoint)
+        label = usable_label(read_term(binding, "label", endpoint))
         if label and row.label is None:
             row.label = label
-        alias = read_term(binding, "alias", endpoint)
+        alias = usable_label(read_term(binding, "alias", endpoint))
         if alias and alias not in row.aliases:
             row.aliases.append(alias)
-        for name, bucket in (("start", row.starts), ("end", row.ends), ("point", row.points)):
-            raw = read_term(binding, name, endpoint, literal_only=True)
-            date = read_date(raw, read_term(binding, f"{name}Precision", endpoint), endpoint)
-            if date is not None and date not in bucket:
-                bucket.append(date)
+        row.times.add(binding, endpoint)
     statements = []
     for iri, row in rows.items():
         if not row.value.startswith(WD) or not QID_RE.fullmatch(row.value[len(WD) :]):
@@ -159,11 +224,9 @@ def parse_results(data: Any, fact_id: str = "", endpoint: str = "SPARQL endpoint
                 label=row.label or qid,
                 qid=qid,
                 aliases=tuple(sorted(a for a in row.aliases if a != row.label)),
-                start=min(row.starts, key=lambda d: d.earliest()) if row.starts else None,
-                end=max(row.ends, key=lambda d: d.latest()) if row.ends else None,
-                point_in_time=row.points[0] if row.points else None,
+                **row.times.validity(),
                 rank="preferred" if row.rank == WIKIBASE + "PreferredRank" else "normal",
-                statement_id=_statement_id(iri),
+                statement_id=statement_id(iri, endpoint),
             )
         )
     return FactAnswers(fact_id=fact_id, statements=tuple(statements))

@@ -4,7 +4,9 @@ One query per fact, sent sequentially (WDQS asks clients not to run parallel
 queries), with a descriptive User-Agent as the Wikimedia policy requires.
 Throttling (429), server errors (5xx), timeouts and refused connections are
 retried under the shared policy of :mod:`chronoprobe.retry` (Retry-After
-honoured, waits bounded, each long wait announced).
+honoured, waits bounded, each long wait announced). The timeout bounds each
+attempt as a whole, so an answer that trickles in is a timeout too, and an
+answer over :data:`MAX_ANSWER_BYTES` is refused before it is read whole.
 
 An answer that is mostly empty is not gold: :func:`check_coverage` refuses a
 retrieval in which fewer than half of the facts asked have a dated statement.
@@ -13,6 +15,7 @@ retrieval in which fewer than half of the facts asked have a dated statement.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,6 +36,9 @@ SPARQL_JSON = "application/sparql-results+json"
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_GET_QUERY = 6000
 """Longer queries go as a POST form: some proxies refuse URLs over 8 KB (WDQS accepts both)."""
+MAX_ANSWER_BYTES = 256 * 2**20
+"""A longer answer is refused, not parsed: no page of :data:`~chronoprobe.knowledge.templates.MAX_PAGE_SIZE`
+subjects comes near it on Wikidata, and reading one without end would exhaust the memory."""
 
 Progress = Callable[[int], None]
 """Called with the number of facts just finished (an increment, like CachedModel's callback)."""
@@ -78,9 +84,10 @@ class WikidataClient:
 
     ``max_retries`` counts retries after the first attempt (the default 3
     means at most four attempts per query); backoff and Retry-After waits are
-    capped at ``max_wait_s`` (a longer Retry-After fails at once). ``notice``
-    receives each announced wait. ``sleep`` and ``clock`` can be injected so
-    tests need not wait.
+    capped at ``max_wait_s`` (a longer Retry-After fails at once). ``timeout_s``
+    bounds each attempt as a whole, however slowly the answer trickles in; an
+    answer over ``max_answer_bytes`` fails at once. ``notice`` receives each
+    announced wait. ``sleep`` and ``clock`` can be injected so tests need not wait.
     """
 
     def __init__(
@@ -97,6 +104,7 @@ class WikidataClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         notice: Callable[[str], None] | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         if not endpoint.startswith(("http://", "https://")):
             raise ConfigError(f"endpoint {endpoint!r}", "must be an http:// or https:// URL")
@@ -110,6 +118,8 @@ class WikidataClient:
             raise ConfigError("user_agent", "WDQS rejects requests without a descriptive User-Agent")
         self.endpoint = endpoint
         self.method = method
+        self.timeout_s = timeout_s
+        self.max_answer_bytes = max_answer_bytes
         self.retry = RetryPolicy(
             max_retries=max_retries, backoff_s=backoff_s, max_backoff_s=max_wait_s, max_retry_after_s=max_wait_s
         )
@@ -137,11 +147,34 @@ class WikidataClient:
     def _where(self) -> str:
         return f"WDQS {self.endpoint}"
 
-    def _send(self, query: str) -> httpx.Response:
+    def _request(self, query: str) -> httpx.Request:
         params = {"query": query, "format": "json"}
         if self.method == "GET" and len(query) <= MAX_GET_QUERY:
-            return self._http.get(self.endpoint, params=params)
-        return self._http.post(self.endpoint, data=params)
+            return self._http.build_request("GET", self.endpoint, params=params)
+        return self._http.build_request("POST", self.endpoint, data=params)
+
+    def _receive(self, query: str) -> tuple[int, httpx.Headers, bytes]:
+        """Status, headers and body of one attempt, read within ``timeout_s`` and ``max_answer_bytes``."""
+        deadline = time.monotonic() + self.timeout_s
+        response = self._http.send(self._request(query), stream=True)
+        try:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_answer_bytes:
+                raise self._too_large()
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > self.max_answer_bytes:
+                    raise self._too_large()
+                if time.monotonic() > deadline:
+                    raise Retryable(f"the answer took longer than {self.timeout_s:g} s")
+            return response.status_code, response.headers, bytes(body)
+        finally:
+            response.close()
+
+    def _too_large(self) -> EndpointError:
+        limit = f"{self.max_answer_bytes / 2**20:g} MiB"
+        return EndpointError(self._where(), f"answered more than {limit}; ask for less (a smaller page_size or limit)")
 
     def query(self, query: str, check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Run one SPARQL query and return its JSON result, retrying transient failures.
@@ -162,30 +195,33 @@ class WikidataClient:
         import httpx
 
         try:
-            response = self._send(query)
+            status, headers, body = self._receive(query)
         except httpx.TimeoutException:
             raise Retryable("timed out") from None
         except httpx.TransportError as exc:
             raise Retryable(f"connection failed ({type(exc).__name__})") from None
-        if response.status_code in _RETRY_STATUS:
-            raise Retryable(f"HTTP {response.status_code}", response.headers.get("Retry-After"))
-        if response.status_code >= 400:
-            detail = response.text.strip().splitlines()[0][:160] if response.text.strip() else ""
-            raise EndpointError(self._where(), f"HTTP {response.status_code} {detail}".rstrip())
-        data = self._decode(response)
+        if status in _RETRY_STATUS:
+            raise Retryable(f"HTTP {status}", headers.get("Retry-After"))
+        if status >= 400:
+            text = body[:2000].decode("utf-8", "replace").strip()
+            first = " ".join(text.splitlines()[0].split())[:160] if text else ""
+            detail = "".join(char if char.isprintable() else "?" for char in first)  # no terminal escapes
+            raise EndpointError(self._where(), f"HTTP {status} {detail}".rstrip())
+        data = self._decode(headers, body)
         if check is not None:
             check(data)
         return data
 
-    def _decode(self, response: httpx.Response) -> dict[str, Any]:
+    def _decode(self, headers: httpx.Headers, body: bytes) -> dict[str, Any]:
         try:
-            data = response.json()
+            data = json.loads(body)
         except ValueError:
-            if response.text.lstrip().startswith("{"):
+            text = body.decode("utf-8", "replace")
+            if text.lstrip().startswith("{"):
                 # WDQS streams its answer: a query that overruns mid-stream ends in a 200 with half a JSON body
                 raise Retryable("truncated JSON answer") from None
-            kind = response.headers.get("Content-Type", "unknown content type")
-            raise EndpointError(self._where(), f"answered with non-JSON ({kind}): {response.text[:80]!r}") from None
+            kind = headers.get("Content-Type", "unknown content type")
+            raise EndpointError(self._where(), f"answered with non-JSON ({kind}): {text[:80]!r}") from None
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
             raise EndpointError(self._where(), "answered JSON that is not a SPARQL result (no 'results' object)")
         return data

@@ -246,13 +246,16 @@ def _find_entity(text: str, masked: str, entity: _Entity, use_aliases: bool) -> 
     return _Hit(entity=entity, position=position, rule=rule, surface=surface)
 
 
-def _is_current(statement: Statement, as_of: dt.date | None) -> bool:
-    return statement.is_current if as_of is None else statement.valid_at(as_of)
+def _is_current(statement: Statement, as_of: dt.date | None, retrieved: dt.date | None) -> bool:
+    """Current on the answers' day ``retrieved`` (an end after it has not happened yet), or valid at ``as_of``."""
+    return statement.current_on(retrieved) if as_of is None else statement.valid_at(as_of, retrieved)
 
 
-def _deciding_statement(entity: _Entity, as_of: dt.date | None) -> tuple[Statement, bool] | None:
+def _deciding_statement(
+    entity: _Entity, as_of: dt.date | None, retrieved: dt.date | None
+) -> tuple[Statement, bool] | None:
     """(statement, is_current) for a matched entity; None if it only starts after ``as_of``."""
-    current = [s for s in entity.statements if _is_current(s, as_of)]
+    current = [s for s in entity.statements if _is_current(s, as_of, retrieved)]
     if current:
         return max(current, key=_start_key), True
     past = entity.statements
@@ -263,8 +266,8 @@ def _deciding_statement(entity: _Entity, as_of: dt.date | None) -> tuple[Stateme
     return max(past, key=_start_key), False
 
 
-def _start_key(statement: Statement) -> dt.date:
-    return statement.start.earliest() if statement.start is not None else dt.date.min
+def _start_key(statement: Statement) -> tuple[int, int, int]:
+    return statement.start.first_day() if statement.start is not None else (-(10**17), 0, 0)
 
 
 def classify_response(
@@ -278,8 +281,9 @@ def classify_response(
 ) -> Classification:
     """Classify one model response as up-to-date, outdated, irrelevant or ambiguous.
 
-    ``as_of``: judge against what was valid on that date (default: the open-ended,
-    i.e. currently valid, answers). ``prompt``: removed from the start of the response
+    ``as_of``: judge against what was valid on that date (default: the answers current on
+    their snapshot's day, ``answers.retrieved``: started and not ended by then; an end
+    after that day is a scheduled one, an end of "unknown value" has passed). ``prompt``: removed from the start of the response
     if the response repeats it. ``subject``: the fact's subject ("Ford Motor Company");
     the weak rules (suffix-stripped, head noun) ignore its mentions, so "Ford" in the
     company's name is not read as Henry Ford.
@@ -297,7 +301,7 @@ def classify_response(
         if (h.position, RULE_STRENGTH[h.rule], len(h.surface))
         == (best.position, RULE_STRENGTH[best.rule], len(best.surface))
     ]
-    decided = [(h, d) for h in winners if (d := _deciding_statement(h.entity, as_of)) is not None]
+    decided = [(h, d) for h in winners if (d := _deciding_statement(h.entity, as_of, answers.retrieved)) is not None]
     verdict: Verdict
     if len(winners) > 1:
         verdict = "ambiguous"

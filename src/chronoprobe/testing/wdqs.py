@@ -18,7 +18,10 @@ In tests, start it in-process and script faults ahead of the real answers::
         wdqs.requests                             # every request seen (method, query, params, headers)
 
 Each request takes the next queued fault (then ``always``, if given); a request with no fault
-gets the real answer.
+gets the real answer. The faults: an HTTP status with a body (``Fault(status=500)``,
+``Fault.html(503)``), ``throttle`` (429 with Retry-After), ``slow``, ``trickle`` (the real answer a
+few bytes at a time), ``truncated``, ``empty``, ``rewritten`` (the real answer changed by a
+function: a malformed binding, an odd label or date) and ``passthrough``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import argparse
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -40,6 +44,7 @@ PATH = "/sparql"
 SPARQL_JSON = "application/sparql-results+json"
 EMPTY_RESULT = b'{"head": {"vars": []}, "results": {"bindings": []}}'
 INSTALL_HINT = "needs pyoxigraph: pip install 'chronoprobe[wdqs]'"
+DRIP_BYTES = 64
 
 
 def _pyoxigraph() -> Any:
@@ -83,6 +88,10 @@ class Fault:
     """After the delay, answer the real query instead of ``body``."""
     truncate_to: int | None = None
     """Send only the first bytes of the real answer (with a Content-Length that matches them)."""
+    rewrite: Callable[[bytes], bytes] | None = None
+    """Send the real answer changed by this function (a malformed binding, an odd label or date)."""
+    drip_s: float = 0.0
+    """Send the body in pieces of :data:`DRIP_BYTES`, this many seconds apart (an answer that trickles in)."""
 
     @classmethod
     def passthrough(cls) -> Fault:
@@ -103,6 +112,22 @@ class Fault:
     def truncated(cls, keep: int = 200) -> Fault:
         """The real answer cut after ``keep`` bytes: what WDQS sends when a query overruns mid-stream."""
         return cls(evaluate=True, truncate_to=keep)
+
+    @classmethod
+    def rewritten(cls, change: Callable[[bytes], bytes]) -> Fault:
+        """The real answer, changed by ``change`` before it is sent."""
+        return cls(evaluate=True, rewrite=change)
+
+    @classmethod
+    def trickle(cls, pause_s: float) -> Fault:
+        """The real answer, a few bytes at a time with ``pause_s`` between them: each read is quick, the whole is not."""
+        return cls(evaluate=True, drip_s=pause_s)
+
+    @classmethod
+    def html(cls, status: int = 200) -> Fault:
+        """An HTML page, as a proxy or a login wall sends instead of SPARQL results."""
+        page = b"<!DOCTYPE html>\n<html><head><title>Service unavailable</title></head><body>Try later</body></html>"
+        return cls(status=status, body=page, headers={"Content-Type": "text/html; charset=utf-8"})
 
     @classmethod
     def empty(cls) -> Fault:
@@ -189,19 +214,29 @@ class StubWDQS:
                 return
             if fault is not None and fault.truncate_to is not None:
                 body = body[: fault.truncate_to]
-            self._send(handler, 200, body, {"Content-Type": SPARQL_JSON})
+            if fault is not None and fault.rewrite is not None:
+                body = fault.rewrite(body)
+            self._send(handler, 200, body, {"Content-Type": SPARQL_JSON}, fault.drip_s if fault else 0.0)
             return
         self._send(handler, fault.status, fault.body, {"Content-Type": "text/plain", **fault.headers})
 
     @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]) -> None:
+    def _send(
+        handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str], drip_s: float = 0.0
+    ) -> None:
         try:
             handler.send_response(status)
             for key, value in headers.items():
                 handler.send_header(key, value)
             handler.send_header("Content-Length", str(len(body)))
             handler.end_headers()
-            handler.wfile.write(body)
+            if not drip_s:
+                handler.wfile.write(body)
+                return
+            for start in range(0, len(body), DRIP_BYTES):
+                handler.wfile.write(body[start : start + DRIP_BYTES])
+                handler.wfile.flush()
+                time.sleep(drip_s)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout tests)
 

@@ -15,7 +15,10 @@ Two parts, in the data model WDQS serves (statements with ``p:``/``ps:``/``pq:``
   ``(made up)``. Some carry the faults the build must refuse and count: a single value, an
   undated value, an end before its start, two current values, two values with one label, a
   value without a label, a subject without an English label, no current value, a deprecated
-  claim, an "unknown value", and a subject under the sitelinks floor.
+  claim, an "unknown value", and a subject under the sitelinks floor. Three more carry qualifier
+  shapes that must not refuse them: a previous value whose end is "unknown value" (WDQS's
+  ``.well-known/genid/`` IRI), a current value whose end is "no value" (``wdno:P582``), and a
+  current value whose term is scheduled to end (2099-12-31).
 
 Everything is deterministic (seeded by each template's name), so the default build always gives
 the same catalogue; ``python -m chronoprobe.testing.wdqs --dump FILE.ttl`` writes the data out.
@@ -48,6 +51,7 @@ MADE_UP_SUBJECTS = 20
 PREFIXES = """@prefix wd: <http://www.wikidata.org/entity/> .
 @prefix wds: <http://www.wikidata.org/entity/statement/> .
 @prefix wdv: <http://www.wikidata.org/value/> .
+@prefix wdno: <http://www.wikidata.org/prop/novalue/> .
 @prefix wdt: <http://www.wikidata.org/prop/direct/> .
 @prefix p: <http://www.wikidata.org/prop/> .
 @prefix ps: <http://www.wikidata.org/prop/statement/> .
@@ -146,6 +150,15 @@ _KIND_NAMES = {
     "Q4164871": "Mayor of {town}",
 }
 _VALUE_NAMES = {"P118": "{town} Premier Division", "P159": "{town}", "P54": "{town} Athletic"}
+GENID = "http://www.wikidata.org/.well-known/genid/"
+"""How WDQS sends an "unknown value": a skolem IRI, never a literal (and, for a time, no ``pqv:`` node)."""
+SCHEDULED_END = WikidataDate(year=2099, month=12, day=31)
+"""The end of a term that is still running on any build day (a fixed mandate)."""
+
+
+def some_value(*parts: str) -> str:
+    """The skolem IRI WDQS gives an "unknown value" (a stable hash of ``parts``), in Turtle."""
+    return f"<{GENID}{hashlib.sha256('/'.join(parts).encode()).hexdigest()[:32]}>"
 
 
 def _literal(text: str, language: str = "en") -> str:
@@ -198,15 +211,22 @@ class _Writer:
         end: WikidataDate | None = None,
         point: WikidataDate | None = None,
         rank: str = "NormalRank",
+        end_unknown: bool = False,
+        end_none: bool = False,
     ) -> None:
+        """One statement; ``end_unknown``: an end of "unknown value", ``end_none``: an end of "no value"
+        (the RDF dump types the statement ``wdno:P582``; no ``pq:P582`` triple)."""
         iri = f"wds:{subject}-{prop}-{number}"
         self.lines.append(f"wd:{subject} p:{prop} {iri} .")
-        body = [f"{iri} a wikibase:Statement", f"wikibase:rank wikibase:{rank}", f"ps:{prop} {value}"]
+        kinds = "wikibase:Statement" + (" , wdno:P582" if end_none else "")
+        body = [f"{iri} a {kinds}", f"wikibase:rank wikibase:{rank}", f"ps:{prop} {value}"]
         for pid, date in (("P580", start), ("P582", end), ("P585", point)):
             if date is not None:
                 literal, node = _time(date)
                 self.times[node] = literal.split("^^")[0]
                 body += [f"pq:{pid} {literal}", f"pqv:{pid} {node}"]
+        if end_unknown:
+            body.append(f"pq:P582 {some_value(subject, prop, str(number), 'P582')}")
         self.lines.append(" ;\n    ".join(body) + " .")
 
     def text(self) -> str:
@@ -343,8 +363,22 @@ def _made_up(writer: _Writer, template: PropertyTemplate, ids: _Ids, count: int,
             if fault == 5 and number == 0 and end is not None:  # ends before it starts
                 start, end = end, start
             undated = fault == 3 and number == len(spans) - 1  # the current value without a start
+            last = number == len(spans) - 1
+            unknown_end = fault == 16 and number == len(spans) - 2  # the previous value ended on an unknown day
             rank = "PreferredRank" if end is None else "NormalRank"
-            writer.statement(qid, prop, number, f"wd:{value}", start=None if undated else start, end=end, rank=rank)
+            if fault == 18 and last:  # the current value's term is scheduled to end: still current
+                end = SCHEDULED_END
+            writer.statement(
+                qid,
+                prop,
+                number,
+                f"wd:{value}",
+                start=None if undated else start,
+                end=None if unknown_end else end,
+                rank=rank,
+                end_unknown=unknown_end,
+                end_none=fault == 17 and last,  # the current value: an end of "no value"
+            )
             if fault == 2 and number == 0:  # an undated repeat of a dated value: dropped, the fact kept
                 writer.statement(qid, prop, 90, f"wd:{value}")
         if fault == 2:  # a deprecated claim: never an answer
@@ -352,7 +386,7 @@ def _made_up(writer: _Writer, template: PropertyTemplate, ids: _Ids, count: int,
             writer.item(vandal, "Vandal" + MADE_UP)
             writer.statement(qid, prop, 91, f"wd:{vandal}", start=WikidataDate(year=2024), rank="DeprecatedRank")
         if fault == 4:  # an "unknown value": skipped
-            writer.statement(qid, prop, 92, f"_:unknown{qid}", start=WikidataDate(year=1990))
+            writer.statement(qid, prop, 92, some_value(qid, prop, "92"), start=WikidataDate(year=1990))
 
 
 @functools.cache
