@@ -182,3 +182,20 @@ def test_greedy_keys_are_those_of_earlier_releases():
     )
     key = sample_key(info, "<|im_start|>user\nWho?<|im_end|>\n", DecodingParams(max_new_tokens=20), 0)
     assert key == GREEDY_KEY_0_2_0
+
+
+def test_an_answer_once_cached_stays_the_answer_when_its_batch_runs_again(tmp_path):
+    """A batch that misses one prompt runs whole; the prompts it held that were cached keep their cached answer,
+    in what this call returns and in the cache (a sampled answer depends on its batch: here, on the call count)."""
+    drawn = iter(range(100))
+
+    def drifting(prompt: MockPrompt, params: DecodingParams) -> list[MockReply]:
+        return [MockReply(f"{prompt}#{next(drawn)}") for _ in range(params.n)]
+
+    model = CachedModel(MockBackend(drifting, name="drift", batch_size=2), CallCache(tmp_path / "c.sqlite"))
+    params = DecodingParams(temperature=1.0)
+    [alone] = model.generate([Prompt(text="a")], params)
+    both = model.generate([Prompt(text="a"), Prompt(text="b")], params)
+    again = model.generate([Prompt(text="a"), Prompt(text="b")], params)
+    assert alone.text == "a#0"
+    assert [g.text for g in both] == [g.text for g in again] == ["a#0", "b#2"]

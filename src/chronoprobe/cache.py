@@ -583,10 +583,15 @@ class CachedModel:
         results: list[Generation | None] = [None] * len(prompts)
         namespace = f"model:{info.model_id}"
 
+        known: dict[str, CacheEntry] = {}
+        """What the cache held for the keys looked up: an answer once cached stays the answer, even where its batch
+        runs again for a sample it lacks (a sampled answer depends on its batch)."""
+
         def from_cache(batch: list[int]) -> set[str]:
             """The batch's missing keys; none missing: its results are filled in and its progress ticked."""
             batch_keys = [k for i in batch for k in keys[i]]
             cached = self.cache.get_entries(batch_keys)
+            known.update(cached)
             missing = set(batch_keys) - set(cached)
             if not missing:
                 for i in batch:
@@ -603,10 +608,16 @@ class CachedModel:
             producer = self._producer(backend)
             to_store = []
             for i, generation in zip(batch, fresh, strict=True):
-                results[i] = generation
+                samples = []
                 for key, sample in zip(keys[i], generation.samples, strict=True):
+                    earlier = known.get(key)
+                    if earlier is not None:
+                        samples.append(_sample_from_cache(earlier.payload, earlier.array))
+                        continue
+                    samples.append(sample)
                     payload = sample.model_dump(mode="json", exclude={"mean_distribution"})
                     to_store.append((key, payload, sample.mean_distribution))
+                results[i] = generation.model_copy(update={"samples": samples})
             # one transaction per batch: a kill loses at most this one
             self.cache.put_many(namespace, to_store, producer=producer)
             now = time.time()
