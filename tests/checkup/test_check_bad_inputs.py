@@ -337,3 +337,22 @@ def test_bad_check_input_is_one_line_and_touches_nothing(
     assert changes(before, tree_state(tmp_path)) == []
     if case.live:  # four attempts of LIVE_TIMEOUT_S at most, and no backoff: a dead endpoint is not a hang
         assert took < 4 * LIVE_TIMEOUT_S + 5, took
+
+
+@pytest.mark.slow
+def test_live_against_a_refusing_endpoint_fails_in_one_line_within_its_documented_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real client (30 s a request, four attempts 2, 4 and 8 s apart): about 15 s, as docs/check.md says."""
+    monkeypatch.setattr("chronoprobe.contract.runner.load_backend", _refuse_models)
+    port = _free_port()
+    argv = [*shlex.split(CHECK), "--live", "--endpoint", f"http://127.0.0.1:{port}/sparql"]
+    started = time.monotonic()
+    ran = run_main(monkeypatch, capsys, *argv, "--out", str(tmp_path / "check"), "--cache", str(tmp_path / "c.sqlite"))
+    took = time.monotonic() - started
+    errors = [line for line in ran.err.splitlines() if line.startswith("error: ")]
+    assert ran.code == 2 and errors == [
+        f"error: WDQS http://127.0.0.1:{port}/sparql: connection failed (ConnectError) (gave up after 4 attempts)"
+    ]
+    assert 14 <= took < 30, took
+    assert not (tmp_path / "check").exists()
