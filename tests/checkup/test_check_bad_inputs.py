@@ -356,3 +356,20 @@ def test_live_against_a_refusing_endpoint_fails_in_one_line_within_its_documente
     ]
     assert 14 <= took < 30, took
     assert not (tmp_path / "check").exists()
+
+
+def test_a_lens_with_nothing_to_do_in_the_checks_own_folder_is_skipped_not_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model with no outdated answer leaves editing no fact to edit: that lens is skipped, the check ends."""
+    out = tmp_path / "check"
+    ran = run_main(monkeypatch, capsys, "check", "-m", PARIS, "--lens", "editing", "--out", str(out),
+                   "--cache", str(tmp_path / "c.sqlite"), "--require", "editing.ike.efficacy_pct >= 1")  # fmt: skip
+    assert ran.code == 1, ran.text  # the threshold on editing fails: not measured
+    assert "editing: skipped, nothing to do: no facts to edit for mock:constant=Paris" in ran.err
+    record = json.loads((out / "check.json").read_text())
+    assert record["complete"] and [(e["lens"], e["status"]) for e in record["lenses"]] == [
+        ("outdated", "done"),
+        ("editing", "skipped"),
+    ]
+    assert (out / "check.md").is_file() and (out / "card.html").is_file()
