@@ -5,8 +5,11 @@ Tests import it by file name (pytest puts ``tests/`` on ``sys.path`` through the
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +52,29 @@ def run_ok(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], 
     ran = run_main(monkeypatch, capsys, *args)
     assert ran.code == 0, ran.text
     return ran.text
+
+
+def tree_state(root: Path, skip: tuple[str, ...] = ("home", "calls.sqlite")) -> dict[str, str]:
+    """Every entry under ``root`` (but the top-level names in ``skip``): a file by its bytes' digest, a folder
+    as ``dir``, a link by its target; two states differ when anything was written, removed or changed."""
+    state: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
+        if name.split("/")[0].startswith(skip):
+            continue
+        if path.is_symlink():
+            state[name] = f"link -> {os.readlink(path)}"
+        elif path.is_dir():
+            state[name] = "dir"
+        else:
+            state[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return state
+
+
+def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """What differs between two :func:`tree_state` results, one line per entry."""
+    return [
+        f"{name}: {'new' if name not in before else 'gone' if name not in after else 'changed'}"
+        for name in sorted(set(before) | set(after))
+        if before.get(name) != after.get(name)
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import gzip
 import json
 import os
@@ -32,6 +33,17 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Remove what a write of ``path`` killed between its temporary file and the rename left beside it
+    (``.<name>.<random>.tmp``); returns what went. Only for a file whose writer holds the folder (its lock)."""
+    if not path.parent.is_dir():
+        return []
+    stale = [p for p in path.parent.glob(f".{glob.escape(path.name)}.*.tmp") if p.is_file() and not p.is_symlink()]
+    for found in stale:
+        found.unlink(missing_ok=True)
+    return stale
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -148,3 +148,25 @@ def test_a_threshold_on_a_lens_that_measured_nothing_fails() -> None:
     assert not result.passed and result.line() == (
         "recency.zero-shot.without.accuracy >= 0.1 (smollm2): not measured in this run; fails"
     )
+
+
+def test_a_thousand_thresholds_parse_judge_and_write_as_one_junit_file(tmp_path) -> None:
+    from junitparser import JUnitXml
+
+    from chronoprobe.checkup.junit import write_junit
+
+    texts = [f"outdated.soft_constraint_pct.up-to-date.cat{i % 7} >= {i % 100}" for i in range(1000)]
+    thresholds = [parse_threshold(text, PATTERNS) for text in texts]
+    records = [
+        Metric(model="x", group=f"cat{i}", name="soft_constraint_pct.up-to-date", value=50.0, n=9, unit="%")
+        for i in range(6)  # cat6 is not measured: its thresholds fail, naming the classes that were
+    ]
+    summary = Summary(lens="outdated", models=["x"], headline={}, detail={}, metrics=records)
+    gate = judge_all(thresholds, {"outdated": summary}, names={"x": "x"})
+    assert len(gate) == 1000
+    assert {g.passed for g in gate if g.threshold.group == "cat6"} == {False}
+    assert "recorded for the classes cat0, cat1, cat2, cat3, cat4, cat5" in next(g.line() for g in gate if not g.metric)
+    assert sum(g.passed for g in gate) == sum(1 for i in range(1000) if i % 7 != 6 and i % 100 <= 50)
+    write_junit(tmp_path / "gate.xml", gate, [("outdated", None)])
+    suites = list(JUnitXml.fromfile(str(tmp_path / "gate.xml")))
+    assert [len(list(suite)) for suite in suites] == [1000, 1]

@@ -22,6 +22,7 @@ import pytest
 import chronoprobe as cp
 from chronoprobe.cli.main import main
 from chronoprobe.testing import register_mock, unregister_mock
+from cli_driver import changes, tree_state
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 EDIT_SET = (
@@ -113,6 +114,27 @@ def _lm_samples(tmp: Path) -> None:
     doc = {"fact_id": "countries_byGDP/Italy/President of Italy", "template_index": 0}
     row = {"doc_id": 0, "doc": doc, "filtered_resps": ["Sergio Mattarella"]}
     _write("lm/my-model/samples_chronoprobe_outdated_2026-01-01T00-00-00.jsonl", json.dumps(row) + "\n")(tmp)
+
+
+def _future_snapshot(tmp: Path) -> None:
+    """A user snapshot ``future`` whose retrieval date is after today."""
+    shipped = Path(cp.__file__).parent / "data" / "snapshots" / "dyknow-2023-12-18.json"
+    data = json.loads(shipped.read_text(encoding="utf-8"))
+    _write("home/snapshots/future.json", json.dumps({**data, "name": "future", "retrieved": "2999-01-01"}))(tmp)
+
+
+def _write_bytes(name: str) -> Callable[[Path], None]:
+    def damage(tmp: Path) -> None:
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / name).write_bytes(b"\xff\xfe\x00 not text")
+
+    return damage
+
+
+def _damaged_holder(tmp: Path) -> None:
+    """``holder/``: a folder whose only run folder has a damaged run.json."""
+    shutil.copytree(tmp / "run", tmp / "holder" / "run")
+    (tmp / "holder" / "run" / "run.json").write_text("{not json")
 
 
 def _unreachable_port() -> int:
@@ -621,6 +643,44 @@ CASES: list[Case] = [
         f"outdated run {MOCK} -m llamacpp:smollm2 --dtype float16 --quantize 8bit",
         "--dtype float16, --quantize 8bit do not apply",
     ),
+    # --- issue 33 §2: the snapshot tools, results and card over damaged, mixed and future inputs
+    Case("snapshot-show-empty-name", "snapshot show ''", "SNAPSHOT"),
+    Case("snapshot-show-a-path-up", "snapshot show ../no-such/x.json", "snapshot file not found"),
+    Case(
+        "snapshot-show-from-the-future",
+        "snapshot show future",
+        "retrieved 2999-01-01, after today",
+        _future_snapshot,
+    ),
+    Case("snapshot-diff-from-the-future", "snapshot diff dyknow-2023-12-18 future", "future.json", _future_snapshot),
+    Case("snapshot-show-binary", "snapshot show mine", "is not UTF-8", _write_bytes("home/snapshots/mine.json")),
+    Case(
+        "snapshot-show-no-answers",
+        "snapshot show mine",
+        "missing 'answers'",
+        _write("home/snapshots/mine.json", '{"name": "mine", "retrieved": "2023-01-01"}'),
+    ),
+    Case(
+        "snapshot-show-fact-wrong",
+        "snapshot show mine",
+        "mine.json fact Q1",
+        _write("home/snapshots/mine.json", '{"name": "m", "retrieved": "2023-01-01", "answers": {"Q1": 5}}'),
+    ),
+    Case("snapshot-fetch-name-shipped", "snapshot fetch --name dyknow-2023-12-18", "is a shipped snapshot's name"),
+    Case("snapshot-fetch-name-up", "snapshot fetch --name ../evil", "--name"),
+    Case("snapshot-fetch-name-empty", "snapshot fetch --name ''", "--name"),
+    Case(
+        "snapshot-fetch-name-taken",
+        "snapshot fetch --name mine",
+        "already exists; pass --replace",
+        _write("home/snapshots/mine.json", "{}"),
+    ),
+    Case("results-only-run-damaged", "results {tmp}/holder", "holder/run/run.json", _damaged_holder),
+    Case("card-only-run-damaged", "card {tmp}/holder --out {tmp}/c.html", "holder/run/run.json", _damaged_holder),
+    Case("card-out-onto-run-json", "card {tmp}/run --out {tmp}/run/run.json", "exists and is not a chronoprobe card"),
+    Case("card-out-onto-the-input", "card {tmp}/run --out {tmp}/run", "--out"),
+    Case("card-out-onto-report-md", "card {tmp}/run --out {tmp}/run/report.md", "is not a chronoprobe card"),
+    Case("results-out-onto-summary", "results {tmp}/run --out {tmp}/run/summary.json", "--out"),
     Case("export-out-inside-run", "export lm-eval --out {tmp}/run/task", "lies inside"),
     Case("export-out-is-run", "export lm-eval --out {tmp}/run", "--out"),
     Case("outdated-out-inside-run", f"outdated run {MOCK} --out {{tmp}}/run/again", "lies inside"),
@@ -679,7 +739,7 @@ def test_bad_input_is_one_clean_line(
     _prepare(tmp_path, good_run)
     if case.damage is not None:
         case.damage(tmp_path)
-    before = _paths(tmp_path)
+    before, state = _paths(tmp_path), tree_state(tmp_path)
     monkeypatch.setattr(sys, "argv", ["chronoprobe", *_argv(case, tmp_path)])
     capsys.readouterr()
     with pytest.raises(SystemExit) as stopped:
@@ -692,6 +752,7 @@ def test_bad_input_is_one_clean_line(
     assert case.expected in lines[0], err
     left = sorted(str(p.relative_to(tmp_path)) for p in _paths(tmp_path) - before)
     assert not left, f"left behind: {left}"
+    assert changes(state, tree_state(tmp_path)) == []  # nothing of what was there changed or went
 
 
 def test_knowledge_date_of_a_run_whose_block_lacks_a_key_names_file_and_key(good_run: Path, tmp_path: Path) -> None:

@@ -221,3 +221,25 @@ def test_diff_from_python_of_a_snapshot_with_itself_changes_nothing() -> None:
         "0 facts with changed current answers, 0 with any statement change, "
         "0 only in dyknow-2023-12-18, 0 only in dyknow-2023-12-18",
     )
+
+
+def test_list_names_each_damaged_or_future_snapshot_and_lists_the_rest(home: Path, monkeypatch, capsys) -> None:
+    from cli_driver import run_main
+
+    shipped = load_snapshot()
+    (home / "snapshots").mkdir(parents=True)
+    (home / "snapshots" / "broken.json").write_text('{"name": "broken", "retr')
+    (home / "snapshots" / "array.json").write_text("[]")
+    future = json.loads(shipped.model_dump_json()) | {"name": "future", "retrieved": "2999-01-01"}
+    (home / "snapshots" / "future.json").write_text(json.dumps(future))
+    fine = json.loads(shipped.model_dump_json()) | {"name": "fine"}
+    (home / "snapshots" / "fine.json").write_text(json.dumps(fine))
+    ran = run_main(monkeypatch, capsys, "snapshot", "list", columns=250)
+    assert ran.code == 0, ran.text
+    rows = {line.split("│")[1].strip(): line for line in ran.out.splitlines() if line.startswith("│")}
+    assert set(rows) == {"array", "broken", "dyknow-2023-12-18", "fine", "future"}
+    assert all("user, unreadable" in rows[name] for name in ("array", "broken", "future"))
+    assert "2023-12-18 │ 130" in rows["fine"]
+    warnings = [line for line in ran.text.splitlines() if line.startswith("warning: ")]
+    assert [w.split(": ")[1].rsplit("/", 1)[1] for w in warnings] == ["array.json", "broken.json", "future.json"]
+    assert "retrieved 2999-01-01, after today" in warnings[2]

@@ -1,4 +1,5 @@
-"""The secret sweep: every command that takes a model, run against real loopback servers that want a key,
+"""The secret sweep: every command that takes a model (``check`` with its JUnit file, ``history`` of what they
+wrote), run against real loopback servers that want a key,
 with the key in the model URL in each form a URL holds one (``user:KEY@``, a percent-encoded ``user:K%2FEY@``,
 a query parameter ``?api_key=KEY``) and another in ``$OPENAI_API_KEY``; then commands that fail against
 them (a wrong path, a wrong key). No key, in any spelling, may appear in any file the commands write (run
@@ -69,9 +70,13 @@ def commands(tmp: Path, specs: dict[str, str]) -> dict[str, list[str]]:
                                "--no-locality", "--out", str(runs[3]), *cache],
         "editing run --dataset": ["editing", "run", "--dataset", str(tmp / "ds.json"), "--model", url_spec,
                                   "--method", "rag-gold", "--out", str(runs[4]), *cache],
-        "results": ["results", *map(str, runs)],
-        "results --out": ["results", *map(str, runs), "--out", str(tmp / "tables" / "results.csv")],
-        "card": ["card", *map(str, runs), "--out", str(tmp / "card" / "card.html")],
+        "check": ["check", "--model", url_spec, "--model", f"envy={specs['env']}", "--model", f"q={query_spec}",
+                  "--lens", "recency", "--require", "recency.zero-shot.without.accuracy >= 0", "--out", str(tmp / "check"),
+                  "--junit", str(tmp / "junit" / "check.xml"), *cache],
+        "history": ["history", str(runs[0]), "--out", str(tmp / "history")],
+        "results": ["results", *map(str, runs), str(tmp / "check")],
+        "results --out": ["results", *map(str, runs), str(tmp / "check"), "--out", str(tmp / "tables" / "results.csv")],
+        "card": ["card", *map(str, runs), str(tmp / "check"), "--out", str(tmp / "card" / "card.html")],
     }  # fmt: skip
 
 
@@ -91,6 +96,8 @@ def failing(tmp: Path, port: int) -> dict[str, list[str]]:
                                     "--cache", str(tmp / "f.sqlite")],
         "a wrong key": ["recency", "gate", "Who?", "--model", f"openai:echo@{base}/v1?key={URL_KEY}&x=1#{ENV_KEY}",
                         "--cache", str(tmp / "f.sqlite")],
+        "a check with a wrong key": ["check", "--model", f"openai:echo@http://user:{URL_KEY}@127.0.0.1:{port}/v1",
+                                     "--lens", "recency", "--out", str(tmp / "refused-check"), "--cache", str(tmp / "f.sqlite")],
     }  # fmt: skip
 
 
@@ -122,11 +129,14 @@ def test_no_key_in_any_output_file_or_on_the_console(
             code, printed[name] = cli(monkeypatch, capsys, *args)
             assert code == 2 and f"127.0.0.1:{by_query.port}/v" in printed[name], f"{name}: {printed[name]}"
         assert "HTTP 404" in printed["a path the server lacks"] and "HTTP 401" in printed["a wrong key"]
+        assert "HTTP 401" in printed["a check with a wrong key"] and not (tmp_path / "refused-check").exists()
 
     gc.collect()  # the failed commands' caches close: their -wal and -shm files fold into the .sqlite
     files = {str(p.relative_to(tmp_path)): read(p) for p in tmp_path.rglob("*") if p.name != "questions.jsonl"}
     files = {name: text for name, text in files.items() if text is not None}
     assert len(files) > 40 and any(name.endswith(".sqlite") for name in files)  # the call cache is swept too
+    written = {"check/check.md", "check/check.json", "check/card.html", "check/.chronoprobe-run", "junit/check.xml"}
+    assert written | {"check/recency/run.json", "history/history.json"} <= set(files)
     found = [
         f"{place}: {key}"
         for key in KEYS

@@ -136,7 +136,11 @@ def test_a_parent_folder_gives_every_lens(run_folders: dict[str, Path], tmp_path
     (parent / "empty").mkdir()
     found = find_runs([parent])
     assert [r.lens for r in found.runs] == ["recency"]
-    assert len(found.warnings) == 1 and "notes" in found.warnings[0]
+    assert len(found.warnings) == 2 and "notes" in found.warnings[0]
+    assert (
+        found.warnings[1]
+        == f"skipped 1 folder(s) under {parent} with no result folder within 3 levels: {parent / 'empty'}"
+    )
 
 
 @pytest.mark.parametrize("case", ["missing", "file", "empty", "unknown", "corrupt", "wrong-shape", "corrupt-log"])

@@ -28,19 +28,22 @@ def is_our_junit(path: Path) -> bool:
 
 def junit_xml(gate: Sequence[GateResult], lenses: Sequence[tuple[str, str | None]]) -> JUnitXml:
     """The document: ``gate`` results, then ``lenses`` as (name, reason it was skipped or None)."""
-    thresholds = TestSuite("gate")
+    cases = []
     for result in gate:
         case = TestCase(f"{result.threshold.name} ({result.model})", classname="chronoprobe.checkup.thresholds")
         if not result.passed:
             case.result = [Failure(result.line())]
         case.system_out = result.line()
-        thresholds.add_testcase(case)
-    runs = TestSuite("lenses")
+        cases.append(case)
+    lens_cases = []
     for name, skipped in lenses:
         case = TestCase(name, classname="chronoprobe.check.lens")
         if skipped is not None:
             case.result = [Skipped(skipped)]
-        runs.add_testcase(case)
+        lens_cases.append(case)
+    thresholds, runs = TestSuite("gate"), TestSuite("lenses")
+    thresholds.add_testcases(cases)  # at once: add_testcase recounts the suite each time (1,000 thresholds: 5 s)
+    runs.add_testcases(lens_cases)
     document = JUnitXml(SUITES_NAME)
     document.add_testsuite(thresholds)
     document.add_testsuite(runs)

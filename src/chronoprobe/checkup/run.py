@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.checkup.folder import check_lens_folders, check_same_models, clear_stale_writes, discard_if_unused
 from chronoprobe.checkup.plan import LensPlan, estimate_lens, plan_line, total_line
 from chronoprobe.checkup.report import (
     CHECK_KIND,
@@ -36,10 +37,11 @@ from chronoprobe.checkup.select import Chosen, choose, selection
 from chronoprobe.checkup.thresholds import GateResult, Threshold, judge_all, parse_threshold
 from chronoprobe.contract import publish
 from chronoprobe.contract.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, Workload, lens_class
-from chronoprobe.contract.runlog import MARKER, Run, Summary, load_run, read_folder
+from chronoprobe.contract.runlog import MARKER, RUN_LOG, Run, Summary, load_run, read_folder
 from chronoprobe.contract.runner import default_folder, execute
-from chronoprobe.errors import CapabilityError, ConfigError, PluginError
+from chronoprobe.errors import CapabilityError, ConfigError, DataError, PluginError
 from chronoprobe.io import write_json_atomic
+from chronoprobe.models.names import check_distinct
 from chronoprobe.models.registry import BackendOptions, ModelRequest, default_models, parse_model, strip_url_credentials
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
@@ -171,9 +173,12 @@ def prepare(request: CheckRequest, out: Path) -> Prepared:
     parse_engine(request.engine).check()  # a bad or unreachable engine: refused before the folder is started
     context = _context(request)
     publish.check_output_dir(out, kind=CHECK_KIND)
+    check_distinct(request.models)
+    check_same_models(out, [str(m) for m in request.models])
     cache = request.cache or default_call_cache()
     publish.check_not_input(out, [("--cache", cache)])
     chosen = choose(selection(request.lenses), context, out, request.models, request.options)
+    check_lens_folders(out, [(c.name, c.lens.kind) for c in chosen if c.lens is not None])
     patterns = {c.name: lens_class(c.name).metric_patterns for c in chosen if c.lens is not None}
     thresholds = [parse_threshold(text, patterns) for text in request.require]
     for item in chosen:  # what a lens reads must not lie in the folder the check writes, but for its own needs
@@ -219,15 +224,22 @@ def _kept(out: Path, item: Chosen, earlier: CheckRecord | None) -> bool:
     entry = earlier.entry(item.name) if earlier is not None else None
     if entry is None or entry.status != "done" or entry.fingerprint != item.fingerprint or entry.folder is None:
         return False
+    if not (out / entry.folder / RUN_LOG).is_file():  # the run log is what a check wrote; a summary alone is not
+        return False
     try:
         return read_folder(out / entry.folder) is not None
     except Exception:  # a damaged folder is rerun, not trusted
         return False
 
 
-def _start_folder(out: Path) -> None:
-    """The check folder and its marker (so a later check recognises it as its own)."""
+def _start_folder(out: Path) -> bool:
+    """The check folder and its marker (so a later check recognises it as its own); True when it is new.
+
+    What a kill left half-written in an earlier check's folder goes first, so a resumed check ends with
+    the files an uninterrupted one writes."""
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    clear_stale_writes(out)
     if not (out / MARKER).exists():
         write_json_atomic(
             out / MARKER,
@@ -238,6 +250,15 @@ def _start_folder(out: Path) -> None:
                 "command": strip_url_credentials(" ".join(sys.argv)),
             },
         )
+    return created
+
+
+def _inside(where: str, out: Path) -> bool:
+    """The place an error names lies in the check folder (a lens folder this check wrote)."""
+    try:
+        return Path(where).resolve().is_relative_to(out.resolve())
+    except (OSError, ValueError):
+        return False
 
 
 def _calls(run: Run) -> int:
@@ -322,6 +343,11 @@ class _Runner:
         except PluginError as exc:  # a plug-in fails its own line, not the check
             self.skip(item.name, f"the plug-in {exc.problem}")
             return
+        except DataError as exc:  # what an earlier lens of this check left it holds nothing for it (no fact to edit)
+            if not _inside(exc.where, self.prepared.out):
+                raise
+            self.skip(item.name, f"nothing to do: {exc.problem}")
+            return
         self.done(item, LensOutcome(item.name, "ran", run=run, calls_made=_calls(run)), line.workload)
         self.shown.say(f"{item.name}: done, {_calls(run):,} new model calls; {folder}")
 
@@ -353,10 +379,15 @@ def run_prepared(
     plans = prepared.plans or plan(prepared)
     runner = _Runner(prepared, handles, _Progress(say, progress, progress_display, announce))
     with publish.OutputClaim(prepared.out, kind=CHECK_KIND):
-        _start_folder(prepared.out)
-        for item, line in zip(prepared.chosen, plans, strict=True):
-            runner.one(item, line)
-        gate = runner.finish()
+        created = _start_folder(prepared.out)
+        try:
+            for item, line in zip(prepared.chosen, plans, strict=True):
+                runner.one(item, line)
+            gate = runner.finish()
+        except BaseException:
+            if created:  # failed before any lens finished (a dead --live endpoint): no stray folder
+                discard_if_unused(prepared.out)
+            raise
     return CheckResult(prepared.out, prepared.request.budget, runner.record, runner.outcomes, gate, plans)
 
 

@@ -11,10 +11,11 @@ interval is compared as a point.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.errors import ConfigError
@@ -56,9 +57,14 @@ class Threshold:
         return f"{self.lens}.{self.metric}{group} {self.op} {self.shown}"
 
 
+_PART = "[A-Za-z0-9_+-]+"
+"""What ``*`` stands for: the text of one dotted part as lenses name their metrics (a strategy, a method, a
+verdict), never empty; so a typo with an accent or an empty part is refused before any model loads."""
+
+
 def pattern_regex(pattern: str) -> re.Pattern[str]:
-    """A lens's metric pattern as a regex: ``*`` is any text within one dotted part."""
-    return re.compile("^" + "[^.]*".join(re.escape(part) for part in pattern.split("*")) + "$")
+    """A lens's metric pattern as a regex: ``*`` is a word (letters, digits, ``_+-``) within one dotted part."""
+    return re.compile("^" + _PART.join(re.escape(part) for part in pattern.split("*")) + "$")
 
 
 def known_metric(name: str, patterns: Sequence[str]) -> bool:
@@ -68,11 +74,11 @@ def known_metric(name: str, patterns: Sequence[str]) -> bool:
 def _split(rest: str, patterns: Sequence[str]) -> tuple[str, str] | None:
     """(metric, class) of ``rest``: the whole of it a metric (class ``all``), or all but its last part."""
     if not patterns:  # the lens does not declare its names: taken as written, looked up after the run
-        return rest, ALL
+        return (rest, ALL) if all(rest.split(".")) else None
     if known_metric(rest, patterns):
         return rest, ALL
     metric, dot, group = rest.rpartition(".")
-    if dot and known_metric(metric, patterns):
+    if dot and group and known_metric(metric, patterns):
         return metric, group
     return None
 
@@ -91,6 +97,8 @@ def _bound(text: str, metric: str, where: str) -> float:
     except ValueError:
         hint = " or a date (YYYY-MM)" if unit == "year" else ""
         raise ConfigError(where, f"{text!r} is not a number{hint}") from None
+    if not math.isfinite(value):  # nan never holds and inf always or never: no bound a gate can keep
+        raise ConfigError(where, f"{text!r} is not a finite number")
     if percent and unit == "rate":  # accuracy >= 10% means a rate of 0.1
         return value / 100.0
     if percent and unit != "%":
@@ -111,7 +119,7 @@ def parse_threshold(text: str, patterns: Mapping[str, Sequence[str]]) -> Thresho
         raise ConfigError(where, f"names no metric after {lens!r}")
     split = _split(rest, patterns[lens])
     if split is None:
-        shown = ", ".join(p.replace("*", "<…>") for p in patterns[lens])
+        shown = ", ".join(p.replace("*", "<…>") for p in patterns[lens]) or "names without an empty part"
         raise ConfigError(where, f"{rest!r} is not a metric of the {lens} lens; its metrics: {shown}")
     metric, group = split
     return Threshold(
@@ -137,12 +145,15 @@ class GateResult:
     passed: bool
     why: str
     """How it was decided: ``interval``, ``point`` (strict, or no interval), ``not measured``."""
+    classes: tuple[str, ...] = ()
+    """Not measured: the classes the run did record the metric for (a typo in the class shows here)."""
 
     def line(self) -> str:
         """``outdated.soft_constraint_pct.up-to-date >= 40 (smollm2): 3.8% (95% CI 1.7–8.7%, n=130); fails``."""
         verdict = "holds" if self.passed else "fails"
         if self.metric is None or self.metric.value is None:
-            return f"{self.threshold.name} ({self.model}): not measured in this run; {verdict}"
+            known = f" (recorded for the classes {', '.join(self.classes)})" if self.classes else ""
+            return f"{self.threshold.name} ({self.model}): not measured in this run{known}; {verdict}"
         value = number(self.metric.value, self.metric.unit)
         known = interval(self.metric)
         bound = self.threshold.shown
@@ -192,5 +203,9 @@ def judge_all(
                 None,
             )
             shown = (names or {}).get(key) or summary.names.get(key, key)
-            results.append(judge(threshold, found, shown, strict=strict))
+            result = judge(threshold, found, shown, strict=strict)
+            if found is None:
+                groups = [m.group for m in summary.metrics if m.model == key and m.name == threshold.metric]
+                result = replace(result, classes=tuple(dict.fromkeys(groups)))
+            results.append(result)
     return results

@@ -106,8 +106,12 @@ class CheckTool(Tool["CheckResult"]):
     def run(self, context: ToolContext) -> CheckResult:
         from chronoprobe.checkup.plan import plan_line, total_line
         from chronoprobe.checkup.run import CheckRequest, plan, prepare, run_prepared
+        from chronoprobe.contract.publish import check_not_input
+        from chronoprobe.paths import default_call_cache
 
         config = self.config
+        if config.junit is not None:  # written last, by a rename: never over the call cache the lenses fill
+            check_not_input(config.junit, [("--cache", context.cache_path or default_call_cache())], "--junit")
         request = CheckRequest(
             models=self._models,
             budget=config.budget,

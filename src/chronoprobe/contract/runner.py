@@ -62,9 +62,10 @@ def load_models(
     announce: Announce | None = None,
 ) -> list[CachedModel]:
     """Load every requested model (the embedded default if none) behind the cache, with distinct short names."""
-    from chronoprobe.models.names import unique_names
+    from chronoprobe.models.names import check_distinct, unique_names
 
     chosen = [parse_model(r) for r in requests or default_models()]  # every name and spec checked before any load
+    check_distinct(chosen)  # two models shown by one name: refused, never told apart as "a (2)"
     for request in chosen:  # with the options it is given: a bad second one fails before any load
         check_options(request, options)
     models = []

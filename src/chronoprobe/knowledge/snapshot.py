@@ -7,6 +7,7 @@ package, so a user can re-fetch without losing the pinned default.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import tempfile
@@ -168,9 +169,21 @@ def parse_snapshot(data: Any, where: str) -> Snapshot:
             raise DataError(f"{where} fact {fact_id}", f"entry says fact_id {item.fact_id!r}")
         parsed[fact_id] = item
     try:
-        return Snapshot.model_validate({**data, "format": version, "answers": parsed})
+        snapshot = Snapshot.model_validate({**data, "format": version, "answers": parsed})
     except ValidationError as exc:
         raise DataError(where, _first_error(exc)) from None
+    _check_not_future(snapshot, where)
+    return snapshot
+
+
+def _check_not_future(snapshot: Snapshot, where: str) -> None:
+    """A snapshot records answers as they stood when retrieved: a retrieval after today (a day of slack for
+    time zones) is a damaged or hand-edited file, and every "current" answer judged against it would be a guess."""
+    today = dt.date.today()
+    if snapshot.retrieved > today + dt.timedelta(days=1):
+        raise DataError(
+            where, f"retrieved {snapshot.retrieved}, after today ({today}); a snapshot cannot be dated later"
+        )
 
 
 def load_snapshot(name_or_path: str | None = None) -> Snapshot:

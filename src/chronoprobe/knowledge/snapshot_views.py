@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from chronoprobe.errors import ConfigError
+from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.knowledge.snapshot import diff_snapshots, list_snapshots, load_snapshot, shipped_dir, snapshot_path
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
@@ -27,13 +27,20 @@ ProgressTicks = Callable[[str, int], Callable[[int], None]]
 
 def listing_view() -> TableView:
     """The snapshots available by name (yours and the shipped ones)."""
+    from rich.markup import escape
+
     shipped = shipped_dir().resolve()
-    rows = []
+    rows, damaged = [], []
     for name, path in list_snapshots():
-        snapshot = load_snapshot(str(path))
         where = "shipped" if path.resolve().parent == shipped else "user"
+        try:
+            snapshot = load_snapshot(str(path))
+        except ChronoprobeError as exc:  # one damaged file is named, and the others still listed
+            rows.append((name, "?", "?", f"{where}, unreadable", str(path)))
+            damaged.append(f"[yellow]warning[/]: {escape(str(exc))}")
+            continue
         rows.append((name, snapshot.retrieved.isoformat(), str(len(snapshot.answers)), where, str(path)))
-    return TableView("Snapshots", ("name", "retrieved", "facts", "where", "path"), rows)
+    return TableView("Snapshots", ("name", "retrieved", "facts", "where", "path"), rows, after=tuple(damaged))
 
 
 def diff_view(old: str, new: str, *, statements: bool = False) -> TableView:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import NAME_RULE as NAME_RULE  # the naming rule lives with the parser
 from chronoprobe.models.registry import ModelRequest, parse_model
 
-__all__ = ["FILE_PART_LIMIT", "NAME_RULE", "file_safe", "recorded_short_name", "unique_names"]
+__all__ = ["FILE_PART_LIMIT", "NAME_RULE", "check_distinct", "file_safe", "recorded_short_name", "unique_names"]
 
 
 def recorded_short_name(label: str) -> str:
@@ -38,6 +38,18 @@ def unique_names(names: Iterable[str]) -> list[str]:
         seen[name] = seen.get(name, 0) + 1
         result.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
     return result
+
+
+def check_distinct(requests: Sequence[ModelRequest], option: str = "--model") -> None:
+    """Refuse two models that would be shown by one name (one NAME given twice, one spec twice, two specs whose
+    derived names agree): a row, a paragraph or a threshold line must say which model it is about."""
+    by_name: dict[str, list[ModelRequest]] = {}
+    for request in requests:
+        by_name.setdefault(request.display_name, []).append(request)
+    for name, given in by_name.items():
+        if len(given) > 1:
+            values = ", ".join(str(request) for request in given)  # str(): the spec with any key removed
+            raise ConfigError(option, f"two models are named {name!r} ({values}); give each its own NAME=SPEC")
 
 
 _UNSAFE = re.compile(r"[^\w.+-]+")

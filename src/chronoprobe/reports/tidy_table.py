@@ -118,9 +118,10 @@ def find_runs(paths: Sequence[Path], depth: int = 3) -> Found:
     """The run folders named by ``paths``: each a run folder or a folder holding run folders
     up to ``depth`` levels down.
 
-    A named folder that is neither is an error. A subfolder that is not a run folder is
-    skipped with a warning when it looks like a broken one (a summary.json we cannot place)
-    and silently otherwise; hidden folders (staging, caches) are never entered.
+    A named folder that is neither is an error; one whose only result folders do not read is the
+    error of the first of them (its file named). A subfolder that is not a run folder is skipped with
+    a warning when it looks like a broken one (a summary.json we cannot place); the folders that hold
+    no result folder are counted in one warning; hidden folders (staging, caches) are never entered.
     """
     found = Found()
     seen: set[Path] = set()
@@ -135,19 +136,43 @@ def find_runs(paths: Sequence[Path], depth: int = 3) -> Found:
             _add(found, seen, run)
             continue
         before = len(found.runs)
-        for sub, label in _walk(path, depth):
-            try:
-                nested = read_run(sub, label)
-            except DataError as exc:
-                found.warnings.append(f"skipped {exc}")
-                continue
-            if nested is not None:
-                _add(found, seen, nested)
-            elif (sub / SUMMARY).is_file():
-                found.warnings.append(f"skipped {_unknown(sub)}")
+        broken, empty = _search(path, depth, found, seen)
         if len(found.runs) == before:
+            if broken:
+                raise broken[0]
             raise DataError(str(path), _unknown(path).split(": ", 1)[1] + " and holds no result folders")
+        if empty:
+            shown = ", ".join(str(p) for p in empty[:3]) + (", ..." if len(empty) > 3 else "")
+            found.warnings.append(
+                f"skipped {len(empty):,} folder(s) under {path} with no result folder within {depth} levels: {shown}"
+            )
     return found
+
+
+def _search(root: Path, depth: int, found: Found, seen: set[Path]) -> tuple[list[DataError], list[Path]]:
+    """Add the run folders below ``root`` to ``found``: the broken ones (each also a warning), and the
+    outermost folders that hold no run folder."""
+    broken: list[DataError] = []
+    visited: list[Path] = []
+    holding: set[Path] = set()
+    for sub, label in _walk(root, depth):
+        try:
+            nested = read_run(sub, label)
+        except DataError as exc:
+            found.warnings.append(f"skipped {exc}")
+            broken.append(exc)
+            holding.update(sub.parents)
+            continue
+        if nested is not None:
+            _add(found, seen, nested)
+            holding.update(sub.parents)
+        elif (sub / SUMMARY).is_file():
+            found.warnings.append(f"skipped {_unknown(sub)}")
+            holding.update(sub.parents)
+        else:
+            visited.append(sub)
+    empty = set(p for p in visited if p not in holding)
+    return broken, [p for p in visited if p in empty and p.parent not in empty]
 
 
 def _add(found: Found, seen: set[Path], run: Run) -> None:
@@ -158,8 +183,10 @@ def _add(found: Found, seen: set[Path], run: Run) -> None:
 
 
 def _walk(root: Path, depth: int) -> Iterator[tuple[Path, str]]:
-    """Visible subfolders, breadth first; a run folder's own subfolders are not entered."""
+    """Visible subfolders, breadth first, each real folder once (a link back up, a loop, is not followed
+    again); a run folder's own subfolders are not entered."""
     level = [root]
+    entered = {root.resolve()}
     for _ in range(depth):
         below = []
         for folder in level:
@@ -170,6 +197,10 @@ def _walk(root: Path, depth: int) -> Iterator[tuple[Path, str]]:
             for child in children:
                 if child.name.startswith(".") or not child.is_dir():
                     continue
+                real = child.resolve()
+                if real in entered:
+                    continue
+                entered.add(real)
                 yield child, str(child)
                 if not (child / SUMMARY).is_file():
                     below.append(child)

@@ -45,6 +45,8 @@ class Point(BaseModel):
     model: str
     """The run's key for the model (its given name, else its spec)."""
     name: str
+    spec: str = ""
+    """The model itself: two runs of one spec are one model's history, whatever each named it."""
     snapshot: str
     retrieved: dt.date | None
     created: str = ""
@@ -86,6 +88,11 @@ class History(BaseModel):
     changes: list[Change]
     warnings: list[str] = []
 
+    def label(self, point: Point) -> str:
+        """The model's name, with its spec when another model of this history goes by the same name."""
+        shared = {p.spec for p in self.points if p.name == point.name}
+        return point.name if len(shared) <= 1 else f"{point.name} ({point.spec})"
+
 
 def _retrieved(provenance: Provenance) -> tuple[str, dt.date | None]:
     snapshot = provenance.snapshot
@@ -101,6 +108,7 @@ def _retrieved(provenance: Provenance) -> tuple[str, dt.date | None]:
 def _points(run: Run) -> list[Point]:
     snapshot, retrieved = _retrieved(run.provenance)
     names = {m.key: m.name for m in run.models}
+    specs = {m.key: m.spec for m in run.models}
     found = []
     for key in run.summary.models:
         shares = {
@@ -115,6 +123,7 @@ def _points(run: Run) -> list[Point]:
                     run=run.label,
                     model=key,
                     name=names.get(key, key),
+                    spec=specs.get(key, key),
                     snapshot=snapshot,
                     retrieved=retrieved,
                     created=run.provenance.created,
@@ -143,10 +152,11 @@ def _diff(before: str, after: str) -> tuple[list[FactChange] | None, dict[str, F
     return facts, {f.fact_id: f for f in facts}
 
 
-def _change(model: str, earlier: Point, later: Point, folders: dict[str, Path]) -> Change:
+def _change(earlier: Point, later: Point, folders: dict[str, Path], shown: str) -> Change:
+    """What changed for one model (one spec) from its audit ``earlier`` to ``later`` (each keyed as its run keys it)."""
     facts, by_fact = _diff(earlier.snapshot, later.snapshot)
-    old = {(r.fact_id, r.template_index): r for r in _rows(folders[earlier.run]) if r.model == model}
-    new = {(r.fact_id, r.template_index): r for r in _rows(folders[later.run]) if r.model == model}
+    old = {(r.fact_id, r.template_index): r for r in _rows(folders[earlier.run]) if r.model == earlier.model}
+    new = {(r.fact_id, r.template_index): r for r in _rows(folders[later.run]) if r.model == later.model}
     turned = []
     for key, before in old.items():
         after = new.get(key)
@@ -170,7 +180,7 @@ def _change(model: str, earlier: Point, later: Point, folders: dict[str, Path]) 
         else f"snapshot {earlier.snapshot} or {later.snapshot} not found: answers compared by verdict only"
     )
     return Change(
-        model=model, before=earlier.snapshot, after=later.snapshot, facts=facts or [], turned=turned, note=note
+        model=shown, before=earlier.snapshot, after=later.snapshot, facts=facts or [], turned=turned, note=note
     )
 
 
@@ -184,15 +194,15 @@ def read_history(paths: Sequence[Path], models: Sequence[str] = ()) -> History:
     if not runs:
         raise DataError(", ".join(str(p) for p in paths), "holds no outdated run (a check folder or `outdated run`)")
     folders = {r.label: r.path for r in runs}
-    points = [p for r in runs for p in _points(r) if not models or {p.model, p.name} & set(models)]
+    points = [p for r in runs for p in _points(r) if not models or {p.model, p.name, p.spec} & set(models)]
     if not points:
         raise DataError("--only-model", f"{', '.join(map(repr, models))} in none of these runs")
-    points.sort(key=lambda p: (p.model, p.retrieved or dt.date.min, p.created, p.run))
-    changes = []
-    for key in dict.fromkeys(p.model for p in points):
-        mine = [p for p in points if p.model == key]
-        changes += [_change(key, a, b, folders) for a, b in itertools.pairwise(mine)]
-    return History(points=points, changes=changes, warnings=found.warnings)
+    points.sort(key=lambda p: (p.spec, p.retrieved or dt.date.min, p.created, p.run))
+    history = History(points=points, changes=[], warnings=found.warnings)
+    for spec in dict.fromkeys(p.spec for p in points):  # by the model itself: one name may be two models
+        mine = [p for p in points if p.spec == spec]
+        history.changes += [_change(a, b, folders, history.label(b)) for a, b in itertools.pairwise(mine)]
+    return history
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -207,7 +217,12 @@ def _cell(metric: Metric | None) -> str:
 def history_view(history: History) -> TableView:
     """The shares by run folder and snapshot (soft constraint, 95% intervals), as ``chronoprobe history`` shows them."""
     rows = [
-        (point.name, point.snapshot, str(point.retrieved or "?"), *(_cell(point.shares.get(v)) for v in SHARES))
+        (
+            history.label(point),
+            point.snapshot,
+            str(point.retrieved or "?"),
+            *(_cell(point.shares.get(v)) for v in SHARES),
+        )
         for point in history.points
     ]
     title = "Answers judged against each snapshot (soft constraint, 95% intervals)"
@@ -242,7 +257,7 @@ def history_markdown(history: History) -> str:
     lines.append("")
     rows = [
         [
-            p.name,
+            history.label(p),
             p.snapshot,
             str(p.retrieved or "?"),
             *(_cell(p.shares.get(v)) for v in SHARES),
@@ -289,11 +304,11 @@ def history_figure(history: History) -> Figure:
 
     from chronoprobe.lenses.outdated.plots import COLOURS
 
-    models = list(dict.fromkeys(p.model for p in history.points))
+    models = list(dict.fromkeys(p.spec for p in history.points))
     fig = Figure(figsize=(6.5, 3.2 * len(models)))
     axes = fig.subplots(len(models), 1, squeeze=False)[:, 0]
     for ax, key in zip(axes, models, strict=True):
-        mine = [p for p in history.points if p.model == key]
+        mine = [p for p in history.points if p.spec == key]
         x = list(range(len(mine)))
         for offset, verdict in zip((-0.08, 0.0, 0.08), SHARES, strict=True):
             values = [p.shares[verdict].value if verdict in p.shares else None for p in mine]
@@ -314,7 +329,7 @@ def history_figure(history: History) -> Figure:
         ax.set_xticks(x, [f"{p.snapshot}\n{p.retrieved or '?'}" for p in mine], fontsize=8)
         ax.set_ylim(0, 100)
         ax.set_ylabel("% of facts (soft constraint)")
-        ax.set_title(f"{mine[0].name}: answers judged against each snapshot", fontsize=10)
+        ax.set_title(f"{history.label(mine[0])}: answers judged against each snapshot", fontsize=10)
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8, loc="best")
     fig.tight_layout()

@@ -147,13 +147,15 @@ class FetchToolConfig(BaseModel):
     @classmethod
     def _snapshot_name(cls, value: str | None) -> str | None:
         """A name a snapshot can be saved under: a plain, printable, not overlong file name."""
-        from chronoprobe.knowledge.snapshot import snapshot_path
+        from chronoprobe.knowledge.snapshot import shipped_dir, snapshot_path
 
         if value is not None:
             try:
                 snapshot_path(value)
             except ChronoprobeError as exc:
                 raise ValueError(f"{exc.where} {exc.problem}") from None
+            if (shipped_dir() / f"{value}.json").is_file():  # saved under it, today's answers would stand in for it
+                raise ValueError(f"{value!r} is a shipped snapshot's name; give the fetched one its own")
         return value
 
 
