@@ -42,6 +42,7 @@ from chronoprobe.models.registry import (
 )
 from chronoprobe.plugins import LENSES, Plugin
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.metric_format import cell, unit_note
 
 __all__ = [
     "BUDGETS",
@@ -407,12 +408,8 @@ def lens_config(cls: type[Lens[Any]], models: Sequence[str | ModelRequest], opti
 
 
 def _metric_text(metric: Metric) -> str:
-    if metric.value is None:
-        return f"{metric.name} –"
-    shown = f"{metric.name} {metric.value:.4g}{'%' if metric.unit == '%' else ''}"
-    if metric.ci_low is not None and metric.ci_high is not None:
-        shown += f" [{metric.ci_low:.4g}, {metric.ci_high:.4g}]"
-    return shown + (f" (n={metric.n})" if metric.n is not None else "")
+    """``name 12.3% [8.1, 17.9] (n=130)``: the number as check.md and the card show it."""
+    return f"{metric.name}{unit_note(metric)} {cell(metric)}"
 
 
 def headline_lines(summary: Summary) -> list[str]:

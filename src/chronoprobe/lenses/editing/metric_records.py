@@ -13,10 +13,13 @@ from typing_extensions import TypedDict
 
 from chronoprobe.contract.runlog import typed_detail
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.metrics.records import ALL, Metric, from_estimate, number
+from chronoprobe.metrics.records import ALL, Metric, from_estimate, number, unit_for
 
 MEASURES = ("efficacy", "paraphrase", "harmonic_mean", "soft_constraint")
 _HEADLINE = ("harmonic_mean_pct", "soft_constraint_pct")
+SHARED = "shared"
+"""The group of a method's measures on the facts every method on all the facts was scored on (recorded only
+when they were scored on different facts: RAG gold skips a fact without a gold passage)."""
 
 Estimate = dict[str, Any]
 """An estimate as JSON: value, n, ci_low, ci_high, method, level."""
