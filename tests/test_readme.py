@@ -205,7 +205,8 @@ def chronoprobe_commands(line: str, synopsis: bool) -> list[list[str]]:
     are dropped, and ``--option ...`` stands for the option with a value."""
     if synopsis or "[--" in line:
         line = re.sub(r"(--[\w-]+)\]?\s+\.\.\.", r"\1 VALUE", line).replace("[", " ").replace("]", " ")
-    commands, current = [], []
+    commands: list[list[str]] = []
+    current: list[str] = []
     words = _words(line)
     skip = False
     for word in [*words, ";"]:
