@@ -65,7 +65,9 @@ def test_the_notices_come_before_the_plan_and_the_helper_gets_the_runs_options(n
         cache=tmp_path / "c.sqlite",
         notice=told.append,
     )
-    assert told == ["note: two of the questions are about years"]  # the toy lens has no plan line
+    note, plan = told  # the notice first; the plan line (the default, from the workload) before the first call
+    assert note == "note: two of the questions are about years"
+    assert plan.startswith("toy: 2 questions, 2 model calls; about ")
     options, spec = NotingLens.seen
     assert (options.dtype, options.batch_size, spec) == ("float32", 3, "mock:constant=helping")
     assert lens.present(run) == ["mock:years: year_pct 100.0% [34.2, 100.0] (n=2)"]  # Wilson, 2 of 2

@@ -31,6 +31,7 @@ from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
+from chronoprobe.estimate import workload_line
 from chronoprobe.models.base import Capability, require
 from chronoprobe.models.registry import (
     BackendOptions,
@@ -243,9 +244,14 @@ class Lens(ABC, Generic[RowT]):
         with the user's backend options), after ``load``, before the models."""
 
     def plan_line(self, cache: CallCache) -> str | None:
-        """One line saying what the run will do and how long it may take, after ``load`` and before any
-        model loads (times from :func:`chronoprobe.estimate.estimate` over ``cache``); None: no plan line."""
-        return None
+        """One line saying what the run will do and how long it may take, once the models are open and before
+        the first call (times from :func:`chronoprobe.estimate.estimate` over ``cache``); None: no plan line.
+        Default: what :meth:`workload` counts (none: no line), for each of the run's models."""
+        work = self.workload()
+        if work is None:
+            return None
+        specs = [m.spec.raw for m in self.models]
+        return workload_line(self.name, work.items, work.unit, work.calls, specs, cache, at_most=work.at_most)
 
     def check(self, model: CachedModel, engine: Engine) -> None:
         """Fail with a CapabilityError (or ConfigError) if ``model``, run on ``engine``, cannot serve this

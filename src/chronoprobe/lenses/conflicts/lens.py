@@ -203,12 +203,10 @@ class ConflictsLens(Lens[ConflictsRow]):
         from chronoprobe.judges import load_judge
 
         device = self.config.judge_device if self.config.judge_device != "auto" else load_model.options.value("device")
+        device = judge_device(device)  # chosen (torch imported for "auto") before the load is announced
         with load_model.announce(f"loading judge {self.config.judge}"):
             self.judge = load_judge(
-                self.config.judge,
-                cache=cache,
-                device=judge_device(device),
-                allow_fallback=self.config.judge_fallback,
+                self.config.judge, cache=cache, device=device, allow_fallback=self.config.judge_fallback
             )
 
     def check(self, model: CachedModel, engine: Engine) -> None:
