@@ -65,10 +65,12 @@ def test_the_notices_come_before_the_plan_and_the_helper_gets_the_runs_options(n
         cache=tmp_path / "c.sqlite",
         notice=told.append,
     )
-    assert told == ["note: two of the questions are about years"]  # the toy lens has no plan line
+    note, plan = told  # the notice first; the plan line (the default, from the workload) before the first call
+    assert note == "note: two of the questions are about years"
+    assert plan.startswith("toy: 2 questions, 2 model calls; about ")
     options, spec = NotingLens.seen
     assert (options.dtype, options.batch_size, spec) == ("float32", 3, "mock:constant=helping")
-    assert lens.present(run) == ["mock:years: year_pct 100% [34.24, 100] (n=2)"]  # Wilson, 2 of 2
+    assert lens.present(run) == ["mock:years: year_pct 100.0% [34.2, 100.0] (n=2)"]  # Wilson, 2 of 2
 
 
 def test_present_shows_the_headline_records_else_the_headline_numbers() -> None:
@@ -78,7 +80,7 @@ def test_present_shows_the_headline_records_else_the_headline_numbers() -> None:
         Metric(model="m", group="all", name="se", value=9.0),  # not a headline number: not shown
     ]
     with_records = Summary(lens="x", models=["m"], headline={"m": {"cp": 2.5}}, detail={}, metrics=metrics)
-    assert headline_lines(with_records) == ["m: cp 2.5 [2, 3] (n=6)  static: cp 1 (n=2)"]
+    assert headline_lines(with_records) == ["m: cp 2.50 [2.00, 3.00] (n=6)  static: cp 1.00 (n=2)"]
     bare = Summary(lens="x", models=["m"], headline={"m": {"right": 0.5, "wrong": None}}, detail={})
     assert headline_lines(bare) == ["m: right 0.5  wrong –"]
 

@@ -5,6 +5,11 @@ a fresh shell finds (``./setup.sh``, ``.venv/bin/chronoprobe``, ``.venv/bin/pyth
 needs an activated environment), every ``chronoprobe`` command must be a known command with
 known options (a renamed flag fails here), and the cheap ones (``models``, ``snapshot list``,
 ``catalogue templates``, ``results``, ``card``) really run, in a shell whose PATH has no ``.venv``.
+
+The docs pages (``docs/*.md``) follow the same convention: every program of the environment is spelled
+``.venv/bin/<program>``, every ``chronoprobe`` command (a synopsis's too) is known with known, current
+options, every path into the checkout or ``../shared`` exists, and the cheap lines (those above and
+mock-model runs with ``--limit``, on folders the test lays out) run as written.
 """
 
 from __future__ import annotations
@@ -161,3 +166,206 @@ def test_the_cheap_commands_run_as_written(words: list[str], checkout: Path) -> 
     assert "…" not in done.stdout  # 80 columns, nothing cut
     if "--out" in words:
         assert (checkout / words[words.index("--out") + 1]).is_file()
+
+
+# --- the docs pages: the README's convention, and their cheap commands run as written -----------------------
+
+DOCS = sorted((REPO / "docs").glob("*.md"))
+VENV_PROGRAMS = ("chronoprobe", "python", "pip", "inspect", "lm_eval", "ray")
+"""Programs the checkout's environment installs: a doc spells them ``.venv/bin/<program>``, as the README does."""
+_AT_COMMAND_START = re.compile(
+    r"(?:^|[;|&]\s*|\$\(|#\s+)(\"?(?:[\w$./-]*/)?(?:" + "|".join(VENV_PROGRAMS) + r")\"?)(?=\s)"
+)
+SEPARATORS = {";", "|", "&&", "||"}
+DOC_CHEAP = CHEAP | {("snapshot", "show")}
+
+
+def doc_lines(page: Path) -> list[tuple[str, str]]:
+    """(block language, line) of every line in the page's ``bash`` and unlabelled blocks, continuations
+    joined; output and diagram lines (``error: ...``, box drawing) are not commands."""
+    found = []
+    text = page.read_text(encoding="utf-8")
+    for language, block in re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.M | re.S):
+        if language not in ("bash", ""):
+            continue
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.strip() and not line.lstrip().startswith(("error:", "#")) and not set(line) & set("│▼┌└─►"):
+                found.append((language, line))
+    return found
+
+
+def _words(line: str) -> list[str]:
+    line = re.sub(r"<[^<>]*>", lambda m: m.group(0).replace(" ", "_"), line)
+    return [w for w in shlex.split(line, comments=True) if w != "..."]
+
+
+def chronoprobe_commands(line: str, synopsis: bool) -> list[list[str]]:
+    """The ``.venv/bin/chronoprobe`` commands of one line, split at ``;``, ``|``, ``&&``; redirections dropped.
+    In a synopsis (an unlabelled block, or a line with ``[--``) ``[...]`` marks what is optional: its brackets
+    are dropped, and ``--option ...`` stands for the option with a value."""
+    if synopsis or "[--" in line:
+        line = re.sub(r"(--[\w-]+)\]?\s+\.\.\.", r"\1 VALUE", line).replace("[", " ").replace("]", " ")
+    commands: list[list[str]] = []
+    current: list[str] = []
+    words = _words(line)
+    skip = False
+    for word in [*words, ";"]:
+        if skip:
+            skip = False
+        elif word in (">", ">>", "<", "2>"):
+            skip = True
+        elif word in SEPARATORS:
+            if current and current[0] == CHRONOPROBE:
+                commands.append(current)
+            current = []
+        else:
+            current.append(word)
+    return commands
+
+
+DOC_LINES = [(page, language, line) for page in DOCS for language, line in doc_lines(page)]
+DOC_COMMANDS = [
+    (page, line, words)
+    for page, language, line in DOC_LINES
+    for words in chronoprobe_commands(line, synopsis=language == "")
+]
+
+
+def test_the_docs_have_commands() -> None:
+    assert len(DOC_COMMANDS) > 60 and {page.name for page, _, _ in DOC_COMMANDS} >= {"check.md", "card.md"}
+
+
+@pytest.mark.parametrize("page", DOCS, ids=[p.name for p in DOCS])
+def test_every_docs_command_is_spelled_as_the_readme_spells_it(page: Path) -> None:
+    """No bare ``chronoprobe``, ``python``, ``pip`` ...: they need an activated environment."""
+    bare = [
+        line.strip()
+        for _, line in doc_lines(page)
+        for program in _AT_COMMAND_START.findall(line)
+        if not program.strip('"').endswith(f".venv/bin/{program.strip(chr(34)).rsplit('/', 1)[-1]}")
+    ]
+    assert bare == [], f"{page.name}: spell these {CHRONOPROBE} (or .venv/bin/<program>): {bare}"
+
+
+@pytest.mark.parametrize(
+    ("page", "line", "words"), DOC_COMMANDS, ids=[f"{p.name}: {' '.join(w[1:])[:50]}" for p, _, w in DOC_COMMANDS]
+)
+def test_every_docs_command_is_known(page: Path, line: str, words: list[str]) -> None:
+    path, rest = _split(words[1:])
+    command = _command(path)
+    assert not getattr(command, "commands", None), f"{page.name}: `{line}` needs a subcommand"
+    context = command.make_context(  # type: ignore[attr-defined]
+        " ".join(["chronoprobe", *path]), ["--help"], resilient_parsing=True
+    )
+    parser = command.make_parser(context)  # type: ignore[attr-defined]
+    given, extra, _ = parser.parse_args(rest)  # an unknown or renamed option raises here
+    assert extra == [], f"{page.name}: `{line}`: unexpected {extra}"
+    old = [name for name in given if name.startswith("deprecated_")]  # cli/deprecated.py's hidden spellings
+    assert old == [], f"{page.name}: `{line}` uses a deprecated option ({old})"
+
+
+@pytest.mark.parametrize("page", DOCS, ids=[p.name for p in DOCS])
+def test_the_files_a_docs_command_names_exist(page: Path) -> None:
+    """A path into the checkout or ../shared (``tests/assets/...``, ``../shared/data/...``) is not stale."""
+    named = [
+        word.split("=", 1)[-1]
+        for _, line in doc_lines(page)
+        for word in _words(line)
+        if re.match(r"^(\w+=)?(\.\./shared|tests|examples|scripts|benchmarks)/", word)
+    ]
+    missing = [path for path in named if not (REPO / path).exists()]
+    assert missing == [], f"{page.name}: no such file in the checkout: {missing}"
+
+
+def _is_cheap(words: list[str], checkout: Path) -> bool:
+    """Cheap (no model but a mock, small) and runnable in the test checkout: what the command reads is there."""
+    path, rest = _split(words[1:])
+    if any(re.search(r"<|\b[A-Z]{1,}\b(?![-=])", w) for w in rest if not w.startswith("-")):
+        return False  # a placeholder: DIR, OUT, X, <name>
+    mock_run = path[-1:] == ["run"] and any(w.startswith("mock:") for w in rest) and "--limit" in rest
+    if tuple(path) not in DOC_CHEAP and not mock_run:
+        return False
+    command = _command(path)
+    context = command.make_context(  # type: ignore[attr-defined]
+        " ".join(["chronoprobe", *path]), ["--help"], resilient_parsing=True
+    )
+    given, _, _ = command.make_parser(context).parse_args(rest)  # type: ignore[attr-defined]
+    arguments = [p.name for p in command.params if p.param_type_name == "argument"]  # type: ignore[attr-defined]
+    named = [value for name in arguments for value in given.get(name) or ()]
+    return all((checkout / path).exists() for path in named)
+
+
+def _write_generations(folder: Path) -> Path:
+    """One fact's generations in DyKnow's layout (an ``outdated score`` input)."""
+    import json
+
+    prompts = {"generic": "The head of state of Italy is", "contextualized": "The President of Italy is"}
+    answers = {key: f"{prompt} Sergio Mattarella" for key, prompt in prompts.items()}
+    folder.mkdir(parents=True)
+    data = {"Italy": {"President of Italy": {"questions": prompts, "answers": answers}}}
+    (folder / "countries_byGDP_answers.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def docs_checkout(checkout: Path) -> Path:
+    """The README's checkout, with what the docs' cheap commands read: a recency run, a second outdated run
+    (``runs/qwen/outdated``) and scored generations (``scored/gpt2-xl``)."""
+    import chronoprobe as cp
+
+    cache = checkout / "calls.sqlite"
+    cp.run(
+        "recency",
+        "echo=mock:echo",
+        data=REPO / "tests" / "assets" / "recency_sample.json",
+        sample=12,
+        out=checkout / "results" / "recency" / "echo-run",
+        cache=cache,
+        progress=False,
+    )
+    cp.run(
+        "outdated", "qwen=mock:constant=Rome", limit=2, out=checkout / "runs/qwen/outdated", cache=cache, progress=False
+    )
+    cp.produce(
+        "outdated.score",
+        generations=_write_generations(checkout / "generations" / "gpt2-xl"),
+        out=checkout / "scored" / "gpt2-xl",
+        progress=False,
+    )
+    return checkout
+
+
+def test_the_cheap_docs_commands_run_as_written(docs_checkout: Path) -> None:
+    """Each line whose every command is cheap runs, as written, in a fresh shell (a synopsis with ``[...]``
+    or a placeholder is not written to run)."""
+    fresh = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",  # no .venv/bin: nothing is activated
+        "HOME": os.environ.get("HOME", str(docs_checkout)),
+        "CHRONOPROBE_HOME": os.environ["CHRONOPROBE_HOME"],  # the tests' private home (conftest)
+        "COLUMNS": "80",
+    }
+    ran: list[str] = []
+    for page, language, line in DOC_LINES:
+        commands = chronoprobe_commands(line, synopsis=False)
+        synopsis = language == "" and "[" in line
+        if synopsis or not commands or not all(_is_cheap(words, docs_checkout) for words in commands):
+            continue
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-c", line],
+            cwd=docs_checkout,
+            env=fresh,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, f"{page.name}: `{line}`\n{done.stderr[-2000:]}"
+        assert "…" not in done.stdout, f"{page.name}: `{line}` cut a cell in 80 columns"
+        ran.append(f"{page.name}: {' '.join(_words(line))}")
+    assert len(ran) >= 10, ran
+    assert {entry.split(":")[0] for entry in ran} >= {
+        "backends.md",
+        "card.md",
+        "harnesses.md",
+        "knowledge.md",
+        "outdated.md",
+    }

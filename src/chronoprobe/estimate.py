@@ -38,6 +38,7 @@ __all__ = [
     "format_duration_range",
     "load_factor",
     "total",
+    "workload_line",
 ]
 
 Basis = Literal["measured", "similar", "default"]
@@ -219,3 +220,28 @@ def format_duration_range(low: float, high: float) -> str:
     if first_unit == second_unit and first_unit in ("s", "min"):
         return f"{first_number}–{second_number} {first_unit}"
     return f"{first} – {second}"
+
+
+ROUGH_SECONDS_PER_CALL = 1.0
+"""A model call's time where the cache has timed none (as ``chronoprobe check``'s plan takes it)."""
+
+
+def workload_line(
+    what: str,
+    items: int,
+    unit: str,
+    calls: int,
+    specs: Sequence[str],
+    cache: CallCache | None,
+    *,
+    at_most: bool = False,
+) -> str:
+    """``outdated: 40 facts, 120 model calls; about 40 s – 8 min (...)``: what a run asks each of its models
+    (``specs``) and how long it may take at the speeds ``cache`` measured (a rough default where it has none)."""
+    bound = "at most " if at_most else ""
+    per_model = " per model" if len(specs) > 1 else ""
+    line = f"{what}: {bound}{items:,} {unit}, {bound}{calls:,} model calls{per_model}"
+    if not specs:
+        return line
+    time = total(estimate(cache, spec, "call", calls, default=ROUGH_SECONDS_PER_CALL) for spec in specs)
+    return f"{line}; {time.describe()} ({time.basis_text()}); answers already in the call cache are not asked again"

@@ -24,7 +24,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from chronoprobe.progress_lines import ProgressLines, line_if_slow, progress_every
+from chronoprobe.progress_lines import ProgressLines, progress_every, slow_step_lines
 
 __all__ = ["PlainProgress", "announce", "named_progress", "progress_bar", "task_progress"]
 
@@ -120,15 +120,15 @@ def named_progress(bar: Progress) -> Callable[[str, int, int], None]:
 
 
 def announce(console: Console, message: str) -> AbstractContextManager[Any]:
-    """A spinner with ``message`` while a slow step runs (a model load); off a terminal, a plain line.
+    """A spinner with ``message`` while a slow step runs (a model load); off a terminal, plain lines.
 
-    A log or a pipe shows no spinner; the line comes once the step has taken the progress interval
-    (10 s), so a log never goes longer than that without a line, and a step that is quick (or
-    fails at once, in one error line) prints nothing more.
+    A log or a pipe shows no spinner: ``message ...`` once the step has taken a second
+    (:func:`~chronoprobe.progress_lines.slow_step_lines`) and ``message: done in 8.3 s`` when it ends, so a
+    load is never silent in a log; a step that is quick (or fails at once, in one error line) prints nothing.
     """
     if console.is_terminal:
         return console.status(message)
-    return line_if_slow(lambda line: _print(console, line), f"{message} ...", progress_every())
+    return slow_step_lines(lambda line: _print(console, line), message)
 
 
 def _print(console: Console, line: str) -> None:

@@ -25,6 +25,7 @@ from types import TracebackType
 
 __all__ = [
     "DEFAULT_EVERY",
+    "LOAD_LINE_AFTER",
     "LOGGER",
     "PROGRESS_EVERY_ENV",
     "ProgressLines",
@@ -36,6 +37,7 @@ __all__ = [
     "progress_line",
     "quiet_third_party_output",
     "shown_on_stderr",
+    "slow_step_lines",
 ]
 
 PROGRESS_EVERY_ENV = "CHRONOPROBE_PROGRESS_EVERY"
@@ -207,28 +209,55 @@ def shown_on_stderr(logger: logging.Logger = LOGGER) -> Iterator[None]:
 
 
 @contextmanager
-def line_if_slow(emit: Emit, line: str, after: float) -> Iterator[None]:
-    """Emit ``line`` once the step inside has taken ``after`` seconds (at once for 0), else nothing.
+def line_if_slow(
+    emit: Emit, line: str, after: float, *, closing: Callable[[float], str] | None = None
+) -> Iterator[None]:
+    """Emit ``line`` once the step inside has taken ``after`` seconds (at once for 0), else nothing; once it
+    was emitted, ``closing(seconds)`` when the step ends (not when it fails: its error says that).
 
-    How a slow step without steps to count (loading a model) still shows in a log within the
-    progress interval, while a quick one, or one that fails at once, adds no line.
+    How a slow step without steps to count (loading a model) still shows in a log, and when it ended,
+    while a quick one, or one that fails at once, adds no line.
     """
-    if after <= 0:
-        emit(line)
-        yield
-        return
-    timer = threading.Timer(after, emit, args=(line,))
+    started = time.monotonic()
+    told = threading.Event()
+    lock = threading.Lock()
+
+    def tell() -> None:
+        with lock:
+            emit(line)
+            told.set()
+
+    timer = threading.Timer(max(after, 0.0), tell)
     timer.daemon = True
-    timer.start()
+    if after <= 0:
+        tell()
+    else:
+        timer.start()
     try:
         yield
     finally:
         timer.cancel()
+        with lock:  # a line being written now is written whole, and then closed
+            shown = told.is_set()
+    if closing is not None and shown:
+        emit(closing(time.monotonic() - started))
+
+
+LOAD_LINE_AFTER = 1.0
+"""Seconds a slow step (a model load) runs before a log is told of it: a quick one (a mock, a cached
+remote) adds no line, a real load is named within a second and its end told with its time."""
+
+
+def slow_step_lines(emit: Emit, message: str) -> AbstractContextManager[None]:
+    """``message ...`` once the step has taken :data:`LOAD_LINE_AFTER` (at once when
+    ``CHRONOPROBE_PROGRESS_EVERY`` is 0), then ``message: done in 8.3 s`` when it ends."""
+    after = min(LOAD_LINE_AFTER, progress_every())
+    return line_if_slow(emit, f"{message} ...", after, closing=lambda seconds: f"{message}: done in {seconds:.1f} s")
 
 
 def logged_step(message: str) -> AbstractContextManager[None]:
-    """The Python API's ``announce``: ``message ...`` on :data:`LOGGER` when the step is slow."""
-    return line_if_slow(LOGGER.info, f"{message} ...", progress_every())
+    """The Python API's ``announce``: :func:`slow_step_lines` on :data:`LOGGER`."""
+    return slow_step_lines(LOGGER.info, message)
 
 
 @contextmanager

@@ -24,8 +24,10 @@ def test_numbers_read_with_their_interval() -> None:
     share = m("soft_constraint_pct.up-to-date", 3.8461, 1.65, 8.69, 130)
     assert quote(share) == "3.8% (95% CI 1.6–8.7%, n=130)"
     assert brief(share) == "3.8% (1.6–8.7%)"
-    rate = m("zero-shot.without.accuracy", 0.025, 0.0044, 0.1288, 40, unit="rate")
+    rate = m("zero-shot.without.unparseable_rate", 0.025, 0.0044, 0.1288, 40, unit="rate")
     assert quote(rate) == "2.5% (95% CI 0.4–12.9%, n=40)"
+    on_zero_to_one = m("zero-shot.without.accuracy", 0.025, 0.0044, 0.1288, 40, unit="rate")  # RecencyQA's Table 5
+    assert quote(on_zero_to_one) == "0.025 (95% CI 0.004–0.129, n=40)"
     date = m("knowledge_date", 2021.75, 2007.1, 2022.2, 11, unit="year")
     assert span(date) == "2007-02 to 2022-03"
     assert compare(m("a", 50, 40, 60, 99), m("b", 20, 10, 39, 99)) == "above"
@@ -77,7 +79,7 @@ def test_context_compares_facts_that_change_with_static_ones() -> None:
         "Context: given a context that contradicts its memory, it takes the context's answer 20.0% (12.0–30.0%) on static and 60.0% (50.0–70.0%) on temporal facts"
     )
     assert sentence.endswith(
-        "Context sways it more on facts that change (CP 3 (2.6–3.4) on temporal facts, 1 (0.8–1.2) on static ones)."
+        "Context sways it more on facts that change (CP 3.00 (2.60–3.40) on temporal facts, 1.00 (0.80–1.20) on static ones)."
     )
     few = [r.model_copy(update={"n": 4}) for r in rows]
     assert ConflictsLens.plain_words(summary("conflicts", *few), "x")[0].endswith(
@@ -96,7 +98,7 @@ def test_recency_and_what_to_do() -> None:
     [sentence] = RecencyLens.plain_words(recency, "x")
     assert (
         "Recency (zero-shot, without context)" in sentence
-        and "right interval for 30.0% (95% CI 20.0–40.0%, n=90)" in sentence
+        and "right interval with an accuracy of 0.300 on a 0–1 scale (95% CI 0.200–0.400, n=90)" in sentence
     )
     assert "decides as the labels would for 70.0% (60.0–80.0%)" in sentence
     assert sentence.endswith(

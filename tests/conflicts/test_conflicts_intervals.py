@@ -106,11 +106,18 @@ def test_completion_estimates_by_hand() -> None:
 
 
 def test_console_headline_shows_interval_and_n() -> None:
+    from chronoprobe.contract.runlog import Summary
     from chronoprobe.lenses.conflicts.lens import headline as _headline
+    from chronoprobe.metrics.records import group_metrics
 
-    static = summarise_persuasion(ROWS, ["static"])["static"]
-    assert _headline(static, "dynamicqa").endswith("(n=5)")
-    assert _headline({"cp": 0.5}, "dynamicqa") == "CP 0.500"  # an old summary without estimates
+    def of(numbers: dict) -> Summary:
+        return Summary(
+            lens="conflicts", models=["m"], headline={}, detail={}, metrics=group_metrics("m", "static", numbers)
+        )
+
+    static = summarise_persuasion(ROWS, ["static"])["static"]  # CP 0.72, bootstrap interval 0.18 to 1.44
+    assert _headline(of(static), "m", "static", "dynamicqa") == "CP 0.720 [0.180, 1.440] (n=5)"
+    assert _headline(of({"cp": 0.5}), "m", "static", "dynamicqa") == "CP 0.500"  # an old summary without estimates
 
 
 def test_each_relation_f1_has_its_interval_and_n() -> None:

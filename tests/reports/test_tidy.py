@@ -268,7 +268,7 @@ def test_results_in_80_columns_cut_no_cell_and_keep_two_runs_apart(
     row = outdated[(outdated["class"] == "all") & (outdated["metric"] == "soft_constraint_pct.up-to-date")]
     low, high = row["ci_low"].iloc[0], row["ci_high"].iloc[0]
     assert any(
-        line.split()[:2] == ["all", "soft_constraint_pct.up-to-date"] and f"{low:.4g}, {high:.4g}]" in line
+        line.split()[:2] == ["all", "soft_constraint_pct.up-to-date"] and f"[{low:.1f}, {high:.1f}]" in line
         for line in lines
     )
     wide = run_main(monkeypatch, capsys, "results", str(root), columns=1000)

@@ -18,7 +18,7 @@ from chronoprobe.contract.lens import Budget, Workload
 from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.io import write_json_atomic, write_text_atomic
 from chronoprobe.reports.markdown import table
-from chronoprobe.reports.plain_words import quote
+from chronoprobe.reports.metric_format import quote, unit_note
 
 CHECK_KIND = "check"
 """The check folder's marker kind."""
@@ -102,7 +102,7 @@ def paragraph(name: str, sentences: Sequence[str]) -> str:
 
 def _headlines(summary: Summary, names: Mapping[str, str]) -> list[list[str]]:
     return [
-        [m.name, m.group, names.get(m.model, m.model), quote(m)]
+        [m.name + unit_note(m), m.group, names.get(m.model, m.model), quote(m)]
         for m in summary.metrics
         if m.headline and m.value is not None
     ]

@@ -21,7 +21,7 @@ from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.errors import ConfigError
 from chronoprobe.metrics.knowledge_date import month_label, parse_month
 from chronoprobe.metrics.records import ALL, unit_for
-from chronoprobe.reports.plain_words import interval, number
+from chronoprobe.reports.metric_format import interval, value_text
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -154,7 +154,7 @@ class GateResult:
         if self.metric is None or self.metric.value is None:
             known = f" (recorded for the classes {', '.join(self.classes)})" if self.classes else ""
             return f"{self.threshold.name} ({self.model}): not measured in this run{known}; {verdict}"
-        value = number(self.metric.value, self.metric.unit)
+        value = value_text(self.metric)
         known = interval(self.metric)
         bound = self.threshold.shown
         if self.metric.unit == "year" and "-" not in bound:

@@ -215,11 +215,13 @@ class ResultsTool(Tool["pd.DataFrame"]):
     def answer(self, result: pd.DataFrame) -> list[Answer]:
         """The table on the terminal (one table, or grouped to fit its width), or its csv or json text."""
         from chronoprobe.reports.tidy_formats import TidyView, encode
+        from chronoprobe.reports.tidy_table import tidy_rows
 
         if self.config.out is not None:
             return []
-        if self.format == "table":
-            return [TidyView(result)]
+        if self.format == "table":  # the frame's rows, in its order: numbers shown in their unit, as on the card
+            assert self._found is not None, "load() first"
+            return [TidyView(result, [row.metric for row in tidy_rows(self._found.runs)])]
         return [encode(result, self.format).decode("utf-8").removesuffix("\n")]
 
     def present(self, result: pd.DataFrame) -> list[str]:

@@ -31,6 +31,7 @@ from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
+from chronoprobe.estimate import workload_line
 from chronoprobe.models.base import Capability, require
 from chronoprobe.models.registry import (
     BackendOptions,
@@ -42,6 +43,7 @@ from chronoprobe.models.registry import (
 )
 from chronoprobe.plugins import LENSES, Plugin
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.metric_format import cell, unit_note
 
 __all__ = [
     "BUDGETS",
@@ -242,9 +244,14 @@ class Lens(ABC, Generic[RowT]):
         with the user's backend options), after ``load``, before the models."""
 
     def plan_line(self, cache: CallCache) -> str | None:
-        """One line saying what the run will do and how long it may take, after ``load`` and before any
-        model loads (times from :func:`chronoprobe.estimate.estimate` over ``cache``); None: no plan line."""
-        return None
+        """One line saying what the run will do and how long it may take, once the models are open and before
+        the first call (times from :func:`chronoprobe.estimate.estimate` over ``cache``); None: no plan line.
+        Default: what :meth:`workload` counts (none: no line), for each of the run's models."""
+        work = self.workload()
+        if work is None:
+            return None
+        specs = [m.spec.raw for m in self.models]
+        return workload_line(self.name, work.items, work.unit, work.calls, specs, cache, at_most=work.at_most)
 
     def check(self, model: CachedModel, engine: Engine) -> None:
         """Fail with a CapabilityError (or ConfigError) if ``model``, run on ``engine``, cannot serve this
@@ -407,12 +414,8 @@ def lens_config(cls: type[Lens[Any]], models: Sequence[str | ModelRequest], opti
 
 
 def _metric_text(metric: Metric) -> str:
-    if metric.value is None:
-        return f"{metric.name} –"
-    shown = f"{metric.name} {metric.value:.4g}{'%' if metric.unit == '%' else ''}"
-    if metric.ci_low is not None and metric.ci_high is not None:
-        shown += f" [{metric.ci_low:.4g}, {metric.ci_high:.4g}]"
-    return shown + (f" (n={metric.n})" if metric.n is not None else "")
+    """``name 12.3% [8.1, 17.9] (n=130)``: the number as check.md and the card show it."""
+    return f"{metric.name}{unit_note(metric)} {cell(metric)}"
 
 
 def headline_lines(summary: Summary) -> list[str]:

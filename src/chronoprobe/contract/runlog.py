@@ -61,7 +61,9 @@ class Metric(BaseModel):
     ci_low: float | None = None
     ci_high: float | None = None
     unit: str = ""
-    """``%`` (0-100), ``rate`` (0-1), ``year`` (decimal years), or empty (unbounded: CP, entropy, seconds)."""
+    """``%`` (0-100), ``rate`` (0-1), ``year`` (a date, as a decimal year), ``years`` (a duration), ``s``
+    (seconds), ``count``, or empty (an unbounded score: CP, entropy). How each is shown:
+    :mod:`chronoprobe.reports.metric_format`."""
     headline: bool = False
     """One of the few numbers a run is judged by (the card's headline table)."""
 

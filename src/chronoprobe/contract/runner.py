@@ -24,6 +24,7 @@ from chronoprobe.contract.lens import Announce, Lens, ModelLoader, ProgressFacto
 from chronoprobe.contract.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run, write_run_log
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.engines import Engine, ModelSource, parse_engine
+from chronoprobe.models.base import Backend
 from chronoprobe.models.lazy import open_backend
 from chronoprobe.models.registry import (
     BackendOptions,
@@ -70,8 +71,9 @@ def load_models(
         check_options(request, options)
     models = []
     for request in chosen:  # NAME=SPEC: the name is for people, never in cache keys
-        with (announce or _quiet)(f"loading {request.spec.raw}"):
-            backend = open_backend(request, options, cache, load_backend)  # a local model loads on its first cache miss
+        # announced where it really loads: here, or (a remembered local model) on its first cache miss, mid-run
+        loader = _announced(load_backend, announce or _quiet)
+        backend = open_backend(request, options, cache, loader)
         backend.info.name = request.display_name
         backend.info.given_name = request.name
         models.append(CachedModel(backend, cache, source=ModelSource(request=request, options=options)))
@@ -86,14 +88,34 @@ def _quiet(message: str) -> AbstractContextManager[None]:
     return nullcontext()
 
 
-def _tell(lens: Lens[Any], cache: CallCache, notice: Callable[[str], None]) -> None:
-    """The lens's notices, then its plan line, before any model loads."""
+def _announced(
+    load: Callable[[ModelRequest, BackendOptions], Backend], announce: Announce
+) -> Callable[[ModelRequest, BackendOptions], Backend]:
+    """``load`` inside ``announce("loading <spec>")``: off a terminal, a line once it has taken a second and one
+    when it is done, with its time (:func:`chronoprobe.progress_bars.announce`)."""
+
+    def loading(request: ModelRequest, options: BackendOptions) -> Backend:
+        with announce(f"loading {request.spec.raw}"):
+            return load(request, options)
+
+    return loading
+
+
+def _tell_notices(lens: Lens[Any], notice: Callable[[str], None]) -> None:
+    """The lens's notices, before any model loads."""
     with blame(lens, "failed in notices()"):
         lines = lens.notices()
+    for line in lines:
+        notice(line)
+
+
+def _tell_plan(lens: Lens[Any], cache: CallCache, notice: Callable[[str], None]) -> None:
+    """The lens's plan line, once nothing can refuse the run any more (a model spec only its loader can refuse
+    stays one error line) and before its first call: for a model the cache remembers, before it loads."""
     with blame(lens, "failed in plan_line()"):
         plan = lens.plan_line(cache)
-    for line in [*lines, *([plan] if plan else [])]:
-        notice(line)
+    if plan:
+        notice(plan)
 
 
 def default_out(
@@ -166,8 +188,9 @@ def execute(
     models run, after ``announce`` has shown each model load. ``engine`` (``local``, ``ray``,
     ``ray:auto``, ``ray:HOST:PORT`` or an :class:`~chronoprobe.engines.Engine`) runs the calls the
     cache misses; it is checked and connected before any model loads. ``notice`` gets the lens's
-    notices (:meth:`Lens.notices`) and its plan line (:meth:`Lens.plan_line`: what the run will do
-    and how long it may take), once the items are loaded and before any model loads. Helper models
+    notices (:meth:`Lens.notices`), once the items are loaded and before any model loads, and its plan
+    line (:meth:`Lens.plan_line`: what the run will do and how long it may take) once the models are
+    open and checked, before the first call (a model the call cache remembers loads only then). Helper models
     a lens loads in ``setup`` get the same backend ``options`` as the run's models.
     """
     chosen_engine = parse_engine(engine)
@@ -192,7 +215,7 @@ def execute(
         loaded = list(models or [])
         call_cache = loaded[0].cache if loaded else open_cache(cache)
         if notice is not None:
-            _tell(lens, call_cache, notice)
+            _tell_notices(lens, notice)
         backend_options = options or BackendOptions()
         helpers = ModelLoader(
             backend_options, lambda spec: load_models([spec], backend_options, call_cache, announce)[0], announce
@@ -207,6 +230,8 @@ def execute(
                 with blame(lens, "failed in check()"):
                     lens.check(model, chosen_engine)
                 model.tally = AnswerTally()  # the provenance counts this run's answers
+            if notice is not None:
+                _tell_plan(lens, call_cache, notice)
             earlier = [model.engine for model in loaded]
             rows: list[Any] = []
             try:

@@ -21,19 +21,24 @@ ALL = "all"
 
 
 _RATE_WORDS = {"accuracy", "agreement", "f1", "rate", "confidence"}
-_YEARS = {"knowledge_date", "knowledge_date_naive", "published_cutoff", "freshness_half_life_years"}
+_DATES = {"knowledge_date", "knowledge_date_naive", "published_cutoff"}
 
 
 def unit_for(name: str) -> str:
     """The unit the naming convention gives a metric: ``..._pct`` is a percentage, ``accuracy``,
-    ``f1``, ``..._rate`` and ``confidence`` rates (0-1), the knowledge date and its kin decimal years."""
+    ``f1``, ``..._rate`` and ``confidence`` rates (0-1), the knowledge date and its kin dates (``year``,
+    a decimal year), ``..._years`` a duration in years and ``seconds_...`` seconds."""
     if any(part.endswith("_pct") for part in name.split(".")):
         return "%"
     last = name.rsplit(".", 1)[-1]
     if set(last.split("_")) & _RATE_WORDS or last in ("update_success", "all_contexts_right"):
         return "rate"
-    if name in _YEARS:
+    if name in _DATES:
         return "year"
+    if last.endswith("_years"):
+        return "years"
+    if last.startswith("seconds_"):
+        return "s"
     return ""
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from chronoprobe import __version__, plugins
 from chronoprobe.errors import ConfigError
+from chronoprobe.reports.metric_format import bounds, display_unit, unit_note, unit_scale, value_text
 from chronoprobe.reports.tidy_table import ALL, Row, Run, lens_order, run_rows
 
 GENERATOR = f"chronoprobe {__version__} card"
@@ -54,10 +55,10 @@ METRIC_LABELS = {
     "tolerant_accuracy": "accuracy (±1 class)",
     "macro_f1": "macro F1",
     "unparseable_rate": "unparseable",
-    "knowledge_date": "knowledge date (decimal year)",
-    "knowledge_date_naive": "knowledge date, naive argmax (decimal year)",
-    "published_cutoff": "published cutoff (decimal year)",
-    "freshness_half_life_years": "freshness half-life (years)",
+    "knowledge_date": "knowledge date",
+    "knowledge_date_naive": "knowledge date, naive argmax",
+    "published_cutoff": "published cutoff",
+    "freshness_half_life_years": "freshness half-life",
     "still_current_at_snapshot_pct": "known at the knowledge date, still current at the snapshot",
 }
 CARD = "a chronoprobe card"
@@ -82,28 +83,6 @@ def check_card_path(out: Path) -> None:
 
 
 # --- numbers -----------------------------------------------------------------------------------
-
-
-def unit_scale(unit: str) -> float | None:
-    """The top of a unit's range (100 for percentages, 1 for rates), or None when unbounded (CP, years)."""
-    return {"%": 100.0, "rate": 1.0}.get(unit)
-
-
-def _fmt(value: float, unit: str) -> str:
-    if unit == "%":
-        return f"{value:.1f}"
-    if unit == "year":  # dates and durations in years: two decimals (a month is 0.083)
-        return f"{value:.2f}"
-    return f"{value:.3f}"
-
-
-def _is_pct(metric: str) -> bool:
-    """``soft_constraint_pct.up-to-date``, ``inconsistency_pct``: a percentage (0-100)."""
-    return any(part.endswith("_pct") for part in metric.split("."))
-
-
-def _suffix(metric: str) -> str:
-    return "%" if _is_pct(metric) else ""
 
 
 def method_names(runs: Iterable[Run]) -> dict[str, str]:
@@ -162,11 +141,10 @@ def _number_cell(row: Row | None) -> str:
     if row.metric.value is None:
         n = f'<span class="n">n={row.metric.n}</span>' if row.metric.n is not None else ""
         return f'<td class="num" {_attrs(row)}><span class="v">–</span>{n}</td>'
-    suffix = _suffix(row.metric.name)
-    parts = [f'<span class="v">{escape(_fmt(row.metric.value, row.metric.unit))}{suffix}</span>']
-    if row.metric.ci_low is not None and row.metric.ci_high is not None:
-        lo, hi = _fmt(row.metric.ci_low, row.metric.unit), _fmt(row.metric.ci_high, row.metric.unit)
-        parts.append(f'<span class="ci">[{escape(lo)}, {escape(hi)}]</span>')
+    parts = [f'<span class="v">{escape(value_text(row.metric))}</span>']
+    ends = bounds(row.metric)
+    if ends is not None:
+        parts.append(f'<span class="ci">[{escape(ends[0])}, {escape(ends[1])}]</span>')
     if row.metric.n is not None:
         parts.append(f'<span class="n">n={row.metric.n}</span>')
     parts.append(_bar(row))
@@ -175,7 +153,7 @@ def _number_cell(row: Row | None) -> str:
 
 def _bar(row: Row) -> str:
     """A track from 0 to the metric's maximum, the interval shaded and the value marked."""
-    scale = unit_scale(row.metric.unit)
+    scale = unit_scale(display_unit(row.metric))
     if scale is None or row.metric.value is None:
         return ""
 
@@ -246,6 +224,7 @@ def _table(
     methods: Mapping[str, str] | None = None,
 ) -> str:
     index = {(r.run, r.model, r.metric.group, r.metric.name): r for r in rows}
+    notes = {r.metric.name: unit_note(r.metric) for r in rows}
     several = len({c.run.label for c in columns}) > 1
     head = "".join(_column_head(c, several) for c in columns)
     lead = ('<th scope="col">class</th>' if show_class else "") + ('<th scope="col">metric</th>' if show_metric else "")
@@ -259,7 +238,8 @@ def _table(
             cls_cell = f'<th scope="rowgroup" rowspan="{span}"{kind}>{escape(cls)}</th>'
             group = ' class="group"' if span > 1 and previous is not None else ""
         previous = cls
-        label = f'<th scope="row" class="metric">{escape(metric_label(metric, methods))}</th>' if show_metric else ""
+        named = metric_label(metric, methods) + notes.get(metric, "")
+        label = f'<th scope="row" class="metric">{escape(named)}</th>' if show_metric else ""
         cells = "".join(_number_cell(index.get((c.run.label, c.model, cls, metric))) for c in columns)
         body.append(f"<tr{group}>{cls_cell}{label}{cells}</tr>")
     return (
@@ -284,7 +264,7 @@ def _group_table(columns: Sequence[Column], rows: Sequence[Row], by_group: tuple
 def _all_numbers(rows: Sequence[Row]) -> str:
     body = "".join(
         f"<tr><td>{escape(r.run)}</td><td>{escape(r.model)}</td><td>{escape(r.metric.group)}</td>"
-        f'<td class="mono">{escape(r.metric.name)}</td>{_number_cell(r)}</tr>'
+        f'<td class="mono">{escape(r.metric.name + unit_note(r.metric))}</td>{_number_cell(r)}</tr>'
         for r in rows
     )
     return (

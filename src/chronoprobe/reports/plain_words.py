@@ -1,9 +1,10 @@
 """Numbers in plain words: what each lens's sentences in ``chronoprobe check``'s paragraph are built from.
 
 Every sentence quotes a :class:`~chronoprobe.contract.runlog.Metric` record as it stands in the run folder,
-with its 95% interval and n, so the paragraph and ``chronoprobe results`` never disagree. Where
-a comparison rests on two intervals, it is made only when they do not overlap (a conservative
-reading: overlapping intervals may still differ, but this run cannot say so).
+with its 95% interval and n, in the one format of :mod:`chronoprobe.reports.metric_format` (``quote``,
+``brief``, ``span``, ``value_text``), so the paragraph, check.md, the card and ``chronoprobe results`` never
+disagree. Where a comparison rests on two intervals, it is made only when they do not overlap (a
+conservative reading: overlapping intervals may still differ, but this run cannot say so).
 """
 
 from __future__ import annotations
@@ -12,13 +13,32 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from chronoprobe.contract.runlog import Metric, Summary
-from chronoprobe.metrics.knowledge_date import month_label
 from chronoprobe.metrics.records import ALL
+from chronoprobe.reports.metric_format import brief, figure, interval, quote, span, value_text
+
+__all__ = [
+    "MIN_ITEMS",
+    "brief",
+    "compare",
+    "find",
+    "groups_of",
+    "interval",
+    "listing",
+    "number",
+    "quote",
+    "side",
+    "span",
+    "too_few",
+    "value_text",
+]
 
 Side = Literal["above", "below", "overlap", "unknown"]
 
 MIN_ITEMS = 10
 """Fewer items than this behind a rate, and a sentence says they are too few to go on."""
+
+number = figure
+"""A bare number in a display unit (kept for callers of 0.2; a record reads best through :func:`value_text`)."""
 
 
 def find(summary: Summary, model: str, name: str, group: str = ALL) -> Metric | None:
@@ -29,51 +49,6 @@ def find(summary: Summary, model: str, name: str, group: str = ALL) -> Metric | 
 def groups_of(summary: Summary, model: str, name: str) -> list[str]:
     """The groups (classes, categories) ``name`` was measured over for ``model``, in record order."""
     return list(dict.fromkeys(m.group for m in summary.metrics if m.model == model and m.name == name))
-
-
-def number(value: float, unit: str) -> str:
-    """A value as a reader takes it: a share in percent, a decimal year as its month."""
-    if unit == "%":
-        return f"{value:.1f}%"
-    if unit == "rate":
-        return f"{100.0 * value:.1f}%"
-    if unit == "year":
-        return month_label(value)
-    return f"{value:.3g}"
-
-
-def interval(metric: Metric) -> str:
-    """``95% CI 8.1–17.9%, n=130`` (what is known of it)."""
-    parts = [f"95% CI {span(metric)}"] if span(metric) else []
-    if metric.n is not None:
-        parts.append(f"n={metric.n}")
-    return ", ".join(parts)
-
-
-def span(metric: Metric) -> str:
-    """The interval alone, ``8.1–17.9%`` (``2020-11 to 2022-03`` for dates); empty when there is none."""
-    if metric.ci_low is None or metric.ci_high is None:
-        return ""
-    low, high = number(metric.ci_low, metric.unit), number(metric.ci_high, metric.unit)
-    if metric.unit == "year":
-        return f"{low} to {high}"
-    return f"{low.removesuffix('%')}–{high}"
-
-
-def brief(metric: Metric) -> str:
-    """``4.6% (2.1–9.7%)``: the value and its interval, for a number after the first of a sentence."""
-    if metric.value is None:
-        return "not measured"
-    known = span(metric)
-    return number(metric.value, metric.unit) + (f" ({known})" if known else "")
-
-
-def quote(metric: Metric) -> str:
-    """``12.3% (95% CI 8.1–17.9%, n=130)``; ``not measured`` for a record without a value."""
-    if metric.value is None:
-        return "not measured" + (f" (n={metric.n})" if metric.n is not None else "")
-    known = interval(metric)
-    return number(metric.value, metric.unit) + (f" ({known})" if known else "")
 
 
 def side(metric: Metric, threshold: float) -> Side:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from chronoprobe.contract.runlog import Metric
 from chronoprobe.errors import ConfigError
+from chronoprobe.reports.metric_format import bounds, unit_note, value_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,10 +117,33 @@ def _number(value: object, digits: int = 4) -> str:
 
 _RIGHT = ("value", "n", "ci_low", "ci_high")
 INTERVALS = "intervals are 95% (Wilson for rates, bootstrap for means)"
+UNITS = "rates in percent, those marked (0–1) on 0-1 as their paper prints them, dates as YYYY-MM"
 
 
-def _cells(frame: pd.DataFrame) -> list[list[str]]:
-    return [[_number(v) for v in record] for record in frame.itertuples(index=False)]
+def _shown(metric: Metric) -> dict[str, str]:
+    """A record's cells as the card shows them: its value and interval's ends in its unit, its name marked."""
+    ends = bounds(metric) or ("–", "–")
+    return {
+        "metric": metric.name + unit_note(metric),
+        "value": value_text(metric),
+        "ci_low": ends[0],
+        "ci_high": ends[1],
+    }
+
+
+def _cells(frame: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> list[list[str]]:
+    """Every row's cells; with the rows' ``metrics`` (in the frame's order) numbers are shown in their unit."""
+    columns = [str(c) for c in frame.columns]
+    cells = [[_number(v) for v in record] for record in frame.itertuples(index=False)]
+    if metrics is None:
+        return cells
+    if len(metrics) != len(cells):
+        raise ValueError(f"{len(metrics)} metric records for a table of {len(cells)} rows")
+    for row, metric in zip(cells, metrics, strict=True):
+        for column, text in _shown(metric).items():
+            if column in columns:
+                row[columns.index(column)] = text
+    return cells
 
 
 def table_width(frame: pd.DataFrame, cells: list[list[str]]) -> int:
@@ -133,24 +158,30 @@ def table_width(frame: pd.DataFrame, cells: list[list[str]]) -> int:
 class TidyView:
     """The tidy table as the terminal shows it, a rich renderable: one table with every value whole where the
     width allows it, else :func:`print_grouped`'s long format. Print it uncropped
-    (``console.print(TidyView(frame), crop=False)``): a run folder's heading is one line however long."""
+    (``console.print(TidyView(frame), crop=False)``): a run folder's heading is one line however long.
+
+    Given the rows' ``metrics`` (:func:`~chronoprobe.reports.tidy_table.tidy_rows`, in the frame's order),
+    values and intervals show in their unit as check.md and the card show them (``12.3%``, ``2021-07``,
+    ``2.51 years``); without them, as the plain numbers the file formats hold."""
 
     frame: pd.DataFrame
+    metrics: Sequence[Metric] | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        cells = _cells(self.frame)
+        cells = _cells(self.frame, self.metrics)
+        closing = f"{INTERVALS}; {UNITS}" if self.metrics is not None else INTERVALS
         if table_width(self.frame, cells) > options.max_width:
-            yield from _grouped(self.frame, options.max_width)
+            yield from _grouped(self.frame, cells, options.max_width, closing)
         else:
-            yield from _one_table(self.frame, cells, console)
+            yield from _one_table(self.frame, cells, console, closing)
 
 
-def print_table(frame: pd.DataFrame, console: Console) -> None:
+def print_table(frame: pd.DataFrame, console: Console, metrics: Sequence[Metric] | None = None) -> None:
     """One table with every value whole where the terminal is wide enough, else :func:`print_grouped`."""
-    console.print(TidyView(frame), crop=False)
+    console.print(TidyView(frame, metrics), crop=False)
 
 
-def _one_table(frame: pd.DataFrame, cells: list[list[str]], console: Console) -> Iterator[RenderableType]:
+def _one_table(frame: pd.DataFrame, cells: list[list[str]], console: Console, about: str) -> Iterator[RenderableType]:
     from rich.table import Table
 
     table = Table(show_lines=False, header_style="bold")
@@ -159,14 +190,13 @@ def _one_table(frame: pd.DataFrame, cells: list[list[str]], console: Console) ->
     for row in cells:
         table.add_row(*row)
     yield table
-    closing = console.render_str(f"{len(frame)} rows; {INTERVALS}")
+    closing = console.render_str(f"{len(frame)} rows; {about}")
     closing.stylize_before("dim")  # under the highlighting, as console.print(..., style="dim") draws it
     yield closing
 
 
-def _interval(low: object, high: object) -> str:
-    shown = _number(low), _number(high)
-    return "–" if shown == ("–", "–") else f"[{shown[0]}, {shown[1]}]"
+def _interval(low: str, high: str) -> str:
+    return "–" if (low, high) == ("–", "–") else f"[{low}, {high}]"
 
 
 def _whole(text: Text) -> Text:
@@ -175,7 +205,7 @@ def _whole(text: Text) -> Text:
     return text
 
 
-def print_grouped(frame: pd.DataFrame, console: Console) -> None:
+def print_grouped(frame: pd.DataFrame, console: Console, metrics: Sequence[Metric] | None = None) -> None:
     """The compact long format for a narrow terminal: a heading per run and model, then class, metric, value.
 
     The heading names the run folder in full (and the lens and dataset, the same for all its
@@ -184,41 +214,45 @@ def print_grouped(frame: pd.DataFrame, console: Console) -> None:
     """
     from rich.console import Group
 
-    console.print(Group(*_grouped(frame, console.width)), crop=False)
+    about = f"{INTERVALS}; {UNITS}" if metrics is not None else INTERVALS
+    console.print(Group(*_grouped(frame, _cells(frame, metrics), console.width, about)), crop=False)
 
 
-def _grouped(frame: pd.DataFrame, width: int) -> Iterator[RenderableType]:
+def _grouped(frame: pd.DataFrame, cells: list[list[str]], width: int, about: str) -> Iterator[RenderableType]:
     from rich.table import Table
     from rich.text import Text
 
-    groups = list(dict.fromkeys(zip(frame["run"], frame["model"], strict=True)))
+    column = {str(c): i for i, c in enumerate(frame.columns)}
+    keys = list(zip(frame["run"], frame["model"], strict=True))
+    groups = list(dict.fromkeys(keys))
     runs = list(dict.fromkeys(frame["run"]))
     for run, model in groups:
-        part = frame[(frame["run"] == run) & (frame["model"] == model)]
-        lens, dataset = part["lens"].iloc[0], part["dataset"].iloc[0]
-        about = lens if dataset == lens else f"{lens}, {dataset}"
+        part = [i for i, key in enumerate(keys) if key == (run, model)]
+        lens, dataset = frame["lens"].iloc[part[0]], frame["dataset"].iloc[part[0]]
+        about_run = lens if dataset == lens else f"{lens}, {dataset}"
         yield Text()
         yield _whole(Text.from_markup(f"[bold]run {runs.index(run) + 1}[/]: {run}"))
-        yield _whole(Text(f"  model {model} · {about}"))
+        yield _whole(Text(f"  model {model} · {about_run}"))
         table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="dim", show_edge=False)
         table.add_column("  class", overflow="fold")
-        table.add_column("metric", overflow="fold")
+        table.add_column("metric", overflow="fold", no_wrap=True)  # a name stays whole; the value folds first
         table.add_column("value [95% interval]", overflow="fold")
         table.add_column("n", justify="right")
-        for row in part.to_dict("records"):  # "class" is no attribute name: records, not tuples
-            value = _number(row["value"])
-            interval = _interval(row["ci_low"], row["ci_high"])
+        for i in part:
+            row = cells[i]
+            value = row[column["value"]]
+            interval = _interval(row[column["ci_low"]], row[column["ci_high"]])
             table.add_row(
-                f"  {row['class']}",
-                str(row["metric"]),
+                f"  {row[column['class']]}",
+                row[column["metric"]],
                 value if interval == "–" else f"{value} {interval}",
-                _number(row["n"]),
+                row[column["n"]],
             )
         yield table
     yield Text()
     yield Text(
         f"{len(frame)} rows in {len(runs)} run(s), grouped by run and model to fit {width} columns; "
-        f"{INTERVALS}. `--format csv` prints the one table with every value in full.",
+        f"{about}. `--format csv` prints the one table with every value in full.",
         style="dim",
     )
 

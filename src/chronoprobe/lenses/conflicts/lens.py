@@ -21,6 +21,8 @@ from chronoprobe.lenses.conflicts.run import Dataset
 from chronoprobe.metrics.mulan import Fidelity
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.metric_format import cell, unit_note
+from chronoprobe.reports.plain_words import find
 
 _SHORTCUTS: dict[str, tuple[tuple[str, str], ...]] = {
     "samples": (("persuasion", "n_samples"),),
@@ -90,21 +92,19 @@ class ConflictsConfig(conflicts_run.RunConfig):
         return {**data, **subs}
 
 
-def headline(values: metric_records.ClassNumbers, method: str) -> str:
-    """A class's headline numbers with their 95% interval and n (when the summary has them)."""
-    from chronoprobe.metrics.uncertainty import ci_cell
+CONSOLE = {"dynamicqa": (("cp", "CP"),), "mulan": (("f1", "F1"), ("update_success", "update success"))}
+"""The numbers a class's console line shows under each methodology, and what it calls them."""
 
-    estimates = values.get("estimates") or {}
 
-    def ci(key: str, digits: int) -> str:
-        return f" {ci_cell(estimates[key], digits)}" if estimates.get(key) else ""
-
-    if method == "dynamicqa":
-        cp = values.get("cp")
-        return f"CP {cp:.3f}{ci('cp', 3)}" if cp is not None else "CP –"
-    f1, success = values.get("f1"), values.get("update_success")
-    text = f"F1 {f1:.1f}{ci('f1', 1)}" if f1 is not None else "F1 –"
-    return text + (f", update {success:.2f}{ci('update_success', 2)}" if success is not None else "")
+def headline(summary: Summary, model: str, group: str, method: str) -> str:
+    """A class's headline numbers with their 95% interval and n, as check.md and the card show them."""
+    parts = []
+    for position, (name, label) in enumerate(CONSOLE.get(method, ())):
+        found = find(summary, model, name, group)
+        if found is None or (found.value is None and position > 0):
+            continue
+        parts.append(f"{label}{unit_note(found)} {cell(found)}")
+    return ", ".join(parts) or "–"
 
 
 def judge_device(device: str) -> str:
@@ -203,12 +203,10 @@ class ConflictsLens(Lens[ConflictsRow]):
         from chronoprobe.judges import load_judge
 
         device = self.config.judge_device if self.config.judge_device != "auto" else load_model.options.value("device")
+        device = judge_device(device)  # chosen (torch imported for "auto") before the load is announced
         with load_model.announce(f"loading judge {self.config.judge}"):
             self.judge = load_judge(
-                self.config.judge,
-                cache=cache,
-                device=judge_device(device),
-                allow_fallback=self.config.judge_fallback,
+                self.config.judge, cache=cache, device=device, allow_fallback=self.config.judge_fallback
             )
 
     def check(self, model: CachedModel, engine: Engine) -> None:
@@ -260,7 +258,7 @@ class ConflictsLens(Lens[ConflictsRow]):
         took = f" in {seconds:.0f} s" if isinstance(seconds, int | float) else ""
         lines.append(f"wrote {run.path}/report.md, summary.json, items.jsonl{took}")
         for spec, per_class in metric_records.read_detail(run.summary.detail)["summary"].items():
-            shown = ", ".join(f"{c}: " + headline(v, self.config.methodology) for c, v in per_class.items())
+            shown = ", ".join(f"{c}: " + headline(run.summary, spec, c, self.config.methodology) for c in per_class)
             lines.append(f"{spec}: {shown}")
         return lines
 

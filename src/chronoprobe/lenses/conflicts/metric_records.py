@@ -46,7 +46,7 @@ def metrics(detail: ConflictsDetail) -> list[Metric]:
                 found.extend(group_metrics(key, cls, per_class[cls]))
     for metric in found:
         metric.headline = metric.name in HEADLINE
-        if metric.name == "f1":  # MuLan's F1 is reported in percent
+        if metric.name == "f1" or metric.name.startswith("f1_per_relation."):  # MuLan's F1 is reported in percent
             metric.unit = "%"
     return found
 

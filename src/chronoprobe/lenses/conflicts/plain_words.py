@@ -8,6 +8,7 @@ methodology, update success. Each number is quoted with its 95% interval and n.
 from __future__ import annotations
 
 from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.reports.metric_format import unit_note
 from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, groups_of, listing
 
 CHANGING = ("temporal", "mutable")
@@ -61,7 +62,8 @@ def context(summary: Summary, model: str) -> str | None:
     updated = _measured(summary, model, "update_success")
     if updated:
         fewest = min((m.n for _, m in updated if m.n is not None), default=0)
-        sentence = f"Context: with the new fact in context, it gives the updated answer {_per_class(updated)} facts."
+        note = unit_note(updated[0][1])
+        sentence = f"Context: with the new fact in context, its update success{note} is {_per_class(updated)} facts."
         if fewest < MIN_ITEMS:
             return sentence + f" With {fewest} facts per class, too few to say for which kinds of facts."
         return sentence + _which_kinds(summary, model, "update_success", "update success")

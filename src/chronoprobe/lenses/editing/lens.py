@@ -20,6 +20,8 @@ from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.models.base import Capability
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.metric_format import cell
+from chronoprobe.reports.plain_words import find
 
 NEEDS_EMBEDDER = frozenset({"serac", "ike", "ike-null", "rag-retrieved"})
 
@@ -128,18 +130,17 @@ class EditingLens(Lens[EditingRow]):
 
     def present(self, run: Run) -> list[str]:
         """Each model's line per method over every fact: harmonic mean and soft constraint, with intervals."""
-        from chronoprobe.metrics.uncertainty import as_estimate
-
         lines = []
         for spec, summary in metric_records.read_detail(run.summary.detail)["models"].items():
             for entry in summary["results"]:
-                hm, soft = (as_estimate(entry["scores"]["All"][key]) for key in ("harmonic_mean", "soft_constraint"))
+                method = entry["method"]
+                hm, soft = (
+                    find(run.summary, spec, f"{method}.{key}_pct") for key in ("harmonic_mean", "soft_constraint")
+                )
                 if entry["fraction"] != 1.0 or hm is None or soft is None:
                     continue
-                column = entry["column"] if entry["method"] != "unedited" else "unedited"
-                lines.append(
-                    f"{spec} {column} ({entry['facts']} facts): HM {hm.format_pct()}  soft constraint {soft.format_pct()}"
-                )
+                column = entry["column"] if method != "unedited" else "unedited"
+                lines.append(f"{spec} {column} ({entry['facts']} facts): HM {cell(hm)}  soft constraint {cell(soft)}")
         return lines
 
     def load(self) -> None:

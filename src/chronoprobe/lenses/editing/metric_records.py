@@ -13,10 +13,13 @@ from typing_extensions import TypedDict
 
 from chronoprobe.contract.runlog import typed_detail
 from chronoprobe.datasets.editing_records import EditRecord
-from chronoprobe.metrics.records import ALL, Metric, from_estimate, number
+from chronoprobe.metrics.records import ALL, Metric, from_estimate, number, unit_for
 
 MEASURES = ("efficacy", "paraphrase", "harmonic_mean", "soft_constraint")
 _HEADLINE = ("harmonic_mean_pct", "soft_constraint_pct")
+SHARED = "shared"
+"""The group of a method's measures on the facts every method on all the facts was scored on (recorded only
+when they were scored on different facts: RAG gold skips a fact without a gold passage)."""
 
 Estimate = dict[str, Any]
 """An estimate as JSON: value, n, ci_low, ci_high, method, level."""
@@ -69,6 +72,8 @@ class MethodResult(TypedDict):
     facts: int
     scores: dict[str, dict[str, Any]]
     """Per Table 3 group (``All`` ...): an estimate per measure, and ``facts``."""
+    shared: NotRequired[dict[str, Any]]
+    """The measures on the facts every method on all the facts was scored on, and ``facts`` (see :data:`SHARED`)."""
     fluency: NotRequired[float | None]
     locality: NotRequired[dict[str, Any] | None]
     scope_hits: NotRequired[Estimate]
@@ -116,6 +121,10 @@ def metrics(detail: EditingDetail) -> list[Metric]:
                 cls = ALL if group == "All" else group
                 for measure in MEASURES:
                     found.append(from_estimate(key, cls, f"{method}.{measure}_pct", scores[measure], scale=100.0))
+            shared = result.get("shared")
+            if shared:
+                for measure in MEASURES:
+                    found.append(from_estimate(key, SHARED, f"{method}.{measure}_pct", shared[measure], scale=100.0))
             local = result.get("locality")
             if local:
                 for part in ("answers_changed", "facts_changed", "up_to_date_lost"):
@@ -126,7 +135,9 @@ def metrics(detail: EditingDetail) -> list[Metric]:
                 ("seconds_per_edit", result.get("seconds_per_edit")),
             ):
                 if value is not None:
-                    found.append(Metric(model=key, group=ALL, name=f"{method}.{name}", value=number(value)))
+                    found.append(
+                        Metric(model=key, group=ALL, name=f"{method}.{name}", value=number(value), unit=unit_for(name))
+                    )
     for metric in found:
         metric.headline = metric.group == ALL and "@" not in metric.name and metric.name.endswith(_HEADLINE)
     return found

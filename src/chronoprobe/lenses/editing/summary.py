@@ -11,7 +11,7 @@ from chronoprobe.lenses.editing.config import COLUMN
 from chronoprobe.lenses.editing.metric_records import EditSetRecord
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.metrics.dyknow import Verdict
-from chronoprobe.metrics.editing import editing_scores, ngram_entropy
+from chronoprobe.metrics.editing import editing_scores, ngram_entropy, score_facts
 from chronoprobe.metrics.uncertainty import wilson
 
 UP = "up-to-date"
@@ -107,4 +107,25 @@ def summarise_model(
         subset_ids = {r.fact_id for r in by_key[(run.method, run.fraction)]}
         subset = [r for r in records if r.fact_id in subset_ids]
         results.append(_result(run.method, run.fraction, subset, by_key[(run.method, run.fraction)], run))
+    _add_shared(results, records, by_key)
     return {"dataset": dataset, "results": results}
+
+
+def _add_shared(
+    results: Sequence[dict[str, Any]], records: Sequence[EditRecord], by_key: dict[tuple[str, float], list[EditingRow]]
+) -> None:
+    """When the methods on all the facts were scored on different facts (RAG gold skips a fact without a gold
+    passage), each one's measures on the facts every one of them was scored on, so that two can be compared on
+    the same facts (``shared``, with ``facts`` its count)."""
+    whole = [entry for entry in results if entry["fraction"] == 1.0]
+    verdicts = {entry["method"]: _verdicts(by_key[(entry["method"], 1.0)]) for entry in whole}
+    scored = {
+        method: {r.fact_id for r in records if all(k in found.get(r.fact_id, {}) for k in r.scored_types)}
+        for method, found in verdicts.items()
+    }
+    shared_ids = set.intersection(*scored.values()) if scored else set()
+    if not shared_ids or all(ids == shared_ids for ids in scored.values()):
+        return
+    shared = [r for r in records if r.fact_id in shared_ids]
+    for entry in whole:
+        entry["shared"] = score_facts(shared, verdicts[entry["method"]]).model_dump(mode="json")

@@ -20,6 +20,7 @@ from chronoprobe.lenses.outdated.audit import (
     run_audit,
 )
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.metric_format import cell
 
 VERDICT_ORDER = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 
@@ -28,10 +29,7 @@ def share_text(verdict: str, metric: Metric | None) -> str:
     """``up-to-date 3.8% [1.7, 8.7]``: a soft-constraint share with its 95% interval."""
     if metric is None or metric.value is None:
         return f"{verdict} –"
-    interval = (
-        "[–]" if metric.ci_low is None or metric.ci_high is None else f"[{metric.ci_low:.1f}, {metric.ci_high:.1f}]"
-    )
-    return f"{verdict} {metric.value:.1f}% {interval}"
+    return f"{verdict} {cell(metric, with_n=False)}"
 
 
 class OutdatedLens(Lens[ResponseRecord]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from chronoprobe.contract.runlog import Summary
 from chronoprobe.lenses.outdated.knowledge_date import is_wide
 from chronoprobe.lenses.outdated.metric_records import read_run_detail
-from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, number, quote, span, too_few
+from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, quote, span, too_few, value_text
 
 SHARE = "soft_constraint_pct"
 
@@ -26,7 +26,7 @@ def freshness(summary: Summary, model: str) -> str | None:
             + (f" (up-to-date {quote(up)})." if up is not None and up.value is not None else ".")
         )
     sentence = (
-        f"Freshness: of {up.n} time-sensitive facts, {number(up.value or 0.0, up.unit)} get a current answer "
+        f"Freshness: of {up.n} time-sensitive facts, {value_text(up)} get a current answer "
         f"(95% CI {span(up)}), {brief(old)} an outdated one and {brief(none)} none that names a dated value."
     )
     side = compare(up, old)
@@ -45,7 +45,7 @@ def knowledge_date(summary: Summary, model: str) -> str | None:
         if judged is None:
             return None
         return "Knowledge date: none of its answers named a dated value, so the world they describe cannot be dated."
-    when = number(date.value, date.unit)
+    when = value_text(date)
     known = f"95% CI {span(date)}" + (f", from {date.n} dated facts" if date.n is not None else "")
     if date.n is not None and date.n < MIN_ITEMS:
         sentence = f"Knowledge date: about {when} ({known}), too few facts to rely on."

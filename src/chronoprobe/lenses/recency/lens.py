@@ -13,14 +13,16 @@ from pydantic import ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
-from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.runlog import Metric, Run
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency import metric_records
 from chronoprobe.lenses.recency.evaluate import EvalConfig
 from chronoprobe.lenses.recency.rows import RecencyRow
+from chronoprobe.metrics.records import ALL
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.metric_format import cell, unit_note
 
 DATA_ENV = SHARED_DATA_ENV
 LEGACY_DATA_ENV = "CHRONOPROBE_RECENCYQA"
@@ -137,16 +139,26 @@ class RecencyLens(Lens[RecencyRow]):
 
     def present(self, run: Run) -> list[str]:
         """Per model, strategy and context: n, accuracy, F1 (strict and tolerant) and the unparseable share, with intervals."""
-        from chronoprobe.metrics.uncertainty import cell
-
         lines = []
         for entry in metric_records.read_detail(run.summary.detail)["runs"]:
-            est = entry["estimates"]
+            found = {
+                m.name.rsplit(".", 1)[-1]: m
+                for m in run.summary.metrics
+                if m.model == entry["model"]
+                and m.group == ALL
+                and m.name.count(".") == 2
+                and m.name.startswith(f"{entry['strategy']}.{entry['context_mode']}.")
+            }
+
+            def shown(name: str, found: dict[str, Metric] = found) -> str:
+                return cell(found[name], with_n=False) if name in found else "–"
+
+            scale = "; accuracy and F1 on 0–1" if "accuracy" in found and unit_note(found["accuracy"]) else ""
             lines.append(
                 f"{entry['model']} {entry['strategy']}, {entry['context_mode']} context: n={entry['n']} "
-                f"acc {cell(est['accuracy'])}  tol. acc {cell(est['tolerant_accuracy'])}  F1 {cell(est['macro_f1'])}  "
-                f"tol. F1 {cell(est['tolerant_f1'])}  unparseable {entry['unparseable']} "
-                f"({cell(est['unparseable_rate'], 1, 100.0, '%')}) (95% intervals)"
+                f"acc {shown('accuracy')}  tol. acc {shown('tolerant_accuracy')}  F1 {shown('macro_f1')}  "
+                f"tol. F1 {shown('tolerant_f1')}  unparseable {entry['unparseable']} "
+                f"({shown('unparseable_rate')}) (95% intervals{scale})"
             )
         return lines
 

@@ -5,7 +5,8 @@ with the labels and the unparseable share, each with its 95% interval and n."""
 from __future__ import annotations
 
 from chronoprobe.contract.runlog import Summary
-from chronoprobe.reports.plain_words import MIN_ITEMS, brief, find, quote, side, too_few
+from chronoprobe.reports.metric_format import unit_note
+from chronoprobe.reports.plain_words import MIN_ITEMS, brief, find, interval, quote, side, too_few, value_text
 
 
 def _setting(summary: Summary, model: str) -> str | None:
@@ -27,9 +28,10 @@ def recency(summary: Summary, model: str) -> str | None:
     if accuracy is None or too_few([accuracy], MIN_ITEMS):
         shown = f" (accuracy {quote(accuracy)})" if accuracy is not None else ""
         return f"Recency: too few questions were asked to say whether it knows how fresh an answer must be{shown}."
+    on_scale = " on a 0–1 scale" if unit_note(accuracy) else ""
     sentence = (
         f"Recency ({setting}): asked how often the answer to a question changes, it names the right "
-        f"interval for {quote(accuracy)} of the questions"
+        f"interval with an accuracy of {value_text(accuracy)}{on_scale} ({interval(accuracy)})"
     )
     if agreement is not None and agreement.value is not None:
         sentence += (
