@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,15 @@ from pathlib import Path
 import pytest
 
 from chronoprobe.cli.main import main
+
+_LOADING = re.compile(r"^loading .+ \.\.\.$")
+"""The line a model load that takes a while prints in a pipe (``progress_lines.slow_step_lines``): progress, not
+part of an error."""
+
+
+def said_lines(err: str) -> list[str]:
+    """What a command said on stderr, one entry per line: blank lines and a slow model load's line left out."""
+    return [line for line in err.splitlines() if line.strip() and not _LOADING.match(line.strip())]
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ def run(
     options (dtype, device, batch_size ...). ``engine``: where the calls the cache misses run,
     ``local`` (this process), ``ray`` (a Ray cluster started for the run), ``ray:auto`` or
     ``ray:HOST:PORT`` (a running cluster); see docs/scale.md. ``progress``: by default the plan
-    line and a progress line at least every 10 s go to the ``chronoprobe.progress`` logger, shown
+    line and a progress line at least every 8 s go to the ``chronoprobe.progress`` logger, shown
     on stderr unless the program configured logging (:mod:`chronoprobe.progress_lines`); ``False`` (or
     None) is quiet; a factory ``progress(description, total)`` gets the steps instead.
     """

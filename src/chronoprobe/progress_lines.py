@@ -3,7 +3,7 @@
 A :class:`ProgressLines` counts the tasks the runner's progress callbacks report and writes one
 line per task, ``smollm2: 120/390 (31%) 00:42 elapsed, 2.9/s, ETA 01:33``, whenever a task has
 gone ``every`` seconds without one (a background ticker, so a long batch still shows that the
-run is alive) and once when it finishes. ``every`` is 10 s unless ``CHRONOPROBE_PROGRESS_EVERY``
+run is alive) and once when it finishes. ``every`` is 8 s unless ``CHRONOPROBE_PROGRESS_EVERY``
 says otherwise.
 
 The CLI writes these lines to its console when stderr is not a terminal; the Python API sends
@@ -42,7 +42,7 @@ __all__ = [
 
 PROGRESS_EVERY_ENV = "CHRONOPROBE_PROGRESS_EVERY"
 """Seconds between plain progress lines (default :data:`DEFAULT_EVERY`; 0: a line on every step)."""
-DEFAULT_EVERY = 10.0
+DEFAULT_EVERY = 8.0
 LOGGER = logging.getLogger("chronoprobe.progress")
 """Where the Python API writes its plan line and progress lines (INFO)."""
 
@@ -243,9 +243,9 @@ def line_if_slow(
         emit(closing(time.monotonic() - started))
 
 
-LOAD_LINE_AFTER = 1.0
+LOAD_LINE_AFTER = 3.0
 """Seconds a slow step (a model load) runs before a log is told of it: a quick one (a mock, a cached
-remote) adds no line, a real load is named within a second and its end told with its time."""
+remote) adds no line, a real load is named within seconds and its end told with its time."""
 
 
 def slow_step_lines(emit: Emit, message: str) -> AbstractContextManager[None]:

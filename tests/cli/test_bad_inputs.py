@@ -22,7 +22,7 @@ import pytest
 import chronoprobe as cp
 from chronoprobe.cli.main import main
 from chronoprobe.testing import register_mock, unregister_mock
-from cli_driver import changes, tree_state
+from cli_driver import changes, said_lines, tree_state
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 EDIT_SET = (
@@ -745,7 +745,7 @@ def test_bad_input_is_one_clean_line(
     with pytest.raises(SystemExit) as stopped:
         main()
     err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
+    lines = said_lines(err)
     assert stopped.value.code == 2, err
     assert "Traceback" not in err and "internal error" not in err, err
     assert len(lines) == 1 and lines[0].startswith("error: "), err

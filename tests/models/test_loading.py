@@ -26,6 +26,7 @@ from chronoprobe.models.loading import (
     rows_that_fit,
 )
 from chronoprobe.models.registry import BackendOptions, load_backend, parse_model_spec
+from cli_driver import said_lines
 
 PROMPTS = [
     Prompt.chat("Name the capital of France in one word.", fallback_text="The capital of France is"),
@@ -193,7 +194,7 @@ def test_cli_batch_size_auto_reaches_the_memory_check(huge_folder: Path, tmp_pat
         timeout=120,
     )
     assert result.returncode == 2, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    lines = said_lines(result.stderr)
     assert len(lines) == 1 and "does not fit in memory" in lines[0], result.stderr
     assert not out.exists()
 
