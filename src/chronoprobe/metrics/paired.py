@@ -1,0 +1,505 @@
+"""Two models answered on the same items, compared paired. Pure functions, no I/O.
+
+When both models answer the same facts, the question is not "where does each model's interval lie" but
+"how much does B differ from A on the same facts". Pairing removes the item-to-item variation both
+share, so it decides differences that two separate intervals cannot (Miller 2024, "Adding Error Bars
+to Evals", §4: the paired difference).
+
+- **Rates** (a verdict per item, 0 or 1), one item per unit: the exact McNemar test, a two-sided
+  binomial test on the discordant pairs (items one model gets and the other does not) with p = 1/2,
+  and Newcombe's hybrid score interval for the difference of paired proportions (Newcombe 1998,
+  *Statistics in Medicine* 17:2635-2650, method 10: the two marginal Wilson intervals combined with
+  the estimated correlation between them). The p-value is what ``statsmodels``'
+  ``mcnemar(table, exact=True)`` returns: ``min(1, 2 * P(X <= min(b, c)))`` for X ~ Bin(b + c, 1/2),
+  1 when no pair is discordant.
+- **Means**, and rates whose items share a unit (a fact's paraphrases, a question's contexts): a
+  seeded percentile bootstrap that resamples the shared units with both models' outcomes together
+  (the paired bootstrap), the difference of the two means recomputed on each resample; its p-value
+  inverts the percentile interval, ``min(1, 2 * min(P*(d <= 0), P*(d >= 0)))``.
+- **Clustered standard errors** (Miller 2024, eq. 4): the variance of a mean over items that come in
+  clusters, from the clusters' summed deviations.
+- **Power**: how many units a paired difference of proportions needs at 80% power, and the smallest
+  difference a given number detects, from the discordance rate (Connor 1987, *Biometrics*
+  43:207-211: n = (z_a sqrt(psi) + z_b sqrt(psi - delta^2))^2 / delta^2, psi the share of discordant
+  units, delta the difference); for means the normal approximation n = ((z_a + z_b) sd / delta)^2
+  with sd the standard deviation of the per-unit differences.
+
+Every difference is ``second - first`` (B - A), on the scale the outcomes are given in times
+``scale`` (100 for percentage points).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+
+from chronoprobe.metrics.uncertainty import LEVEL, RESAMPLES, SEED, resample_counts, wilson
+
+__all__ = [
+    "ASSUMED_DISCORDANCE",
+    "POWER",
+    "Comparable",
+    "Discordance",
+    "Draws",
+    "ItemOutcomes",
+    "PairedDifference",
+    "Test",
+    "binomial_cdf",
+    "clustered_se",
+    "compare_outcomes",
+    "detectable_difference",
+    "detectable_mean_difference",
+    "discordance",
+    "draws",
+    "mcnemar_exact",
+    "newcombe_paired",
+    "paired_bootstrap",
+    "paired_proportions",
+    "unit_resamples",
+    "units_needed",
+    "units_needed_for_mean",
+]
+
+POWER = 0.8
+"""The power every sample size and detectable difference is stated at."""
+ASSUMED_DISCORDANCE = 0.2
+"""The share of items two models judge differently, assumed where nothing measured it (a plan line says so)."""
+_EXACT_UP_TO = 5000
+"""Up to this many discordant pairs the binomial tail is summed in exact integers; beyond, in log space."""
+_CHUNK = 250
+"""Bootstrap resamples per batch: bounds memory to _CHUNK x units counts."""
+
+Test = Literal["exact McNemar", "paired bootstrap", "none"]
+Kind = Literal["rate", "mean"]
+
+
+# --- the outcomes a lens declares per item ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ItemOutcomes:
+    """One metric over one class, item by item: what a paired comparison of two runs reads.
+
+    ``values`` maps each item's key (a fact id, a question id ...) to its outcome: 0 or 1 for a rate,
+    a number for a mean. ``clusters`` maps an item to the unit it shares with others (a paraphrase to
+    its fact) where several items share one; absent, every item is its own unit.
+    """
+
+    metric: str
+    """As ``chronoprobe results`` names it (``soft_constraint_pct.up-to-date``)."""
+    group: str
+    """Its class, as ``results`` names it (``all``, a category)."""
+    kind: Kind
+    values: Mapping[str, float]
+    clusters: Mapping[str, str] | None = None
+    scale: float = 1.0
+    """What the outcome is multiplied by in the metric's unit (100 for a percentage of 0/1 outcomes)."""
+    unit: str = "items"
+    """What a unit is called in a sentence: ``facts``, ``questions``."""
+    phrase: str = ""
+    """For a rate, what a model does on a unit where the outcome is 1 (``gives a current answer``); empty:
+    the metric's name is used."""
+    verdict: str = ""
+    """For the check's paragraph, what a model with the higher value is (``fresher``); empty: none."""
+
+    def unit_of(self, item: str) -> str:
+        return item if self.clusters is None else self.clusters.get(item, item)
+
+
+@dataclass(frozen=True)
+class Comparable:
+    """One model's outcomes in one run, and what its items are drawn from (two runs whose sources differ
+    were asked different items)."""
+
+    source: str
+    """The snapshot, catalogue or dataset the items come from (``snapshot dyknow-2023-12-18``)."""
+    outcomes: Sequence[ItemOutcomes]
+
+
+# --- the 2x2 table, McNemar, Newcombe ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Discordance:
+    """The paired 2x2 table of two models' 0/1 outcomes on the same items."""
+
+    both: int
+    first_only: int
+    """Items the first model (A) gets and the second (B) does not: the discordant ``ab`` pairs."""
+    second_only: int
+    """Items B gets and A does not: the discordant ``ba`` pairs."""
+    neither: int
+
+    @property
+    def n(self) -> int:
+        return self.both + self.first_only + self.second_only + self.neither
+
+    @property
+    def rate(self) -> float | None:
+        """The share of discordant items (psi); None without items."""
+        return (self.first_only + self.second_only) / self.n if self.n else None
+
+
+def discordance(first: Sequence[float], second: Sequence[float]) -> Discordance:
+    """The 2x2 table of two aligned sequences of 0/1 outcomes (truthy counts as 1)."""
+    if len(first) != len(second):
+        raise ValueError(f"paired outcomes differ in length: {len(first)} vs {len(second)}")
+    counts = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
+    for a, b in zip(first, second, strict=True):
+        counts[(bool(a), bool(b))] += 1
+    return Discordance(counts[(True, True)], counts[(True, False)], counts[(False, True)], counts[(False, False)])
+
+
+def binomial_cdf(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2): exact integer sums up to 5,000 trials, log space beyond."""
+    if n < 0:
+        raise ValueError(f"need n >= 0, got {n}")
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if n <= _EXACT_UP_TO:
+        term, total = 1, 1
+        for i in range(k):
+            term = term * (n - i) // (i + 1)
+            total += term
+        return total / 2**n
+    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)]
+    top = max(logs)
+    return min(1.0, math.exp(top + math.log(sum(math.exp(v - top) for v in logs)) - n * math.log(2.0)))
+
+
+def mcnemar_exact(first_only: int, second_only: int) -> float:
+    """The exact McNemar test's two-sided p-value for ``b`` and ``c`` discordant pairs (1 when there are none)."""
+    if first_only < 0 or second_only < 0:
+        raise ValueError("discordant counts are never negative")
+    return min(1.0, 2.0 * binomial_cdf(min(first_only, second_only), first_only + second_only))
+
+
+def newcombe_paired(table: Discordance, *, level: float = LEVEL) -> tuple[float, float, float] | None:
+    """B - A for paired proportions with Newcombe's hybrid score interval (his 1998 method 10): ``(d, low, high)``.
+
+    With p_A = (both + first_only) / n, p_B = (both + second_only) / n, their Wilson intervals (l, u), and
+    phi the correlation of the two marginals (``both * neither - first_only * second_only`` over the root
+    of the four margins' product; taken as 0 when a margin is empty, shrunk by n/2 towards 0 when positive,
+    as Newcombe does):
+
+        low  = d - sqrt((p_B - l_B)^2 - 2 phi (p_B - l_B)(u_A - p_A) + (u_A - p_A)^2)
+        high = d + sqrt((u_B - p_B)^2 - 2 phi (u_B - p_B)(p_A - l_A) + (p_A - l_A)^2)
+
+    None without items.
+    """
+    n = table.n
+    if n == 0:
+        return None
+    first = wilson(table.both + table.first_only, n, level=level)
+    second = wilson(table.both + table.second_only, n, level=level)
+    assert first.value is not None and second.value is not None and first.ci_low is not None  # n > 0
+    assert first.ci_high is not None and second.ci_low is not None and second.ci_high is not None
+    phi = _phi(table)
+    p_a, p_b = first.value, second.value
+    below_b, above_b = p_b - second.ci_low, second.ci_high - p_b
+    below_a, above_a = p_a - first.ci_low, first.ci_high - p_a
+    d = (table.second_only - table.first_only) / n
+    low = d - math.sqrt(max(0.0, below_b**2 - 2 * phi * below_b * above_a + above_a**2))
+    high = d + math.sqrt(max(0.0, above_b**2 - 2 * phi * above_b * below_a + below_a**2))
+    return d, max(-1.0, low), min(1.0, high)
+
+
+def _phi(table: Discordance) -> float:
+    margins = (
+        (table.both + table.first_only)
+        * (table.second_only + table.neither)
+        * (table.both + table.second_only)
+        * (table.first_only + table.neither)
+    )
+    if margins == 0:
+        return 0.0
+    cross = table.both * table.neither - table.first_only * table.second_only
+    half = table.n / 2.0
+    if cross > half:
+        return (cross - half) / math.sqrt(margins)
+    return cross / math.sqrt(margins) if cross < 0 else 0.0
+
+
+# --- the paired difference --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """B - A on the shared items: both values, the difference with its 95% interval, the test and its p-value."""
+
+    first: float | None
+    second: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    """Shared units (facts, questions): what the interval is over."""
+    p: float | None
+    test: Test
+    items: int = 0
+    """Shared items (answers, paraphrases); the same as ``n`` when every item is its own unit."""
+    discordant_ab: int | None = None
+    """For a rate: units A gets and B does not."""
+    discordant_ba: int | None = None
+    spread: float | None = None
+    """For a rate, the discordance rate psi; for a mean, the standard deviation of the per-unit differences:
+    what the power of a comparison of this size rests on."""
+    level: float = LEVEL
+    resamples: int | None = None
+    seed: int | None = None
+    """The bootstrap's resamples and seed, when it drew any."""
+
+    @property
+    def decides(self) -> bool:
+        """The interval lies on one side of 0 and the test agrees (p < 1 - level)."""
+        if self.ci_low is None or self.ci_high is None or self.p is None:
+            return False
+        return (self.ci_low > 0 or self.ci_high < 0) and self.p < 1.0 - self.level
+
+
+def _units(items: Sequence[str], clusters: Mapping[str, str] | None) -> tuple[list[str], np.ndarray]:
+    """The distinct units of ``items`` in first-seen order, and each item's unit index."""
+    order: dict[str, int] = {}
+    index = np.empty(len(items), dtype=np.int64)
+    for i, item in enumerate(items):
+        unit = item if clusters is None else clusters.get(item, item)
+        index[i] = order.setdefault(unit, len(order))
+    return list(order), index
+
+
+def paired_proportions(
+    first: Sequence[float],
+    second: Sequence[float],
+    units: Sequence[Hashable] | None = None,
+    *,
+    scale: float = 1.0,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> PairedDifference:
+    """Two models' 0/1 outcomes on the same items (aligned), compared: exact McNemar with Newcombe's paired
+    interval when every item is its own unit, else the paired bootstrap over ``units`` (a unit per item)."""
+    table = discordance(first, second)
+    singletons = units is None or len(set(units)) == len(units)
+    if not singletons:
+        assert units is not None
+        found = paired_bootstrap(first, second, units, scale=scale, level=level, resamples=resamples, seed=seed)
+        return PairedDifference(
+            **{**found.__dict__, "discordant_ab": table.first_only, "discordant_ba": table.second_only},
+        )
+    n = table.n
+    interval = newcombe_paired(table, level=level)
+    if interval is None:
+        return PairedDifference(None, None, None, None, None, 0, None, "exact McNemar", items=0)
+    d, low, high = interval
+    return PairedDifference(
+        first=scale * (table.both + table.first_only) / n,
+        second=scale * (table.both + table.second_only) / n,
+        delta=scale * d,
+        ci_low=scale * low,
+        ci_high=scale * high,
+        n=n,
+        p=mcnemar_exact(table.first_only, table.second_only),
+        test="exact McNemar",
+        items=n,
+        discordant_ab=table.first_only,
+        discordant_ba=table.second_only,
+        spread=table.rate,
+        level=level,
+    )
+
+
+def paired_bootstrap(
+    first: Sequence[float],
+    second: Sequence[float],
+    units: Sequence[Hashable] | None = None,
+    *,
+    scale: float = 1.0,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    counts: np.ndarray | None = None,
+) -> PairedDifference:
+    """mean(second) - mean(first) over aligned items, with a seeded percentile bootstrap that resamples units
+    (``units[i]``: item i's unit; default every item its own) with both models' outcomes together.
+
+    Each resample's means are over its items (a unit drawn twice counts its items twice). ``counts``: the
+    resamples' unit multiplicities, ``(resamples, units)``, to share one draw between metrics on the same units.
+    """
+    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired outcomes differ in length: {a.size} vs {b.size}")
+    keys = [str(u) for u in units] if units is not None else [str(i) for i in range(a.size)]
+    names, index = _units(keys, None)
+    g = len(names)
+    if a.size == 0:
+        return PairedDifference(None, None, None, None, None, 0, None, "paired bootstrap", items=0)
+    mean_a, mean_b = float(a.mean()), float(b.mean())
+    delta = scale * (mean_b - mean_a)
+    per_unit = np.bincount(index, minlength=g).astype(np.float64)
+    sums_a, sums_b = np.bincount(index, a, minlength=g), np.bincount(index, b, minlength=g)
+    unit_diff = (sums_b - sums_a) / per_unit
+    spread = float(np.std(unit_diff, ddof=1)) * scale if g > 1 else None
+    common = {"items": int(a.size), "spread": spread, "level": level}
+    if g == 1:
+        return PairedDifference(
+            scale * mean_a, scale * mean_b, delta, None, None, g, None, "paired bootstrap", **common
+        )
+    drawn = counts if counts is not None else unit_resamples(g, resamples=resamples, seed=seed)
+    sizes = drawn @ per_unit
+    diffs = scale * (drawn @ (sums_b - sums_a)) / sizes
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(diffs, [tail, 1.0 - tail])
+    p = min(1.0, 2.0 * min(float(np.mean(diffs <= 0)), float(np.mean(diffs >= 0))))
+    return PairedDifference(
+        first=scale * mean_a,
+        second=scale * mean_b,
+        delta=delta,
+        ci_low=float(low),
+        ci_high=float(high),
+        n=g,
+        p=p,
+        test="paired bootstrap",
+        resamples=int(drawn.shape[0]),
+        seed=seed if counts is None else None,
+        **common,
+    )
+
+
+def unit_resamples(units: int, *, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """How often each of ``units`` units is drawn in each of ``resamples`` seeded resamples: ``(resamples, units)``."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for start in range(0, resamples, _CHUNK):
+        batch = min(_CHUNK, resamples - start)
+        parts.append(resample_counts(rng.integers(0, units, size=(batch, units)), units).astype(np.float64))
+    return np.concatenate(parts)
+
+
+@dataclass
+class Draws:
+    """One seeded draw per set of units, shared by every metric over the same units (a comparison of two runs
+    resamples each class's facts once, not once per metric)."""
+
+    resamples: int
+    seed: int
+    drawn: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
+
+    def of(self, units: tuple[str, ...]) -> np.ndarray:
+        if units not in self.drawn:
+            self.drawn[units] = unit_resamples(len(units), resamples=self.resamples, seed=self.seed)
+        return self.drawn[units]
+
+
+def compare_outcomes(
+    first: ItemOutcomes,
+    second: ItemOutcomes,
+    *,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    draws: Draws | None = None,
+) -> PairedDifference:
+    """Two runs' outcomes of one metric and class on their shared items (in ``first``'s order): a rate whose
+    every item is its own unit by McNemar and Newcombe, anything else by the paired bootstrap over units."""
+    shared = [item for item in first.values if item in second.values]
+    a = [first.values[item] for item in shared]
+    b = [second.values[item] for item in shared]
+    units = [first.unit_of(item) for item in shared]
+    clustered = len(set(units)) < len(units)
+    if first.kind == "rate" and not clustered:
+        return paired_proportions(a, b, scale=first.scale, level=level)
+    table = discordance(a, b) if first.kind == "rate" else None
+    names, index = _units(units, None)
+    drawn = (draws or Draws(resamples, seed)).of(tuple(names)) if len(names) > 1 else None
+    found = paired_bootstrap(a, b, [names[i] for i in index], scale=first.scale, level=level, counts=drawn)
+    extra = {"seed": seed, "resamples": resamples} if drawn is not None else {}
+    if table is not None:
+        extra |= {"discordant_ab": table.first_only, "discordant_ba": table.second_only}
+    return PairedDifference(**{**found.__dict__, **extra})
+
+
+def draws(*, resamples: int = RESAMPLES, seed: int = SEED) -> Draws:
+    """A store of seeded resamples to share between :func:`compare_outcomes` calls over the same units."""
+    return Draws(resamples, seed)
+
+
+# --- clustered standard errors ----------------------------------------------------------------------------
+
+
+def clustered_se(values: Sequence[float], clusters: Sequence[Hashable]) -> float | None:
+    """The standard error of the mean of ``values`` whose items come in ``clusters`` (Miller 2024, eq. 4):
+    sqrt(sum over clusters of (sum of the cluster's deviations from the mean)^2) / n. With every item its own
+    cluster this is the plain standard error with the variance taken over n (not n - 1). None without items."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return None
+    if len(clusters) != data.size:
+        raise ValueError("one cluster per value is needed")
+    _, index = _units([str(c) for c in clusters], None)
+    deviations = np.bincount(index, data - data.mean())
+    return float(math.sqrt(float((deviations**2).sum())) / data.size)
+
+
+# --- power ---------------------------------------------------------------------------------------------
+
+
+def _z(level: float, power: float) -> tuple[float, float]:
+    normal = NormalDist()
+    return normal.inv_cdf(0.5 + level / 2.0), normal.inv_cdf(power)
+
+
+def units_needed(delta: float, discordance_rate: float, *, level: float = LEVEL, power: float = POWER) -> int | None:
+    """Units a paired difference of proportions ``delta`` (0-1) needs to be detected at ``power`` by a two-sided
+    test at ``level``, when a share ``discordance_rate`` of units is discordant (Connor 1987). None when the
+    difference cannot be (zero, or larger than the discordance allows)."""
+    d, psi = abs(delta), discordance_rate
+    if d == 0 or psi <= 0 or d > psi:
+        return None
+    z_a, z_b = _z(level, power)
+    return math.ceil((z_a * math.sqrt(psi) + z_b * math.sqrt(max(0.0, psi - d * d))) ** 2 / (d * d))
+
+
+def detectable_difference(
+    units: int, discordance_rate: float, *, level: float = LEVEL, power: float = POWER
+) -> float | None:
+    """The smallest paired difference of proportions (0-1) ``units`` units detect at ``power`` (Connor 1987,
+    solved for the difference); None when no difference within the discordance is detectable at that size."""
+    psi = discordance_rate
+    if units <= 0 or psi <= 0:
+        return None
+    z_a, z_b = _z(level, power)
+    root = math.sqrt(units)
+
+    def gap(d: float) -> float:  # increasing in d: positive once d is detectable
+        return root * d - z_a * math.sqrt(psi) - z_b * math.sqrt(max(0.0, psi - d * d))
+
+    if gap(psi) < 0:
+        return None
+    low, high = 0.0, psi
+    for _ in range(60):
+        middle = (low + high) / 2.0
+        low, high = (middle, high) if gap(middle) < 0 else (low, middle)
+    return high
+
+
+def units_needed_for_mean(delta: float, spread: float, *, level: float = LEVEL, power: float = POWER) -> int | None:
+    """Units a paired difference of means ``delta`` needs, the per-unit differences having standard deviation
+    ``spread`` (normal approximation); None for a zero difference or spread."""
+    if delta == 0 or spread <= 0:
+        return None
+    z_a, z_b = _z(level, power)
+    return math.ceil(((z_a + z_b) * spread / abs(delta)) ** 2)
+
+
+def detectable_mean_difference(units: int, spread: float, *, level: float = LEVEL, power: float = POWER) -> float:
+    """The smallest paired difference of means ``units`` units detect at ``power`` (normal approximation)."""
+    z_a, z_b = _z(level, power)
+    return (z_a + z_b) * spread / math.sqrt(units) if units > 0 else math.inf
