@@ -31,8 +31,8 @@ Every difference is ``second - first`` (B - A), on the scale the outcomes are gi
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Literal
 
@@ -48,6 +48,7 @@ __all__ = [
     "Draws",
     "ItemOutcomes",
     "PairedDifference",
+    "Statistic",
     "Test",
     "binomial_cdf",
     "clustered_se",
@@ -55,11 +56,12 @@ __all__ = [
     "detectable_difference",
     "detectable_mean_difference",
     "discordance",
-    "draws",
     "mcnemar_exact",
     "newcombe_paired",
     "paired_bootstrap",
     "paired_proportions",
+    "paired_statistic",
+    "ratio",
     "unit_resamples",
     "units_needed",
     "units_needed_for_mean",
@@ -75,7 +77,10 @@ _CHUNK = 250
 """Bootstrap resamples per batch: bounds memory to _CHUNK x units counts."""
 
 Test = Literal["exact McNemar", "paired bootstrap", "none"]
-Kind = Literal["rate", "mean"]
+Kind = Literal["rate", "mean", "statistic"]
+Statistic = Callable[[np.ndarray], np.ndarray]
+"""A statistic of summed per-item components: ``(resamples, components)`` sums -> one value per resample (a mean
+is the sum of the values over the count, a harmonic mean of two shares, a macro F1 of confusion counts)."""
 
 
 # --- the outcomes a lens declares per item ---------------------------------------------------------------
@@ -95,7 +100,8 @@ class ItemOutcomes:
     group: str
     """Its class, as ``results`` names it (``all``, a category)."""
     kind: Kind
-    values: Mapping[str, float]
+    values: Mapping[str, float] | Mapping[str, tuple[float, ...]]
+    """0 or 1 per item for a rate, a number for a mean; for a statistic, a tuple of components per item."""
     clusters: Mapping[str, str] | None = None
     scale: float = 1.0
     """What the outcome is multiplied by in the metric's unit (100 for a percentage of 0/1 outcomes)."""
@@ -106,6 +112,8 @@ class ItemOutcomes:
     the metric's name is used."""
     verdict: str = ""
     """For the check's paragraph, what a model with the higher value is (``fresher``); empty: none."""
+    statistic: Statistic | None = None
+    """For a statistic, how its value follows from the items' summed components (see :data:`Statistic`)."""
 
     def unit_of(self, item: str) -> str:
         return item if self.clusters is None else self.clusters.get(item, item)
@@ -168,7 +176,7 @@ def binomial_cdf(k: int, n: int) -> float:
         for i in range(k):
             term = term * (n - i) // (i + 1)
             total += term
-        return total / 2**n
+        return float(total / 2**n)
     logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)]
     top = max(logs)
     return min(1.0, math.exp(top + math.log(sum(math.exp(v - top) for v in logs)) - n * math.log(2.0)))
@@ -291,9 +299,7 @@ def paired_proportions(
     if not singletons:
         assert units is not None
         found = paired_bootstrap(first, second, units, scale=scale, level=level, resamples=resamples, seed=seed)
-        return PairedDifference(
-            **{**found.__dict__, "discordant_ab": table.first_only, "discordant_ba": table.second_only},
-        )
+        return replace(found, discordant_ab=table.first_only, discordant_ba=table.second_only)
     n = table.n
     interval = newcombe_paired(table, level=level)
     if interval is None:
@@ -325,52 +331,91 @@ def paired_bootstrap(
     level: float = LEVEL,
     resamples: int = RESAMPLES,
     seed: int = SEED,
-    counts: np.ndarray | None = None,
 ) -> PairedDifference:
     """mean(second) - mean(first) over aligned items, with a seeded percentile bootstrap that resamples units
     (``units[i]``: item i's unit; default every item its own) with both models' outcomes together.
 
-    Each resample's means are over its items (a unit drawn twice counts its items twice). ``counts``: the
-    resamples' unit multiplicities, ``(resamples, units)``, to share one draw between metrics on the same units.
-    """
+    Each resample's means are over its items (a unit drawn twice counts its items twice)."""
     a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"paired outcomes differ in length: {a.size} vs {b.size}")
     keys = [str(u) for u in units] if units is not None else [str(i) for i in range(a.size)]
-    names, index = _units(keys, None)
-    g = len(names)
-    if a.size == 0:
-        return PairedDifference(None, None, None, None, None, 0, None, "paired bootstrap", items=0)
-    mean_a, mean_b = float(a.mean()), float(b.mean())
-    delta = scale * (mean_b - mean_a)
-    per_unit = np.bincount(index, minlength=g).astype(np.float64)
-    sums_a, sums_b = np.bincount(index, a, minlength=g), np.bincount(index, b, minlength=g)
-    unit_diff = (sums_b - sums_a) / per_unit
-    spread = float(np.std(unit_diff, ddof=1)) * scale if g > 1 else None
-    common = {"items": int(a.size), "spread": spread, "level": level}
-    if g == 1:
-        return PairedDifference(
-            scale * mean_a, scale * mean_b, delta, None, None, g, None, "paired bootstrap", **common
-        )
-    drawn = counts if counts is not None else unit_resamples(g, resamples=resamples, seed=seed)
-    sizes = drawn @ per_unit
-    diffs = scale * (drawn @ (sums_b - sums_a)) / sizes
+    ones = np.ones_like(a)
+    return paired_statistic(
+        np.column_stack([a, ones]),
+        np.column_stack([b, ones]),
+        keys,
+        ratio,
+        scale=scale,
+        level=level,
+        draws=Draws(resamples, seed),
+    )
+
+
+def ratio(sums: np.ndarray) -> np.ndarray:
+    """The statistic of a mean: the first component's sum over the second's (the items counted)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: np.ndarray = sums[:, 0] / sums[:, 1]
+    return result
+
+
+def paired_statistic(
+    first: np.ndarray,
+    second: np.ndarray,
+    units: Sequence[str],
+    statistic: Statistic,
+    *,
+    scale: float = 1.0,
+    level: float = LEVEL,
+    draws: Draws | None = None,
+) -> PairedDifference:
+    """statistic(second) - statistic(first) over aligned items, each item a row of components (``(items, k)``),
+    with the paired percentile bootstrap over ``units`` (item i's unit ``units[i]``): both models' items of a
+    drawn unit are drawn together, the statistic recomputed from the resample's summed components.
+
+    Its p-value inverts the percentile interval; ``spread`` is the bootstrap standard error times the root of the
+    number of units (a per-unit standard deviation, what :func:`units_needed_for_mean` takes)."""
+    names, index = _units(list(units), None)
+    g, items = len(names), int(first.shape[0])
+    if items == 0:
+        return PairedDifference(None, None, None, None, None, 0, None, "paired bootstrap", items=0, level=level)
+    sums_a = np.zeros((g, first.shape[1]))
+    sums_b = np.zeros((g, second.shape[1]))
+    np.add.at(sums_a, index, first)
+    np.add.at(sums_b, index, second)
+    value_a = float(statistic(sums_a.sum(axis=0)[None, :])[0])
+    value_b = float(statistic(sums_b.sum(axis=0)[None, :])[0])
+    finite = math.isfinite(value_a) and math.isfinite(value_b)
+    delta = scale * (value_b - value_a) if finite else None
+    undecided = PairedDifference(
+        _scaled(value_a, scale), _scaled(value_b, scale), delta, None, None, g, None, "paired bootstrap", items=items
+    )
+    if g < 2 or delta is None:
+        return undecided
+    chosen = draws or Draws(RESAMPLES, SEED)
+    drawn = chosen.of(tuple(names))
+    diffs = scale * (statistic(drawn @ sums_b) - statistic(drawn @ sums_a))
+    diffs = diffs[np.isfinite(diffs)]
+    if diffs.size == 0:
+        return undecided
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(diffs, [tail, 1.0 - tail])
     p = min(1.0, 2.0 * min(float(np.mean(diffs <= 0)), float(np.mean(diffs >= 0))))
-    return PairedDifference(
-        first=scale * mean_a,
-        second=scale * mean_b,
-        delta=delta,
+    spread = float(np.std(diffs, ddof=1)) * math.sqrt(g) if diffs.size > 1 else None
+    return replace(
+        undecided,
         ci_low=float(low),
         ci_high=float(high),
-        n=g,
         p=p,
-        test="paired bootstrap",
+        spread=spread,
+        level=level,
         resamples=int(drawn.shape[0]),
-        seed=seed if counts is None else None,
-        **common,
+        seed=chosen.seed,
     )
+
+
+def _scaled(value: float, scale: float) -> float | None:
+    return scale * value if math.isfinite(value) else None
 
 
 def unit_resamples(units: int, *, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
@@ -388,8 +433,8 @@ class Draws:
     """One seeded draw per set of units, shared by every metric over the same units (a comparison of two runs
     resamples each class's facts once, not once per metric)."""
 
-    resamples: int
-    seed: int
+    resamples: int = RESAMPLES
+    seed: int = SEED
     drawn: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
 
     def of(self, units: tuple[str, ...]) -> np.ndarray:
@@ -398,37 +443,46 @@ class Draws:
         return self.drawn[units]
 
 
+def _components(outcomes: ItemOutcomes, items: Sequence[str]) -> np.ndarray:
+    """The items' outcomes as rows of components: ``(value, 1)`` for a rate or mean, the given tuple otherwise."""
+    if outcomes.kind == "statistic":
+        return np.asarray([outcomes.values[item] for item in items], dtype=np.float64).reshape(len(items), -1)
+    values = np.asarray([float(outcomes.values[item]) for item in items], dtype=np.float64)  # type: ignore[arg-type]  # a rate's or mean's outcome is one number
+    return np.column_stack([values, np.ones_like(values)])
+
+
 def compare_outcomes(
     first: ItemOutcomes,
     second: ItemOutcomes,
     *,
     level: float = LEVEL,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
     draws: Draws | None = None,
 ) -> PairedDifference:
     """Two runs' outcomes of one metric and class on their shared items (in ``first``'s order): a rate whose
-    every item is its own unit by McNemar and Newcombe, anything else by the paired bootstrap over units."""
+    every item is its own unit by McNemar and Newcombe, anything else by the paired bootstrap over units
+    (``draws``: the seeded resamples, shared between metrics over the same units)."""
     shared = [item for item in first.values if item in second.values]
-    a = [first.values[item] for item in shared]
-    b = [second.values[item] for item in shared]
     units = [first.unit_of(item) for item in shared]
     clustered = len(set(units)) < len(units)
-    if first.kind == "rate" and not clustered:
-        return paired_proportions(a, b, scale=first.scale, level=level)
-    table = discordance(a, b) if first.kind == "rate" else None
-    names, index = _units(units, None)
-    drawn = (draws or Draws(resamples, seed)).of(tuple(names)) if len(names) > 1 else None
-    found = paired_bootstrap(a, b, [names[i] for i in index], scale=first.scale, level=level, counts=drawn)
-    extra = {"seed": seed, "resamples": resamples} if drawn is not None else {}
-    if table is not None:
-        extra |= {"discordant_ab": table.first_only, "discordant_ba": table.second_only}
-    return PairedDifference(**{**found.__dict__, **extra})
-
-
-def draws(*, resamples: int = RESAMPLES, seed: int = SEED) -> Draws:
-    """A store of seeded resamples to share between :func:`compare_outcomes` calls over the same units."""
-    return Draws(resamples, seed)
+    if first.kind == "rate":
+        a = [float(first.values[item]) for item in shared]  # type: ignore[arg-type]  # a rate's outcome is 0 or 1
+        b = [float(second.values[item]) for item in shared]  # type: ignore[arg-type]
+        if not clustered:
+            return paired_proportions(a, b, scale=first.scale, level=level)
+        table = discordance(a, b)
+    statistic = first.statistic or ratio
+    found = paired_statistic(
+        _components(first, shared),
+        _components(second, shared),
+        units,
+        statistic,
+        scale=first.scale,
+        level=level,
+        draws=draws,
+    )
+    if first.kind != "rate":
+        return found
+    return replace(found, discordant_ab=table.first_only, discordant_ba=table.second_only)
 
 
 # --- clustered standard errors ----------------------------------------------------------------------------

@@ -402,3 +402,14 @@ def gate_estimates(
             len(g), resampled, None if math.isnan(point) else point, resamples=resamples, seed=seed
         ),
     }
+
+
+def macro_f1_of_counts(counts: np.ndarray) -> np.ndarray:
+    """Macro F1 of every confusion matrix in ``counts`` (``(batch, n_classes, n_classes + 1)``, the last column
+    the unparseable answers), as :func:`macro_f1` computes it; NaN where no class is seen."""
+    return _macro_f1_of_counts(counts)
+
+
+def confusion_cell(gold: int, pred: Pred, n_classes: int = N_CLASSES) -> int:
+    """The index of an answer's cell in a flattened ``(n_classes, n_classes + 1)`` confusion matrix."""
+    return int(gold) * (n_classes + 1) + (n_classes if pred is None else int(pred))

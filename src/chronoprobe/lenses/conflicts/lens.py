@@ -19,6 +19,7 @@ from chronoprobe.lenses.conflicts.prompts import PromptWording
 from chronoprobe.lenses.conflicts.rows import ConflictsRow
 from chronoprobe.lenses.conflicts.run import Dataset
 from chronoprobe.metrics.mulan import Fidelity
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
 
@@ -189,6 +190,14 @@ class ConflictsLens(Lens[ConflictsRow]):
         if self.config.methodology == "dynamicqa":
             return Workload(items=len(self.inputs), unit="facts", calls=3 * len(self.inputs))
         return Workload(items=len(self.inputs), unit="queries", calls=2 * len(self.inputs), at_most=True)
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """Per class: persuaded and stubborn per fact, accuracy, CP and semantic entropy per item (clustered on the
+        fact) under DynamicQA's methodology; F1 and confidence per query, update success under MuLan's."""
+        from chronoprobe.lenses.conflicts.compare import comparable
+
+        return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:

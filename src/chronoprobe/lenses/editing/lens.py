@@ -17,6 +17,7 @@ from chronoprobe.lenses.editing.config import PROMPT_METHODS, WEIGHT_METHODS, Ed
 from chronoprobe.lenses.editing.metric_records import EditSet
 from chronoprobe.lenses.editing.plan import RunPlan, plan_line, plan_model
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow, MethodRun
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.base import Capability
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
@@ -379,6 +380,14 @@ class EditingLens(Lens[EditingRow]):
             )
             per_model[spec]["name"] = model.info.name or spec
         return self.summary_from_detail({"models": per_model, "methods": list(self.config.methods)})
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """Per method and Table 3 group: efficacy and soft constraint per fact, paraphrase success per answer
+        (clustered on the fact) and the harmonic mean of the two over the facts."""
+        from chronoprobe.lenses.editing.compare import comparable
+
+        return comparable(run, model)
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:

@@ -5,7 +5,7 @@ of efficacy and paraphrase success (DyKnow's Table 3), with its 95% interval and
 from __future__ import annotations
 
 from chronoprobe.contract.runlog import Metric, Summary
-from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, quote
+from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, p_value, quote, signed
 
 MEASURE = "harmonic_mean_pct"
 UNEDITED = "unedited"
@@ -43,6 +43,9 @@ def what_to_do(summary: Summary, model: str) -> str | None:
         f"{opening}, retrieval ({label.get(rag, rag)}) fixes {quote(rag_metric)} of them against {brief(edit_metric)} "
         f"for editing ({label.get(edit, edit)}), by the harmonic mean of efficacy and paraphrase success."
     )
+    paired = _paired(summary, model, rag, edit)
+    if paired is not None:
+        return sentence + " " + paired
     if facts < MIN_ITEMS:
         return sentence + f" {facts} facts are too few to choose between them."
     side = compare(rag_metric, edit_metric)
@@ -53,6 +56,23 @@ def what_to_do(summary: Summary, model: str) -> str | None:
     unedited = find(summary, model, f"{UNEDITED}.{MEASURE}")
     baseline = f"; unedited, it scored {brief(unedited)}" if unedited is not None and unedited.value is not None else ""
     return sentence + f" The intervals cannot tell which fix is better{baseline}."
+
+
+def _paired(summary: Summary, model: str, rag: str, edit: str) -> str | None:
+    """The sentence of the paired comparison on the facts both methods were applied to, when it decides."""
+    entries = ((summary.detail.get("models") or {}).get(model) or {}).get("paired") or []
+    found = next((e for e in entries if e.get("retrieval") == rag and e.get("editing") == edit), None)
+    if found is None or found.get("delta") is None or found.get("ci_low") is None or found.get("ci_high") is None:
+        return None
+    low, high, p = float(found["ci_low"]), float(found["ci_high"]), found.get("p")
+    if not (low > 0 or high < 0) or p is None or p >= 0.05:
+        return None
+    better = "Editing" if found["delta"] > 0 else "Retrieval"
+    return (
+        f"{better} is the better fix: paired on the same {found['n']} facts, editing scores "
+        f"{signed(found['delta'])} points against retrieval (95% CI {signed(low)} to {signed(high)}; "
+        f"{found['test']} p = {p_value(float(p))})."
+    )
 
 
 def sentences(summary: Summary, model: str) -> list[str]:

@@ -109,4 +109,6 @@ def summarise_model(
         subset_ids = {r.fact_id for r in by_key[(run.method, run.fraction)]}
         subset = [r for r in records if r.fact_id in subset_ids]
         results.append(_result(run.method, run.fraction, subset, by_key[(run.method, run.fraction)], run))
-    return {"dataset": dataset, "results": results}
+    from chronoprobe.lenses.editing.compare import paired_fixes  # beside this module: it reads the same rows
+
+    return {"dataset": dataset, "results": results, "paired": paired_fixes(rows)}

@@ -19,6 +19,7 @@ from chronoprobe.lenses.outdated.audit import (
     load_gold,
     run_audit,
 )
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.provenance import Provenance
 
 VERDICT_ORDER = ("up-to-date", "outdated", "irrelevant", "ambiguous")
@@ -138,6 +139,14 @@ class OutdatedLens(Lens[ResponseRecord]):
             self.load()
         asked = [f for f in self.facts if f.fact_id not in self.no_gold] if self.loaded else audit_facts(self.config)
         return Workload(items=len(asked), unit="facts", calls=sum(len(f.templates) for f in asked))
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """Per fact its soft-constraint verdict and inconsistency, per paraphrase its verdict (clustered on the
+        fact), per category and overall; from an ``outdated run`` or an ``outdated score`` folder."""
+        from chronoprobe.lenses.outdated.compare import comparable
+
+        return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:

@@ -19,6 +19,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency import metric_records
 from chronoprobe.lenses.recency.evaluate import EvalConfig
 from chronoprobe.lenses.recency.rows import RecencyRow
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
 
@@ -158,6 +159,14 @@ class RecencyLens(Lens[RecencyRow]):
             self.load()
         per_strategy = sum(len(build_items(self.questions, mode)) for mode in self.config.modes)
         return Workload(items=len(self.questions), unit="questions", calls=per_strategy * len(self.config.strategies))
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """Per strategy and context mode, over every question and per stationarity: each answer's accuracy,
+        tolerant accuracy, unparseable flag, gate agreement and confusion cell (clustered on the question)."""
+        from chronoprobe.lenses.recency.compare import comparable
+
+        return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:
