@@ -462,6 +462,9 @@ def compare_outcomes(
     every item is its own unit by McNemar and Newcombe, anything else by the paired bootstrap over units
     (``draws``: the seeded resamples, shared between metrics over the same units)."""
     shared = [item for item in first.values if item in second.values]
+    if not shared:
+        test: Test = "exact McNemar" if first.kind == "rate" and first.clusters is None else "paired bootstrap"
+        return PairedDifference(None, None, None, None, None, 0, None, test, items=0, level=level)
     units = [first.unit_of(item) for item in shared]
     clustered = len(set(units)) < len(units)
     if first.kind == "rate":

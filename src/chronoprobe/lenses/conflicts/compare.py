@@ -33,7 +33,7 @@ def _outcome(
     phrase: str = "",
     verdict: str = "",
 ) -> ItemOutcomes:
-    """One metric over ``rows`` keyed by ``key``, clustered on the fact where a fact has several items."""
+    """One metric over ``rows`` keyed by ``key``, each item's unit its fact (clustered where a fact has several)."""
     values: dict[str, float] = {}
     owners: dict[str, str] = {}
     for row in rows:
@@ -42,13 +42,12 @@ def _outcome(
             continue
         values[key(row)] = float(found)
         owners[key(row)] = row.fact_id
-    clustered = len(set(owners.values())) < len(owners)
     return ItemOutcomes(
         metric=metric,
         group=group,
         kind=kind,
         values=values,
-        clusters=owners if clustered else None,
+        clusters=owners,  # the unit is the fact, whatever its items
         scale=scale,
         unit="facts",
         phrase=phrase,

@@ -17,7 +17,7 @@ import numpy as np
 
 from chronoprobe.contract.runlog import Run
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow
-from chronoprobe.metrics.paired import Comparable, Draws, ItemOutcomes, compare_outcomes
+from chronoprobe.metrics.paired import Comparable, Draws, ItemOutcomes, Kind, compare_outcomes
 from chronoprobe.metrics.records import ALL
 
 UP = "up-to-date"
@@ -61,7 +61,12 @@ def method_outcomes(rows: Sequence[EditingRow], method: str) -> list[ItemOutcome
         groups.setdefault(entry["group"], []).append(fact)
     found = []
     for group, members in groups.items():
-        common = {"group": group, "scale": 100.0, "unit": "facts"}
+
+        def outcome(measure: str, kind: Kind, values: dict[str, Any], **extra: Any) -> ItemOutcomes:
+            return ItemOutcomes(
+                metric=f"{method}.{measure}", group=group, kind=kind, values=values, scale=100.0, unit="facts", **extra
+            )
+
         edit = {f: float(facts[f]["edit"] == UP) for f in members}
         soft = {f: float(facts[f]["edit"] == UP or UP in facts[f]["paraphrases"].values()) for f in members}
         answers = {f"{f}#{k}": float(v == UP) for f in members for k, v in facts[f]["paraphrases"].items()}
@@ -76,24 +81,10 @@ def method_outcomes(rows: Sequence[EditingRow], method: str) -> list[ItemOutcome
             for f in members
         }
         found += [
-            ItemOutcomes(
-                metric=f"{method}.efficacy_pct", kind="rate", values=edit, phrase="fixes the edit prompt", **common
-            ),  # type: ignore[arg-type]  # the fields above
-            ItemOutcomes(metric=f"{method}.paraphrase_pct", kind="rate", values=answers, clusters=owners, **common),  # type: ignore[arg-type]
-            ItemOutcomes(
-                metric=f"{method}.{MEASURE}",
-                kind="statistic",
-                values=parts,
-                statistic=harmonic_mean,
-                **common,  # type: ignore[arg-type]
-            ),
-            ItemOutcomes(
-                metric=f"{method}.soft_constraint_pct",
-                kind="rate",
-                values=soft,
-                phrase="answers up to date",
-                **common,  # type: ignore[arg-type]
-            ),
+            outcome("efficacy_pct", "rate", edit, phrase="fixes the edit prompt"),
+            outcome("paraphrase_pct", "rate", answers, clusters=owners),
+            outcome(MEASURE, "statistic", parts, statistic=harmonic_mean),
+            outcome("soft_constraint_pct", "rate", soft, phrase="answers up to date"),
         ]
     return found
 

@@ -44,9 +44,8 @@ def _one_hot(gold: int, pred: int | None) -> tuple[float, ...]:
 
 
 def _group(prefix: str, group: str, answers: Sequence[Labelled], tolerance: int) -> list[ItemOutcomes]:
-    owners = {r.item_id: str(r.q_id) for r, _, _ in answers}
-    clusters = owners if len(set(owners.values())) < len(owners) else None
-    common = {"group": group, "clusters": clusters, "unit": "questions"}
+    owners = {r.item_id: str(r.q_id) for r, _, _ in answers}  # the unit: the question, whatever its contexts
+    common = {"group": group, "clusters": owners, "unit": "questions"}
 
     def rate(name: str, flag: Callable[[int, int | None], bool], phrase: str, verdict: str = "") -> ItemOutcomes:
         values = {r.item_id: float(flag(g, p)) for r, g, p in answers}
