@@ -43,8 +43,9 @@ from chronoprobe.values import config_error
 
 if TYPE_CHECKING:
     from chronoprobe.checkup import CheckResult
+    from chronoprobe.reports.compare import CompareRow
 
-__all__ = ["Model", "Run", "check", "lenses", "load", "model", "produce", "run", "tools"]
+__all__ = ["Model", "Run", "check", "compare", "lenses", "load", "model", "produce", "run", "tools"]
 
 
 class Model(CachedModel):
@@ -266,6 +267,22 @@ def check(
         engine=engine,
     )
     return run_check(request, handles=handles, progress=progress)
+
+
+def compare(*folders: Path | str, allow_different_items: bool = False) -> list[CompareRow]:
+    """Compare run folders (or check folders) of the same items paired, as ``chronoprobe compare`` does: each later
+    folder (B) against each earlier one (A), lens by lens; one folder of a run with two models compares those.
+
+    Returns the rows ``compare --format csv`` writes, typed (:class:`~chronoprobe.reports.compare.CompareRow`:
+    ``a``, ``b``, ``delta``, ``ci_low``, ``ci_high``, ``n``, ``p``, ``test``, ``discordant_ab``, ``discordant_ba``
+    beside the run, model, lens, dataset, class and metric; ``row.as_dict()`` in the table's columns).
+    ``allow_different_items``: compare runs of different snapshots, catalogues or datasets on the items they share.
+    """
+    result = produce(
+        "compare", dirs=tuple(Path(f) for f in folders), allow_different_items=allow_different_items, progress=False
+    )
+    rows: list[CompareRow] = result.rows
+    return rows
 
 
 load = load_run

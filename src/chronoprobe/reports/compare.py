@@ -35,7 +35,7 @@ from chronoprobe.metrics.paired import (
     units_needed_for_mean,
 )
 from chronoprobe.metrics.records import ALL
-from chronoprobe.reports.plain_words import difference, difference_span, number, p_value
+from chronoprobe.reports.plain_words import difference, difference_span, number, p_is
 from chronoprobe.reports.tidy_table import find_runs
 
 if TYPE_CHECKING:
@@ -122,8 +122,8 @@ class CompareRow:
     """The metric's unit (``%``, ``rate``, ``year`` or none), as its records give it."""
     units: int | None = None
     """Shared units (facts, questions) the interval rests on."""
-    paired: PairedDifference | None = None
-    outcome: ItemOutcomes | None = None
+    paired: PairedDifference | None = field(default=None, repr=False)
+    outcome: ItemOutcomes | None = field(default=None, repr=False)
 
     @property
     def decides(self) -> bool:
@@ -370,7 +370,7 @@ def sentence(row: CompareRow, a: str = "A", b: str = "B", *, any_class: bool = F
     shown = (
         f"{difference(row.delta, row.unit)}, 95% CI {difference_span(row.ci_low or 0.0, row.ci_high or 0.0, row.unit)}"
     )
-    test = f"{paired.test} p = {p_value(paired.p or 0.0)}"
+    test = f"{paired.test} {p_is(paired.p or 0.0)}"
     if outcome.kind == "rate" and outcome.phrase and paired.test == "exact McNemar":
         more = (paired.discordant_ba or 0) - (paired.discordant_ab or 0)
         side = "more" if more > 0 else "fewer"

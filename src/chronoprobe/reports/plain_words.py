@@ -142,6 +142,12 @@ def signed(points: float) -> str:
     return ("+" if points > 0 else "\u2212") + shown
 
 
+def p_is(p: float) -> str:
+    """``p = 0.004``, ``p < 0.001``: a p-value in a sentence."""
+    shown = p_value(p)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
+
+
 def p_value(p: float) -> str:
     """A p-value as a reader takes it: ``0.004``, ``0.04``, ``< 0.001``, ``1``."""
     if p < 0.001:

@@ -62,7 +62,7 @@ def method_outcomes(rows: Sequence[EditingRow], method: str) -> list[ItemOutcome
     found = []
     for group, members in groups.items():
 
-        def outcome(measure: str, kind: Kind, values: dict[str, Any], **extra: Any) -> ItemOutcomes:
+        def outcome(measure: str, kind: Kind, values: dict[str, Any], group: str = group, **extra: Any) -> ItemOutcomes:
             return ItemOutcomes(
                 metric=f"{method}.{measure}", group=group, kind=kind, values=values, scale=100.0, unit="facts", **extra
             )

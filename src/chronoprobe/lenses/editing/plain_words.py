@@ -5,7 +5,7 @@ of efficacy and paraphrase success (DyKnow's Table 3), with its 95% interval and
 from __future__ import annotations
 
 from chronoprobe.contract.runlog import Metric, Summary
-from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, p_value, quote, signed
+from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, p_is, quote, signed
 
 MEASURE = "harmonic_mean_pct"
 UNEDITED = "unedited"
@@ -71,7 +71,7 @@ def _paired(summary: Summary, model: str, rag: str, edit: str) -> str | None:
     return (
         f"{better} is the better fix: paired on the same {found['n']} facts, editing scores "
         f"{signed(found['delta'])} points against retrieval (95% CI {signed(low)} to {signed(high)}; "
-        f"{found['test']} p = {p_value(float(p))})."
+        f"{found['test']} {p_is(float(p))})."
     )
 
 
