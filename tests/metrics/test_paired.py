@@ -139,13 +139,14 @@ def test_the_paired_bootstrap_resamples_units_together_and_is_seeded() -> None:
 
 
 def test_a_clustered_rate_is_compared_by_the_bootstrap_with_its_discordant_counts() -> None:
-    first = ItemOutcomes("m", "all", "rate", {f"f{i}#{k}": float(i % 2) for i in range(20) for k in range(3)})
-    second = ItemOutcomes("m", "all", "rate", {f"f{i}#{k}": float(i % 3 == 0) for i in range(20) for k in range(3)})
+    a = {f"f{i}#{k}": float(i % 2) for i in range(20) for k in range(3)}
+    b = {f"f{i}#{k}": float(i % 3 == 0) for i in range(20) for k in range(3)}
+    first, second = ItemOutcomes("m", "all", "rate", a), ItemOutcomes("m", "all", "rate", b)
     owners = {f"f{i}#{k}": f"f{i}" for i in range(20) for k in range(3)}
     clustered = ItemOutcomes("m", "all", "rate", first.values, clusters=owners)
     found = compare_outcomes(clustered, second)
     assert found.test == "paired bootstrap" and found.n == 20 and found.items == 60
-    table = discordance(list(first.values.values()), list(second.values.values()))
+    table = discordance(list(a.values()), list(b.values()))
     assert (found.discordant_ab, found.discordant_ba) == (table.first_only, table.second_only)
     assert compare_outcomes(first, second).test == "exact McNemar"
 

@@ -153,7 +153,7 @@ class Discordance:
         return (self.first_only + self.second_only) / self.n if self.n else None
 
 
-def discordance(first: Sequence[float], second: Sequence[float]) -> Discordance:
+def discordance(first: Sequence[float] | np.ndarray, second: Sequence[float] | np.ndarray) -> Discordance:
     """The 2x2 table of two aligned sequences of 0/1 outcomes (truthy counts as 1)."""
     if len(first) != len(second):
         raise ValueError(f"paired outcomes differ in length: {len(first)} vs {len(second)}")
@@ -283,8 +283,8 @@ def _units(items: Sequence[str], clusters: Mapping[str, str] | None) -> tuple[li
 
 
 def paired_proportions(
-    first: Sequence[float],
-    second: Sequence[float],
+    first: Sequence[float] | np.ndarray,
+    second: Sequence[float] | np.ndarray,
     units: Sequence[Hashable] | None = None,
     *,
     scale: float = 1.0,
@@ -323,8 +323,8 @@ def paired_proportions(
 
 
 def paired_bootstrap(
-    first: Sequence[float],
-    second: Sequence[float],
+    first: Sequence[float] | np.ndarray,
+    second: Sequence[float] | np.ndarray,
     units: Sequence[Hashable] | None = None,
     *,
     scale: float = 1.0,
