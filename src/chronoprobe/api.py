@@ -225,6 +225,9 @@ def check(
     strict: bool = False,
     engine: str = "local",
     progress: ProgressFactory | None = None,
+    baseline: Path | str | None = None,
+    precision: float | None = None,
+    allow_different_items: bool = False,
     **options: Any,
 ) -> CheckResult:
     """Ask ``model`` every registered lens at ``budget``'s size (``quick``, ``standard``, ``full``), as
@@ -233,7 +236,9 @@ def check(
 
     ``lenses``: only these (and what they need). ``require``: thresholds
     (``"outdated.soft_constraint_pct.up-to-date >= 40"``), judged on the whole 95% interval unless
-    ``strict``; ``result.passed`` says whether all hold. ``options``: backend options (dtype ...).
+    ``strict``; ``result.passed`` says whether all hold. ``baseline``: an earlier check folder to compare with,
+    paired (``"outdated.soft_constraint_pct.up-to-date.delta >= -2"`` gates the change); ``precision``: size each
+    lens for a 95% interval of that half-width in points. ``options``: backend options (dtype ...).
     A check killed part way resumes when run again with the same ``out``.
     """
     from chronoprobe.checkup.run import CheckRequest
@@ -265,6 +270,9 @@ def check(
         cache=Path(cache) if cache else (handles[0].cache.path if handles else None),
         options=backend_options,
         engine=engine,
+        baseline=Path(baseline) if baseline is not None else None,
+        precision=precision,
+        allow_different_items=allow_different_items,
     )
     return run_check(request, handles=handles, progress=progress)
 

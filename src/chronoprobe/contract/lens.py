@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.runlog import Metric, Run, Summary
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.metrics.paired import Comparable
@@ -200,6 +201,9 @@ class Lens(ABC, Generic[RowT]):
     declares none is skipped by the check, which names it."""
     needs: ClassVar[tuple[str, ...]] = ()
     """Lenses whose run in the same check this lens reads; their folders arrive in ``CheckContext.runs``."""
+    sizing: ClassVar[Sizing | None] = None
+    """The headline rate a plan line's power statement and ``check --precision`` are about, and the option that
+    sets how many items a run asks; None: the plan states no power and ``--precision`` leaves the lens's size."""
     metric_patterns: ClassVar[tuple[str, ...]] = ()
     """The metric names the lens records, ``*`` standing for any text within one dotted part: what
     ``check --require`` accepts before any model loads. Empty: any name, looked up after the run."""

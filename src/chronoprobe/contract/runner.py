@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from chronoprobe.cache import AnswerTally, CachedModel, CallCache, open_cache
 from chronoprobe.contract import publish
 from chronoprobe.contract.lens import Announce, Lens, ModelLoader, ProgressFactory
+from chronoprobe.contract.power import power_lines
 from chronoprobe.contract.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run, write_run_log
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.engines import Engine, ModelSource, parse_engine
@@ -91,7 +92,7 @@ def _tell(lens: Lens[Any], cache: CallCache, notice: Callable[[str], None]) -> N
         lines = lens.notices()
     with blame(lens, "failed in plan_line()"):
         plan = lens.plan_line(cache)
-    for line in [*lines, *([plan] if plan else [])]:
+    for line in [*lines, *([plan] if plan else []), *power_lines(lens, cache)]:
         notice(line)
 
 

@@ -195,10 +195,13 @@ class Comparison:
         if unshared:
             said.append(unshared)
         a, b = self.names
+        tested = [row for row in self.rows if row.paired is not None and row.delta is not None]
+        if tested and all(row.paired is not None and row.paired.spread == 0 for row in tested):
+            units = max(row.units or 0 for row in tested)
+            return [*said, f"{self.lens}: {b} and {a} agree on every one of the {counted(units, self.unit)}"]
         if any(row.group == ALL for row in self.rows):
             return said + [text for row in self.rows if (text := sentence(row, a, b)) is not None]
         # a lens whose numbers are per class only (conflicts): the classes that decide, then a count of the rest
-        tested = [row for row in self.rows if row.paired is not None and row.delta is not None]
         deciding = [row for row in tested if row.decides]
         said += [f"{row.group}: {sentence(row, a, b, any_class=True)}" for row in deciding]
         if len(tested) > len(deciding):

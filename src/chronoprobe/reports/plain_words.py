@@ -149,9 +149,10 @@ def p_is(p: float) -> str:
 
 
 def p_value(p: float) -> str:
-    """A p-value as a reader takes it: ``0.004``, ``0.04``, ``< 0.001``, ``1``."""
+    """A p-value as a reader takes it: ``0.004``, ``0.047``, ``0.31``, ``< 0.001``, ``1`` (three decimals below 0.1,
+    so that one just under 0.05 never reads as 0.05)."""
     if p < 0.001:
         return "< 0.001"
     if p >= 0.995:
         return "1"
-    return f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+    return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.lenses.conflicts import metric_records
@@ -149,6 +150,14 @@ class ConflictsLens(Lens[ConflictsRow]):
     """DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
     distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
     model gives the exact ones either way."""
+    sizing = Sizing(
+        metric="persuaded_pct",
+        option="limit",
+        share=1 / 3,
+        unit="facts",
+        more="the whole DynamicQA set: `--budget full`",
+    )
+    """How often it takes a context's answer, per class: a third of the balanced facts (``--balanced-limit``)."""
     metric_patterns = (
         "cp",
         "cp_counterfactual",

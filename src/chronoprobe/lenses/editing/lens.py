@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import CheckContext, Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lenses.editing import metric_records
@@ -81,6 +82,8 @@ class EditingLens(Lens[EditingRow]):
         "full": {},
     }
     """IKE and RAG gold on 10 of the facts the audit found wrong; every prompt method on 30; DyKnow's whole run."""
+    sizing = Sizing(metric="ike-null.efficacy_pct", option="limit", unit="facts")
+    """How often an edit fixes the fact, over the facts it got wrong (``--limit`` of them)."""
     metric_patterns = (
         "*.efficacy_pct",
         "*.paraphrase_pct",

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import CheckContext, Lens, Metric, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.knowledge.types import Fact, Snapshot
 from chronoprobe.lenses.outdated import metric_records
 from chronoprobe.lenses.outdated.audit import (
@@ -60,6 +61,14 @@ class OutdatedLens(Lens[ResponseRecord]):
     card_by_group = ("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)")
     sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {}, "standard": {}, "full": {}}
     """Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens."""
+    sizing = Sizing(
+        metric="soft_constraint_pct.up-to-date",
+        option="limit",
+        unit="facts",
+        more="`chronoprobe catalogue build` makes more",
+        measured=True,
+    )
+    """The share of facts answered up to date, over the facts asked (``--limit``); replayed from the cache to measure."""
     metric_patterns = (
         "soft_constraint_pct.*",
         "average_pct.*",

@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency import metric_records
@@ -91,6 +92,8 @@ class RecencyLens(Lens[RecencyRow]):
         "full": {"strategies": ("zero-shot", "few-shot", "cot")},
     }
     """A stratified sample zero-shot (with and without context), or every question under the paper's three strategies."""
+    sizing = Sizing(metric="zero-shot.without.gate_agreement", option="sample", unit="questions", measured=True)
+    """How often a retrieval gate on its answer decides as the labels would, over the sampled questions."""
     metric_patterns = (
         "*.*.accuracy",
         "*.*.tolerant_accuracy",
