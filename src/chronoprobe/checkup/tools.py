@@ -72,7 +72,8 @@ class CheckToolConfig(BaseModel):
     """Size each lens for a 95% interval of this half-width in points on its headline rate, from the items it has
     (capped at all of them; the plan line says so)."""
     allow_different_items: bool = False
-    """Compare with a --baseline asked other items (another budget, snapshot or sample), on the items they share."""
+    """Compare with a --baseline asked other items (another budget, snapshot or sample), on the items they share
+    (refused otherwise)."""
 
 
 class CheckTool(Tool["CheckResult"]):

@@ -90,12 +90,12 @@ def measured_discordance(lens: Any, cache: CallCache) -> Measured | None:
             (o for o in (comparable.outcomes if comparable else ()) if o.metric == sizing.metric and o.group == ALL),
             None,
         )
-        if chosen is not None:
-            outcomes.append((model.info.name or model.info.label, chosen.values))
+        if chosen is not None and chosen.kind == "rate":
+            outcomes.append((model.info.name or model.info.label, chosen))
     rates, units = [], 0
     for (_, first), (_, second) in combinations(outcomes, 2):
-        shared = [item for item in first if item in second]
-        table = discordance([float(first[i]) for i in shared], [float(second[i]) for i in shared])  # type: ignore[arg-type,unused-ignore]  # a rate's outcomes are numbers
+        shared = [item for item in first.values if item in second.values]
+        table = discordance([first.number(i) for i in shared], [second.number(i) for i in shared])
         if table.rate is not None:
             rates.append(table.rate)
             units = max(units, table.n)

@@ -92,7 +92,7 @@ def _tell(lens: Lens[Any], cache: CallCache, notice: Callable[[str], None]) -> N
         lines = lens.notices()
     with blame(lens, "failed in plan_line()"):
         plan = lens.plan_line(cache)
-    for line in [*lines, *([plan] if plan else []), *power_lines(lens, cache)]:
+    for line in [*lines, *([plan] if plan else [])]:
         notice(line)
 
 
@@ -207,6 +207,9 @@ def execute(
                 with blame(lens, "failed in check()"):
                     lens.check(model, chosen_engine)
                 model.tally = AnswerTally()  # the provenance counts this run's answers
+            if notice is not None:  # once every model and option is known good: a bad one is the only line
+                for line in power_lines(lens, call_cache):
+                    notice(line)
             earlier = [model.engine for model in loaded]
             rows: list[Any] = []
             try:

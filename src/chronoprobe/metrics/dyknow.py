@@ -349,13 +349,23 @@ def average_counts(verdicts_per_fact: Mapping[str, Sequence[Verdict]]) -> dict[V
 def inconsistent_facts(classifications_per_fact: Mapping[str, Sequence[Classification]]) -> list[str]:
     """Facts whose paraphrases disagree: more than one verdict among them, or all
     outdated but matched to different past answers."""
+    return inconsistent_by_labels(
+        {
+            fact_id: [(c.verdict, [s.label for s in c.matched]) for c in classifications]
+            for fact_id, classifications in classifications_per_fact.items()
+        }
+    )
+
+
+def inconsistent_by_labels(answers_per_fact: Mapping[str, Sequence[tuple[Verdict, Sequence[str]]]]) -> list[str]:
+    """:func:`inconsistent_facts` from each paraphrase's verdict and matched labels (what a run's rows record)."""
     result = []
-    for fact_id, classifications in classifications_per_fact.items():
-        verdicts = {c.verdict for c in classifications}
+    for fact_id, answers in answers_per_fact.items():
+        verdicts = {verdict for verdict, _ in answers}
         if len(verdicts) > 1:
             result.append(fact_id)
         elif verdicts == {"outdated"}:
-            labels = {tuple(sorted(_norm_space(s.label).casefold() for s in c.matched)) for c in classifications}
+            labels = {tuple(sorted(_norm_space(label).casefold() for label in matched)) for _, matched in answers}
             if len(labels) > 1:
                 result.append(fact_id)
     return result

@@ -118,6 +118,13 @@ class ItemOutcomes:
     def unit_of(self, item: str) -> str:
         return item if self.clusters is None else self.clusters.get(item, item)
 
+    def number(self, item: str) -> float:
+        """The outcome of one item of a rate or a mean (a statistic's outcomes are tuples of components)."""
+        value = self.values[item]
+        if isinstance(value, tuple):
+            raise TypeError(f"{self.metric} is a statistic: its outcomes are components, not numbers")
+        return float(value)
+
 
 @dataclass(frozen=True)
 class Comparable:
@@ -447,7 +454,7 @@ def _components(outcomes: ItemOutcomes, items: Sequence[str]) -> np.ndarray:
     """The items' outcomes as rows of components: ``(value, 1)`` for a rate or mean, the given tuple otherwise."""
     if outcomes.kind == "statistic":
         return np.asarray([outcomes.values[item] for item in items], dtype=np.float64).reshape(len(items), -1)
-    values = np.asarray([float(outcomes.values[item]) for item in items], dtype=np.float64)  # type: ignore[arg-type]  # a rate's or mean's outcome is one number
+    values = np.asarray([outcomes.number(item) for item in items], dtype=np.float64)
     return np.column_stack([values, np.ones_like(values)])
 
 
@@ -468,8 +475,8 @@ def compare_outcomes(
     units = [first.unit_of(item) for item in shared]
     clustered = len(set(units)) < len(units)
     if first.kind == "rate":
-        a = [float(first.values[item]) for item in shared]  # type: ignore[arg-type]  # a rate's outcome is 0 or 1
-        b = [float(second.values[item]) for item in shared]  # type: ignore[arg-type]
+        a = [first.number(item) for item in shared]
+        b = [second.number(item) for item in shared]
         if not clustered:
             return paired_proportions(a, b, scale=first.scale, level=level)
         table = discordance(a, b)

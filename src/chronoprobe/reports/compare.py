@@ -249,7 +249,10 @@ def _headline_names(*runs: Run) -> list[str]:
 def _units(outcomes: Sequence[ItemOutcomes]) -> list[str]:
     """Every unit the outcomes over every item cover, in first-seen order (a unit is a fact, a question ...)."""
     over_all = [o for o in outcomes if o.group == ALL] or list(outcomes)
-    return list(dict.fromkeys(o.unit_of(item) for o in over_all for item in o.values))
+    found: dict[str, None] = {}
+    for outcome in over_all:
+        found.update(dict.fromkeys(outcome.clusters.values() if outcome.clusters is not None else outcome.values))
+    return list(found)
 
 
 def compare_sides(
@@ -313,7 +316,8 @@ def _row(
     draws: Draws,
 ) -> dict[str, Any]:
     """A row's numbers: paired on the shared items where both sides give outcomes, else the records' difference."""
-    unit = (record_a or record_b).unit if (record_a or record_b) is not None else ""  # type: ignore[union-attr]  # one of them is there
+    record = record_a or record_b
+    unit = record.unit if record is not None else ""
     value_a = record_a.value if record_a is not None else None
     value_b = record_b.value if record_b is not None else None
     if outcome_a is None or outcome_b is None or not outcome_a.values or not outcome_b.values:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chronoprobe.reports.compare import COLUMNS, CompareRow, Comparison
 from chronoprobe.reports.plain_words import difference_span, number, p_value
 from chronoprobe.tables import TableView
+
+if TYPE_CHECKING:
+    from chronoprobe.reports.tidy_formats import Format
 
 __all__ = ["COMPARE_TABLE", "check_compare_file", "is_compare_table", "table_view", "write_compare_table"]
 
@@ -100,12 +104,12 @@ def check_compare_file(out: Path) -> None:
     check_output_file(out, "--out", ours=is_compare_table, what=COMPARE_TABLE)
 
 
-def write_compare_table(rows: Sequence[CompareRow], out: Path, fmt: str) -> None:
+def write_compare_table(rows: Sequence[CompareRow], out: Path, fmt: Format) -> None:
     """The rows as a ``fmt`` file at ``out``, published whole; only an earlier table of ``compare`` is replaced."""
     from chronoprobe.contract.publish import staged_files
     from chronoprobe.reports.compare import to_frame
     from chronoprobe.reports.tidy_formats import encode
 
-    data = encode(to_frame(rows), fmt)  # type: ignore[arg-type]  # a format pick_format chose
+    data = encode(to_frame(rows), fmt)
     with staged_files(out, ours=is_compare_table, what=COMPARE_TABLE) as staging:
         (staging / out.name).write_bytes(data)

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from chronoprobe.contract.runlog import Run, read_items
-from chronoprobe.knowledge.types import Statement
 from chronoprobe.lenses.outdated.audit import ResponseRecord
-from chronoprobe.metrics.dyknow import VERDICTS, Classification, Verdict, inconsistent_facts, soft_constraint
+from chronoprobe.metrics.dyknow import VERDICTS, Verdict, inconsistent_by_labels, soft_constraint
 from chronoprobe.metrics.paired import Comparable, ItemOutcomes
 from chronoprobe.metrics.records import ALL
 
@@ -73,47 +72,67 @@ def _score_answers(run: Run) -> list[Answer]:
     ]
 
 
+def _rate(
+    metric: str,
+    group: str,
+    values: dict[str, float],
+    *,
+    clusters: dict[str, str] | None = None,
+    phrase: str = "",
+    verdict: str = "",
+) -> ItemOutcomes:
+    """A share in percent over facts (clustered on the fact where ``clusters`` maps paraphrases to facts)."""
+    return ItemOutcomes(
+        metric=metric,
+        group=group,
+        kind="rate",
+        values=values,
+        clusters=clusters,
+        scale=100.0,
+        unit="facts",
+        phrase=phrase,
+        verdict=verdict,
+    )
+
+
 def _group_outcomes(answers: Sequence[Answer], group: str, prefix: str, as_of: bool) -> list[ItemOutcomes]:
     verdicts: dict[str, list[Verdict]] = defaultdict(list)
-    classified: dict[str, list[Classification]] = defaultdict(list)
+    labelled: dict[str, list[tuple[Verdict, Sequence[str]]]] = defaultdict(list)
     for answer in sorted(answers, key=lambda a: (a.fact_id, a.paraphrase)):
         verdict = answer.verdict_as_of if as_of else answer.verdict
         assert verdict is not None  # an as-of comparison only where every answer was judged as of the date
         verdicts[answer.fact_id].append(verdict)
-        matched = tuple(Statement(label=label) for label in answer.matched)
-        classified[answer.fact_id].append(Classification(verdict=verdict, matched=matched))
+        labelled[answer.fact_id].append((verdict, answer.matched))
     soft = soft_constraint(verdicts)
-    inconsistent = set(inconsistent_facts(classified))
+    inconsistent = set(inconsistent_by_labels(labelled))
     paraphrases = {f"{a.fact_id}#{a.paraphrase}": (a.fact_id, a.verdict_as_of if as_of else a.verdict) for a in answers}
     owners = {key: fact for key, (fact, _) in paraphrases.items()}
     found = []
     for verdict in VERDICTS:
         phrase, better = WORDS[verdict]
-        common = {"group": group, "kind": "rate", "scale": 100.0, "unit": "facts", "phrase": phrase}
         found.append(
-            ItemOutcomes(
-                metric=f"{prefix}soft_constraint_pct.{verdict}",
-                values={fact: float(v == verdict) for fact, v in soft.items()},
+            _rate(
+                f"{prefix}soft_constraint_pct.{verdict}",
+                group,
+                {fact: float(v == verdict) for fact, v in soft.items()},
+                phrase=phrase,
                 verdict=better if group == ALL and not prefix else "",
-                **common,  # type: ignore[arg-type]  # the fields just above, typed there
             )
         )
         found.append(
-            ItemOutcomes(
-                metric=f"{prefix}average_pct.{verdict}",
-                values={key: float(v == verdict) for key, (_, v) in paraphrases.items()},
+            _rate(
+                f"{prefix}average_pct.{verdict}",
+                group,
+                {key: float(v == verdict) for key, (_, v) in paraphrases.items()},
                 clusters=owners,
-                **{**common, "phrase": phrase.replace("gives", "gives, per paraphrase,")},  # type: ignore[arg-type]
+                phrase=phrase.replace("gives", "gives, per paraphrase,"),
             )
         )
     found.append(
-        ItemOutcomes(
-            metric=f"{prefix}inconsistency_pct",
-            group=group,
-            kind="rate",
-            values={fact: float(fact in inconsistent) for fact in verdicts},
-            scale=100.0,
-            unit="facts",
+        _rate(
+            f"{prefix}inconsistency_pct",
+            group,
+            {fact: float(fact in inconsistent) for fact in verdicts},
             phrase="answers its paraphrases inconsistently",
         )
     )

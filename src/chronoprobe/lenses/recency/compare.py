@@ -78,7 +78,15 @@ def _group(prefix: str, group: str, answers: Sequence[Labelled], tolerance: int)
             shown = g if shifted and m.within_tolerance(g, p, tolerance) else p
             cells[r.item_id] = _one_hot(g, shown)
         found.append(
-            ItemOutcomes(metric=prefix + name, kind="statistic", values=cells, statistic=_macro_f1, **common)  # type: ignore[arg-type]
+            ItemOutcomes(
+                metric=prefix + name,
+                group=group,
+                kind="statistic",
+                values=cells,
+                clusters=owners,
+                unit="questions",
+                statistic=_macro_f1,
+            )
         )
     return found
 
