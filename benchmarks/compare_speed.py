@@ -102,7 +102,9 @@ def main() -> None:
         cli = [sys.executable, "-m", "chronoprobe"]
         results = timed([*cli, "results", str(root / "a"), str(root / "b"), "--format", "csv"], args.repeats, env)
         compare = timed([*cli, "compare", str(root / "a"), str(root / "b")], args.repeats, env)
-        print(f"two outdated runs of {args.facts:,} facts (3 paraphrases each), median of {args.repeats}, start-up included")
+        print(
+            f"two outdated runs of {args.facts:,} facts (3 paraphrases each), median of {args.repeats}, start-up included"
+        )
         print(f"results: {results:.2f} s; compare: {compare:.2f} s; compare/results = {compare / results:.2f}")
         print(f"compare within {args.max_seconds:g} s: {compare <= args.max_seconds}")
         if compare > args.max_seconds:
