@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chronoprobe.reports.compare import COLUMNS, CompareRow, Comparison
-from chronoprobe.reports.plain_words import difference_span, number, p_value
+from chronoprobe.reports.plain_words import difference, difference_span, number, p_value
 from chronoprobe.tables import TableView
 
 if TYPE_CHECKING:
@@ -33,13 +33,7 @@ def _cell(value: float | None, row: CompareRow) -> str:
 def _delta(row: CompareRow) -> str:
     if row.delta is None:
         return "–"
-    scale = 100.0 if row.unit == "rate" else 1.0
-    if row.unit in ("%", "rate"):
-        shown = f"{row.delta * scale:+.1f}"
-    elif row.unit == "year":
-        shown = f"{row.delta:+.2f} y"
-    else:
-        shown = f"{row.delta:+.3g}"
+    shown = difference(row.delta, row.unit).removesuffix(" points").replace(" years", " y")
     if row.ci_low is None or row.ci_high is None:
         return shown
     return f"{shown} [{difference_span(row.ci_low, row.ci_high, row.unit).replace(' to ', ', ')}]"
