@@ -115,8 +115,8 @@ def prompts_of(model_dir: Path) -> dict[Key, tuple[str, str | None]]:
 def reclassifier(key: Key, prompts: dict[Key, tuple[str, str | None]], gold: dict[str, Any], aliases: bool) -> Any:
     """redo(variant) -> the authors'-style verdict name with one original behaviour switched back on."""
     from chronoprobe.knowledge.types import FactAnswers
-    from chronoprobe.metrics.dyknow import classify_response
     from chronoprobe.lenses.outdated.score import fact_id_of
+    from chronoprobe.metrics.dyknow import classify_response
 
     category, subject, attribute, _ = key
     text, prompt = prompts[key]

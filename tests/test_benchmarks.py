@@ -50,6 +50,7 @@ def smallest(tiny: str) -> dict[str, list[str]]:
     model = ["--model", f"hf:{tiny}"]
     return {
         "cached_rerun.py": [*model, "--limit", "1", "--max-ratio", "1"],
+        "compare_speed.py": ["--facts", "20", "--repeats", "1", "--max-seconds", "60"],  # no model: two written runs
         "conflicts_speed.py": [*model, "--facts", "1", "--samples", "2"],
         "cpu_backends.py": [*model, "--rounds", "1", "--facts", "1", "--paths", "torch16"],
         "decode_sampling.py": [*model, "--prompts", "1", "--samples", "2", "--tokens", "4"],
@@ -62,7 +63,7 @@ def smallest(tiny: str) -> dict[str, list[str]]:
 
 GROUPS = (
     {"engine_ray.py", "conflicts_speed.py", "decode_sampling.py", "editing_speed.py"},
-    {"cached_rerun.py", "outdated_throughput.py", "roofline.py", "cpu_backends.py"},
+    {"cached_rerun.py", "outdated_throughput.py", "roofline.py", "cpu_backends.py", "compare_speed.py"},
 )
 """The two interpreters' shares: Ray's cluster start is in the first."""
 GPU_ONLY = {"vllm_throughput.py", "gpu_check.sh"}

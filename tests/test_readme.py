@@ -4,7 +4,7 @@ The README's ``bash`` blocks are read as a newcomer reads them. Each command mus
 a fresh shell finds (``./setup.sh``, ``.venv/bin/chronoprobe``, ``.venv/bin/python``: nothing that
 needs an activated environment), every ``chronoprobe`` command must be a known command with
 known options (a renamed flag fails here), and the cheap ones (``models``, ``snapshot list``,
-``catalogue templates``, ``results``, ``card``) really run, in a shell whose PATH has no ``.venv``.
+``catalogue templates``, ``results``, ``card``, ``compare``) really run, in a shell whose PATH has no ``.venv``.
 
 The docs pages (``docs/*.md``) follow the same convention: every program of the environment is spelled
 ``.venv/bin/<program>``, every ``chronoprobe`` command (a synopsis's too) is known with known, current
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 CHRONOPROBE = ".venv/bin/chronoprobe"
 FRESH_SHELL_PROGRAMS = ("./setup.sh", CHRONOPROBE, ".venv/bin/python")
-CHEAP = {("models",), ("snapshot", "list"), ("catalogue", "templates"), ("results",), ("card",)}
+CHEAP = {("models",), ("snapshot", "list"), ("catalogue", "templates"), ("results",), ("card",), ("compare",)}
 """Commands that need no model: run for real on a small results folder."""
 
 
@@ -120,7 +120,8 @@ def test_the_python_block_uses_the_public_api() -> None:
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder laid out like the checkout for these commands: ``.venv`` and a ``results/`` with one run."""
+    """A folder laid out like the checkout for these commands: ``.venv`` and a ``results/`` with three runs (two of
+    them the ones ``compare`` names)."""
     import chronoprobe as cp
 
     venv = REPO / ".venv"
@@ -128,14 +129,15 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"no {venv}/bin/chronoprobe: run ./setup.sh first")
     folder = tmp_path_factory.mktemp("checkout")
     (folder / ".venv").symlink_to(venv)
-    cp.run(
-        "outdated",
-        "paris=mock:constant=Paris",
-        limit=2,
-        out=folder / "results" / "outdated" / "paris-run",
-        cache=folder / "calls.sqlite",
-        progress=False,
-    )
+    for name, out in (("paris", "paris-run"), ("smollm2", "smollm2"), ("qwen", "qwen")):  # compare names the last two
+        cp.run(
+            "outdated",
+            f"{name}=mock:constant={'Paris' if name == 'paris' else name}",
+            limit=2,
+            out=folder / "results" / "outdated" / out,
+            cache=folder / "calls.sqlite",
+            progress=False,
+        )
     return folder
 
 

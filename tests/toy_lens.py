@@ -16,6 +16,8 @@ from pydantic import BaseModel
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.contract.runlog import Run
+from chronoprobe.metrics.paired import Comparable, ItemOutcomes
 from chronoprobe.metrics.records import ALL, from_estimate
 from chronoprobe.metrics.uncertainty import wilson_from_flags
 from chronoprobe.models.base import DecodingParams, Prompt
@@ -83,6 +85,22 @@ class ToyLens(Lens[ToyRow]):
         metrics = [from_estimate(key, ALL, "year_pct", estimate, headline=True) for key, estimate in detail.items()]
         headline = {key: {"year_pct": estimate["value"]} for key, estimate in detail.items()}
         return Summary(lens=cls.name, models=list(detail), headline=headline, detail=detail, metrics=metrics)
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """What a plug-in declares to be compared paired (``chronoprobe compare``): per question, whether the
+        answer names a year; the questions are its items."""
+        values = {row.question: float(row.says_a_year) for row in run.rows if row.model == model}
+        outcome = ItemOutcomes(
+            metric="year_pct",
+            group=ALL,
+            kind="rate",
+            values=values,
+            scale=100.0,
+            unit="questions",
+            phrase="names a year",
+        )
+        return Comparable(source="toy questions", outcomes=[outcome])
 
     def recipe(self) -> RunRecipe:
         return RunRecipe(decoding={"max_new_tokens": 8}, seeds=[0], extra={"dataset": "toy questions"})

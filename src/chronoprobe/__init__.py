@@ -28,6 +28,7 @@ __all__ = [
     "Run",
     "__version__",
     "check",
+    "compare",
     "knowledge_date",
     "lenses",
     "load",
@@ -43,6 +44,7 @@ __all__ = [
 _LAZY = {
     "run": "chronoprobe.api",
     "check": "chronoprobe.api",
+    "compare": "chronoprobe.api",
     "CheckResult": "chronoprobe.checkup",
     "load": "chronoprobe.api",
     "model": "chronoprobe.api",
@@ -64,7 +66,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from chronoprobe.api import Model, Run, check, lenses, load, model, produce, run, tools
+    from chronoprobe.api import Model, Run, check, compare, lenses, load, model, produce, run, tools
     from chronoprobe.checkup import CheckResult
     from chronoprobe.errors import (
         CapabilityError,

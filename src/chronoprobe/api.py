@@ -43,8 +43,9 @@ from chronoprobe.values import config_error
 
 if TYPE_CHECKING:
     from chronoprobe.checkup import CheckResult
+    from chronoprobe.reports.compare import CompareRow
 
-__all__ = ["Model", "Run", "check", "lenses", "load", "model", "produce", "run", "tools"]
+__all__ = ["Model", "Run", "check", "compare", "lenses", "load", "model", "produce", "run", "tools"]
 
 
 class Model(CachedModel):
@@ -224,6 +225,9 @@ def check(
     strict: bool = False,
     engine: str = "local",
     progress: ProgressFactory | None = None,
+    baseline: Path | str | None = None,
+    precision: float | None = None,
+    allow_different_items: bool = False,
     **options: Any,
 ) -> CheckResult:
     """Ask ``model`` every registered lens at ``budget``'s size (``quick``, ``standard``, ``full``), as
@@ -232,7 +236,9 @@ def check(
 
     ``lenses``: only these (and what they need). ``require``: thresholds
     (``"outdated.soft_constraint_pct.up-to-date >= 40"``), judged on the whole 95% interval unless
-    ``strict``; ``result.passed`` says whether all hold. ``options``: backend options (dtype ...).
+    ``strict``; ``result.passed`` says whether all hold. ``baseline``: an earlier check folder to compare with,
+    paired (``"outdated.soft_constraint_pct.up-to-date.delta >= -2"`` gates the change); ``precision``: size each
+    lens for a 95% interval of that half-width in points. ``options``: backend options (dtype ...).
     A check killed part way resumes when run again with the same ``out``.
     """
     from chronoprobe.checkup.run import CheckRequest
@@ -264,8 +270,27 @@ def check(
         cache=Path(cache) if cache else (handles[0].cache.path if handles else None),
         options=backend_options,
         engine=engine,
+        baseline=Path(baseline) if baseline is not None else None,
+        precision=precision,
+        allow_different_items=allow_different_items,
     )
     return run_check(request, handles=handles, progress=progress)
+
+
+def compare(*folders: Path | str, allow_different_items: bool = False) -> list[CompareRow]:
+    """Compare run folders (or check folders) of the same items paired, as ``chronoprobe compare`` does: each later
+    folder (B) against each earlier one (A), lens by lens; one folder of a run with two models compares those.
+
+    Returns the rows ``compare --format csv`` writes, typed (:class:`~chronoprobe.reports.compare.CompareRow`:
+    ``a``, ``b``, ``delta``, ``ci_low``, ``ci_high``, ``n``, ``p``, ``test``, ``discordant_ab``, ``discordant_ba``
+    beside the run, model, lens, dataset, class and metric; ``row.as_dict()`` in the table's columns).
+    ``allow_different_items``: compare runs of different snapshots, catalogues or datasets on the items they share.
+    """
+    result = produce(
+        "compare", dirs=tuple(Path(f) for f in folders), allow_different_items=allow_different_items, progress=False
+    )
+    rows: list[CompareRow] = result.rows
+    return rows
 
 
 load = load_run

@@ -308,6 +308,23 @@ class CallCache:
                 (key, json.dumps(record, sort_keys=True), time.time()),
             )
 
+    def remembered_loads(self, limit: int = 8) -> list[tuple[str, dict[str, Any]]]:
+        """The most recent remembered loads (load key, description), newest first: the local models this cache
+        answered for, as :mod:`chronoprobe.models.lazy` reopens them without loading."""
+        with self._lock, self._damage_reported():
+            rows = self._conn.execute(
+                "SELECT key, record FROM loads ORDER BY created DESC LIMIT ?", (limit,)
+            ).fetchall()
+        found = []
+        for key, record in rows:
+            try:
+                loaded = json.loads(record)
+            except ValueError:  # a record another version wrote in another shape: not ours to read
+                continue
+            if isinstance(loaded, dict):
+                found.append((str(key), loaded))
+        return found
+
     def get_renders(self, keys: Sequence[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         with self._lock, self._damage_reported():

@@ -118,3 +118,34 @@ def test_recency_and_what_to_do() -> None:
         "against 10.0% (3.0–20.0%) for editing (IKE), by the harmonic mean of efficacy and paraphrase success. "
         "Retrieval is the better fix."
     )
+
+
+def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
+    """Six facts, intervals overlapping: the paired comparison on the same facts decides instead of "too few"."""
+    metrics = (
+        m("ike-null.harmonic_mean_pct", 80, 66.7, 90.9, 6),
+        m("rag-gold.harmonic_mean_pct", 44.4, 0, 84.7, 6),
+    )
+    paired = {
+        "retrieval": "rag-gold",
+        "editing": "ike-null",
+        "metric": "harmonic_mean_pct",
+        "delta": 35.6,
+        "ci_low": 8.1,
+        "ci_high": 70.2,
+        "n": 6,
+        "p": 0.012,
+        "test": "paired bootstrap",
+    }
+    labels = {"ike-null": "IKE", "rag-gold": "RAG gold"}
+    decided = summary("editing", *metrics, labels=labels)
+    decided.detail = {"models": {"x": {"paired": [paired]}}}
+    [sentence] = EditingLens.plain_words(decided, "x")
+    assert sentence.endswith(
+        "Editing is the better fix: paired on the same 6 facts, editing scores +35.6 points against retrieval "
+        "(95% CI +8.1 to +70.2; paired bootstrap p = 0.012)."
+    )
+    undecided = summary("editing", *metrics, labels=labels)
+    undecided.detail = {"models": {"x": {"paired": [{**paired, "ci_low": -5.0, "p": 0.09}]}}}
+    [sentence] = EditingLens.plain_words(undecided, "x")
+    assert sentence.endswith("6 facts are too few to choose between them.")  # where the data does not decide

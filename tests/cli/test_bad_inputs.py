@@ -577,6 +577,16 @@ CASES: list[Case] = [
     *(Case(f"results-{name}", "results {tmp}/run", where, damage) for name, damage, where in RUN_DAMAGE),
     *(Case(f"card-{name}", "card {tmp}/run --out {tmp}/c.html", where, damage) for name, damage, where in RUN_DAMAGE),
     Case("card-no-run-json-nor-summary", "card {tmp}/run --out {tmp}/c.html", "run", _no_result_files),
+    # --- compare, and the check's comparisons (issue 35)
+    Case("compare-one-run", "compare {tmp}/run", "compare"),
+    Case("compare-missing", "compare {tmp}/run {tmp}/nope", "nope"),
+    Case("compare-parquet-to-terminal", "compare {tmp}/run {tmp}/run --format parquet", "--format"),
+    Case("compare-out-not-a-table", "compare {tmp}/run {tmp}/run --out {tmp}/notes.txt", "notes.txt"),
+    Case("compare-out-inside-run", "compare {tmp}/run {tmp}/run --out {tmp}/run/t.csv", "--out"),
+    *(Case(f"compare-{name}", "compare {tmp}/run {tmp}/run", where, damage) for name, damage, where in RUN_DAMAGE),
+    Case("check-baseline-not-a-check", f"check {MOCK} --lens outdated --baseline {{tmp}}/run", "--baseline"),
+    Case("check-delta-without-baseline", f"check {MOCK} --require outdated.inconsistency_pct.delta<=0", "--require"),
+    Case("check-precision-zero", f"check {MOCK} --lens outdated --precision 0", "--precision"),
     # --- the knowledge-date options (issue 24 §3)
     Case("outdated-cutoff-twice", f"outdated run -m m={MOCK[3:]} --cutoff m=2023-01 --cutoff m=2024-01", "already has"),
     Case(

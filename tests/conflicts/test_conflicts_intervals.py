@@ -43,16 +43,27 @@ ROWS = [
 def test_persuasion_estimates_by_hand() -> None:
     static = summarise_persuasion(ROWS, ["static"])["static"]
     est = static["estimates"]
-    # accuracy with context: 4 of 6 items; without: 2 of 3 facts
-    assert est["accuracy_context"] == wilson(4, 6).to_json()
+    # accuracy with context: 4 of 6 items, two per fact (a: both right, b and c: one each); the clustered
+    # variance is below the binomial one here, so the effective size stays 6: Wilson's bounds, clustered
+    clustered = {**wilson(4, 6).to_json(), "method": "wilson-clustered"}
+    assert est["accuracy_context"] == clustered
+    # without: 2 of 3 facts
     assert est["accuracy_no_context"] == wilson(2, 3).to_json()
     # stubborn/persuaded: percentages over the 3 counterfactual items
     assert est["persuaded_pct"]["n"] == 3 and est["persuaded_pct"]["value"] == static["persuaded_pct"]
     assert est["persuaded_pct"]["ci_low"] == pytest.approx(wilson(2, 3, scale=100.0).ci_low)
-    # CP: mean over the 5 items with a finite CP, bootstrap over those items
+    # CP: mean over the 5 items with a finite CP; the bootstrap resamples the 3 facts, each with its items
     cp = est["cp"]
-    assert cp["method"] == "bootstrap" and cp["n"] == 5 and cp["value"] == static["cp"]
-    assert cp == bootstrap_mean([0.1, 1.0, 0.3, 2.0, 0.2], point=static["cp"]).to_json()
+    assert cp["method"] == "cluster-bootstrap" and cp["n"] == 5 and cp["value"] == static["cp"]
+    sums, sizes = np.array([1.1, 2.3, 0.2]), np.array([2.0, 2.0, 1.0])
+    rng, means = np.random.default_rng(0), []
+    for _ in range(5):  # 1,000 resamples in batches of 200, as every bootstrap here draws them
+        for row in rng.integers(0, 3, size=(200, 3)):
+            means.append(sums[row].sum() / sizes[row].sum())
+    assert cp["ci_low"] == pytest.approx(np.quantile(means, 0.025)) and cp["ci_high"] == pytest.approx(
+        np.quantile(means, 0.975)
+    )
+    assert cp != bootstrap_mean([0.1, 1.0, 0.3, 2.0, 0.2], point=static["cp"]).to_json()  # items: too narrow
     assert cp["ci_low"] < static["cp"] < cp["ci_high"]
     assert est["cp_counterfactual"]["n"] == 2 and est["se_no_context"]["n"] == 3
     assert summarise_persuasion(ROWS, ["static"])["static"]["estimates"] == est  # seeded: identical reruns
@@ -150,14 +161,16 @@ def test_negative_semantic_entropy_is_explained_in_the_report() -> None:
 def test_the_negative_entropy_sentence_speaks_of_the_table_only_when_the_table_has_one() -> None:
     """One slightly negative item among positive ones: the table's mean and interval stay at or above zero."""
     positive = [r.model_copy(update={"se_context": 1.0, "se_no_context": 1.0}) for r in ROWS]
-    rows = [r.model_copy(update={"se_context": -0.001}) if r.fact_id == "a" else r for r in positive]
+    rows = [
+        r.model_copy(update={"se_context": -0.001}) if r.fact_id == "a" and r.counterfactual else r for r in positive
+    ]
     summary = {"m": summarise_persuasion(rows, ["static"])}
     stats = summary["m"]["static"]
     assert stats["se_context"] > 0 and stats["estimates"]["se_context"]["ci_low"] >= 0
     report = persuasion_markdown(summary, ["static"], "t", rows)
     assert "in this table are below zero" not in report
     assert (
-        "Every value in this table is at or above zero, but 2 item(s) in items.jsonl" in report
-    )  # fact a: both its rows
+        "Every value in this table is at or above zero, but 1 item(s) in items.jsonl" in report
+    )  # fact a's counterfactual row (its other row keeps fact a's mean, and every resample's, above zero)
     clean = persuasion_markdown({"m": summarise_persuasion(positive, ["static"])}, ["static"], "t", positive)
     assert "below zero" not in clean

@@ -52,12 +52,19 @@ def test_summary_has_wilson_estimates_beside_every_share() -> None:
     assert soft["n"] == 4 and soft["method"] == "wilson"
     for verdict, share in group["soft_constraint_pct"].items():
         assert est["soft_constraint_pct"][verdict]["value"] == share  # identical, not just close
-    # averaged: 12 answers, 4 outdated
+    # averaged: 12 answers, 4 outdated, clustered on the 4 facts (f1 has 1, f2 3, f3 and f4 none).
+    # Each fact's summed deviation from p = 1/3 is 0, 2, -1, -1: the clustered variance 6/144 is 2.25 times
+    # the binomial 1/54, so the Wilson interval is taken at the effective size 12 / 2.25 = 16/3 answers.
     outdated = est["average_pct"]["outdated"]
     assert outdated["n"] == 12 and outdated["value"] == group["average_pct"]["outdated"]
-    assert (outdated["ci_low"], outdated["ci_high"]) == pytest.approx(
-        (wilson(4, 12, scale=100.0).ci_low, wilson(4, 12, scale=100.0).ci_high)
+    assert outdated["method"] == "wilson-clustered"
+    p, n, z = 1 / 3, 16 / 3, 1.959963984540054
+    centre, half = (
+        (p + z * z / (2 * n)) / (1 + z * z / n),
+        z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n),
     )
+    assert (outdated["ci_low"], outdated["ci_high"]) == pytest.approx((100 * (centre - half), 100 * (centre + half)))
+    assert outdated["ci_high"] - outdated["ci_low"] > wilson(4, 12, scale=100.0).ci_high - wilson(4, 12).ci_low * 100
     assert est["inconsistency_pct"] == wilson(1, 4, scale=100.0).to_json()
     assert est["inconsistency_pct"]["value"] == group["inconsistency_pct"]
     json.dumps(est, allow_nan=False)  # plain JSON

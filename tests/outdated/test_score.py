@@ -300,7 +300,10 @@ def test_scores_carry_wilson_intervals(tmp_path: Path) -> None:
     est = summary.overall.estimates
     assert est is not None
     assert est.soft_constraint["up-to-date"] == wilson(1, 2)
-    assert est.average["outdated"] == wilson(3, 6)
+    # 6 answers of 2 facts (A: 2 outdated of 3, Land: 1 of 3): clustering leaves the effective size at 6
+    average = est.average["outdated"]
+    assert (average.value, average.ci_low, average.ci_high) == (0.5, wilson(3, 6).ci_low, wilson(3, 6).ci_high)
+    assert average.method == "wilson-clustered"
     assert est.inconsistency == wilson(2, 2)
     for verdict, share in summary.overall.soft_constraint.items():
         assert est.soft_constraint[verdict].value == share

@@ -146,3 +146,53 @@ def test_a_card_that_reaches_out_is_caught(tmp_path: Path) -> None:
         browser.settle(0.5)
     assert [u for u in browser.log.requests if not is_local(u, url)] == ["http://example.invalid/x.png"]
     assert any("boom" in e for e in browser.log.errors())
+
+
+FOREST_JS = (
+    "JSON.stringify([...document.querySelectorAll('#compared svg.forest')].map(svg => {"
+    "const box = svg.getBoundingClientRect();"
+    "return {width: box.width, height: box.height,"
+    " bars: [...svg.querySelectorAll('g')].map(g => {const dot = g.querySelector('circle').getBoundingClientRect();"
+    " const bar = g.querySelector('line').getBoundingClientRect(); const label = g.querySelector('text');"
+    " return {label: label.textContent, labelWidth: label.getBoundingClientRect().width,"
+    " inside: dot.left >= box.left && dot.right <= box.right && bar.left >= box.left && bar.right <= box.right,"
+    " colour: g.querySelector('circle').getAttribute('fill')};})};}))"
+)
+
+
+def test_the_comparison_plot_reads_at_a_glance(run_folders: dict[str, Path], tmp_path: Path) -> None:
+    """The card's paired comparison (two models of one run, as a check of two models shows it): one bar per headline
+    share with its point inside the plot, its label whole, and the plot as wide as the section allows."""
+    pytest.importorskip("websocket", reason="websocket-client is in the test extra")
+    assert BROWSER is not None
+    from chronoprobe.contract.runlog import load_run
+    from chronoprobe.reports.card import render_card
+    from chronoprobe.reports.compare import compare_runs
+    from chronoprobe.reports.compare_card import comparison_section
+
+    run = load_run(run_folders["outdated"])
+    page = tmp_path / "compared.html"
+    page.write_text(render_card([run], extra=[comparison_section(compare_runs([run]))]), encoding="utf-8")
+    url = page.resolve().as_uri()
+    with Browser(BROWSER, tmp_path / "profile") as browser:
+        browser.open(url)
+        plots = json.loads(browser.evaluate(FOREST_JS))
+        text = browser.evaluate("document.querySelector('#compared').innerText")
+        shot = browser.screenshot(tmp_path / "compared.png")
+        browser.settle(0.3)
+    assert len(plots) == 1 and plots[0]["width"] >= 700 and plots[0]["height"] > 100
+    bars = plots[0]["bars"]
+    assert [b["label"] for b in bars] == [
+        "soft_constraint_pct.up-to-date",
+        "soft_constraint_pct.outdated",
+        "soft_constraint_pct.irrelevant",
+        "soft_constraint_pct.ambiguous",
+        "inconsistency_pct",
+    ]
+    assert all(b["inside"] and 0 < b["labelWidth"] < 300 for b in bars)  # every point and bar on the plot, labels whole
+    assert "Compared, paired" in text and "paris" in text and "dated" in text
+    assert browser.log.errors() == [] and [u for u in browser.log.requests if not is_local(u, url)] == []
+    assert shot.stat().st_size > 20_000
+    keep = os.environ.get("CHRONOPROBE_COMPARE_SCREENSHOT")
+    if keep:
+        shutil.copyfile(shot, keep)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from chronoprobe.cache import CallCache
 from chronoprobe.contract.lens import Workload
@@ -32,6 +33,10 @@ class LensPlan:
     workload: Workload | None = None
     models: int = 1
     time: TimeEstimate | None = None
+    power: str | None = None
+    """What its size detects: ``130 facts: detects a paired difference of about 11 points at 80% power (...)``."""
+    sized: str | None = None
+    """How ``--precision`` sized it, when it did: ``±3.0 points: 1,068 facts`` or that the cap is reached."""
 
 
 def estimate_lens(plan: LensPlan, specs: Sequence[str], cache_path: Path | None) -> None:
@@ -45,6 +50,24 @@ def estimate_lens(plan: LensPlan, specs: Sequence[str], cache_path: Path | None)
     finally:
         if cache is not None:
             cache.close()
+
+
+def estimate_power(plan: LensPlan, lens: Any, cache_path: Path | None) -> None:
+    """Fill in ``plan.power``: the smallest paired difference the lens's size detects (measured discordance from the
+    call cache where it holds two models' answers to these prompts, else the stated assumption)."""
+    from chronoprobe.contract.power import measured_discordance, power_text, units_of
+
+    sizing = type(lens).sizing
+    if plan.status != "run" or plan.workload is None or sizing is None:
+        return
+    cache = CallCache(cache_path) if cache_path is not None and cache_path.is_file() else None
+    try:
+        measured = measured_discordance(lens, cache) if cache is not None else None
+    finally:
+        if cache is not None:
+            cache.close()
+    bound = "at most " if plan.workload.at_most else ""
+    plan.power = bound + power_text(units_of(lens, plan.workload.items), sizing.unit, measured)
 
 
 def plan_line(plan: LensPlan) -> str:
@@ -61,6 +84,10 @@ def plan_line(plan: LensPlan) -> str:
     line = f"{plan.lens}: {bound}{work.items:,} {work.unit}, {bound}{work.calls:,} model calls{per_model}"
     if plan.time is not None:
         line += f"; {plan.time.describe()} ({plan.time.basis_text()})"
+    if plan.sized is not None:
+        line += f"; {plan.sized}"
+    if plan.power is not None:
+        line += f"; {plan.power}"
     return line
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
@@ -19,6 +19,9 @@ from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.io import write_json_atomic, write_text_atomic
 from chronoprobe.reports.markdown import table
 from chronoprobe.reports.metric_format import quote, unit_note
+
+if TYPE_CHECKING:
+    from chronoprobe.reports.compare import Comparison
 
 CHECK_KIND = "check"
 """The check folder's marker kind."""
@@ -78,6 +81,12 @@ class CheckRecord(BaseModel):
     """Model key -> the sentences of its paragraph."""
     strict: bool = False
     gate: list[GateEntry] = []
+    comparisons: list[str] = []
+    """The paired verdicts between the check's models (two or more)."""
+    baseline: str | None = None
+    """``--baseline``: the earlier check compared with."""
+    against_baseline: list[str] = []
+    """The sentences of each model's comparison with the baseline."""
 
     def entry(self, lens: str) -> LensEntry | None:
         return next((e for e in self.lenses if e.lens == lens), None)
@@ -114,6 +123,10 @@ def check_markdown(record: CheckRecord, summaries: Mapping[str, Summary], questi
     lines = [f"# chronoprobe check: {models} ({record.budget} budget)", "", "## In plain words", ""]
     for key, sentences in record.paragraphs.items():
         lines += [paragraph(record.names.get(key, key), sentences), ""]
+    if record.comparisons:
+        lines += [paragraph("Paired", record.comparisons), ""]
+    if record.baseline is not None:
+        lines += [paragraph(f"Against the baseline {record.baseline}", record.against_baseline), ""]
     if record.gate:
         how = (
             "point values (--strict)"
@@ -169,9 +182,12 @@ def write_outputs(
     summaries: Mapping[str, Summary],
     questions: Mapping[str, str],
     title: str,
+    compared: Sequence[Comparison] = (),
 ) -> None:
-    """``check.md``, ``card.html`` and (last, with ``complete``) ``check.json``."""
+    """``check.md``, ``card.html`` (with a section of the paired ``compared``) and (last, with ``complete``)
+    ``check.json``."""
     from chronoprobe.reports.card import render_card
+    from chronoprobe.reports.compare_card import comparison_section
     from chronoprobe.reports.tidy_table import read_run
 
     write_text_atomic(folder / CHECK_MD, check_markdown(record, summaries, questions))
@@ -179,5 +195,6 @@ def write_outputs(
     found = [run for run in runs if run is not None]
     if found:
         intro = [(record.names.get(key, key), " ".join(sentences)) for key, sentences in record.paragraphs.items()]
-        write_text_atomic(folder / CARD_HTML, render_card(found, title=title, intro=intro))
+        extra = [comparison_section(compared)] if compared else []
+        write_text_atomic(folder / CARD_HTML, render_card(found, title=title, intro=intro, extra=extra))
     write_record(folder, record)

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Literal
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.checkup.baseline import Baseline, baseline_comparisons, judge_deltas, open_baseline, verdicts
 from chronoprobe.checkup.folder import check_lens_folders, check_same_models, clear_stale_writes, discard_if_unused
-from chronoprobe.checkup.plan import LensPlan, estimate_lens, plan_line, total_line
+from chronoprobe.checkup.plan import LensPlan, estimate_lens, estimate_power, plan_line, total_line
+from chronoprobe.checkup.precision import size_for_precision
 from chronoprobe.checkup.report import (
     CHECK_KIND,
     CheckRecord,
@@ -45,6 +47,7 @@ from chronoprobe.models.names import check_distinct
 from chronoprobe.models.registry import BackendOptions, ModelRequest, default_models, parse_model, strip_url_credentials
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
+from chronoprobe.reports.compare import Comparison, compare_runs
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,12 @@ class CheckRequest:
     cache: Path | None = None
     options: BackendOptions = field(default_factory=BackendOptions)
     engine: str = "local"
+    baseline: Path | None = None
+    """An earlier check folder to compare this one with, paired (``.delta`` thresholds judge the change)."""
+    precision: float | None = None
+    """Size each lens for a 95% interval of this half-width (points) on its headline rate, capped at what it has."""
+    allow_different_items: bool = False
+    """Compare with a baseline asked other items, on the shared ones."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", tuple(parse_model(m) for m in self.models) or default_models())
@@ -119,8 +128,15 @@ class CheckResult:
         return sum(o.calls_made for o in self.lenses)
 
     def lines(self) -> list[str]:
-        """What ``chronoprobe check`` says of it (rich markup): the paragraph per model, then each threshold's verdict."""
+        """What ``chronoprobe check`` says of it (rich markup): the paragraph per model, the paired verdicts between
+        its models and against the baseline, then each threshold's verdict."""
         said = [f"[bold]{name}[/]: {text}" for name, text in self.paragraphs.items()]
+        if self.record.comparisons:
+            said.append("[bold]Paired[/]: " + " ".join(self.record.comparisons))
+        if self.record.baseline is not None:
+            said.append(
+                f"[bold]Against the baseline {self.record.baseline}[/]: " + " ".join(self.record.against_baseline)
+            )
         return said + [("holds " if gate.passed else "[red]FAILS[/] ") + gate.line() for gate in self.gate]
 
     def write_junit(self, path: Path) -> None:
@@ -163,6 +179,10 @@ class Prepared:
     plans: list[LensPlan] = field(default_factory=list)
     earlier: CheckRecord | None = None
     """The folder's ``check.json`` from an earlier (perhaps killed) check, when its lenses may be kept."""
+    sized: dict[str, str] = field(default_factory=dict)
+    """Lens -> how ``--precision`` sized it (for its plan line)."""
+    baseline: Baseline | None = None
+    """``--baseline``: the earlier check this one is compared with, checked before any model loads."""
 
 
 def prepare(request: CheckRequest, out: Path) -> Prepared:
@@ -179,14 +199,26 @@ def prepare(request: CheckRequest, out: Path) -> Prepared:
     publish.check_not_input(out, [("--cache", cache)])
     chosen = choose(selection(request.lenses), context, out, request.models, request.options)
     check_lens_folders(out, [(c.name, c.lens.kind) for c in chosen if c.lens is not None])
+    sized = {}
+    if request.precision is not None:
+        sized = size_for_precision(chosen, request.precision, context, out, request.models, request.options)
     patterns = {c.name: lens_class(c.name).metric_patterns for c in chosen if c.lens is not None}
     thresholds = [parse_threshold(text, patterns) for text in request.require]
+    changes = [t for t in thresholds if t.delta]
+    if changes and request.baseline is None:
+        raise ConfigError(
+            f"--require {changes[0].text!r}", "a .delta threshold is a change against --baseline DIR; give one"
+        )
+    baseline = None
+    if request.baseline is not None:
+        publish.check_not_input(out, [("--baseline", request.baseline)])
+        baseline = open_baseline(request.baseline, chosen, out, allow_different_items=request.allow_different_items)
     for item in chosen:  # what a lens reads must not lie in the folder the check writes, but for its own needs
         if item.lens is not None:
             own = {str(out / need) for need in item.lens.needs}
             inputs = [(option, path) for option, path in item.lens.input_paths() if str(path) not in own]
             publish.check_not_input(out, inputs)
-    return Prepared(request, out, chosen, thresholds)
+    return Prepared(request, out, chosen, thresholds, sized=sized, baseline=baseline)
 
 
 def plan(prepared: Prepared) -> list[LensPlan]:
@@ -214,6 +246,8 @@ def plan(prepared: Prepared) -> list[LensPlan]:
         rerun.add(item.name)
         line = LensPlan(item.name, "run", workload=workload, models=len(prepared.request.models))
         estimate_lens(line, specs, prepared.request.cache or default_call_cache())
+        estimate_power(line, item.lens, prepared.request.cache or default_call_cache())
+        line.sized = prepared.sized.get(item.name)
         plans.append(line)
     prepared.plans = plans
     return plans
@@ -355,14 +389,23 @@ class _Runner:
         """The paragraph per model, the gate, and the files beside the lens folders."""
         record, request = self.record, self.prepared.request
         summaries = {o.lens: o.run.summary for o in self.outcomes if o.run is not None}
+        runs = {o.lens: o.run for o in self.outcomes if o.run is not None}
         record.names, record.paragraphs = paragraphs(summaries)
+        record.comparisons = verdicts(runs)
         names = record.names or {str(m): str(m) for m in request.models}
         gate = judge_all(self.prepared.thresholds, summaries, strict=request.strict, names=names)
+        against: list[Comparison] = []
+        baseline = self.prepared.baseline
+        if baseline is not None:
+            against = baseline_comparisons(baseline, runs)
+            record.baseline = str(baseline.path)
+            record.against_baseline = [line for comparison in against for line in comparison.lines()]
+            gate += judge_deltas(self.prepared.thresholds, against, baseline.path, strict=request.strict)
         record.gate = [GateEntry.of(result) for result in gate]
         record.complete = True
         questions = {name: str(lens_class(name).question) for name in summaries}
         title = f"chronoprobe check: {', '.join(record.names.values()) or ', '.join(record.models)}"
-        write_outputs(self.prepared.out, record, summaries, questions, title)
+        write_outputs(self.prepared.out, record, summaries, questions, title, compared=_compared(runs, against))
         return gate
 
 
@@ -389,6 +432,12 @@ def run_prepared(
                 discard_if_unused(prepared.out)
             raise
     return CheckResult(prepared.out, prepared.request.budget, runner.record, runner.outcomes, gate, plans)
+
+
+def _compared(runs: dict[str, Run], against: Sequence[Comparison]) -> list[Comparison]:
+    """What the card's comparison section shows: the models of each run against each other, then the baseline."""
+    between = [c for run in runs.values() if len(run.models) > 1 for c in compare_runs([run])]
+    return [*between, *against]
 
 
 def paragraphs(summaries: dict[str, Summary]) -> tuple[dict[str, str], dict[str, list[str]]]:

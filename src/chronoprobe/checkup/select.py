@@ -76,6 +76,19 @@ def _config(cls: type[Lens[Any]], budget: Budget, context: CheckContext) -> Base
         ) from None
 
 
+def fingerprint_of(name: str, lens: Lens[Any], specs: Sequence[ModelRequest], options: BackendOptions) -> str:
+    """What a lens's run in a check depends on (config, models, backend options, version)."""
+    return stable_hash(
+        {
+            "lens": name,
+            "config": config_json(lens),
+            "models": [str(s) for s in specs],
+            "backend": options.model_dump(mode="json"),
+            "version": __version__,
+        }
+    )
+
+
 def choose(
     names: Sequence[str],
     context: CheckContext,
@@ -111,15 +124,6 @@ def choose(
         except PluginError as exc:  # a plug-in's failure is its own line, not the whole check's
             chosen.append(Chosen(name, skipped=f"the plug-in {exc.problem}"))
             continue
-        fingerprint = stable_hash(
-            {
-                "lens": name,
-                "config": config_json(lens),
-                "models": [str(s) for s in specs],
-                "backend": options.model_dump(mode="json"),
-                "version": __version__,
-            }
-        )
-        chosen.append(Chosen(name, lens=lens, fingerprint=fingerprint))
+        chosen.append(Chosen(name, lens=lens, fingerprint=fingerprint_of(name, lens, specs, options)))
         running.add(name)
     return chosen

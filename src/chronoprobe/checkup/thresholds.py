@@ -3,6 +3,8 @@
 A threshold reads ``LENS.METRIC[.CLASS] OP VALUE``: the lens, then the metric as the results
 table names it, then optionally its class (``all`` when none is named), e.g.
 ``outdated.soft_constraint_pct.up-to-date >= 40`` or ``outdated.knowledge_date >= 2023-01``.
+``LENS.METRIC[.CLASS].delta OP VALUE`` bounds the change against ``check --baseline``: the paired
+difference, this run minus the baseline, in the metric's unit (points for a percentage).
 
 By default a threshold fails only when the whole 95% interval lies on the wrong side: a small
 run cannot fail a build on noise. ``strict`` compares the point value. A number without an
@@ -46,6 +48,8 @@ class Threshold:
     value: float
     shown: str
     """The bound as written (``40``, ``2023-01``)."""
+    delta: bool = False
+    """``METRIC[.CLASS].delta``: the bound is on the paired difference against ``--baseline`` (this run minus it)."""
 
     def holds(self, value: float) -> bool:
         return OPERATORS[self.op](value, self.value)
@@ -54,7 +58,8 @@ class Threshold:
     def name(self) -> str:
         """``outdated.soft_constraint_pct.up-to-date >= 40`` (class ``all`` left out)."""
         group = "" if self.group == ALL else f".{self.group}"
-        return f"{self.lens}.{self.metric}{group} {self.op} {self.shown}"
+        change = ".delta" if self.delta else ""
+        return f"{self.lens}.{self.metric}{group}{change} {self.op} {self.shown}"
 
 
 _PART = "[A-Za-z0-9_+-]+"
@@ -117,6 +122,8 @@ def parse_threshold(text: str, patterns: Mapping[str, Sequence[str]]) -> Thresho
         raise ConfigError(where, f"{lens!r} is not a lens this check runs; its lenses: {', '.join(patterns)}")
     if not rest:
         raise ConfigError(where, f"names no metric after {lens!r}")
+    delta = rest.endswith(".delta")  # a change against --baseline, on the paired difference
+    rest = rest.removesuffix(".delta") if delta else rest
     split = _split(rest, patterns[lens])
     if split is None:
         shown = ", ".join(p.replace("*", "<…>") for p in patterns[lens]) or "names without an empty part"
@@ -130,6 +137,7 @@ def parse_threshold(text: str, patterns: Mapping[str, Sequence[str]]) -> Thresho
         op=found["op"],
         value=_bound(found["value"], metric, where),
         shown=found["value"],
+        delta=delta,
     )
 
 
@@ -187,7 +195,7 @@ def judge_all(
 ) -> list[GateResult]:
     """Every threshold for every model of its lens's run (lens -> summary); ``names``: model key -> shown name."""
     results = []
-    for threshold in thresholds:
+    for threshold in (t for t in thresholds if not t.delta):  # a change against --baseline: checkup.baseline
         summary = summaries.get(threshold.lens)
         if summary is None:  # the lens was skipped (or failed): nothing measured, so the threshold fails
             models = list((names or {}).values()) or ["every model"]

@@ -65,6 +65,15 @@ class CheckToolConfig(BaseModel):
     """Compare thresholds with point values."""
     junit: Path | None = None
     """Write a JUnit XML file: one test case per threshold and per lens."""
+    baseline: Path | None = None
+    """An earlier check folder to compare this one with, paired on the same items (the same model or another):
+    the paragraph says what changed, and --require 'LENS.METRIC[.CLASS].delta OP VALUE' gates the change."""
+    precision: float | None = None
+    """Size each lens for a 95% interval of this half-width in points on its headline rate, from the items it has
+    (capped at all of them; the plan line says so)."""
+    allow_different_items: bool = False
+    """Compare with a --baseline asked other items (another budget, snapshot or sample), on the items they share
+    (refused otherwise)."""
 
 
 class CheckTool(Tool["CheckResult"]):
@@ -77,7 +86,11 @@ class CheckTool(Tool["CheckResult"]):
     name = "check"
     command = "check"
     config_type = CheckToolConfig
-    input_options: ClassVar[dict[str, str]] = {"live": "--live", "strict": "--strict"}
+    input_options: ClassVar[dict[str, str]] = {
+        "live": "--live",
+        "strict": "--strict",
+        "allow_different_items": "--allow-different-items",
+    }
     output_fields = frozenset({"out", "junit"})
     text_paths = frozenset({"snapshot"})
     takes_model = True
@@ -126,6 +139,9 @@ class CheckTool(Tool["CheckResult"]):
             cache=context.cache_path,
             options=context.options,
             engine=context.engine,
+            baseline=config.baseline,
+            precision=config.precision,
+            allow_different_items=config.allow_different_items,
         )
         prepared = prepare(request, self.folder)  # bad thresholds, sizes or folders: exit 2, no model loaded
         for line in plan(prepared):

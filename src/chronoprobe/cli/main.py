@@ -37,7 +37,7 @@ err_console = Console(stderr=True)
 _GROUPS = ["outdated", "snapshot", "catalogue", "conflicts", "recency", "editing", "export"]
 """The command groups, in ``--help`` order: a built-in lens's, generated whole from its declaration (its run and
 its tools), or a group of tools (``tool.GROUPS``)."""
-_COMMANDS = ["check", "results", "card", "history"]
+_COMMANDS = ["check", "results", "compare", "card", "history"]
 """Commands across lenses, in ``--help`` order: each the tool of that name."""
 
 

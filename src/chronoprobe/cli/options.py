@@ -76,6 +76,8 @@ MEANINGS: dict[str, str] = {
     "--templates": "MuLan clean.json templates",
     "--threshold": "recency class",
     "--timeout": "Seconds per request",
+    "--format": "csv, json or parquet",
+    "--allow-different-items": "on the items they share",
 }
 """Flag -> the words every command's help for it contains (at the start, for a capitalised one): its one meaning.
 A flag two commands share must be listed; the model options are one declaration and need no entry."""

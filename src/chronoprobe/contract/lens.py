@@ -29,9 +29,11 @@ from pydantic import BaseModel, ConfigDict
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.runlog import Metric, Run, Summary
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.estimate import workload_line
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.base import Capability, require
 from chronoprobe.models.registry import (
     BackendOptions,
@@ -201,6 +203,9 @@ class Lens(ABC, Generic[RowT]):
     declares none is skipped by the check, which names it."""
     needs: ClassVar[tuple[str, ...]] = ()
     """Lenses whose run in the same check this lens reads; their folders arrive in ``CheckContext.runs``."""
+    sizing: ClassVar[Sizing | None] = None
+    """The headline rate a plan line's power statement and ``check --precision`` are about, and the option that
+    sets how many items a run asks; None: the plan states no power and ``--precision`` leaves the lens's size."""
     metric_patterns: ClassVar[tuple[str, ...]] = ()
     """The metric names the lens records, ``*`` standing for any text within one dotted part: what
     ``check --require`` accepts before any model loads. Empty: any name, looked up after the run."""
@@ -316,6 +321,13 @@ class Lens(ABC, Generic[RowT]):
 
     def workload(self) -> Workload | None:
         """What one model will be asked, for the check's plan line (may call ``load``); None: not counted."""
+        return None
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable | None:
+        """``model``'s outcomes in ``run`` item by item, for a paired comparison with a run of the same items
+        (``chronoprobe compare``, ``check --baseline``): per metric and class, each item's outcome, and what
+        the items are drawn from. None (the default): this lens's runs cannot be compared paired."""
         return None
 
     @classmethod

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from chronoprobe.cache import AnswerTally, CachedModel, CallCache, open_cache
 from chronoprobe.contract import publish
 from chronoprobe.contract.lens import Announce, Lens, ModelLoader, ProgressFactory
+from chronoprobe.contract.power import power_lines
 from chronoprobe.contract.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run, write_run_log
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.engines import Engine, ModelSource, parse_engine
@@ -232,6 +233,8 @@ def execute(
                 model.tally = AnswerTally()  # the provenance counts this run's answers
             if notice is not None:
                 _tell_plan(lens, call_cache, notice)
+                for line in power_lines(lens, call_cache):
+                    notice(line)
             earlier = [model.engine for model in loaded]
             rows: list[Any] = []
             try:

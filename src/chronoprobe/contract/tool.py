@@ -81,6 +81,7 @@ TOOLS: dict[str, str] = {
     "export.lm-eval": "chronoprobe.integrations.export_tools:LmEvalExportTool",
     "check": "chronoprobe.checkup.tools:CheckTool",
     "results": "chronoprobe.checkup.tools:ResultsTool",
+    "compare": "chronoprobe.checkup.compare_tool:CompareTool",
     "card": "chronoprobe.checkup.tools:CardTool",
     "history": "chronoprobe.lenses.outdated.history_tool:HistoryTool",
 }

@@ -33,7 +33,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.knowledge.types import FactAnswers, Statement
-from chronoprobe.metrics.uncertainty import Estimate, wilson
+from chronoprobe.metrics.uncertainty import Estimate, wilson, wilson_clustered
 
 Verdict = Literal["up-to-date", "outdated", "irrelevant", "ambiguous"]
 MatchRule = Literal["exact", "alias", "suffix-stripped", "head-noun"]
@@ -353,13 +353,23 @@ def average_counts(verdicts_per_fact: Mapping[str, Sequence[Verdict]]) -> dict[V
 def inconsistent_facts(classifications_per_fact: Mapping[str, Sequence[Classification]]) -> list[str]:
     """Facts whose paraphrases disagree: more than one verdict among them, or all
     outdated but matched to different past answers."""
+    return inconsistent_by_labels(
+        {
+            fact_id: [(c.verdict, [s.label for s in c.matched]) for c in classifications]
+            for fact_id, classifications in classifications_per_fact.items()
+        }
+    )
+
+
+def inconsistent_by_labels(answers_per_fact: Mapping[str, Sequence[tuple[Verdict, Sequence[str]]]]) -> list[str]:
+    """:func:`inconsistent_facts` from each paraphrase's verdict and matched labels (what a run's rows record)."""
     result = []
-    for fact_id, classifications in classifications_per_fact.items():
-        verdicts = {c.verdict for c in classifications}
+    for fact_id, answers in answers_per_fact.items():
+        verdicts = {verdict for verdict, _ in answers}
         if len(verdicts) > 1:
             result.append(fact_id)
         elif verdicts == {"outdated"}:
-            labels = {tuple(sorted(_norm_space(s.label).casefold() for s in c.matched)) for c in classifications}
+            labels = {tuple(sorted(_norm_space(label).casefold() for label in matched)) for _, matched in answers}
             if len(labels) > 1:
                 result.append(fact_id)
     return result
@@ -419,8 +429,8 @@ class VerdictEstimates(BaseModel):
     soft_constraint: dict[str, Estimate]
     """Per verdict: share of facts (n = facts)."""
     average: dict[str, Estimate]
-    """Per verdict: share of paraphrase answers (n = answers; the answers of a fact are not independent,
-    so this interval is optimistic)."""
+    """Per verdict: share of paraphrase answers (n = answers). A fact's answers are not independent, so the
+    interval is clustered on the fact (:func:`~chronoprobe.metrics.uncertainty.wilson_clustered`)."""
     inconsistency: Estimate
     """Share of facts whose paraphrases disagree (n = facts)."""
 
@@ -428,13 +438,14 @@ class VerdictEstimates(BaseModel):
 def verdict_estimates(
     verdicts_per_fact: Mapping[str, Sequence[Verdict]], inconsistent: Sequence[str], *, scale: float = 1.0
 ) -> VerdictEstimates:
-    """Wilson intervals for :func:`soft_constraint` shares, :func:`average_counts` and the
-    inconsistency rate; ``scale=100`` for percentages."""
+    """Wilson intervals for :func:`soft_constraint` shares (over facts), :func:`average_counts` (over answers,
+    clustered on their fact) and the inconsistency rate (over facts); ``scale=100`` for percentages."""
     soft = list(soft_constraint(verdicts_per_fact).values())
     answers = [v for verdicts in verdicts_per_fact.values() for v in verdicts]
+    owners = [fact for fact, verdicts in verdicts_per_fact.items() for _ in verdicts]
     facts = len(verdicts_per_fact)
     return VerdictEstimates(
         soft_constraint={v: wilson(soft.count(v), facts, scale=scale) for v in VERDICTS},
-        average={v: wilson(answers.count(v), len(answers), scale=scale) for v in VERDICTS},
+        average={v: wilson_clustered([a == v for a in answers], owners, scale=scale) for v in VERDICTS},
         inconsistency=wilson(len(inconsistent), facts, scale=scale),
     )

@@ -9,9 +9,9 @@ Per group of facts (Politicians, Teams, Positions, and "All"), over the N facts 
 - soft constraint: share of facts with any scored prompt up to date (Table 7).
 
 Each value is an :class:`~chronoprobe.metrics.uncertainty.Estimate` (a fraction in [0, 1])
-with n and a 95% interval: Wilson for E and the soft constraint; Wilson over the 2N paraphrase
-answers for P, which treats the two answers of one fact as independent (it ignores the pairing,
-so the interval is somewhat too narrow when a fact's paraphrases agree); a seeded percentile
+with n and a 95% interval: Wilson for E and the soft constraint; for P, Wilson over the 2N
+paraphrase answers at the effective size their clustering on facts leaves (a fact's two answers
+often agree; :func:`~chronoprobe.metrics.uncertainty.wilson_clustered`); a seeded percentile
 bootstrap over facts for HM.
 """
 
@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.datasets.editing_records import GROUPS, EditRecord
 from chronoprobe.metrics.dyknow import Verdict
-from chronoprobe.metrics.uncertainty import SEED, Estimate, bootstrap, wilson
+from chronoprobe.metrics.uncertainty import SEED, Estimate, bootstrap, wilson, wilson_clustered
 
 ALL = "All"
 UP_TO_DATE: Verdict = "up-to-date"
@@ -70,7 +70,8 @@ def score_facts(
         soft += any(got[kind] == UP_TO_DATE for kind in record.scored_types)
     n = len(records)
     efficacy = wilson(int(edit.sum()), n)
-    paraphrase = wilson(int(hits.sum()), int(asked.sum()))
+    answers = [(i, k < hits[i]) for i in range(n) for k in range(int(asked[i]))]
+    paraphrase = wilson_clustered([hit for _, hit in answers], [records[i].fact_id for i, _ in answers])
     point = None
     if efficacy.value is not None and paraphrase.value is not None:
         point = harmonic_mean(efficacy.value, paraphrase.value)

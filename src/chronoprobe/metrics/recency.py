@@ -22,7 +22,7 @@ from chronoprobe.metrics.uncertainty import (
     bootstrap,
     resample_counts,
     wilson,
-    wilson_from_flags,
+    wilson_clustered,
 )
 
 N_CLASSES = 12
@@ -203,28 +203,35 @@ def _accuracy_of_counts(counts: np.ndarray) -> np.ndarray:
     return share
 
 
-def per_class_f1_estimates(gold: Sequence[int], pred: Sequence[Pred]) -> dict[int, Estimate]:
+def per_class_f1_estimates(
+    gold: Sequence[int], pred: Sequence[Pred], questions: Sequence[Hashable] | None = None
+) -> dict[int, Estimate]:
     """:func:`per_class_f1` with n and a 95% interval for every class.
 
     F1_c = 2TP / (2TP + FP + FN) = 2p / (1 + p), where p = TP / n is the share right among the
     n = TP + FP + FN items that involve class c (gold c, or predicted c). The interval is the
-    Wilson interval of p mapped through the same increasing function; n is those items.
+    Wilson interval of p mapped through the same increasing function; n is those items. ``questions``:
+    each item's question, where a question has several items (its contexts): the Wilson interval is
+    then clustered on the question.
     """
     points = per_class_f1(gold, pred)
+    owners = list(questions) if questions is not None else list(range(len(gold)))
     estimates = {}
     for c, point in points.items():
         involved = [
-            (int(g), p) for g, p in zip(gold, pred, strict=True) if int(g) == c or (p is not None and int(p) == c)
+            (int(g), p, q)
+            for g, p, q in zip(gold, pred, owners, strict=True)
+            if int(g) == c or (p is not None and int(p) == c)
         ]
-        right = sum(g == c and p is not None and int(p) == c for g, p in involved)
-        share = wilson(right, len(involved))
+        right = [g == c and p is not None and int(p) == c for g, p, _ in involved]
+        share = wilson_clustered(right, [q for _, _, q in involved])
         low, high = share.ci_low, share.ci_high
         estimates[c] = Estimate(
             value=point,
             n=len(involved),
             ci_low=None if low is None else 2 * low / (1 + low),
             ci_high=None if high is None else 2 * high / (1 + high),
-            method="wilson",
+            method=share.method,
         )
     return estimates
 
@@ -287,14 +294,19 @@ def macro_f1_estimate(
     n_classes: int = N_CLASSES,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    questions: Sequence[Hashable] | None = None,
 ) -> Estimate:
     """:func:`macro_f1` with a percentile-bootstrap 95% interval: the items are resampled and
-    the macro F1 recomputed on each resample (vectorised over resamples)."""
+    the macro F1 recomputed on each resample (vectorised over resamples). ``questions``: each item's
+    question, where a question has several items (its contexts): the questions are resampled then,
+    each with its items."""
     _check(gold, pred)
     codes = np.array(
         [int(g) * (n_classes + 1) + (n_classes if p is None else int(p)) for g, p in zip(gold, pred, strict=True)],
         dtype=np.int64,
     )
+    if questions is not None and len(set(questions)) < len(codes):
+        return _clustered_macro_f1(codes, questions, macro_f1(gold, pred), n_classes, resamples, seed)
     return bootstrap(
         len(codes),
         lambda idx: _macro_f1_of_resamples(codes, idx, n_classes),
@@ -302,6 +314,23 @@ def macro_f1_estimate(
         resamples=resamples,
         seed=seed,
     )
+
+
+def _clustered_macro_f1(
+    codes: np.ndarray, questions: Sequence[Hashable], point: float | None, n_classes: int, resamples: int, seed: int
+) -> Estimate:
+    """Macro F1 with a bootstrap over questions: each resample's confusion counts summed over its questions."""
+    order = {q: i for i, q in enumerate(dict.fromkeys(questions))}
+    cells = n_classes * (n_classes + 1)
+    per_question = np.zeros((len(order), cells))
+    np.add.at(per_question, (np.asarray([order[q] for q in questions]), codes), 1.0)
+
+    def resampled(idx: np.ndarray) -> np.ndarray:
+        weights = resample_counts(idx, len(order)).astype(np.float64)
+        return _macro_f1_of_counts((weights @ per_question).reshape(idx.shape[0], n_classes, n_classes + 1))
+
+    found = bootstrap(len(order), resampled, point, resamples=resamples, seed=seed)
+    return found.model_copy(update={"n": int(codes.size), "method": "cluster-bootstrap"})
 
 
 def gate_agrees(gold: Sequence[int], pred: Sequence[Pred], threshold: int) -> list[bool]:
@@ -314,20 +343,22 @@ def gate_agrees(gold: Sequence[int], pred: Sequence[Pred], threshold: int) -> li
 
 
 def classification_estimates(
-    gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1
+    gold: Sequence[int], pred: Sequence[Pred], tolerance: int = 1, questions: Sequence[Hashable] | None = None
 ) -> dict[str, dict[str, Any]]:
     """n and a 95% interval for each rate of :func:`classification_summary`, keyed like it:
     Wilson for accuracy, tolerant accuracy and the unparseable rate; a seeded bootstrap over
-    items for macro F1 and tolerant F1."""
+    items for macro F1 and tolerant F1. ``questions``: each item's question; where a question has
+    several items (its contexts), every interval is clustered on the question."""
     _check(gold, pred)
+    owners = list(questions) if questions is not None else list(range(len(gold)))
     exact = [p is not None and int(p) == int(g) for g, p in zip(gold, pred, strict=True)]
     near = [within_tolerance(g, p, tolerance) for g, p in zip(gold, pred, strict=True)]
     return {
-        "accuracy": wilson_from_flags(exact).to_json(),
-        "tolerant_accuracy": wilson_from_flags(near).to_json(),
-        "macro_f1": macro_f1_estimate(gold, pred).to_json(),
-        "tolerant_f1": macro_f1_estimate(gold, tolerant_predictions(gold, pred, tolerance)).to_json(),
-        "unparseable_rate": wilson_from_flags([p is None for p in pred]).to_json(),
+        "accuracy": wilson_clustered(exact, owners).to_json(),
+        "tolerant_accuracy": wilson_clustered(near, owners).to_json(),
+        "macro_f1": macro_f1_estimate(gold, pred, questions=owners).to_json(),
+        "tolerant_f1": macro_f1_estimate(gold, tolerant_predictions(gold, pred, tolerance), questions=owners).to_json(),
+        "unparseable_rate": wilson_clustered([p is None for p in pred], owners).to_json(),
     }
 
 
@@ -371,3 +402,14 @@ def gate_estimates(
             len(g), resampled, None if math.isnan(point) else point, resamples=resamples, seed=seed
         ),
     }
+
+
+def macro_f1_of_counts(counts: np.ndarray) -> np.ndarray:
+    """Macro F1 of every confusion matrix in ``counts`` (``(batch, n_classes, n_classes + 1)``, the last column
+    the unparseable answers), as :func:`macro_f1` computes it; NaN where no class is seen."""
+    return _macro_f1_of_counts(counts)
+
+
+def confusion_cell(gold: int, pred: Pred, n_classes: int = N_CLASSES) -> int:
+    """The index of an answer's cell in a flattened ``(n_classes, n_classes + 1)`` confusion matrix."""
+    return int(gold) * (n_classes + 1) + (n_classes if pred is None else int(pred))

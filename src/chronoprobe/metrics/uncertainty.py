@@ -14,7 +14,7 @@ interval either (every resample is the same item).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from statistics import NormalDist
 from typing import Any, Literal
 
@@ -31,11 +31,13 @@ __all__ = [
     "bootstrap",
     "bootstrap_difference",
     "bootstrap_mean",
+    "bootstrap_mean_clustered",
     "cell",
     "ci_cell",
     "newcombe",
     "resample_counts",
     "wilson",
+    "wilson_clustered",
     "wilson_from_flags",
 ]
 
@@ -45,7 +47,7 @@ SEED = 0
 _CHUNK = 200
 """Resamples drawn per batch: bounds memory to _CHUNK x n indices; fixed, so results stay reproducible."""
 
-Method = Literal["wilson", "bootstrap", "newcombe"]
+Method = Literal["wilson", "bootstrap", "newcombe", "wilson-clustered", "cluster-bootstrap"]
 
 
 class Estimate(BaseModel):
@@ -111,15 +113,65 @@ def wilson(k: int, n: int, *, level: float = LEVEL, scale: float = 1.0) -> Estim
     z = _check_level(level)
     if n == 0:
         return Estimate(value=None, n=0, ci_low=None, ci_high=None, method="wilson", level=level)
-    p = k / n
+    low, high = _wilson_bounds(k / n, n, z, k == 0, k == n)
+    return Estimate(value=scale * k / n, n=n, ci_low=scale * low, ci_high=scale * high, method="wilson", level=level)
+
+
+def _wilson_bounds(p: float, n: float, z: float, none: bool, every: bool) -> tuple[float, float]:
+    """The Wilson score bounds of a share ``p`` over ``n`` trials (``n`` may be an effective, fractional size)."""
     z2 = z * z
     denominator = 1.0 + z2 / n
     centre = (p + z2 / (2 * n)) / denominator
     half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4 * n * n)) / denominator
     # The bounds are exactly 0 and 1 at the extremes; clamp away rounding residue.
-    low = 0.0 if k == 0 else max(0.0, centre - half)
-    high = 1.0 if k == n else min(1.0, centre + half)
-    return Estimate(value=scale * k / n, n=n, ci_low=scale * low, ci_high=scale * high, method="wilson", level=level)
+    low = 0.0 if none else max(0.0, centre - half)
+    high = 1.0 if every else min(1.0, centre + half)
+    return low, high
+
+
+def _cluster_index(clusters: Sequence[Hashable], n: int) -> tuple[np.ndarray, int]:
+    """Each item's cluster as an index (first-seen order) and the number of clusters."""
+    if len(clusters) != n:
+        raise ValueError(f"one cluster per item is needed: {len(clusters)} for {n} items")
+    order: dict[Hashable, int] = {}
+    index = np.fromiter((order.setdefault(c, len(order)) for c in clusters), dtype=np.int64, count=n)
+    return index, len(order)
+
+
+def wilson_clustered(
+    flags: Sequence[bool | int | float],
+    clusters: Sequence[Hashable],
+    *,
+    level: float = LEVEL,
+    scale: float = 1.0,
+) -> Estimate:
+    """:func:`wilson_from_flags` for outcomes that come in clusters (a fact's paraphrases, a question's contexts).
+
+    The Wilson interval at the effective sample size n / deff, where the design effect deff is the
+    clustered variance of the share (Miller 2024, eq. 4) over its binomial variance p(1 - p)/n, the
+    effective size kept between the number of clusters and n (Kish's design effect; the Wilson interval
+    on it as Dean & Pagano 2015 evaluate it). A share of 0 or 1 measures no within-cluster correlation,
+    so it takes the cautious end: the number of clusters. With every item its own cluster this is
+    :func:`wilson_from_flags` to the last digit. n stays the number of items (what the share is over).
+    """
+    n = len(flags)
+    index, units = _cluster_index(clusters, n)
+    k = sum(1 for f in flags if f)
+    if units == n or n == 0:
+        return wilson(k, n, level=level, scale=scale)
+    z = _check_level(level)
+    p = k / n
+    if 0 < k < n:
+        data = np.fromiter((1.0 if f else 0.0 for f in flags), dtype=np.float64, count=n)
+        clustered = float((np.bincount(index, data - p, minlength=units) ** 2).sum()) / (n * n)
+        binomial = p * (1.0 - p) / n
+        effective = min(float(n), max(float(units), n * binomial / clustered)) if clustered > 0 else float(n)
+    else:
+        effective = float(units)
+    low, high = _wilson_bounds(p, effective, z, k == 0, k == n)
+    return Estimate(
+        value=scale * k / n, n=n, ci_low=scale * low, ci_high=scale * high, method="wilson-clustered", level=level
+    )
 
 
 def wilson_from_flags(flags: Sequence[bool | int | float], *, level: float = LEVEL, scale: float = 1.0) -> Estimate:
@@ -188,11 +240,19 @@ def bootstrap_difference(
     level: float = LEVEL,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    clusters: tuple[Sequence[Hashable], Sequence[Hashable]] | None = None,
 ) -> Estimate:
     """mean(first) − mean(second) for two independent groups, each resampled on its own
-    (percentile bootstrap); n counts the items of both. ``point``: the value to report."""
+    (percentile bootstrap); n counts the items of both. ``point``: the value to report.
+
+    ``clusters``: each group's item clusters (a fact's contexts); where a group's items share
+    clusters, its clusters are resampled instead of its items (``cluster-bootstrap``)."""
     _check_level(level)
     a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    if clusters is not None and a.size and b.size:
+        grouped = _clustered_groups(a, b, clusters)
+        if grouped is not None:
+            return _clustered_difference(grouped, point, level, resamples, seed)
     n = int(a.size + b.size)
     if point is None and a.size and b.size:
         point = float(a.mean() - b.mean())
@@ -209,6 +269,42 @@ def bootstrap_difference(
         second_means = b[rng.integers(0, b.size, size=(batch, b.size))].mean(axis=1)
         stats.append(first_means - second_means)
     return _percentiles(np.concatenate(stats), point, n, level)
+
+
+_Grouped = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def _clustered_groups(
+    a: np.ndarray, b: np.ndarray, clusters: tuple[Sequence[Hashable], Sequence[Hashable]]
+) -> _Grouped | None:
+    """Each group's per-cluster sums and sizes; None when every item of both groups is its own cluster."""
+    sides = []
+    singletons = True
+    for data, owners in ((a, clusters[0]), (b, clusters[1])):
+        index, units = _cluster_index(owners, data.size)
+        singletons &= units == data.size
+        sides.append((np.bincount(index, data, minlength=units), np.bincount(index, minlength=units).astype(float)))
+    return None if singletons else (sides[0], sides[1])
+
+
+def _clustered_difference(grouped: _Grouped, point: float | None, level: float, resamples: int, seed: int) -> Estimate:
+    (sums_a, sizes_a), (sums_b, sizes_b) = grouped
+    n = int(sizes_a.sum() + sizes_b.sum())
+    if point is None:
+        point = float(sums_a.sum() / sizes_a.sum() - sums_b.sum() / sizes_b.sum())
+    if not math.isfinite(point) or (sums_a.size == 1 and sums_b.size == 1):
+        return Estimate(value=point, n=n, ci_low=None, ci_high=None, method="cluster-bootstrap", level=level)
+    rng = np.random.default_rng(seed)
+    stats = []
+    for start in range(0, resamples, _CHUNK):
+        batch = min(_CHUNK, resamples - start)
+        means = []
+        for sums, sizes in ((sums_a, sizes_a), (sums_b, sizes_b)):
+            counts = resample_counts(rng.integers(0, sums.size, size=(batch, sums.size)), sums.size).astype(float)
+            means.append((counts @ sums) / (counts @ sizes))
+        stats.append(means[0] - means[1])
+    found = _percentiles(np.concatenate(stats), point, n, level)
+    return found.model_copy(update={"method": "cluster-bootstrap"})
 
 
 def newcombe(first: Estimate, second: Estimate, *, point: float | None = None) -> Estimate:
@@ -248,6 +344,38 @@ def bootstrap_mean(
     if point is None and data.size:
         point = float(data.mean())
     return bootstrap(data.size, lambda idx: data[idx].mean(axis=1), point, level=level, resamples=resamples, seed=seed)
+
+
+def bootstrap_mean_clustered(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable],
+    *,
+    point: float | None = None,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    """:func:`bootstrap_mean` for values that come in clusters: the bootstrap resamples clusters, each
+    resample's mean over the items its clusters hold. With every item its own cluster this is
+    :func:`bootstrap_mean` to the last digit; n stays the number of items."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.ndim != 1:
+        raise ValueError("bootstrap_mean_clustered needs a flat sequence of numbers")
+    index, units = _cluster_index(clusters, data.size)
+    if units == data.size:
+        return bootstrap_mean(data, point=point, level=level, resamples=resamples, seed=seed)
+    if point is None and data.size:
+        point = float(data.mean())
+    sums = np.bincount(index, data, minlength=units)
+    sizes = np.bincount(index, minlength=units).astype(np.float64)
+
+    def means(idx: np.ndarray) -> np.ndarray:
+        counts = resample_counts(idx, units).astype(np.float64)
+        result: np.ndarray = (counts @ sums) / (counts @ sizes)
+        return result
+
+    found = bootstrap(units, means, point, level=level, resamples=resamples, seed=seed)
+    return found.model_copy(update={"n": int(data.size), "method": "cluster-bootstrap"})
 
 
 def as_estimate(value: Estimate | Mapping[str, Any] | None) -> Estimate | None:

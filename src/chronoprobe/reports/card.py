@@ -473,9 +473,11 @@ def render_card(
     title: str = "chronoprobe report card",
     now: dt.datetime | None = None,
     intro: Sequence[tuple[str, str]] = (),
+    extra: Sequence[str] = (),
 ) -> str:
     """The card's HTML for ``runs`` (any mix of lenses), sections in lens order; ``intro`` is
-    (model name, paragraph) pairs shown first."""
+    (model name, paragraph) pairs shown first, ``extra`` sections of HTML after them (the check's paired
+    comparison: :mod:`chronoprobe.reports.compare_card`)."""
     if not runs:
         raise ConfigError("card", "no result folders to show")
     rows_of = {run.label: run_rows(run) for run in runs}
@@ -496,7 +498,7 @@ def render_card(
         f'<p class="meta">Generated {escape(stamp)} by chronoprobe {escape(__version__)} from {len(runs)} '
         f"result folder{'s' if len(runs) != 1 else ''}. Each number reads <b>value</b> [95% interval] n: "
         "Wilson intervals for rates, a seeded bootstrap over items for means.</p>"
-        f"{_contents(runs)}</header><main>{_intro(intro)}{''.join(sections)}</main>"
+        f"{_contents(runs)}</header><main>{_intro(intro)}{''.join(extra)}{''.join(sections)}</main>"
         "<footer>chronoprobe report card: self-contained, works offline. "
         "The same numbers as <code>chronoprobe results</code>.</footer></body></html>\n"
     )
@@ -529,6 +531,8 @@ a.top{margin-left:auto;font-size:12.5px;font-weight:500;color:var(--accent);text
 .tag{font-size:12px;font-weight:600;color:var(--accent);background:#e8eefc;border-radius:10px;padding:1px 9px}
 section.answer{background:#fffdf4;border:1px solid #eadfb5;border-radius:10px;padding:14px 22px;margin:22px 0}
 section.answer p{margin:8px 0;max-width:900px}
+svg.forest{max-width:760px;display:block;margin:6px 0}svg.forest .label{font-size:12px;fill:var(--ink)}
+svg.forest .axis{font-size:11px;fill:var(--mute)}
 section.lens{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin:22px 0;
 box-shadow:0 1px 2px rgba(20,30,50,.05)}
 table{border-collapse:collapse;width:auto;max-width:100%}

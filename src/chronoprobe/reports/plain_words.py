@@ -89,3 +89,45 @@ def listing(parts: Sequence[str]) -> str:
     if len(parts) <= 1:
         return "".join(parts)
     return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def difference(value: float, unit: str) -> str:
+    """A paired difference B − A as a reader takes it: ``+6.9 points`` for a share (a rate shown in percent),
+    ``−0.3 years`` for a date, ``+0.123`` for an unbounded mean (CP, entropy)."""
+    if unit in ("%", "rate"):
+        return f"{signed(value * (100.0 if unit == 'rate' else 1.0))} points"
+    if unit == "year":
+        return f"{signed(value)} years"
+    return f"{'+' if value > 0 else '−' if value < 0 else ''}{abs(value):.3g}"
+
+
+def difference_span(low: float, high: float, unit: str) -> str:
+    """A paired difference's interval, ``+2.3 to +11.5`` (in points for a share)."""
+    scale = 100.0 if unit == "rate" else 1.0
+    if unit in ("%", "rate", "year"):
+        return f"{signed(low * scale)} to {signed(high * scale)}"
+    return f"{low:+.3g} to {high:+.3g}".replace("-", "−")
+
+
+def signed(points: float) -> str:
+    """A difference in points with its sign: ``+6.9``, ``−2.3``, ``0.0``."""
+    shown = f"{abs(points):.1f}"
+    if shown == "0.0":
+        return shown
+    return ("+" if points > 0 else "\u2212") + shown
+
+
+def p_is(p: float) -> str:
+    """``p = 0.004``, ``p < 0.001``: a p-value in a sentence."""
+    shown = p_value(p)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
+
+
+def p_value(p: float) -> str:
+    """A p-value as a reader takes it: ``0.004``, ``0.047``, ``0.31``, ``< 0.001``, ``1`` (three decimals below 0.1,
+    so that one just under 0.05 never reads as 0.05)."""
+    if p < 0.001:
+        return "< 0.001"
+    if p >= 0.995:
+        return "1"
+    return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"

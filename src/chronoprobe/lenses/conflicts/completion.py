@@ -20,7 +20,7 @@ from chronoprobe.lenses.conflicts.prompts import PromptWording, completion_promp
 from chronoprobe.lenses.conflicts.rows import CompletionRow, UpdateRow
 from chronoprobe.lenses.conflicts.templates import completion_prefix, fill
 from chronoprobe.metrics import mulan as mm
-from chronoprobe.metrics.uncertainty import bootstrap_mean, wilson_from_flags
+from chronoprobe.metrics.uncertainty import bootstrap_mean_clustered, wilson_from_flags
 from chronoprobe.models.base import DecodingParams, NewTokens, Sample, require
 
 
@@ -289,25 +289,31 @@ def summarise_completion(
 def _completion_estimates(
     stats: dict[str, Any], mine: Sequence[CompletionRow], ups: Sequence[UpdateRow], config: CompletionConfig
 ) -> dict[str, Any]:
-    """n and a 95% interval for F1, confidence, each relation's F1 (seeded bootstrap over queries)
-    and update success (Wilson).
+    """n and a 95% interval for F1, confidence, each relation's F1 (seeded bootstrap) and update
+    success (Wilson).
 
     Weighting relations by their example counts makes F1 and confidence plain means over the
-    queries they count, so those queries are what the bootstrap resamples.
+    queries they count. A fact's queries (its templates) share the fact, so the bootstrap
+    resamples facts, with their queries; update success has one prompt per memorised fact.
     """
-    f1s = [100.0 * r.f1 for r in mine if not mm.is_empty_prediction(r.prediction)]
+    scored = [r for r in mine if not mm.is_empty_prediction(r.prediction)]
+
+    def f1_mean(rows: Sequence[CompletionRow], point: float | None) -> dict[str, Any]:
+        values, facts = [100.0 * r.f1 for r in rows], [r.fact_id for r in rows]
+        return bootstrap_mean_clustered(values, facts, point=point).to_json()
+
     per_relation = {
-        relation: bootstrap_mean(
-            [100.0 * r.f1 for r in mine if r.relation == relation and not mm.is_empty_prediction(r.prediction)],
-            point=point,
-        ).to_json()
+        relation: f1_mean([r for r in scored if r.relation == relation], point)
         for relation, point in stats["f1_per_relation"].items()
     }
-    confidences = [r.confidence for r in mine if r.confidence is not None]
+    confident = [r for r in mine if r.confidence is not None]
+    confidences = [float(r.confidence) for r in confident if r.confidence is not None]
     successes = [mm.update_succeeded(u.prediction, u.new_object, fidelity=config.fidelity) for u in ups]
     return {
-        "f1": bootstrap_mean(f1s, point=stats["f1"]).to_json(),
-        "confidence": bootstrap_mean(confidences, point=stats["confidence"]).to_json(),
+        "f1": f1_mean(scored, stats["f1"]),
+        "confidence": bootstrap_mean_clustered(
+            confidences, [r.fact_id for r in confident], point=stats["confidence"]
+        ).to_json(),
         "update_success": wilson_from_flags(successes).reported_as(stats["update_success"]).to_json(),
         "f1_per_relation": per_relation,
     }

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.judges import JudgeChoice
 from chronoprobe.lenses.conflicts import metric_records
@@ -19,6 +20,7 @@ from chronoprobe.lenses.conflicts.prompts import PromptWording
 from chronoprobe.lenses.conflicts.rows import ConflictsRow
 from chronoprobe.lenses.conflicts.run import Dataset
 from chronoprobe.metrics.mulan import Fidelity
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
 from chronoprobe.reports.metric_format import cell, unit_note
@@ -148,6 +150,14 @@ class ConflictsLens(Lens[ConflictsRow]):
     """DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
     distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
     model gives the exact ones either way."""
+    sizing = Sizing(
+        metric="persuaded_pct",
+        option="limit",
+        share=1 / 3,
+        unit="facts",
+        more="the whole DynamicQA set: `--budget full`",
+    )
+    """How often it takes a context's answer, per class: a third of the balanced facts (``--balanced-limit``)."""
     metric_patterns = (
         "cp",
         "cp_counterfactual",
@@ -189,6 +199,14 @@ class ConflictsLens(Lens[ConflictsRow]):
         if self.config.methodology == "dynamicqa":
             return Workload(items=len(self.inputs), unit="facts", calls=3 * len(self.inputs))
         return Workload(items=len(self.inputs), unit="queries", calls=2 * len(self.inputs), at_most=True)
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """Per class: persuaded and stubborn per fact, accuracy, CP and semantic entropy per item (clustered on the
+        fact) under DynamicQA's methodology; F1 and confidence per query, update success under MuLan's."""
+        from chronoprobe.lenses.conflicts.compare import comparable
+
+        return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:

@@ -22,7 +22,7 @@ from chronoprobe.judges.base import Judge, cluster_many
 from chronoprobe.lenses.conflicts.prompts import PromptWording, qa_prompt
 from chronoprobe.lenses.conflicts.rows import PersuasionRow
 from chronoprobe.metrics import conflicts as m
-from chronoprobe.metrics.uncertainty import Estimate, bootstrap_difference, bootstrap_mean, wilson_from_flags
+from chronoprobe.metrics.uncertainty import Estimate, bootstrap_difference, bootstrap_mean_clustered, wilson_clustered
 from chronoprobe.models.base import Capability, DecodingParams, Generation, NewTokens, require
 
 
@@ -206,18 +206,16 @@ def summarise_persuasion(
     return out
 
 
-def _clean(values: Sequence[float | None]) -> list[float]:
-    return [v for v in values if v is not None and not math.isnan(v)]
-
-
 def cp_difference(rows: Sequence[PersuasionRow], first: str, second: str, point: float | None) -> Estimate:
     """CP of class ``first`` minus CP of class ``second`` (one model's rows), with a bootstrap that
-    resamples each class's items on its own; n counts the items of both."""
+    resamples each class's facts on its own (a fact's contexts stay together); n counts the items of both."""
 
-    def cps(fact_class: str) -> list[float]:
-        return _clean([r.cp for r in rows if r.fact_class == fact_class])
+    def cps(fact_class: str) -> list[PersuasionRow]:
+        return [r for r in rows if r.fact_class == fact_class and _number(r.cp)]
 
-    return bootstrap_difference(cps(first), cps(second), point=point)
+    a, b = cps(first), cps(second)
+    facts = ([r.fact_id for r in a], [r.fact_id for r in b])
+    return bootstrap_difference([r.cp for r in a], [r.cp for r in b], point=point, clusters=facts)
 
 
 def _persuasion_estimates(
@@ -229,32 +227,40 @@ def _persuasion_estimates(
     report_no_ctx: bool,
 ) -> dict[str, dict[str, Any] | None]:
     """n and a 95% interval for every number of the class, keyed like it: Wilson for the
-    accuracies and stubborn/persuaded shares, a seeded bootstrap over items for the means."""
+    accuracies and stubborn/persuaded shares, a seeded bootstrap for the means. A fact's contexts
+    (its true one and its counterfactual) share the fact, so the intervals cluster on it: the
+    Wilson interval at the clustered effective size, the bootstrap resampling facts."""
 
-    def share(flags: Sequence[bool | None], scale: float = 1.0) -> Estimate:
-        return wilson_from_flags([bool(flag) for flag in flags], scale=scale)
+    def share(rows: Sequence[PersuasionRow], flag: str, scale: float = 1.0) -> Estimate:
+        flags = [bool(getattr(r, flag)) for r in rows]
+        return wilson_clustered(flags, [r.fact_id for r in rows], scale=scale)
 
-    def mean(key: str, values: Sequence[float | None]) -> dict[str, Any]:
-        return bootstrap_mean(_clean(values), point=stats[key]).to_json()
+    def mean(key: str, rows: Sequence[PersuasionRow], value: str) -> dict[str, Any]:
+        kept = [(getattr(r, value), r.fact_id) for r in rows if _number(getattr(r, value))]
+        values, facts = [v for v, _ in kept], [f for _, f in kept]
+        return bootstrap_mean_clustered(values, facts, point=stats[key]).to_json()
 
     def shown(key: str, estimate: Estimate) -> dict[str, Any]:
         return estimate.reported_as(stats[key]).to_json()
 
     return {
-        "accuracy_context": shown("accuracy_context", share([r.correct_context for r in mine])),
-        "accuracy_no_context": shown("accuracy_no_context", share([r.correct_no_context for r in per_fact]))
+        "accuracy_context": shown("accuracy_context", share(mine, "correct_context")),
+        "accuracy_no_context": shown("accuracy_no_context", share(per_fact, "correct_no_context"))
         if report_no_ctx
         else None,
-        "accuracy_no_context_original": mean(
-            "accuracy_no_context_original", [r.correct_no_context_original for r in per_fact]
-        )
+        "accuracy_no_context_original": mean("accuracy_no_context_original", per_fact, "correct_no_context_original")
         if report_no_ctx
         else None,
-        "cp": mean("cp", [r.cp for r in mine]),
-        "cp_true_context": mean("cp_true_context", [r.cp for r in true_ctx]),
-        "cp_counterfactual": mean("cp_counterfactual", [r.cp for r in cf]),
-        "se_context": mean("se_context", [r.se_context for r in mine]),
-        "se_no_context": mean("se_no_context", [r.se_no_context for r in per_fact]),
-        "stubborn_pct": shown("stubborn_pct", share([r.stubborn for r in cf], 100.0)),
-        "persuaded_pct": shown("persuaded_pct", share([r.persuaded for r in cf], 100.0)),
+        "cp": mean("cp", mine, "cp"),
+        "cp_true_context": mean("cp_true_context", true_ctx, "cp"),
+        "cp_counterfactual": mean("cp_counterfactual", cf, "cp"),
+        "se_context": mean("se_context", mine, "se_context"),
+        "se_no_context": mean("se_no_context", per_fact, "se_no_context"),
+        "stubborn_pct": shown("stubborn_pct", share(cf, "stubborn", 100.0)),
+        "persuaded_pct": shown("persuaded_pct", share(cf, "persuaded", 100.0)),
     }
+
+
+def _number(value: float | None) -> bool:
+    """A value a mean counts (not None, not NaN)."""
+    return value is not None and not math.isnan(value)

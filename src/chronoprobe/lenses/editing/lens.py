@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import CheckContext, Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.lenses.editing import metric_records
@@ -17,6 +18,7 @@ from chronoprobe.lenses.editing.config import PROMPT_METHODS, WEIGHT_METHODS, Ed
 from chronoprobe.lenses.editing.metric_records import EditSet
 from chronoprobe.lenses.editing.plan import RunPlan, plan_line, plan_model
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow, MethodRun
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.base import Capability
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
@@ -82,6 +84,8 @@ class EditingLens(Lens[EditingRow]):
         "full": {},
     }
     """IKE and RAG gold on 10 of the facts the audit found wrong; every prompt method on 30; DyKnow's whole run."""
+    sizing = Sizing(metric="ike-null.efficacy_pct", option="limit", unit="facts")
+    """How often an edit fixes the fact, over the facts it got wrong (``--limit`` of them)."""
     metric_patterns = (
         "*.efficacy_pct",
         "*.paraphrase_pct",
@@ -380,6 +384,14 @@ class EditingLens(Lens[EditingRow]):
             )
             per_model[spec]["name"] = model.info.name or spec
         return self.summary_from_detail({"models": per_model, "methods": list(self.config.methods)})
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """Per method and Table 3 group: efficacy and soft constraint per fact, paraphrase success per answer
+        (clustered on the fact) and the harmonic mean of the two over the facts."""
+        from chronoprobe.lenses.editing.compare import comparable
+
+        return comparable(run, model)
 
     @classmethod
     def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:

@@ -91,6 +91,9 @@ class ModelResults(TypedDict):
     results: list[MethodResult]
     name: NotRequired[str]
     """Short label for the report and plots."""
+    paired: NotRequired[list[dict[str, Any]]]
+    """Each retrieval method against each editing method on the same facts (the harmonic mean's paired
+    difference, editing minus retrieval); absent in runs from before it."""
 
 
 class EditingDetail(TypedDict):

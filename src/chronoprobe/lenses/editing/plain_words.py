@@ -5,7 +5,9 @@ of efficacy and paraphrase success (DyKnow's Table 3), with its 95% interval and
 The two numbers compared are on the same facts. RAG gold asks only the facts with a gold passage;
 when the methods were scored on different facts, the run records each one's measures on the facts
 they all were scored on (the ``shared`` group), the sentence compares those and says how many
-facts had a passage to retrieve.
+facts had a passage to retrieve. Which fix is better is decided paired, fact by fact, on the facts both were
+applied to (the run's ``paired`` block, ``lenses/editing/compare.py``) where that decides; else by the two
+intervals.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.lenses.editing.metric_records import SHARED
 from chronoprobe.metrics.records import ALL
-from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, quote
+from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, p_is, quote, signed
 
 MEASURE = "harmonic_mean_pct"
 UNEDITED = "unedited"
@@ -93,7 +95,9 @@ def what_to_do(summary: Summary, model: str) -> str | None:
     if choice.shared is not None:
         against = f"{quote(choice.edit_metric)} for editing ({edit}) on the same facts"
     compared = f"retrieval ({rag}) fixes {quote(choice.rag_metric)} {whom} against {against}"
-    return f"{opening}{_counts(choice)}, {compared}, {HOW}.{_verdict(choice, unedited)}"
+    paired = _paired(summary, model, choice.rag, choice.edit)
+    verdict = f" {paired}" if paired is not None else _verdict(choice, unedited)
+    return f"{opening}{_counts(choice)}, {compared}, {HOW}.{verdict}"
 
 
 def _counts(choice: Choice) -> str:
@@ -104,6 +108,23 @@ def _counts(choice: Choice) -> str:
     if choice.shared is not None and choice.shared != choice.with_passage:
         notes.append(f"{choice.shared} were asked of every method")
     return f" ({', '.join(notes)})" if notes else ""
+
+
+def _paired(summary: Summary, model: str, rag: str, edit: str) -> str | None:
+    """The sentence of the paired comparison on the facts both methods were applied to, when it decides."""
+    entries = ((summary.detail.get("models") or {}).get(model) or {}).get("paired") or []
+    found = next((e for e in entries if e.get("retrieval") == rag and e.get("editing") == edit), None)
+    if found is None or found.get("delta") is None or found.get("ci_low") is None or found.get("ci_high") is None:
+        return None
+    low, high, p = float(found["ci_low"]), float(found["ci_high"]), found.get("p")
+    if not (low > 0 or high < 0) or p is None or p >= 0.05:
+        return None
+    better = "Editing" if found["delta"] > 0 else "Retrieval"
+    return (
+        f"{better} is the better fix: paired on the same {found['n']} facts, editing scores "
+        f"{signed(found['delta'])} points against retrieval (95% CI {signed(low)} to {signed(high)}; "
+        f"{found['test']} {p_is(float(p))})."
+    )
 
 
 def _verdict(choice: Choice, unedited: Metric | None) -> str:

@@ -294,7 +294,7 @@ def report_markdown(
         "question about them is asked again and judged by the outdated audit's classifier. Efficacy: the edit prompt answered "
         "up-to-date; paraphrase: the two other questions (pooled); harmonic mean: DyKnow's Table 3 measure; "
         "soft constraint: any of the three up-to-date (Table 7). Cells read `value [95% interval]` in percent "
-        "(Wilson; bootstrap over facts for the harmonic mean).",
+        "(Wilson, clustered on the fact for paraphrase; bootstrap over facts for the harmonic mean).",
         "",
         "SERAC* is not the paper's trained SERAC (no checkpoints can be had): its scope classifier is MiniLM "
         "similarity with a fixed threshold and its counterfactual model is the base model with the edit in "

@@ -417,8 +417,8 @@ def report_markdown(summary: EditingScoreSummary) -> str:
         "",
         f"Generations: `{summary.generations}`; dataset: `{summary.dataset}`; labels: {summary.labels}.",
         "Each cell: value [95% interval]. HM = 2EP/(E+P), E = efficacy (edit prompt up to date), "
-        "P = paraphrase success (pooled over the two paraphrases); intervals: Wilson for E, P (ignoring "
-        "the pairing of a fact's two paraphrases) and the soft constraint, a seeded bootstrap over facts for HM.",
+        "P = paraphrase success (pooled over the two paraphrases); intervals: Wilson for E and the soft constraint, "
+        "Wilson for P clustered on the fact (its two paraphrases), a seeded bootstrap over facts for HM.",
         "",
     ]
     for model, methods in summary.models.items():

@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from chronoprobe.datasets.editing_records import EditRecord
+from chronoprobe.lenses.editing.compare import paired_fixes
 from chronoprobe.lenses.editing.config import COLUMN
 from chronoprobe.lenses.editing.metric_records import EditSetRecord
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow, MethodRun
 from chronoprobe.metrics.dyknow import Verdict
 from chronoprobe.metrics.editing import editing_scores, ngram_entropy, score_facts
-from chronoprobe.metrics.uncertainty import wilson
+from chronoprobe.metrics.uncertainty import wilson, wilson_clustered
 
 UP = "up-to-date"
 
@@ -30,7 +31,6 @@ def locality(rows: Sequence[EditingRow]) -> dict[str, Any] | None:
     asked = [r for r in rows if r.role == "locality" and r.before is not None]
     if not asked:
         return None
-    changed = [r for r in asked if r.verdict != r.before]
     per_fact: dict[str, list[EditingRow]] = defaultdict(list)
     for row in asked:
         per_fact[row.fact_id].append(row)
@@ -38,7 +38,8 @@ def locality(rows: Sequence[EditingRow]) -> dict[str, Any] | None:
     lost = [f for f in was_up if not any(r.verdict == UP for r in per_fact[f])]
     gained = [f for f, rs in per_fact.items() if f not in was_up and any(r.verdict == UP for r in rs)]
     facts_changed = [f for f, rs in per_fact.items() if any(r.verdict != r.before for r in rs)]
-    answers_changed = wilson(len(changed), len(asked))
+    # a fact's locality answers share it: the answer-level rates cluster on the fact
+    answers_changed = wilson_clustered([r.verdict != r.before for r in asked], [r.fact_id for r in asked])
     result: dict[str, Any] = {
         "facts": len(per_fact),
         "answers": len(asked),
@@ -51,7 +52,9 @@ def locality(rows: Sequence[EditingRow]) -> dict[str, Any] | None:
     }
     routed = [r for r in asked if r.routed is not None]
     if routed:
-        result["false_scope_hits"] = wilson(sum(bool(r.routed) for r in routed), len(routed)).to_json()
+        result["false_scope_hits"] = wilson_clustered(
+            [bool(r.routed) for r in routed], [r.fact_id for r in routed]
+        ).to_json()
     return result
 
 
@@ -77,7 +80,7 @@ def _result(
     }
     routed = [r for r in rows if r.role in ("edit", "paraphrase") and r.routed is not None]
     if routed:
-        entry["scope_hits"] = wilson(sum(bool(r.routed) for r in routed), len(routed)).to_json()
+        entry["scope_hits"] = wilson_clustered([bool(r.routed) for r in routed], [r.fact_id for r in routed]).to_json()
     if run is not None:
         entry.update(
             mode=run.mode,
@@ -108,7 +111,7 @@ def summarise_model(
         subset = [r for r in records if r.fact_id in subset_ids]
         results.append(_result(run.method, run.fraction, subset, by_key[(run.method, run.fraction)], run))
     _add_shared(results, records, by_key)
-    return {"dataset": dataset, "results": results}
+    return {"dataset": dataset, "results": results, "paired": paired_fixes(rows)}
 
 
 def _add_shared(

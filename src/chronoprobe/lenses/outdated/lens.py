@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import CheckContext, Lens, Metric, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.knowledge.types import Fact, Snapshot
 from chronoprobe.lenses.outdated import metric_records
 from chronoprobe.lenses.outdated.audit import (
@@ -19,6 +20,7 @@ from chronoprobe.lenses.outdated.audit import (
     load_gold,
     run_audit,
 )
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.provenance import Provenance
 from chronoprobe.reports.metric_format import cell
 
@@ -57,6 +59,14 @@ class OutdatedLens(Lens[ResponseRecord]):
     card_by_group = ("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)")
     sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {}, "standard": {}, "full": {}}
     """Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens."""
+    sizing = Sizing(
+        metric="soft_constraint_pct.up-to-date",
+        option="limit",
+        unit="facts",
+        more="`chronoprobe catalogue build` makes more",
+        measured=True,
+    )
+    """The share of facts answered up to date, over the facts asked (``--limit``); replayed from the cache to measure."""
     metric_patterns = (
         "soft_constraint_pct.*",
         "average_pct.*",
@@ -136,6 +146,14 @@ class OutdatedLens(Lens[ResponseRecord]):
             self.load()
         asked = [f for f in self.facts if f.fact_id not in self.no_gold] if self.loaded else audit_facts(self.config)
         return Workload(items=len(asked), unit="facts", calls=sum(len(f.templates) for f in asked))
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """Per fact its soft-constraint verdict and inconsistency, per paraphrase its verdict (clustered on the
+        fact), per category and overall; from an ``outdated run`` or an ``outdated score`` folder."""
+        from chronoprobe.lenses.outdated.compare import comparable
+
+        return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:

@@ -41,7 +41,7 @@ from chronoprobe.errors import DataError
 from chronoprobe.lenses.recency.gate_rule import GateSettings, decide_retrieval, gate_labels
 from chronoprobe.lenses.recency.prompts import eval_template
 from chronoprobe.metrics.recency import gate_estimates
-from chronoprobe.metrics.uncertainty import Estimate, wilson
+from chronoprobe.metrics.uncertainty import Estimate, wilson_clustered
 from chronoprobe.models.base import BackendInfo
 
 SPLIT = "recencyqa-gate-heldout-v1"
@@ -306,19 +306,19 @@ def is_useful(balanced_accuracy: Estimate) -> bool:
 def quality(found: Found, threshold: RecencyClass, min_share: float = 0.5) -> GateQuality:
     """Score a measurement as the gate would decide at ``threshold`` and ``min_share``."""
     check = found.check
-    gold, decided, samples, unparsed = [], [], 0, 0
-    for item in check.items:
+    gold, decided, unparsed, questions = [], [], [], []
+    for index, item in enumerate(check.items):
         drawn = [RecencyClass.parse(x) if x is not None else None for x in item.labels]
         gold.append(RecencyClass.parse(item.gold) <= threshold)
         decided.append(decide_retrieval(drawn, threshold, min_share, greedy=check.settings.samples == 1).retrieve)
-        samples += len(drawn)
-        unparsed += sum(x is None for x in drawn)
+        unparsed += [x is None for x in drawn]
+        questions += [index] * len(drawn)  # a question's samples share it: the share clusters on the question
     estimates = gate_estimates(gold, decided)
     return GateQuality(
         n=len(check.items),
         threshold=threshold.label,
         min_share=min_share,
-        unparseable=wilson(unparsed, samples),
+        unparseable=wilson_clustered(unparsed, questions),
         useful=is_useful(estimates["balanced_accuracy"]),
         exact=found.exact,
         settings=check.settings,

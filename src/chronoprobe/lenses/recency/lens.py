@@ -14,11 +14,13 @@ from pydantic import ConfigDict, Field
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Metric, Run
+from chronoprobe.contract.sizing import Sizing
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency import metric_records
 from chronoprobe.lenses.recency.evaluate import EvalConfig
 from chronoprobe.lenses.recency.rows import RecencyRow
+from chronoprobe.metrics.paired import Comparable
 from chronoprobe.metrics.records import ALL
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
@@ -92,6 +94,8 @@ class RecencyLens(Lens[RecencyRow]):
         "full": {"strategies": ("zero-shot", "few-shot", "cot")},
     }
     """A stratified sample zero-shot (with and without context), or every question under the paper's three strategies."""
+    sizing = Sizing(metric="zero-shot.without.gate_agreement", option="sample", unit="questions", measured=True)
+    """How often a retrieval gate on its answer decides as the labels would, over the sampled questions."""
     metric_patterns = (
         "*.*.accuracy",
         "*.*.tolerant_accuracy",
@@ -170,6 +174,14 @@ class RecencyLens(Lens[RecencyRow]):
             self.load()
         per_strategy = sum(len(build_items(self.questions, mode)) for mode in self.config.modes)
         return Workload(items=len(self.questions), unit="questions", calls=per_strategy * len(self.config.strategies))
+
+    @classmethod
+    def comparable(cls, run: Run, model: str) -> Comparable:
+        """Per strategy and context mode, over every question and per stationarity: each answer's accuracy,
+        tolerant accuracy, unparseable flag, gate agreement and confusion cell (clustered on the question)."""
+        from chronoprobe.lenses.recency.compare import comparable
+
+        return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:

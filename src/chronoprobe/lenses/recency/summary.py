@@ -11,7 +11,7 @@ from typing import Any
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
 from chronoprobe.lenses.recency.rows import RecencyRow
 from chronoprobe.metrics import recency as m
-from chronoprobe.metrics.uncertainty import wilson_from_flags
+from chronoprobe.metrics.uncertainty import wilson_clustered, wilson_from_flags
 
 GATE_THRESHOLD = RecencyClass.A_YEAR
 """The horizon of the gate whose agreement with the labels the summary reports (``recency gate``'s default)."""
@@ -30,28 +30,35 @@ def _group(rows: Sequence[RecencyRow], *keys: str) -> dict[tuple[Any, ...], list
     return dict(groups)
 
 
+def _questions(rows: Sequence[RecencyRow]) -> list[Any]:
+    """Each row's question: the unit its intervals cluster on (a non-stationary question has a row per context)."""
+    return [r.q_id for r in rows]
+
+
 def overall(rows: Sequence[RecencyRow], tolerance: int = 1) -> dict[str, Any]:
     gold, pred = _labels(rows)
+    questions = _questions(rows)
     summary: dict[str, Any] = dict(m.classification_summary(gold, pred, tolerance))
     summary["per_class_f1"] = {RecencyClass(c).label: f for c, f in m.per_class_f1(gold, pred).items()}
     summary["per_class_f1_estimates"] = {
-        RecencyClass(c).label: e.to_json() for c, e in m.per_class_f1_estimates(gold, pred).items()
+        RecencyClass(c).label: e.to_json() for c, e in m.per_class_f1_estimates(gold, pred, questions).items()
     }
     summary["confusion"] = m.confusion_matrix(gold, pred).tolist()
     summary["parsed_by"] = dict(Counter(r.parsed_by for r in rows))
     summary["truncated"] = sum(r.finish_reason == "length" for r in rows)
-    summary["estimates"] = m.classification_estimates(gold, pred, tolerance)
+    summary["estimates"] = m.classification_estimates(gold, pred, tolerance, questions)
     agrees = m.gate_agrees(gold, pred, int(GATE_THRESHOLD))
     summary["gate_threshold"] = GATE_THRESHOLD.label
     summary["gate_agreement"] = sum(agrees) / len(agrees) if agrees else None
-    summary["estimates"]["gate_agreement"] = wilson_from_flags(agrees).to_json()
+    summary["estimates"]["gate_agreement"] = wilson_clustered(agrees, questions).to_json()
     return summary
 
 
-def _with_estimates(gold: list[int], pred: list[int | None], tolerance: int) -> dict[str, Any]:
+def _with_estimates(rows: Sequence[RecencyRow], tolerance: int) -> dict[str, Any]:
+    gold, pred = _labels(rows)
     return {
         **m.classification_summary(gold, pred, tolerance),
-        "estimates": m.classification_estimates(gold, pred, tolerance),
+        "estimates": m.classification_estimates(gold, pred, tolerance, _questions(rows)),
     }
 
 
@@ -70,10 +77,10 @@ def stationarity_table(rows: Sequence[RecencyRow]) -> list[dict[str, Any]]:
                 entry[f"n_{mode}"] = len(subset)
                 entry[f"accuracy_{mode}"] = m.accuracy(gold, pred)
                 entry[f"f1_{mode}"] = m.macro_f1(gold, pred)
-                estimates[f"accuracy_{mode}"] = wilson_from_flags(
-                    [p == g for g, p in zip(gold, pred, strict=True)]
+                estimates[f"accuracy_{mode}"] = wilson_clustered(
+                    [p == g for g, p in zip(gold, pred, strict=True)], _questions(subset)
                 ).to_json()
-                estimates[f"f1_{mode}"] = m.macro_f1_estimate(gold, pred).to_json()
+                estimates[f"f1_{mode}"] = m.macro_f1_estimate(gold, pred, questions=_questions(subset)).to_json()
             entry["accuracy_delta_pct"] = m.delta_percent(entry["accuracy_with"], entry["accuracy_without"])
             entry["f1_delta_pct"] = m.delta_percent(entry["f1_with"], entry["f1_without"])
             deltas = m.delta_percent_estimates(
@@ -112,6 +119,7 @@ def transition_table(rows: Sequence[RecencyRow]) -> list[dict[str, Any]]:
         key_pairs = by_key.get((model, strategy), [])
         gold1, pred1 = _labels([a for a, _ in key_pairs])
         gold2, pred2 = _labels([b for _, b in key_pairs])
+        owners = [a.q_id for a, _ in key_pairs]  # a question with three contexts gives three pairs
         questions = _group(group, "q_id")
         table.append(
             {
@@ -126,10 +134,15 @@ def transition_table(rows: Sequence[RecencyRow]) -> list[dict[str, Any]]:
                 if questions
                 else None,
                 "estimates": {
-                    "rl1_accuracy": wilson_from_flags([p == g for g, p in zip(gold1, pred1, strict=True)]).to_json(),
-                    "rl2_accuracy": wilson_from_flags([p == g for g, p in zip(gold2, pred2, strict=True)]).to_json(),
-                    "transition_accuracy": wilson_from_flags(
-                        [p1 == g1 and p2 == g2 for g1, p1, g2, p2 in zip(gold1, pred1, gold2, pred2, strict=True)]
+                    "rl1_accuracy": wilson_clustered(
+                        [p == g for g, p in zip(gold1, pred1, strict=True)], owners
+                    ).to_json(),
+                    "rl2_accuracy": wilson_clustered(
+                        [p == g for g, p in zip(gold2, pred2, strict=True)], owners
+                    ).to_json(),
+                    "transition_accuracy": wilson_clustered(
+                        [p1 == g1 and p2 == g2 for g1, p1, g2, p2 in zip(gold1, pred1, gold2, pred2, strict=True)],
+                        owners,
                     ).to_json(),
                     "all_contexts_right": wilson_from_flags(
                         [all(r.correct for r in g) for g in questions.values()]
@@ -147,8 +160,7 @@ def summarise(rows: Sequence[RecencyRow], tolerance: int = 1) -> dict[str, Any]:
         entry.update(overall(group, tolerance))
         for stationarity in ("Stationary", "Non-Stationary"):
             subset = [r for r in group if r.stationarity == stationarity]
-            gold, pred = _labels(subset)
-            entry[stationarity] = _with_estimates(gold, pred, tolerance)
+            entry[stationarity] = _with_estimates(subset, tolerance)
         runs.append(entry)
     return {
         "labels": [c.label for c in RecencyClass],

@@ -1,0 +1,201 @@
+"""Comparisons inside ``chronoprobe check``: its models against each other, and the whole check against an
+earlier one (``--baseline DIR``), each paired on the items both were asked (:mod:`chronoprobe.reports.compare`).
+
+- **Several models** (``--model A --model B``): each lens's run holds both; the paragraph ends with the paired
+  verdicts, one per metric a lens names a verdict for (``fresher``, ``more persuadable`` ...), and the card
+  shows every headline difference with its interval.
+- **A baseline**: an earlier check folder, of the same model or another (how a replacement is gated). Each of
+  its lens runs is checked before any model loads: one asked with other settings (another budget, snapshot,
+  sample) was asked other items, and is refused unless ``--allow-different-items``. After the lenses run, each
+  model is compared with the baseline's (the one of the same name, else the baseline's only or same-placed
+  model), and a ``--require`` on ``METRIC[.CLASS].delta`` is judged on that paired difference.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.checkup.report import read_record
+from chronoprobe.checkup.select import Chosen, config_json
+from chronoprobe.checkup.thresholds import GateResult, Threshold, judge
+from chronoprobe.contract.runlog import Metric, Run, read_folder
+from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.metrics.paired import Draws
+from chronoprobe.metrics.records import ALL
+from chronoprobe.reports.compare import CompareRow, Comparison, Side, compare_runs, compare_sides, sentence
+
+__all__ = ["Baseline", "baseline_comparisons", "judge_deltas", "open_baseline", "verdicts"]
+
+IGNORED = frozenset({"models", "out"})
+"""Config fields that do not decide which items a lens asks."""
+
+
+@dataclass
+class Baseline:
+    """An earlier check folder and its lens runs."""
+
+    path: Path
+    runs: dict[str, Run] = field(default_factory=dict)
+    allow_different_items: bool = False
+
+
+def _recorded(run: Run) -> dict[str, Any]:
+    log = json.loads((run.path / "run.json").read_text(encoding="utf-8"))
+    config = log.get("config")
+    return config if isinstance(config, dict) else {}
+
+
+def _own_folder(recorded: Any, planned: Any, earlier: Path, out: Path) -> bool:
+    """Both values name the same lens folder of their own check (editing reads its check's outdated run)."""
+    if not isinstance(recorded, str) or not isinstance(planned, str):
+        return False
+    first, second = Path(recorded), Path(planned)
+    return (
+        first.name == second.name
+        and first.parent.resolve() == earlier.resolve()
+        and second.parent.resolve() == out.resolve()
+    )
+
+
+def _differences(
+    recorded: Mapping[str, Any], planned: Mapping[str, Any], outputs: frozenset[str], earlier: Path, out: Path
+) -> list[str]:
+    skipped = IGNORED | outputs
+    keys = sorted((set(recorded) | set(planned)) - skipped)
+    return [
+        key
+        for key in keys
+        if recorded.get(key) != planned.get(key) and not _own_folder(recorded.get(key), planned.get(key), earlier, out)
+    ]
+
+
+def open_baseline(path: Path, chosen: Sequence[Chosen], out: Path, *, allow_different_items: bool = False) -> Baseline:
+    """The check folder at ``path`` with its lens runs; a ConfigError (before any model loads) when it is not one,
+    or when a lens of it was asked other items than this check will ask, unless ``allow_different_items``."""
+    record = read_record(path) if path.is_dir() else None
+    if record is None:
+        raise ConfigError("--baseline", f"{path} is not a check folder (no check.json): give an earlier check's --out")
+    baseline = Baseline(path, allow_different_items=allow_different_items)
+    for entry in record.lenses:
+        if entry.folder is None:
+            continue
+        try:
+            run = read_folder(path / entry.folder, label=str(path / entry.folder))
+        except DataError as exc:
+            raise ConfigError("--baseline", f"its {entry.lens} folder does not read ({exc})") from None
+        if run is not None:
+            baseline.runs[entry.lens] = run
+    if not baseline.runs:
+        raise ConfigError("--baseline", f"{path} holds no finished lens run to compare with")
+    for item in chosen:
+        earlier = baseline.runs.get(item.name)
+        if item.lens is None or earlier is None or allow_different_items:
+            continue
+        differ = _differences(_recorded(earlier), config_json(item.lens), type(item.lens).output_fields, path, out)
+        if differ:
+            raise ConfigError(
+                "--baseline",
+                f"its {item.name} run asked other items than this check will ({', '.join(differ)} differ); "
+                "give --allow-different-items to compare the items they share",
+            )
+    return baseline
+
+
+def _partner(baseline: Run, side: Side, position: int) -> Side | None:
+    """The baseline's model to compare ``side`` with: the same name, else its only model, else the same place."""
+    entries = baseline.models
+    named = next((e for e in entries if e.name == side.name), None)
+    if named is None and entries:
+        named = entries[0] if len(entries) == 1 else entries[min(position, len(entries) - 1)]
+    return Side(baseline, named.key, named.name) if named is not None else None
+
+
+def baseline_comparisons(baseline: Baseline, runs: Mapping[str, Run]) -> list[Comparison]:
+    """Every model of every lens run of this check (B) against its baseline model (A), paired."""
+    draws = Draws()
+    found = []
+    for lens, run in runs.items():
+        earlier = baseline.runs.get(lens)
+        if earlier is None:
+            continue
+        for position, entry in enumerate(run.models):
+            side = Side(run, entry.key, entry.name)
+            partner = _partner(earlier, side, position)
+            if partner is not None:
+                found.append(
+                    compare_sides(partner, side, allow_different_items=baseline.allow_different_items, draws=draws)
+                )
+    return found
+
+
+def _delta_record(row: CompareRow, model: str) -> Metric:
+    return Metric(
+        model=model,
+        group=row.group,
+        name=f"{row.metric}.delta",
+        value=row.delta,
+        n=row.n,
+        ci_low=row.ci_low,
+        ci_high=row.ci_high,
+        unit=row.unit,
+    )
+
+
+def judge_deltas(
+    thresholds: Sequence[Threshold], comparisons: Sequence[Comparison], baseline: Path | None, *, strict: bool
+) -> list[GateResult]:
+    """Each ``.delta`` threshold for each model compared with the baseline: on the paired interval of B − A unless
+    ``strict`` (the point difference); a metric the comparison did not give fails as not measured. The result
+    names the model and the baseline (``smollm2 vs baseline results/check/last-week``)."""
+    results = []
+    for threshold in (t for t in thresholds if t.delta):
+        mine = [c for c in comparisons if c.lens == threshold.lens]
+        if not mine:
+            name = f"every model vs baseline {baseline}"
+            results.append(GateResult(threshold, name, None, passed=False, why="not measured"))
+            continue
+        for comparison in mine:
+            model = f"{comparison.second.name} vs baseline {baseline} ({comparison.first.name})"
+            row = next(
+                (r for r in comparison.rows if r.metric == threshold.metric and r.group == threshold.group), None
+            )
+            record = _delta_record(row, comparison.second.name) if row is not None else None
+            results.append(judge(threshold, record, model, strict=strict))
+    return results
+
+
+def verdicts(runs: Mapping[str, Run]) -> list[str]:
+    """The paired verdicts between the models of each lens's run (a check of two models or more): per metric the lens
+    names a verdict for, the sentence where the difference decides, else what a difference of its size needs."""
+    said = []
+    for run in runs.values():
+        if len(run.models) < 2:
+            continue
+        for comparison in compare_runs([run]):
+            said += _lens_verdicts(comparison)
+    return said
+
+
+def _lens_verdicts(comparison: Comparison) -> list[str]:
+    a, b = comparison.names
+    rows = [r for r in comparison.rows if r.outcome is not None and r.outcome.verdict and r.delta is not None]
+    deciding = [r for r in rows if r.decides]
+    said = []
+    for row in deciding:
+        assert row.outcome is not None and row.delta is not None
+        winner = b if row.delta > 0 else a
+        where = "" if row.group == ALL else f" on {row.group} {row.outcome.unit}"
+        text = sentence(row, a, b, any_class=True)
+        said.append(f"{row.outcome.verdict.capitalize()}{where}: {winner}. {text}")
+    if rows and not deciding:
+        shown = next((r for r in rows if r.group == ALL), None) or max(rows, key=lambda r: abs(r.delta or 0.0))
+        assert shown.outcome is not None
+        text = sentence(shown, a, b, any_class=True) or ""
+        reason = text.split(": cannot tell; ", 1)[-1]
+        where = "" if shown.group == ALL else f" on {shown.group} {shown.outcome.unit}"
+        said.append(f"Which of {a} and {b} is {shown.outcome.verdict}{where}: cannot tell; {reason}")
+    return said

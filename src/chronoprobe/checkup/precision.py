@@ -1,0 +1,95 @@
+"""``check --precision POINTS``: each lens sized for a 95% interval of that half-width on its headline rate.
+
+A rate over n items has a 95% interval of half-width at most 1.96 sqrt(1/4 n) (at a share of one half, the
+widest): ``POINTS`` asks for n = 1.96^2 / (4 (POINTS/100)^2) items behind the lens's headline rate
+(``Lens.sizing``: its metric, the option that sets the items and the share of them behind one estimate).
+A lens is asked that many (its budget's other settings kept), or everything it has where that is fewer,
+and its plan line says which (``outdated: the 130 facts it has give ±8.6 points; ...``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.checkup.select import Chosen, fingerprint_of
+from chronoprobe.contract.lens import CheckContext, Lens, lens_config
+from chronoprobe.contract.power import half_width, precision_units, units_of
+from chronoprobe.errors import ConfigError, PluginError
+from chronoprobe.models.registry import BackendOptions, ModelRequest
+from chronoprobe.plugins import blame
+
+__all__ = ["size_for_precision"]
+
+
+def _lens(cls: type[Lens[Any]], options: dict[str, Any], context: CheckContext) -> Lens[Any]:
+    return cls(lens_config(cls, context.models, options))
+
+
+def _available(cls: type[Lens[Any]], unlimited: dict[str, Any], context: CheckContext) -> tuple[Lens[Any], int] | None:
+    """The lens asking everything it has, and the units behind its headline rate then; None when it cannot count them
+    before an earlier lens has run."""
+    lens = _lens(cls, unlimited, context)
+    with blame(lens, "failed in workload()"):
+        workload = lens.workload()
+    if workload is None or workload.at_most:
+        return None
+    return lens, units_of(lens, workload.items)
+
+
+def _size_one(item: Chosen, points: float, context: CheckContext, out: Path) -> str | None:
+    """Resize ``item`` in place for ``points``; the plan line's words for it (None: left at its budget's size)."""
+    assert item.lens is not None
+    cls = type(item.lens)
+    sizing = cls.sizing
+    if sizing is None or sizing.option is None:
+        return "not sized by --precision (the lens declares no size option)"
+    mine = context.model_copy(update={"runs": {need: out / need for need in cls.needs}})
+    base: dict[str, Any] = {**cls.sizes[context.budget], **cls.check_options(mine)}
+    unlimited = {key: value for key, value in base.items() if key != sizing.option}
+    counted = _available(cls, unlimited, mine)
+    if counted is None:
+        return f"not sized by --precision (its {sizing.unit} are known only once an earlier lens has run)"
+    everything, available = counted
+    needed = precision_units(points)
+    if needed >= available:
+        item.lens = everything
+        more = f"; {sizing.more}" if sizing.more else ""
+        return (
+            f"--precision {points:g}: the {available:,} {sizing.unit} it has give ±{half_width(available):.1f} points"
+            f"{more}"
+        )
+    asked = math.ceil(needed / sizing.share)
+    item.lens = _lens(cls, {**base, sizing.option: asked}, mine)
+    each = "" if asked == needed else f" an estimate ({asked:,} in all)"
+    return f"--precision {points:g}: sized to {needed:,} {sizing.unit}{each} for ±{half_width(needed):.1f} points"
+
+
+def size_for_precision(
+    chosen: Sequence[Chosen],
+    points: float,
+    context: CheckContext,
+    out: Path,
+    specs: Sequence[ModelRequest],
+    options: BackendOptions,
+) -> dict[str, str]:
+    """Each chosen lens sized for a 95% half-width of ``points`` on its headline rate (its lens and fingerprint
+    replaced); lens -> the words its plan line gets."""
+    if not 0 < points < 50:
+        raise ConfigError("--precision", f"{points:g} is not a half-width in points between 0 and 50")
+    said = {}
+    for item in chosen:
+        if item.lens is None:
+            continue
+        try:
+            found = _size_one(item, points, context, out)
+        except PluginError as exc:  # a plug-in that fails sizing is skipped, as when it fails its workload
+            item.lens, item.skipped = None, f"the plug-in {exc.problem}"
+            continue
+        if found is not None:
+            said[item.name] = found
+        if item.lens is not None:
+            item.fingerprint = fingerprint_of(item.name, item.lens, specs, options)
+    return said

@@ -1,0 +1,109 @@
+"""``chronoprobe compare``'s outputs: the terminal table of each comparison, its file formats and the rule for
+replacing a file it wrote (``--out``), as ``chronoprobe results`` has them (:mod:`chronoprobe.reports.tidy_formats`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chronoprobe.reports.compare import COLUMNS, CompareRow, Comparison
+from chronoprobe.reports.plain_words import difference, difference_span, number, p_value
+from chronoprobe.tables import TableView
+
+if TYPE_CHECKING:
+    from chronoprobe.reports.tidy_formats import Format
+
+__all__ = ["COMPARE_TABLE", "check_compare_file", "is_compare_table", "table_view", "write_compare_table"]
+
+COMPARE_TABLE = "a table written by `chronoprobe compare`"
+"""What ``compare --out`` may replace (the refusal names it)."""
+HEADER = ("metric", "class", "A", "B", "B − A [95% CI]", "n", "p", "test", "A only / B only")
+TESTS = {"exact McNemar": "McNemar", "paired bootstrap": "bootstrap", "none": "–"}
+
+
+def _cell(value: float | None, row: CompareRow) -> str:
+    if value is None:
+        return "–"
+    if row.unit == "year" and row.metric.endswith("_years"):  # a duration in years, not a date
+        return f"{value:.3g} y"
+    return number(value, row.unit)
+
+
+def _delta(row: CompareRow) -> str:
+    if row.delta is None:
+        return "–"
+    shown = difference(row.delta, row.unit).removesuffix(" points").replace(" years", " y")
+    if row.ci_low is None or row.ci_high is None:
+        return shown
+    return f"{shown} [{difference_span(row.ci_low, row.ci_high, row.unit).replace(' to ', ', ')}]"
+
+
+def _discordant(row: CompareRow) -> str:
+    if row.discordant_ab is None or row.discordant_ba is None:
+        return ""
+    return f"{row.discordant_ab} / {row.discordant_ba}"
+
+
+def table_view(comparison: Comparison) -> TableView:
+    """One comparison as the terminal shows it: a row per metric and class, its sentences after it."""
+    rows = [
+        (
+            row.metric,
+            row.group,
+            _cell(row.a, row),
+            _cell(row.b, row),
+            _delta(row),
+            "–" if row.n is None else f"{row.n:,}",
+            "–" if row.p is None else p_value(row.p),
+            TESTS.get(row.test, row.test),
+            _discordant(row),
+        )
+        for row in comparison.rows
+    ]
+    a, b = comparison.names
+    caption = "B − A in points for shares; A only / B only: the discordant units of a rate"
+    return TableView(
+        title=comparison.title,
+        columns=HEADER,
+        rows=rows,
+        caption=caption,
+        after=(f"A = {a}, B = {b}", *comparison.lines()),
+    )
+
+
+def is_compare_table(path: Path) -> bool:
+    """A file ``compare`` wrote: a CSV, JSON or Parquet table with exactly its columns."""
+    import json
+
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            import pandas as pd
+
+            return tuple(pd.read_parquet(path).columns) == COLUMNS
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16).decode("utf-8", errors="replace")
+        if head.split("\n", 1)[0].strip() == ",".join(COLUMNS):
+            return True
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except Exception:  # unreadable, or not a table at all: not ours
+        return False
+    return isinstance(rows, list) and (not rows or (isinstance(rows[0], dict) and tuple(rows[0]) == COLUMNS))
+
+
+def check_compare_file(out: Path) -> None:
+    """A path we may write the table to: not a folder, not someone else's file, not inside a result folder."""
+    from chronoprobe.contract.publish import check_output_file
+
+    check_output_file(out, "--out", ours=is_compare_table, what=COMPARE_TABLE)
+
+
+def write_compare_table(rows: Sequence[CompareRow], out: Path, fmt: Format) -> None:
+    """The rows as a ``fmt`` file at ``out``, published whole; only an earlier table of ``compare`` is replaced."""
+    from chronoprobe.contract.publish import staged_files
+    from chronoprobe.reports.compare import to_frame
+    from chronoprobe.reports.tidy_formats import encode
+
+    data = encode(to_frame(rows), fmt)
+    with staged_files(out, ours=is_compare_table, what=COMPARE_TABLE) as staging:
+        (staging / out.name).write_bytes(data)
