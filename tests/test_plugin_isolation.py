@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -96,8 +97,13 @@ def broken(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
     return case
 
 
+PLAN_LINE = re.compile(r"^\S+: \d+ \w+, \d+ model calls; ")
+"""A lens's plan line (``toy: 3 questions, 3 model calls; about ...``), printed before its first call: a stage that
+fails after it still says so in one line of its own."""
+
+
 def _one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
+    lines = [line for line in err.splitlines() if line.strip() and not PLAN_LINE.match(line)]
     assert len(lines) == 1 and "Traceback" not in err, err
     return lines[0]
 

@@ -244,6 +244,10 @@ def _phi(table: Discordance) -> float:
 
 # --- the paired difference --------------------------------------------------------------------------------
 
+MIN_BOOTSTRAP_UNITS = 10
+"""Units a paired bootstrap needs before its verdict counts: over two facts that both favour B every resample
+favours B, p = 0, whatever the truth (the exact McNemar test needs no such floor)."""
+
 
 @dataclass(frozen=True)
 class PairedDifference:
@@ -273,8 +277,11 @@ class PairedDifference:
 
     @property
     def decides(self) -> bool:
-        """The interval lies on one side of 0 and the test agrees (p < 1 - level)."""
+        """The interval lies on one side of 0 and the test agrees (p < 1 - level); a bootstrap over fewer than
+        :data:`MIN_BOOTSTRAP_UNITS` units never decides (its percentile interval is far too narrow there)."""
         if self.ci_low is None or self.ci_high is None or self.p is None:
+            return False
+        if self.test == "paired bootstrap" and self.n < MIN_BOOTSTRAP_UNITS:
             return False
         return (self.ci_low > 0 or self.ci_high < 0) and self.p < 1.0 - self.level
 
