@@ -134,8 +134,8 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
         "ci_low": 8.1,
         "ci_high": 70.2,
         "n": 6,
-        "p": 0.012,
-        "test": "paired bootstrap",
+        "p": 0.031,
+        "test": "exact sign-flip",
     }
     labels = {"ike-null": "IKE", "rag-gold": "RAG gold"}
     decided = summary("editing", *metrics, labels=labels)
@@ -143,7 +143,7 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
     [sentence] = EditingLens.plain_words(decided, "x")
     assert sentence.endswith(
         "Editing is the better fix: paired on the same 6 facts, editing scores +35.6 points against retrieval "
-        "(95% CI +8.1 to +70.2; paired bootstrap p = 0.012)."
+        "(95% CI +8.1 to +70.2; exact sign-flip p = 0.031)."
     )
     undecided = summary("editing", *metrics, labels=labels)
     undecided.detail = {"models": {"x": {"paired": [{**paired, "ci_low": -5.0, "p": 0.09}]}}}

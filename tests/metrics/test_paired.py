@@ -27,6 +27,9 @@ from chronoprobe.metrics.paired import (
     newcombe_paired,
     paired_bootstrap,
     paired_proportions,
+    paired_statistic,
+    ratio,
+    sign_flip_p,
     units_needed,
     units_needed_for_mean,
 )
@@ -211,3 +214,28 @@ def test_the_paired_interval_covers_93_to_97_percent_and_is_never_wider_at_posit
         assert found.never_wider, found
         if phi > 0:
             assert found.paired_width < found.unpaired_width, found
+
+
+def _mean_components(values: list[float]) -> np.ndarray:
+    return np.column_stack([np.asarray(values, dtype=float), np.ones(len(values))])
+
+
+def test_few_units_take_the_exact_sign_flip_p() -> None:
+    """Two facts both in B's favour: the bootstrap alone would say p = 0; swapping the sides unit by unit gives 1/2
+    (2 of the 4 swaps are as far from 0). Six such facts: 2/64."""
+    two = paired_statistic(_mean_components([0, 0]), _mean_components([1, 1]), ["f1", "f2"], ratio)
+    assert (two.test, two.p, two.decides) == ("exact sign-flip", 0.5, False)
+    six = paired_statistic(_mean_components([0] * 6), _mean_components([1] * 6), [f"f{i}" for i in range(6)], ratio)
+    assert (six.test, six.p, six.decides) == ("exact sign-flip", 2 / 64, True)
+    ten = paired_statistic(_mean_components([0] * 10), _mean_components([1] * 10), [f"f{i}" for i in range(10)], ratio)
+    assert ten.test == "paired bootstrap"
+    # against every swap counted by hand, on uneven data
+    rng = np.random.default_rng(3)
+    a, b = rng.random((5, 2)), rng.random((5, 2))
+    seen = abs(b[:, 0].sum() / b[:, 1].sum() - a[:, 0].sum() / a[:, 1].sum())
+    extreme = 0
+    for flips in product([0, 1], repeat=5):
+        swapped_a = sum(b[i] if f else a[i] for i, f in enumerate(flips))
+        swapped_b = sum(a[i] if f else b[i] for i, f in enumerate(flips))
+        extreme += abs(swapped_b[0] / swapped_b[1] - swapped_a[0] / swapped_a[1]) >= seen - 1e-12
+    assert sign_flip_p(a, b, ratio) == extreme / 32

@@ -76,7 +76,7 @@ _EXACT_UP_TO = 5000
 _CHUNK = 250
 """Bootstrap resamples per batch: bounds memory to _CHUNK x units counts."""
 
-Test = Literal["exact McNemar", "paired bootstrap", "none"]
+Test = Literal["exact McNemar", "paired bootstrap", "exact sign-flip", "none"]
 Kind = Literal["rate", "mean", "statistic"]
 Statistic = Callable[[np.ndarray], np.ndarray]
 """A statistic of summed per-item components: ``(resamples, components)`` sums -> one value per resample (a mean
@@ -245,8 +245,24 @@ def _phi(table: Discordance) -> float:
 # --- the paired difference --------------------------------------------------------------------------------
 
 MIN_BOOTSTRAP_UNITS = 10
-"""Units a paired bootstrap needs before its verdict counts: over two facts that both favour B every resample
-favours B, p = 0, whatever the truth (the exact McNemar test needs no such floor)."""
+"""Below this many units a bootstrap comparison takes its p-value from the exact sign-flip test instead of the
+bootstrap: over two facts that both favour B every resample favours B and the bootstrap's p is 0, whatever the
+truth, while swapping the two models' outcomes unit by unit in all 2^units ways gives p = 1/2 there."""
+
+
+def sign_flip_p(sums_a: np.ndarray, sums_b: np.ndarray, statistic: Statistic) -> float:
+    """The exact two-sided randomization test of a paired statistic: the share of the 2^units ways of swapping
+    the two sides' summed components unit by unit whose difference is at least as far from 0 as the one seen."""
+    g = sums_a.shape[0]
+    flips = ((np.arange(2**g)[:, None] >> np.arange(g)[None, :]) & 1).astype(np.float64)  # [2^g, g]
+    kept = 1.0 - flips
+    as_a = kept @ sums_a + flips @ sums_b
+    as_b = flips @ sums_a + kept @ sums_b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diffs = statistic(as_b) - statistic(as_a)
+    seen = abs(float(diffs[0]))  # no swap: the difference observed
+    diffs = np.where(np.isfinite(diffs), np.abs(diffs), 0.0)
+    return float(np.mean(diffs >= seen - 1e-12 * max(1.0, seen)))
 
 
 @dataclass(frozen=True)
@@ -277,11 +293,9 @@ class PairedDifference:
 
     @property
     def decides(self) -> bool:
-        """The interval lies on one side of 0 and the test agrees (p < 1 - level); a bootstrap over fewer than
-        :data:`MIN_BOOTSTRAP_UNITS` units never decides (its percentile interval is far too narrow there)."""
+        """The interval lies on one side of 0 and the test agrees (p < 1 - level). Under
+        :data:`MIN_BOOTSTRAP_UNITS` units the test is the exact sign-flip test, whose p is exact at any size."""
         if self.ci_low is None or self.ci_high is None or self.p is None:
-            return False
-        if self.test == "paired bootstrap" and self.n < MIN_BOOTSTRAP_UNITS:
             return False
         return (self.ci_low > 0 or self.ci_high < 0) and self.p < 1.0 - self.level
 
@@ -387,7 +401,8 @@ def paired_statistic(
     with the paired percentile bootstrap over ``units`` (item i's unit ``units[i]``): both models' items of a
     drawn unit are drawn together, the statistic recomputed from the resample's summed components.
 
-    Its p-value inverts the percentile interval; ``spread`` is the bootstrap standard error times the root of the
+    Its p-value inverts the percentile interval (under :data:`MIN_BOOTSTRAP_UNITS` units, the exact sign-flip
+    test's, :func:`sign_flip_p`); ``spread`` is the bootstrap standard error times the root of the
     number of units (a per-unit standard deviation, what :func:`units_needed_for_mean` takes)."""
     names, index = _units(list(units), None)
     g, items = len(names), int(first.shape[0])
@@ -415,9 +430,13 @@ def paired_statistic(
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(diffs, [tail, 1.0 - tail])
     p = min(1.0, 2.0 * min(float(np.mean(diffs <= 0)), float(np.mean(diffs >= 0))))
+    test: Test = "paired bootstrap"
+    if g < MIN_BOOTSTRAP_UNITS:
+        p, test = sign_flip_p(sums_a, sums_b, statistic), "exact sign-flip"
     spread = float(np.std(diffs, ddof=1)) * math.sqrt(g) if diffs.size > 1 else None
     return replace(
         undecided,
+        test=test,
         ci_low=float(low),
         ci_high=float(high),
         p=p,

@@ -96,7 +96,7 @@ def what_to_do(summary: Summary, model: str) -> str | None:
         against = f"{quote(choice.edit_metric)} for editing ({edit}) on the same facts"
     compared = f"retrieval ({rag}) fixes {quote(choice.rag_metric)} {whom} against {against}"
     paired = _paired(summary, model, choice.rag, choice.edit)
-    verdict = f" {paired}" if paired is not None else _verdict(choice, unedited)  # _paired: n >= MIN_ITEMS
+    verdict = f" {paired}" if paired is not None else _verdict(choice, unedited)
     return f"{opening}{_counts(choice)}, {compared}, {HOW}.{verdict}"
 
 
@@ -115,8 +115,6 @@ def _paired(summary: Summary, model: str, rag: str, edit: str) -> str | None:
     entries = ((summary.detail.get("models") or {}).get(model) or {}).get("paired") or []
     found = next((e for e in entries if e.get("retrieval") == rag and e.get("editing") == edit), None)
     if found is None or found.get("delta") is None or found.get("ci_low") is None or found.get("ci_high") is None:
-        return None
-    if int(found.get("n") or 0) < MIN_ITEMS:  # a bootstrap over a handful of facts decides nothing
         return None
     low, high, p = float(found["ci_low"]), float(found["ci_high"]), found.get("p")
     if not (low > 0 or high < 0) or p is None or p >= 0.05:
