@@ -29,6 +29,7 @@ from typing import Any
 
 from chronoprobe import __version__, plugins
 from chronoprobe.errors import ConfigError
+from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.tidy_table import ALL, Row, Run, lens_order, run_rows
 
 GENERATOR = f"chronoprobe {__version__} card"
@@ -376,6 +377,7 @@ def _provenance(run: Run) -> str:
                 info.get("revision", ""),
                 info.get("dtype") or "",
                 info.get("chat_template", ""),
+                template_date_text(m.info) if m.info else "",
             )
         )
         + "</tr>"
@@ -383,7 +385,7 @@ def _provenance(run: Run) -> str:
     )
     model_table = (
         '<table class="prov"><thead><tr><th>name</th><th>spec</th><th>backend</th><th>revision</th>'
-        f"<th>dtype</th><th>chat template</th></tr></thead><tbody>{models}</tbody></table>"
+        f"<th>dtype</th><th>chat template</th><th>date told</th></tr></thead><tbody>{models}</tbody></table>"
     )
     facts = _dl(
         [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -92,6 +93,11 @@ class OutdatedLens(Lens[ResponseRecord]):
         check_deployed_at(self.config.deployed_at, self.gold.answers, f"snapshot {self.gold.name}")
         self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
         self.loaded = True
+
+    def template_as_of(self) -> dt.date:
+        """The day the gold describes: ``--as-of``, else the snapshot's retrieval date."""
+        assert self.gold is not None, "load() first"
+        return self.config.as_of or self.gold.retrieved
 
     def notices(self) -> list[str]:
         assert self.gold is not None, "load() first"
