@@ -21,7 +21,14 @@ ALL = "all"
 
 
 _RATE_WORDS = {"accuracy", "agreement", "f1", "rate", "confidence"}
-_YEARS = {"knowledge_date", "knowledge_date_naive", "published_cutoff", "freshness_half_life_years"}
+_YEARS = {
+    "knowledge_date",
+    "knowledge_date_naive",
+    "knowledge_horizon",
+    "claimed_cutoff",
+    "published_cutoff",
+    "freshness_half_life_years",
+}
 
 
 def unit_for(name: str) -> str:

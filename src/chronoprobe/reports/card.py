@@ -57,6 +57,8 @@ METRIC_LABELS = {
     "unparseable_rate": "unparseable",
     "knowledge_date": "knowledge date (decimal year)",
     "knowledge_date_naive": "knowledge date, naive argmax (decimal year)",
+    "knowledge_horizon": "knowledge horizon: latest change it knows (decimal year)",
+    "claimed_cutoff": "cutoff it claims (decimal year)",
     "published_cutoff": "published cutoff (decimal year)",
     "freshness_half_life_years": "freshness half-life (years)",
     "still_current_at_snapshot_pct": "known at the knowledge date, still current at the snapshot",

@@ -19,7 +19,7 @@ from chronoprobe.io import (
     write_text_atomic,
 )
 from chronoprobe.lenses.outdated.audit import ResponseRecord
-from chronoprobe.lenses.outdated.knowledge_report import knowledge_lines, write_knowledge_plots
+from chronoprobe.lenses.outdated.knowledge_report import claim_lines, knowledge_lines, write_knowledge_plots
 from chronoprobe.lenses.outdated.prompts import prompting_label
 from chronoprobe.lenses.outdated.summary import ALL
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, VERDICTS
@@ -153,6 +153,9 @@ def render_markdown(per_model: Mapping[str, Mapping[str, Any]], provenance: Prov
         "![verdicts per category](verdicts.png)",
         "",
         *knowledge_lines(_knowledge_blocks(per_model)),
+        *claim_lines(
+            {str(s.get("name") or m): (s.get("claimed_cutoff"), s.get("knowledge_date")) for m, s in per_model.items()}
+        ),
         provenance_section(provenance),
     ]
     return "\n".join(parts)
