@@ -125,6 +125,8 @@ def test_the_load_key_holds_the_machine_day_only_when_the_template_keeps_its_own
         (None, ["Today Date"], True, "hf", "no chat template applied"),
         ("2023-12-18", ["Today Date"], True, "vllm", "states a date of its own (Today Date), which no option changes"),
         (None, None, True, "openai", "the server applies its own chat template, unknown here"),
+        (None, None, False, "openai", "no chat template applied"),
+        (None, None, True, "lm-eval", "lm-eval applied the chat template itself: a template that reads the date got"),
         (None, None, True, "hf", "not recorded"),
     ],
 )

@@ -37,6 +37,7 @@ __all__ = [
     "DATE_FORMAT",
     "DATE_LITERALS",
     "DATE_VARIABLES",
+    "HARNESSES",
     "SERVERS",
     "TEMPLATE",
     "UNDATED_AS_OF",
@@ -161,6 +162,8 @@ class ChatDates:
 
 SERVERS = ("openai",)
 """Backends whose chat template a server applies, out of our sight."""
+HARNESSES = ("inspect_ai", "lm-eval")
+"""The harnesses whose logs ``outdated score`` reads (their ``backend``): each renders the template in its own process."""
 
 
 def told_text(told: str | None, markers: Sequence[str] | None, *, chat_template: bool, backend: str) -> str:
@@ -168,10 +171,15 @@ def told_text(told: str | None, markers: Sequence[str] | None, *, chat_template:
 
     ``told``/``markers``: its ``template_date`` and ``template_takes_date``; ``chat_template``: whether the
     template was applied; ``backend``: which backend rendered it."""
-    if backend in SERVERS:
-        if chat_template:
-            return "the server applies its own chat template, unknown here: it may state a date of its own"
-        return "no chat template applied, so no date"
+    if backend in SERVERS or backend in HARNESSES:
+        if not chat_template:
+            return "no chat template applied, so no date"
+        if backend in HARNESSES:
+            return (
+                f"{backend} applied the chat template itself: a template that reads the date got the machine's "
+                "on the day it ran (docs/harnesses.md)"
+            )
+        return "the server applies its own chat template, unknown here: it may state a date of its own"
     if markers is None:
         return "not recorded (an earlier release)"
     if told is None:
