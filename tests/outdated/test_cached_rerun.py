@@ -47,7 +47,8 @@ def test_a_fully_cached_rerun_imports_no_model_library_and_says_what_made_its_an
     for name in ("recency.png", "recency.svg", "verdicts.png", "verdicts.svg"):
         assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes()
     made, served = cold["provenance"]["answers"]["smollm2"], warm["provenance"]["answers"]["smollm2"]
-    assert (made["answers"], made["from_cache"]) == (3, 0) and (served["answers"], served["from_cache"]) == (3, 3)
+    # three paraphrases of one fact, and three questions on its knowledge cutoff
+    assert (made["answers"], made["from_cache"]) == (6, 0) and (served["answers"], served["from_cache"]) == (6, 6)
     [origin] = served["origins"]
     producer = origin["producer"]
     assert producer == made["origins"][0]["producer"]
@@ -56,7 +57,7 @@ def test_a_fully_cached_rerun_imports_no_model_library_and_says_what_made_its_an
     assert warm["provenance"]["threads"]["torch"] == []  # this process ran none
     report = (tmp_path / "warm" / "report.md").read_text()
     assert (
-        f"- answers of `smollm2`: 3 answers, 3 from the call cache, written {origin['written_first'][:10]} by hf (torch"
+        f"- answers of `smollm2`: 6 answers, 6 from the call cache, written {origin['written_first'][:10]} by hf (torch"
         in report
     )
     assert f"at {producer['threads']} thread" in report
