@@ -621,6 +621,12 @@ CASES: list[Case] = [
         f"outdated run {MOCK} -m llamacpp:smollm2 --dtype float16 --quantize 8bit",
         "--dtype float16, --quantize 8bit do not apply",
     ),
+    Case(
+        "template-date-not-a-day",
+        f"outdated run {MOCK} --template-date today",
+        "'today' is not as-of, template or a date YYYY-MM-DD",
+    ),
+    Case("template-date-no-such-day", f"recency eval {MOCK} {RECENCY} --template-date 2023-02-30", "2023-02-30"),
     Case("export-out-inside-run", "export lm-eval --out {tmp}/run/task", "lies inside"),
     Case("export-out-is-run", "export lm-eval --out {tmp}/run", "--out"),
     Case("outdated-out-inside-run", f"outdated run {MOCK} --out {{tmp}}/run/again", "lies inside"),
