@@ -72,6 +72,7 @@ def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, moc
     assert (
         "estimate" in new.pop("knowledge_date")["per_category"]["all"]
     )  # 0.2's addition; every older number as before
+    assert new.pop("claimed_cutoff")["asked"] == 3  # what it says its cutoff is: a block of its own
     assert new == json.loads(json.dumps(old))
     log = _log(tmp_path / "run")
     assert log["lens"] == "outdated" and log["kind"] == "outdated run" and log["format"] == "chronoprobe-run/1"

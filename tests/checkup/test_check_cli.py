@@ -52,7 +52,7 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
         "(a rough range: the call cache has not timed this model on this machine yet, so it stands on 1.0 s per call)"
     )
     heads = [
-        "outdated: 130 facts, 390 model calls; about ",
+        "outdated: 130 facts, 393 model calls; about ",  # and 3 on its knowledge cutoff
         "conflicts: 12 facts, 36 model calls; about ",
         "recency: 40 questions, 93 model calls; about ",
         "editing: at most 10 facts, at most 90 model calls; about ",
@@ -62,7 +62,7 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
         line.startswith(head) and rough in line and all(part in line for part in power)
         for line, head in zip(plan[:4], heads, strict=True)
     )
-    assert plan[4].startswith("total: 4 lens run(s), at most 609 model calls; about ")
+    assert plan[4].startswith("total: 4 lens run(s), at most 612 model calls; about ")
     assert plan[4].endswith("(partly a rough default); answers already in the call cache are not asked again")
 
     # One normal run folder per lens, read back by cp.load, results and the card.
@@ -78,15 +78,17 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
     assert [s.split(":")[0].split(" (")[0] for s in sentences] == [
         "Freshness",
         "Knowledge date",
+        "Claimed cutoff",
         "Context",
         "Recency",
         "What to do",
     ]
-    fresh, date, context, recency, fix = sentences
+    fresh, date, claim, context, recency, fix = sentences
     up = record(out, "outdated", "soft_constraint_pct.up-to-date")
     assert f"{pct(up)}get a current answer (95% CI {up['ci_low']:.1f}–{up['ci_high']:.1f}%)" in fresh
     known = record(out, "outdated", "knowledge_date")
     assert f"about {month_label(known['value'])} (95% CI {month_label(known['ci_low'])} to" in date
+    assert claim.startswith("Claimed cutoff: it says nothing that reads as a date when asked its knowledge cutoff (")
     persuaded = record(out, "conflicts", "persuaded_pct", "static")
     assert f"{pct(persuaded)}({persuaded['ci_low']:.1f}–{persuaded['ci_high']:.1f}%) on static" in context
     assert context.endswith("With 4 facts per class, too few to say for which kinds of facts.")

@@ -37,6 +37,8 @@ def metric(value: float | None, low: float | None, high: float | None, name: str
         ),
         ("outdated.knowledge_date >= 2023-01", "outdated", "knowledge_date", "all", ">=", 2023.0),
         ("outdated.knowledge_date > 2021-07", "outdated", "knowledge_date", "all", ">", 2021.5),
+        ("outdated.knowledge_horizon >= 2022-01", "outdated", "knowledge_horizon", "all", ">=", 2022.0),
+        ("outdated.claimed_cutoff < 2025", "outdated", "claimed_cutoff", "all", "<", 2025.0),
         ("conflicts.cp.temporal <= 3.5", "conflicts", "cp", "temporal", "<=", 3.5),
         ("recency.zero-shot.without.accuracy >= 10%", "recency", "zero-shot.without.accuracy", "all", ">=", 0.1),
         (

@@ -691,6 +691,12 @@ CASES: list[Case] = [
     Case("card-out-onto-the-input", "card {tmp}/run --out {tmp}/run", "--out"),
     Case("card-out-onto-report-md", "card {tmp}/run --out {tmp}/run/report.md", "is not a chronoprobe card"),
     Case("results-out-onto-summary", "results {tmp}/run --out {tmp}/run/summary.json", "--out"),
+    Case(
+        "template-date-not-a-day",
+        f"outdated run {MOCK} --template-date today",
+        "'today' is not as-of, template or a date YYYY-MM-DD",
+    ),
+    Case("template-date-no-such-day", f"recency eval {MOCK} {RECENCY} --template-date 2023-02-30", "2023-02-30"),
     Case("export-out-inside-run", "export lm-eval --out {tmp}/run/task", "lies inside"),
     Case("export-out-is-run", "export lm-eval --out {tmp}/run", "--out"),
     Case("outdated-out-inside-run", f"outdated run {MOCK} --out {{tmp}}/run/again", "lies inside"),

@@ -117,7 +117,7 @@ def test_a_piped_run_prints_progress_lines_while_it_works(
 ) -> None:
     """stderr is not a terminal here (captured): plain lines with rate and ETA, from the ticker too."""
     monkeypatch.setenv(PROGRESS_EVERY_ENV, "0.02")
-    args = ["outdated", "run", "--model", slow_mock, "--limit", "1", "--batch-size", "1"]
+    args = ["outdated", "run", "--model", slow_mock, "--limit", "1", "--batch-size", "1", "--no-claimed-cutoff"]
     ran = run_main(monkeypatch, capsys, *args, "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "run"))
     assert ran.code == 0, ran.text
     lines = _progress_lines(ran.err, slow_mock)
@@ -135,7 +135,7 @@ def test_the_api_logs_the_progress_on_stderr_and_is_quiet_when_asked(
     monkeypatch.setenv(PROGRESS_EVERY_ENV, "0.02")
     monkeypatch.setattr(logging.getLogger(), "handlers", [])  # a script that configured no logging (pytest did)
     cache = tmp_path / "c.sqlite"
-    cp.run("outdated", slow_mock, limit=1, batch_size=1, out=tmp_path / "a", cache=cache)
+    cp.run("outdated", slow_mock, limit=1, batch_size=1, claimed_cutoff=False, out=tmp_path / "a", cache=cache)
     out, err = capfd.readouterr()
     assert out == ""
     lines = _progress_lines(err, slow_mock)

@@ -78,7 +78,7 @@ def test_an_outdated_run_on_smollm2_through_ray_equals_the_local_engine(cluster:
     Equality is row by row, so more facts only repeat the check; each of Ray's actors loads the
     model whatever the size, and the two more facts of before cost 8 s of generation.
     """
-    common: dict[str, Any] = {"model": "smollm2", "limit": 1, "batch_size": 2}
+    common: dict[str, Any] = {"model": "smollm2", "limit": 1, "batch_size": 2, "claimed_cutoff": False}
     local = cp.run("outdated", out=tmp_path / "local", cache=tmp_path / "local.sqlite", **common)
     remote = cp.run("outdated", out=tmp_path / "ray", cache=tmp_path / "ray.sqlite", engine="ray", **common)
     assert _rows(remote) == _rows(local)
@@ -98,6 +98,7 @@ def test_a_run_completes_after_a_worker_actor_dies(cluster: Path, tmp_path: Path
             model=f"mock:{DIES_ONCE}",
             limit=4,
             batch_size=3,
+            claimed_cutoff=False,  # the calls are the rows
             out=tmp_path / "ray",
             cache=tmp_path / "ray.sqlite",
             engine="ray",
@@ -120,7 +121,14 @@ class DriverKilled(Exception):
 
 def test_a_killed_driver_resumes_from_the_cache(cluster: Path, tmp_path: Path) -> None:
     cache = tmp_path / "c.sqlite"
-    options: dict[str, Any] = {"model": "mock:echo", "limit": 4, "batch_size": 2, "cache": cache, "engine": "ray"}
+    options: dict[str, Any] = {
+        "model": "mock:echo",
+        "limit": 4,
+        "batch_size": 2,
+        "cache": cache,
+        "engine": "ray",
+        "claimed_cutoff": False,  # the calls are the rows
+    }
     done: list[int] = []
 
     def dies_after_two_batches(description: str, total: int) -> Any:

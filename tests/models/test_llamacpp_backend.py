@@ -128,3 +128,15 @@ def test_a_prompt_longer_than_the_context_is_refused_before_work(llama) -> None:
     long = llama.render(Prompt(text="word " * (llama.n_ctx + 10)))
     with pytest.raises(ConfigError, match=r"does not fit llama\.cpp's context"):
         llama.plan_batches([long], DecodingParams())
+
+
+@pytest.mark.slow
+def test_the_gguf_template_is_searched_for_a_date_and_renders_as_transformers_does(llama, smollm2) -> None:  # type: ignore[no-untyped-def]
+    """SmolLM2's template takes no date; the two paths render it alike and record the day they would tell."""
+    assert (llama.info.template_date, llama.info.template_takes_date) == ("2023-12-18", [])
+    assert [llama.render(p) for p in PROMPTS] == [smollm2.render(p) for p in PROMPTS]
+    told = load_backend("llamacpp:smollm2", BackendOptions(template_date="2021-03-04"))
+    try:
+        assert told.info.template_date == "2021-03-04"
+    finally:
+        told.close()

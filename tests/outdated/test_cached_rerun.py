@@ -47,7 +47,8 @@ def test_a_fully_cached_rerun_imports_no_model_library_and_says_what_made_its_an
     for name in ("recency.png", "recency.svg", "verdicts.png", "verdicts.svg"):
         assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes()
     made, served = cold["provenance"]["answers"]["smollm2"], warm["provenance"]["answers"]["smollm2"]
-    assert (made["answers"], made["from_cache"]) == (3, 0) and (served["answers"], served["from_cache"]) == (3, 3)
+    # three paraphrases of one fact, and three questions on its knowledge cutoff
+    assert (made["answers"], made["from_cache"]) == (6, 0) and (served["answers"], served["from_cache"]) == (6, 6)
     [origin] = served["origins"]
     producer = origin["producer"]
     assert producer == made["origins"][0]["producer"]
@@ -56,7 +57,7 @@ def test_a_fully_cached_rerun_imports_no_model_library_and_says_what_made_its_an
     assert warm["provenance"]["threads"]["torch"] == []  # this process ran none
     report = (tmp_path / "warm" / "report.md").read_text()
     assert (
-        f"- answers of `smollm2`: 3 answers, 3 from the call cache, written {origin['written_first'][:10]} by hf (torch"
+        f"- answers of `smollm2`: 6 answers, 6 from the call cache, written {origin['written_first'][:10]} by hf (torch"
         in report
     )
     assert f"at {producer['threads']} thread" in report
@@ -67,20 +68,20 @@ def test_a_rerun_counts_its_answers_from_the_cache_and_names_their_producer(
 ) -> None:
     args = ["outdated", "run", "--model", "mock:constant=Mario Draghi", "--cache", str(tmp_path / "c.sqlite")]
     run_ok(monkeypatch, capsys, *args, "--limit", "2", "--out", str(tmp_path / "first"))
-    # one fact more, one prompt per batch: the first six answers come from the cache
+    # one fact more, one prompt per batch: the first six answers (and the three on its cutoff) come from the cache
     run_ok(monkeypatch, capsys, *args, "--limit", "3", "--batch-size", "1", "--out", str(tmp_path / "second"))
     first, second = (json.loads((tmp_path / n / "run.json").read_text())["provenance"] for n in ("first", "second"))
     label = "mock:constant=Mario Draghi"
-    assert first["answers"][label]["answers"] == 6 and first["answers"][label]["from_cache"] == 0
+    assert first["answers"][label]["answers"] == 6 + 3 and first["answers"][label]["from_cache"] == 0
     record = second["answers"][label]
-    assert (record["answers"], record["from_cache"]) == (9, 6)
+    assert (record["answers"], record["from_cache"]) == (9 + 3, 6 + 3)
     assert [(o["answers"], o["producer"]["backend"], o["producer"]["batch_size"]) for o in record["origins"]] == [
-        (6, "mock", 16),
+        (6 + 3, "mock", 16),
         (3, "mock", 1),
     ]
     line = next(ln for ln in (tmp_path / "second" / "report.md").read_text().splitlines() if "answers of" in ln)
     old, new = (o["written_first"][:10] for o in record["origins"])
     assert line == (
-        f"- answers of `{label}`: 9 answers, 6 from the call cache: 6 written {old} by mock, batch 16; "
+        f"- answers of `{label}`: 12 answers, 9 from the call cache: 9 written {old} by mock, batch 16; "
         f"3 written {new} by mock, batch 1"
     )

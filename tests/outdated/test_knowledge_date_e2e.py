@@ -19,7 +19,7 @@ from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.lenses.outdated.cutoffs import parse_cutoffs, parse_deployed_at
 from chronoprobe.lenses.outdated.knowledge_date import dated_answers
 from chronoprobe.lenses.outdated.score import score_generations
-from chronoprobe.metrics.knowledge_date import GRID_STEP, parse_month
+from chronoprobe.metrics.knowledge_date import GRID_STEP, month_label, parse_month
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.reports.tidy_table import results_frame
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
@@ -226,3 +226,21 @@ def test_outdated_score_dates_the_authors_outputs_in_the_order_they_were_trained
         dates[model] = estimate["value"]
     assert dates["gpt2-xl"] < dates["OLMo-1B"] < dates["Mistral-7B-Instruct-v0.1"]
     assert dates["gpt2-xl"] < 2018.0
+
+
+HORIZON_ROWS = {"gpt2-xl": "GPT-2 XL", "OLMo-1B": "OLMo-1B", "Mistral-7B-Instruct-v0.1": "Mistral-7B-Instruct-v0.1"}
+
+
+def test_the_horizon_of_the_authors_outputs_is_the_table_in_the_docs(tmp_path: Path) -> None:
+    """docs/outdated.md's validation of the knowledge horizon, recomputed: date, interval and n per model."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "outdated.md").read_text(encoding="utf-8")
+    for model, shown in HORIZON_ROWS.items():
+        summary = score_generations(_authors() / model, tmp_path / model)
+        assert summary.knowledge_date is not None
+        horizon, date = summary.knowledge_date["horizon"], summary.knowledge_date["per_category"]["all"]["estimate"]
+        assert horizon["ci_high"] == horizon["value"] >= date["value"]  # an upper envelope: nothing above it
+        cells = (
+            f"| {shown} | {date['label']} [{month_label(date['ci_low'])}, {month_label(date['ci_high'])}] | "
+            f"{horizon['label']} [{month_label(horizon['ci_low'])}, {month_label(horizon['ci_high'])}] | {horizon['n']} |"
+        )
+        assert cells in docs, cells

@@ -153,7 +153,8 @@ def test_live_run_reports_facts_without_gold_outside_every_rate(
             ],
         )
     assert result.exit_code == 0, result.output
-    assert model_server.stats.count == 9  # three paraphrases of the three facts with gold; none for Nowhere Inc
+    # three paraphrases of the three facts with gold, none for Nowhere Inc; and three of its knowledge cutoff
+    assert model_server.stats.count == 9 + 3
     summary = json.loads((out / "summary.json").read_text())
     [model] = summary["models"].values()
     assert model["no_gold"] == ["companies_byRevenue/Nowhere Inc"]

@@ -72,7 +72,7 @@ def test_outdated_run_on_mocks_writes_the_expected_verdicts(
         str(tmp_path / "calls.sqlite"),
     ]
     printed = run_cli(monkeypatch, capsys, *args)
-    assert "12 new model calls" in printed
+    assert "15 new model calls" in printed  # 4 facts x 3 paraphrases, and 3 on its knowledge cutoff
 
     records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
     assert len(records) == 24

@@ -29,6 +29,8 @@ def _knowledge(block: dict[str, Any], cls: str, metric: str) -> tuple[float | No
         return found["value"], found["n"]
     if metric == "published_cutoff":
         return block["published_cutoff_year"], None
+    if metric == "knowledge_horizon":
+        return block["horizon"]["value"], block["horizon"]["n"]
     curve = block["staleness"]["per_category"].get(cls)
     if metric == "freshness_half_life_years":
         return curve["half_life_years"]["value"], curve["half_life_years"]["n"]
@@ -39,13 +41,23 @@ def _knowledge(block: dict[str, Any], cls: str, metric: str) -> tuple[float | No
     return point["value"], point["n"]
 
 
-KNOWLEDGE_METRICS = ("knowledge_date", "published_cutoff", "freshness_half_life", "still_current", "deployed_at")
+KNOWLEDGE_METRICS = (
+    "knowledge_date",
+    "knowledge_horizon",
+    "published_cutoff",
+    "freshness_half_life",
+    "still_current",
+    "deployed_at",
+)
 
 
 def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | None, int | None]:
     """(value, n) of ``metric`` for ``model`` and ``cls`` as summary.json records it."""
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     parts = metric.split(".")
+    if metric == "claimed_cutoff":
+        claim = summary["models"][_name_to_spec(summary, model)]["claimed_cutoff"]
+        return claim["year"], claim["n"]
     if metric.startswith(KNOWLEDGE_METRICS):
         if "overall_key" in summary:
             return _knowledge(summary["models"][_name_to_spec(summary, model)]["knowledge_date"], cls, metric)

@@ -22,6 +22,7 @@ from chronoprobe.cli.options import choice
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.models.base import Sampler
 from chronoprobe.models.builtin import ApiMode, BatchSize, DeviceMap, DType, Quantize
+from chronoprobe.models.chat_dates import UNDATED_AS_OF, check_template_date
 from chronoprobe.models.placement import device_name
 from chronoprobe.models.registry import BackendOptions, described_defaults, option_default, option_fields
 
@@ -124,6 +125,27 @@ ChatTemplateOpt = Annotated[
         "--chat-template/--no-chat-template", help="Apply the model's chat template (default: if it has one)."
     ),
 ]
+
+
+def check_template_date_option(value: str) -> str:
+    """``--template-date``: as-of, template or a date YYYY-MM-DD, before a model loads."""
+    try:
+        return check_template_date(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+TemplateDateOpt = Annotated[
+    str,
+    typer.Option(
+        metavar="as-of|template|DATE",
+        callback=check_template_date_option,
+        help="The day a chat template that takes a date (Llama 3.x: date_string, strftime_now) is told: as-of, the "
+        "audit's as-of date (outdated: --as-of, else the snapshot's retrieval date; a lens without one: "
+        f"{UNDATED_AS_OF.isoformat()}); a date YYYY-MM-DD; or template, its own behaviour (the machine's clock: "
+        "the prompt then changes with the day). Recorded per model in the provenance.",
+    ),
+]
 CacheOpt = Annotated[
     Path | None, typer.Option(help="SQLite call cache (default: in the user cache directory).", callback=check_cache)
 ]
@@ -170,6 +192,7 @@ class ModelOptions:
     device_map: DeviceMapOpt = _DEFAULT["device_map"]
     quantize: QuantizeOpt = _DEFAULT["quantize"]
     chat_template: ChatTemplateOpt = _DEFAULT["chat_template"]
+    template_date: TemplateDateOpt = _DEFAULT["template_date"]
     api_mode: ApiModeOpt = _DEFAULT["api_mode"]
     concurrency: ConcurrencyOpt = _DEFAULT["concurrency"]
     cache: CacheOpt = None

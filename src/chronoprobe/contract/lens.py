@@ -18,6 +18,7 @@ The runner writes the shared run log (``run.json``, ``items.jsonl``) itself.
 
 from __future__ import annotations
 
+import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -247,6 +248,12 @@ class Lens(ABC, Generic[RowT]):
     def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
         """Load what the lens itself needs besides the models (a judge, a helper model through ``load_model``,
         with the user's backend options), after ``load``, before the models."""
+
+    def template_as_of(self) -> dt.date | None:
+        """The day its models' chat templates are told under ``--template-date as-of`` (the default), after
+        ``load``: the date its gold describes. None (the default): the lens has no as-of date of its own, and
+        the templates are told a fixed day (:data:`chronoprobe.models.chat_dates.UNDATED_AS_OF`)."""
+        return None
 
     def plan_line(self, cache: CallCache) -> str | None:
         """One line saying what the run will do and how long it may take, once the models are open and before

@@ -217,7 +217,8 @@ def execute(
         call_cache = loaded[0].cache if loaded else open_cache(cache)
         if notice is not None:
             _tell_notices(lens, notice)
-        backend_options = options or BackendOptions()
+        with blame(lens, "failed in template_as_of()"):  # the day a chat template is told (models/chat_dates.py)
+            backend_options = (options or BackendOptions()).told(lens.template_as_of())
         helpers = ModelLoader(
             backend_options, lambda spec: load_models([spec], backend_options, call_cache, announce)[0], announce
         )

@@ -151,6 +151,8 @@ class DatedAnswer:
     periods: tuple[Period, ...]
     values: int
     """K of the fact: how many distinct values it has had."""
+    current: bool = False
+    """The answer gives the fact's current value (judged up-to-date at the snapshot)."""
 
     def held(self, when: np.ndarray) -> np.ndarray:
         if not self.periods:
@@ -158,12 +160,15 @@ class DatedAnswer:
         return np.asarray(np.max(np.stack([p.held(when) for p in self.periods]), axis=0), dtype=np.float64)
 
 
-def dated_answer(fact_id: str, category: str, label: str, answers: FactAnswers) -> DatedAnswer | None:
-    """The dated form of an answer naming ``label``; None when the snapshot has no dated period for it."""
+def dated_answer(
+    fact_id: str, category: str, label: str, answers: FactAnswers, *, current: bool = False
+) -> DatedAnswer | None:
+    """The dated form of an answer naming ``label`` (``current``: judged up-to-date); None when the snapshot
+    has no dated period for it."""
     periods = entity_periods(answers, label)
     if not periods:
         return None
-    return DatedAnswer(fact_id, category, _norm(label), periods, max(1, value_count(answers)))
+    return DatedAnswer(fact_id, category, _norm(label), periods, max(1, value_count(answers)), current)
 
 
 # --- the knowledge date ----------------------------------------------------------------------------
@@ -278,6 +283,38 @@ def estimate_knowledge_date(
         grid=grid,
         curve=curve,
     )
+
+
+# --- the knowledge horizon ------------------------------------------------------------------------
+
+
+def known_change(answer: DatedAnswer) -> float:
+    """The latest change an answer shows the model knows: when its value began. A value that held more than
+    once (a holder voted back in) shows only its first start: the answer may come from that first term."""
+    return min(period.start_lo for period in answer.periods)
+
+
+def knowledge_horizon(
+    answers: Sequence[DatedAnswer], *, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED
+) -> Estimate | None:
+    """The latest change among the facts whose current value the model gives: the upper envelope of what it
+    knows (decimal years), with a percentile bootstrap over those facts; n = those facts. None: no current
+    value is given.
+
+    A fact counts once, with the latest change any of its current answers shows (:func:`known_change`); a
+    start known only to the month or year counts from its first day."""
+    latest: dict[str, float] = {}
+    for answer in answers:
+        if answer.current:
+            latest[answer.fact_id] = max(latest.get(answer.fact_id, -math.inf), known_change(answer))
+    if not latest:
+        return None
+    changes = np.asarray(list(latest.values()), dtype=np.float64)
+
+    def envelope(idx: np.ndarray) -> np.ndarray:
+        return np.asarray(changes[idx].max(axis=1), dtype=np.float64)
+
+    return bootstrap(len(changes), envelope, float(changes.max()), level=level, resamples=resamples, seed=seed)
 
 
 # --- staleness ----------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from annotated_types import Ge
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.errors import CapabilityError
+from chronoprobe.models.chat_dates import ChatDates
 
 __all__ = [
     "DEFAULT_SAMPLER",
@@ -227,6 +228,18 @@ class BackendInfo(BaseModel):
     library's own); in the cache keys of sampled calls, except ``multinomial`` (see :data:`UNKEYED_SAMPLER`)."""
     given_name: str | None = None
     """The NAME of ``--model NAME=SPEC``, when the user gave one; not in cache keys."""
+    template_date: str | None = None
+    """The day its chat template was told (YYYY-MM-DD; ``template``: none, the template kept its own, the
+    machine's clock where it reads one); None where no chat template is rendered here (it is off, or a server
+    renders it). Not in cache keys: the rendered prompt, which is, holds the date (models/chat_dates.py)."""
+    template_takes_date: list[str] | None = None
+    """What in its chat template takes or states a date (``date_string``, ``strftime_now``, ``Today Date``,
+    ``Cutting Knowledge Date``); empty: nothing; None: unknown (a server's template, or an older release)."""
+
+    def record_dates(self, dates: ChatDates) -> None:
+        """Record what the chat template is told and what in it takes a date."""
+        self.template_date = dates.told
+        self.template_takes_date = list(dates.markers) if dates.markers is not None else None
 
     @property
     def label(self) -> str:
@@ -295,11 +308,18 @@ class Backend(abc.ABC):
         """Release resources (threads, connections)."""
 
 
-def render_with_tokenizer(tokenizer: Any, prompt: Prompt, *, chat_template: bool) -> str:
-    """The text a local model sees: its chat template applied, or the bare prompt text."""
+def render_with_tokenizer(
+    tokenizer: Any, prompt: Prompt, *, chat_template: bool, dates: ChatDates | None = None
+) -> str:
+    """The text a local model sees: its chat template applied, or the bare prompt text.
+
+    The one place a local backend (hf, gguf, the embedded models, llamacpp, vllm) renders a chat template.
+    ``dates``: the day the template is told (its ``date_string`` and ``strftime_now``,
+    :mod:`chronoprobe.models.chat_dates`); None leaves the template's own behaviour."""
     if chat_template and prompt.messages:
         messages = [m.model_dump() for m in prompt.messages]
-        rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        variables = dates.variables() if dates is not None else {}
+        rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, **variables)
         return str(rendered) + prompt.answer_prefix
     text = prompt.text if prompt.text is not None else "\n".join(m.content for m in prompt.messages or ())
     return text + prompt.answer_prefix

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DEFAULT_SAMPLER, Backend, Sampler
+from chronoprobe.models.chat_dates import AS_OF, TemplateDate
 from chronoprobe.models.defaults import (
     DEFAULT_BATCH_ROWS,
     LLAMACPP_BATCH,
@@ -72,6 +73,8 @@ class _Common(BaseModel):
     """Prompts per batch; None (or ``auto`` where the backend has no search): the backend's own default."""
     chat_template: bool | None = None
     """Apply the model's chat template; None: if it has one."""
+    template_date: TemplateDate = AS_OF
+    """The day the chat template is told: ``as-of`` (the audit's as-of date), a date or ``template`` (its own)."""
 
 
 class MockOptions(_Common):
@@ -213,7 +216,12 @@ def _hf_files(spec: ModelSpec, options: BaseModel) -> Any:
 def load_mock(request: ModelRequest, options: MockOptions) -> Backend:
     from chronoprobe.testing.mock import mock_from_spec
 
-    return mock_from_spec(request.spec.target, chat_template=options.chat_template, **_fixed(options.batch_size))
+    return mock_from_spec(
+        request.spec.target,
+        chat_template=options.chat_template,
+        template_date=options.template_date,
+        **_fixed(options.batch_size),
+    )
 
 
 def _gguf_path(spec: ModelSpec) -> Path:
@@ -248,6 +256,7 @@ def load_embedded(request: ModelRequest, options: EmbeddedOptions) -> Backend:
         quantize=options.quantize,
         batch_size=options.batch_size,
         chat_template=options.chat_template,
+        template_date=options.template_date,
         sampler=options.sampler,
         spec=spec.raw,
         revision_label=f"gguf-sha256:{digest[:16]}",
@@ -289,6 +298,7 @@ def load_llamacpp(request: ModelRequest, options: LlamaCppOptions) -> Backend:
             path=str(path),
             spec=request.spec.raw,
             chat_template=options.chat_template,
+            template_date=options.template_date,
             model_id=model_id,
             **_fixed(options.batch_size),
         )
@@ -321,6 +331,7 @@ def load_hf(request: ModelRequest, options: HFOptions) -> Backend:
                 quantize=options.quantize,
                 batch_size=options.batch_size,
                 chat_template=options.chat_template,
+                template_date=options.template_date,
                 sampler=options.sampler,
                 trust_remote_code=options.trust_remote_code,
                 spec=raw,
@@ -340,6 +351,7 @@ def vllm_config(request: ModelRequest, options: VLLMOptions) -> Any:
         revision=request.spec.revision,
         dtype=options.dtype,
         chat_template=options.chat_template,
+        template_date=options.template_date,
         trust_remote_code=options.trust_remote_code,
         spec=request.spec.raw,
         **_fixed(options.batch_size),

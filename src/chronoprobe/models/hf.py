@@ -29,6 +29,7 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
+from chronoprobe.models.chat_dates import ChatDates
 from chronoprobe.models.defaults import DEFAULT_BATCH_ROWS as DEFAULT_BATCH_ROWS  # the hf backend's one default
 from chronoprobe.models.defaults import SAMPLED_BATCH_PROMPTS as SAMPLED_BATCH_PROMPTS
 from chronoprobe.models.kv_buffer import cache_argument, cache_of, preallocate
@@ -113,6 +114,9 @@ class HFBackend(Backend):
         self.use_chat_template = self.has_chat_template if config.chat_template is None else config.chat_template
         if self.use_chat_template and not self.has_chat_template:
             raise ConfigError(f"model {config.spec or config.model}", "--chat-template on, but the tokenizer has none")
+        self.dates = ChatDates.of(
+            getattr(self.tokenizer, "chat_template", None), config.template_date, used=self.use_chat_template
+        )
         self.eos_ids = self._eos_ids()
         forward_params = inspect.signature(forward_of(self.model)).parameters
         self._cache_kwarg = cache_argument(self.model)
@@ -132,6 +136,7 @@ class HFBackend(Backend):
             extra=loaded.extra,
             sampler=config.sampler,
         )
+        self._info.record_dates(self.dates)
         if loaded.adapter_revision is not None:  # the adapter's files are part of what produced an output
             self._info.revision = f"{self._info.revision}+{loaded.adapter_revision}"
         if not isinstance(config.batch_size, int):
@@ -161,7 +166,7 @@ class HFBackend(Backend):
         return self._info
 
     def render(self, prompt: Prompt) -> str:
-        return render_with_tokenizer(self.tokenizer, prompt, chat_template=self.use_chat_template)
+        return render_with_tokenizer(self.tokenizer, prompt, chat_template=self.use_chat_template, dates=self.dates)
 
     def producer(self) -> Producer:
         import transformers

@@ -41,8 +41,10 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
+from chronoprobe.models.chat_dates import AS_OF, ChatDates
 from chronoprobe.models.defaults import LLAMACPP_BATCH
 from chronoprobe.models.embedded import gguf_digest
+from chronoprobe.models.jinja_template import JinjaChatTemplate
 
 INSTALL = "pip install 'chronoprobe[llamacpp]'"
 PROMPT_CHUNK = 32
@@ -60,6 +62,8 @@ class LlamaCppConfig(BaseModel):
     batch_size: int = LLAMACPP_BATCH
     """Prompts per generate call (each still decoded alone): how many answers one cache transaction stores."""
     chat_template: bool | None = None
+    template_date: str = AS_OF
+    """The day the chat template is told (models/chat_dates.py)."""
     context: int = DEFAULT_CONTEXT
     model_id: str | None = None
     """What results call the model; the file's name when None."""
@@ -101,27 +105,6 @@ def open_llama(llama_cpp: Any, **kwargs: Any) -> Any:
         low_level.llama_model_default_params = original
 
 
-class _JinjaTemplate:
-    """The GGUF's chat template, rendered as transformers renders it (so both paths see one prompt)."""
-
-    def __init__(self, template: str, bos: str, eos: str) -> None:
-        from jinja2.ext import loopcontrols
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-        def raise_exception(message: str) -> None:
-            raise ValueError(message)
-
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
-        env.globals["raise_exception"] = raise_exception
-        self._template = env.from_string(template)
-        self._specials = {"bos_token": bos, "eos_token": eos}
-
-    def apply_chat_template(
-        self, messages: list[dict[str, str]], *, add_generation_prompt: bool, tokenize: bool
-    ) -> str:
-        return self._template.render(messages=messages, add_generation_prompt=add_generation_prompt, **self._specials)
-
-
 class LlamaCppBackend(Backend):
     capabilities = LOCAL_DECODER_CAPABILITIES
 
@@ -159,10 +142,13 @@ class LlamaCppBackend(Backend):
         if self.use_chat_template and not self.has_chat_template:
             raise ConfigError(where, "--chat-template on, but the GGUF file has no chat template")
         self._template = (
-            _JinjaTemplate(template, self._token_text(self.llm.token_bos()), self._token_text(self.llm.token_eos()))
+            JinjaChatTemplate(
+                template, bos=self._token_text(self.llm.token_bos()), eos=self._token_text(self.llm.token_eos())
+            )
             if template
             else None
         )
+        self.dates = ChatDates.of(template, config.template_date, used=self.use_chat_template)
         self._info = BackendInfo(
             spec=config.spec,
             backend="llamacpp",
@@ -175,6 +161,7 @@ class LlamaCppBackend(Backend):
             is_chat_model=self.has_chat_template,
             extra={"llama_cpp": str(getattr(llama_cpp, "__version__", "unknown")), "context": str(self.n_ctx)},
         )
+        self._info.record_dates(self.dates)
 
     def _token_text(self, token: int) -> str:
         if token < 0:
@@ -186,7 +173,7 @@ class LlamaCppBackend(Backend):
         return self._info
 
     def render(self, prompt: Prompt) -> str:
-        return render_with_tokenizer(self._template, prompt, chat_template=self.use_chat_template)
+        return render_with_tokenizer(self._template, prompt, chat_template=self.use_chat_template, dates=self.dates)
 
     def producer(self) -> Producer:
         version = f"llama-cpp-python {getattr(self._lib, '__version__', 'unknown')}"

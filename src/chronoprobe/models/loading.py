@@ -51,6 +51,8 @@ class HFConfig(BaseModel):
     """Prompts per batch; ``auto``: the largest batch that fits; None: :func:`default_batch_prompts`."""
     chat_template: bool | None = None
     """Apply the tokenizer's chat template: None means 'if the tokenizer has one'."""
+    template_date: str = "as-of"
+    """The day the chat template is told: ``as-of`` (the audit's, models/chat_dates.py), ``template`` or a date."""
     trust_remote_code: bool = False
     spec: str | None = None
     revision_label: str | None = None

@@ -4,7 +4,9 @@ Two loads with one load key give the same backend description and the same rende
 :mod:`chronoprobe.models.lazy` can remember them under it. The key covers the spec, the backend's
 own options (its registration's options model), the model files (a GGUF's SHA-256, remembered per path, size and mtime; a folder's file
 names, sizes and mtimes), the library that renders prompts (its version) and the device the
-weights would go to with the dtype ``auto`` means there. A backend names its files through its
+weights would go to with the dtype ``auto`` means there. The day a chat template is told is one of
+the options; under ``--template-date template`` (the template's own, maybe the machine's clock) the
+key holds the machine's day too, so a rendering is never served on another day. A backend names its files through its
 registration (``BackendKind.files``); one whose files cannot be pinned down this cheaply (``vllm:``,
 ``openai:``, a hub id the hub may have moved on, an adapter, remote code) gets no key and loads at once.
 """
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.errors import ChronoprobeError
+from chronoprobe.models import chat_dates
 from chronoprobe.models.registry import BackendOptions, ModelRequest, ModelSpec, backend_kind, parse_model
 
 KEY_FORMAT = 2
@@ -47,13 +50,23 @@ def load_key(model: str | ModelRequest, options: BackendOptions) -> str | None:
     blob = {
         "format": KEY_FORMAT,
         "spec": spec.model_dump(mode="json"),
-        "options": own.model_dump(mode="json"),
+        "options": _told(own.model_dump(mode="json")),
         "files": files,
         "device": device,
         "dtype": dtype_name(getattr(own, "dtype", "auto"), device),
         "renderer": _version(kind.renderer),
     }
+    if getattr(own, "template_date", None) == chat_dates.TEMPLATE:  # its renderings may change with the day
+        blob["today"] = chat_dates.machine_now().date().isoformat()
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _told(options: dict[str, Any]) -> dict[str, Any]:
+    """The options with ``template_date`` as the day it tells (``as-of`` outside a lens run is a fixed day), so
+    two spellings of one day share a key."""
+    if "template_date" in options:
+        options["template_date"] = chat_dates.resolve(options["template_date"])
+    return options
 
 
 def _version(package: str) -> str | None:

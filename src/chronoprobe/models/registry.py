@@ -21,6 +21,7 @@ NAME of ``NAME=SPEC`` and the parsed :class:`ModelSpec`); everything after that 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import functools
 import importlib
 import re
@@ -44,6 +45,7 @@ from pydantic import (
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend
+from chronoprobe.models.chat_dates import AS_OF, resolve
 from chronoprobe.models.redact import (  # their home is redact; re-exported here, where callers import them
     canonical_spec as canonical_spec,
 )
@@ -504,6 +506,13 @@ class BackendOptions(BaseModel):
     def value(self, name: str) -> Any:
         """The value of ``name``: as chosen, else its shared default."""
         return self.chosen.get(name, option_default(name))
+
+    def told(self, as_of: dt.date | None) -> BackendOptions:
+        """These options with ``template_date`` ``as-of`` made the day it means for a lens whose as-of date is
+        ``as_of`` (None: a lens without one, told a fixed day; :func:`chronoprobe.models.chat_dates.resolve`)."""
+        if self.value("template_date") != AS_OF:
+            return self
+        return BackendOptions(**{**self.chosen, "template_date": resolve(AS_OF, as_of)})
 
     def for_backend(self, options: type[OptionsT]) -> OptionsT:
         """``options`` (a backend's own model) filled from these, its own defaults for the rest."""

@@ -26,6 +26,7 @@ from chronoprobe.models.base import (
     Sample,
     render_with_tokenizer,
 )
+from chronoprobe.models.chat_dates import AS_OF, ChatDates
 from chronoprobe.models.defaults import VLLM_BATCH
 
 
@@ -37,6 +38,8 @@ class VLLMConfig(BaseModel):
     dtype: str = "auto"
     batch_size: int = VLLM_BATCH
     chat_template: bool | None = None
+    template_date: str = AS_OF
+    """The day the chat template is told (models/chat_dates.py)."""
     trust_remote_code: bool = False
     gpu_memory_utilization: float = 0.85
     spec: str | None = None
@@ -90,13 +93,17 @@ class VLLMBackend(Backend):
             is_chat_model=self.has_chat_template,
             extra={"vllm": getattr(vllm, "__version__", "unknown")},
         )
+        self.dates = ChatDates.of(
+            getattr(self.tokenizer, "chat_template", None), config.template_date, used=self.use_chat_template
+        )
+        self._info.record_dates(self.dates)
 
     @property
     def info(self) -> BackendInfo:
         return self._info
 
     def render(self, prompt: Prompt) -> str:
-        return render_with_tokenizer(self.tokenizer, prompt, chat_template=self.use_chat_template)
+        return render_with_tokenizer(self.tokenizer, prompt, chat_template=self.use_chat_template, dates=self.dates)
 
     def producer(self) -> Producer:
         return super().producer().model_copy(update={"version": f"vllm {self._info.extra.get('vllm', 'unknown')}"})

@@ -29,6 +29,7 @@ from typing import Any
 
 from chronoprobe import __version__, plugins
 from chronoprobe.errors import ConfigError
+from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import bounds, display_unit, unit_note, unit_scale, value_text
 from chronoprobe.reports.tidy_table import ALL, Row, Run, lens_order, run_rows
 
@@ -57,6 +58,8 @@ METRIC_LABELS = {
     "unparseable_rate": "unparseable",
     "knowledge_date": "knowledge date",
     "knowledge_date_naive": "knowledge date, naive argmax",
+    "knowledge_horizon": "knowledge horizon: latest change it knows",
+    "claimed_cutoff": "cutoff it claims",
     "published_cutoff": "published cutoff",
     "freshness_half_life_years": "freshness half-life",
     "still_current_at_snapshot_pct": "known at the knowledge date, still current at the snapshot",
@@ -356,6 +359,7 @@ def _provenance(run: Run) -> str:
                 info.get("revision", ""),
                 info.get("dtype") or "",
                 info.get("chat_template", ""),
+                template_date_text(m.info) if m.info else "",
             )
         )
         + "</tr>"
@@ -363,7 +367,7 @@ def _provenance(run: Run) -> str:
     )
     model_table = (
         '<table class="prov"><thead><tr><th>name</th><th>spec</th><th>backend</th><th>revision</th>'
-        f"<th>dtype</th><th>chat template</th></tr></thead><tbody>{models}</tbody></table>"
+        f"<th>dtype</th><th>chat template</th><th>date told</th></tr></thead><tbody>{models}</tbody></table>"
     )
     facts = _dl(
         [

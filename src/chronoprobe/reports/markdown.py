@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chronoprobe.models.base import BackendInfo
+from chronoprobe.models.chat_dates import told_text
 from chronoprobe.provenance import Provenance
 
 
@@ -68,6 +70,13 @@ def answers_text(record: Mapping[str, Any]) -> str:
     return f"{head}: " + "; ".join(parts)
 
 
+def template_date_text(model: BackendInfo) -> str:
+    """The day the model's chat template was told and what in it takes a date, in words (models/chat_dates.py)."""
+    return told_text(
+        model.template_date, model.template_takes_date, chat_template=model.chat_template, backend=model.backend
+    )
+
+
 def provenance_section(provenance: Provenance) -> str:
     lines = ["## Provenance", ""]
     for model in provenance.models:
@@ -75,7 +84,7 @@ def provenance_section(provenance: Provenance) -> str:
         lines.append(
             f"- model `{model.spec}`{named}: {model.model_id} @ {model.revision}, backend {model.backend}, "
             f"dtype {model.dtype}, batch size {model.batch_size or model.extra.get('batch_size')}, "
-            f"chat template {model.chat_template}"
+            f"chat template {model.chat_template} ({template_date_text(model)})"
         )
     if provenance.snapshot:
         snap = provenance.snapshot

@@ -51,9 +51,12 @@ from chronoprobe.models.base import (
     Generation,
     Prompt,
     Sample,
+    render_with_tokenizer,
     require,
 )
+from chronoprobe.models.chat_dates import AS_OF, ChatDates
 from chronoprobe.models.defaults import MOCK_BATCH
+from chronoprobe.models.jinja_template import JinjaChatTemplate
 
 MOCK_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {Capability.TOPK_LOGPROBS}
 """What a mock offers unless told otherwise: everything a local model offers."""
@@ -162,6 +165,8 @@ class MockBackend(Backend):
         batch_size: int = MOCK_BATCH,
         vocab_size: int = 64,
         token_prob: float = 0.9,
+        template: str | None = None,
+        template_date: str = AS_OF,
     ) -> None:
         if not name:
             raise ConfigError("mock backend", "needs a name")
@@ -177,6 +182,9 @@ class MockBackend(Backend):
         self.token_prob = token_prob
         self.batches: list[list[str]] = []
         self._lock = threading.Lock()
+        self.template = JinjaChatTemplate(template) if template is not None else None
+        """A chat template (jinja) to render with, as a real model's; None: the mock's own plain turns."""
+        self.dates = ChatDates.of(template, template_date, used=chat_template)
         spec = name if name.startswith("mock:") else f"mock:{name}"
         handler_name = getattr(handler, "__qualname__", type(handler).__qualname__)
         self._info = BackendInfo(
@@ -192,6 +200,7 @@ class MockBackend(Backend):
                 "handler": f"{getattr(handler, '__module__', '?')}.{handler_name}",
             },
         )
+        self._info.record_dates(self.dates)
 
     @property
     def info(self) -> BackendInfo:
@@ -203,6 +212,8 @@ class MockBackend(Backend):
         return sum(len(batch) for batch in self.batches)
 
     def render(self, prompt: Prompt) -> str:
+        if self.template is not None:
+            return render_with_tokenizer(self.template, prompt, chat_template=self.chat_template, dates=self.dates)
         if self.chat_template and prompt.messages:
             turns = "".join(f"<|{m.role}|>\n{m.content}\n" for m in prompt.messages)
             return f"{turns}<|assistant|>\n{prompt.answer_prefix}"
@@ -286,12 +297,12 @@ def register_mock(name: str, handler: MockHandler, **options: Any) -> None:
     """Make ``--model mock:<name>`` (and ``load_backend("mock:<name>")``) serve ``handler`` in this process.
 
     ``options`` go to :class:`MockBackend` (``capabilities``, ``vocab_size``, ``token_prob``,
-    ``chat_template``). Registering a name again replaces its handler; cached answers are keyed
+    ``chat_template``, ``template``: a jinja chat template to render with). Registering a name again replaces its handler; cached answers are keyed
     by the name, so use a fresh cache (or a new name) when the handler changes.
     """
     if not _NAME.fullmatch(name) or name in _BUILT_IN:
         raise ConfigError(f"mock name {name!r}", "must be letters, digits, '_', '.' or '-' and not echo or constant")
-    unknown = set(options) - {"capabilities", "vocab_size", "token_prob", "chat_template"}
+    unknown = set(options) - {"capabilities", "vocab_size", "token_prob", "chat_template", "template"}
     if unknown:
         raise ConfigError(f"mock name {name!r}", f"unknown options {sorted(unknown)}")
     _REGISTRY[name] = (handler, dict(options))
@@ -305,7 +316,9 @@ def registered_mocks() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def mock_from_spec(target: str, *, batch_size: int | None = None, chat_template: bool | None = None) -> MockBackend:
+def mock_from_spec(
+    target: str, *, batch_size: int | None = None, chat_template: bool | None = None, template_date: str = AS_OF
+) -> MockBackend:
     """The backend for ``mock:<target>``: ``echo``, ``constant=<text>`` or a registered name."""
     handler: MockHandler
     options: dict[str, Any] = {}
@@ -331,4 +344,4 @@ def mock_from_spec(target: str, *, batch_size: int | None = None, chat_template:
         options["chat_template"] = chat_template
     if batch_size is not None:  # else the backend's own default
         options["batch_size"] = batch_size
-    return MockBackend(handler, name=target, **options)
+    return MockBackend(handler, name=target, template_date=template_date, **options)

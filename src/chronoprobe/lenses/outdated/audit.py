@@ -60,6 +60,9 @@ class AuditConfig(BaseModel):
     cutoffs: KeyValues = Field(default_factory=dict)
     """A model's published knowledge cutoff, NAME=YYYY-MM (repeatable; NAME as in --model NAME=SPEC, or the spec):
     a marker on the knowledge-date plot and a row in results."""
+    claimed_cutoff: bool = True
+    """Also ask each model, in three paraphrases, what its knowledge cutoff is (3 more calls per model), and report
+    the date it claims beside the knowledge date its answers describe."""
     deployed_at: str | None = None
     """Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): the share of what it knows
     that is stale then, 6 and 12 months later."""

@@ -29,6 +29,7 @@ from chronoprobe.metrics.knowledge_date import (
     decimal_year,
     estimate_knowledge_date,
     group_by_category,
+    knowledge_horizon,
     month_label,
     monthly_grid,
     parse_month,
@@ -83,7 +84,7 @@ def dated_answers(
         if verdict not in MATCHED or len(labels) != 1:
             excluded["ambiguous" if verdict == "ambiguous" or len(labels) > 1 else "irrelevant"] += 1
             continue
-        answer = dated_answer(fact_id, category, labels[0], gold[fact_id])
+        answer = dated_answer(fact_id, category, labels[0], gold[fact_id], current=verdict == "up-to-date")
         if answer is None:
             excluded["undated"] += 1
         else:
@@ -162,12 +163,15 @@ def knowledge_summary(
         "excluded": dict(excluded),
         "published_cutoff": cutoff,
         "published_cutoff_year": parse_month(cutoff) if cutoff else None,
+        "horizon": None,
         "per_category": {},
         "too_few": {},
         "curve": None,
         "staleness": None,
         "deployed_at": None,
     }
+    latest = knowledge_horizon(answers)
+    block["horizon"] = _estimate_json(latest) if latest is not None else None
     overall = estimate_knowledge_date(answers, grid)
     if overall is None:
         return block

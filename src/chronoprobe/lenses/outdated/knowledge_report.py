@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.io import write_text_atomic
+from chronoprobe.lenses.outdated.claimed_cutoff import claim_words
 from chronoprobe.lenses.outdated.knowledge_date import ALL, FORECAST_MONTHS, WIDE_YEARS, is_wide
 from chronoprobe.metrics.knowledge_date import month_label
 from chronoprobe.reports.markdown import table
@@ -47,6 +48,12 @@ def _sentence(name: str, block: Mapping[str, Any]) -> str:
         f"({estimate['value']:.2f}; 95% interval {_interval(estimate)}, bootstrap over {estimate['n']} facts "
         f"with a dated answer, {overall['answers']} dated answers; {left_out} left out)."
     )
+    horizon = block.get("horizon")
+    if horizon:
+        text += (
+            f" The latest change whose current value it gives (its knowledge horizon): **{horizon['label']}** "
+            f"(95% interval {_interval(horizon)}, bootstrap over the {horizon['n']} facts it answers up-to-date)."
+        )
     if block.get("published_cutoff"):
         text += f" Published cutoff: {block['published_cutoff']}."
     if is_wide(estimate):
@@ -69,10 +76,59 @@ def knowledge_date_line(model: str, block: Mapping[str, Any] | None) -> str:
     )
 
 
-def knowledge_console_lines(model: str, block: Mapping[str, Any] | None) -> list[str]:
-    """What the console says of a model's knowledge date: the date, the published cutoff given with
-    ``--cutoff``, and the ``--deployed-at`` forecast (or a warning when it forecasts nothing)."""
+def dates_line(claim: Mapping[str, Any] | None, block: Mapping[str, Any] | None) -> str | None:
+    """``says its knowledge ends 2023-12; its answers describe 2021-10 [2020-11 to 2022-03]; the latest change it
+    knows is 2023-01 [2021-05 to 2023-01], n=12 facts``: the claim beside the two estimates; None without any."""
+    parts = [said] if (said := claim_words(claim)) else []
+    overall = (block or {}).get("per_category", {}).get(ALL)
+    if overall is not None:
+        estimate = overall["estimate"]
+        parts.append(f"its answers describe {estimate['label']} [{_interval(estimate)}]")
+    horizon = (block or {}).get("horizon")
+    if horizon:
+        parts.append(f"the latest change it knows is {horizon['label']} [{_interval(horizon)}], n={horizon['n']} facts")
+    return "; ".join(parts) if parts else None
+
+
+def claim_lines(per_model: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]) -> list[str]:
+    """The report's "What the model says" section: per model (display name -> (claim, knowledge-date block)) the
+    claim beside the knowledge date and the horizon, then every question with its raw answer."""
+    claimed = {name: pair for name, pair in per_model.items() if pair[0]}
+    if not claimed:
+        return []
+    lines = [
+        "## What the model says its cutoff is",
+        "",
+        'Each model was asked three paraphrases of "what is your knowledge cutoff date?" (docs/outdated.md, What '
+        "the model is told, and what it says). The claim is the year most answers name, with its month where they "
+        "name one; nothing is read where an answer names no date. Beside it, the knowledge date (the month its "
+        "answers describe best) and the knowledge horizon (the latest change whose current value it gives).",
+        "",
+        *(f"- `{name}` {dates_line(claim, block)}." for name, (claim, block) in claimed.items()),
+        "",
+        table(
+            ["model", "question", "answer", "date read"],
+            [
+                [name, item["question"], " ".join(str(item["answer"]).split()), item["parsed"] or "none"]
+                for name, (claim, _) in claimed.items()
+                for item in (claim or {}).get("answers", [])
+            ],
+        ),
+        "",
+    ]
+    return lines
+
+
+def knowledge_console_lines(
+    model: str, block: Mapping[str, Any] | None, claim: Mapping[str, Any] | None = None
+) -> list[str]:
+    """What the console says of a model's knowledge date: the date, what it says its cutoff is beside the date
+    and the horizon, the published cutoff given with ``--cutoff``, and the ``--deployed-at`` forecast (or a
+    warning when it forecasts nothing)."""
     lines = [knowledge_date_line(model, block)]
+    said = dates_line(claim, block) if claim else None
+    if said:
+        lines.append(f"[bold]{model}[/]: {said}")
     if block and block.get("published_cutoff"):
         lines.append(f"[bold]{model}[/]: published cutoff {block['published_cutoff']} (--cutoff)")
     forecast = (block or {}).get("deployed_at")

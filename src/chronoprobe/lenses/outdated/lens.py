@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -20,6 +21,8 @@ from chronoprobe.lenses.outdated.audit import (
     load_gold,
     run_audit,
 )
+from chronoprobe.lenses.outdated.claimed_cutoff import ask_cutoff
+from chronoprobe.lenses.outdated.prompts import CUTOFF_QUESTIONS
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.provenance import Provenance
 from chronoprobe.reports.metric_format import cell
@@ -76,6 +79,8 @@ class OutdatedLens(Lens[ResponseRecord]):
         "as_of.inconsistency_pct",
         "knowledge_date",
         "knowledge_date_naive",
+        "knowledge_horizon",
+        "claimed_cutoff",
         "published_cutoff",
         "freshness_half_life_years",
         "still_current_at_snapshot_pct",
@@ -88,6 +93,8 @@ class OutdatedLens(Lens[ResponseRecord]):
         self.facts: list[Fact] = []
         self.gold: Snapshot | None = None
         self.no_gold: dict[str, str] = {}
+        self.claims: dict[str, dict[str, Any]] = {}
+        """Model label -> what it said its knowledge cutoff is (``claimed_cutoff``), filled by :meth:`run`."""
 
     def load(self, fetch_progress: Callable[[int], None] | None = None) -> None:
         """Facts and gold answers; with ``live``, the Wikidata query runs here (``fetch_progress`` counts rows,
@@ -101,6 +108,11 @@ class OutdatedLens(Lens[ResponseRecord]):
         self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
         self.loaded = True
 
+    def template_as_of(self) -> dt.date:
+        """The day the gold describes: ``--as-of``, else the snapshot's retrieval date."""
+        assert self.gold is not None, "load() first"
+        return self.config.as_of or self.gold.retrieved
+
     def notices(self) -> list[str]:
         assert self.gold is not None, "load() first"
         lines = [f"live answers saved as snapshot {self.gold.name}"] if self.config.live else []
@@ -113,6 +125,7 @@ class OutdatedLens(Lens[ResponseRecord]):
         from rich.text import Text
 
         from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
+        from chronoprobe.reports.markdown import template_date_text
 
         calls = run.provenance.model_calls_made or {}
         judged, missing = len(self.facts) - len(self.no_gold), len(self.no_gold)
@@ -124,8 +137,12 @@ class OutdatedLens(Lens[ResponseRecord]):
                 f"{spec}: {shares} (soft constraint, 95% Wilson intervals; {judged} facts judged, "
                 f"{missing} without gold; {calls.get(spec)} new model calls)"
             )
+            known = knowledge_console_lines(spec, numbers.get("knowledge_date"), numbers.get("claimed_cutoff"))
+            lines += [Text.from_markup(line).plain for line in known]
             lines += [
-                Text.from_markup(line).plain for line in knowledge_console_lines(spec, numbers.get("knowledge_date"))
+                f"{spec}: chat template {template_date_text(m)}"
+                for m in run.provenance.models
+                if m.label == spec and m.template_takes_date
             ]
         return lines
 
@@ -145,7 +162,8 @@ class OutdatedLens(Lens[ResponseRecord]):
         if not self.loaded and not self.config.live:
             self.load()
         asked = [f for f in self.facts if f.fact_id not in self.no_gold] if self.loaded else audit_facts(self.config)
-        return Workload(items=len(asked), unit="facts", calls=sum(len(f.templates) for f in asked))
+        claims = len(CUTOFF_QUESTIONS) if self.config.claimed_cutoff else 0
+        return Workload(items=len(asked), unit="facts", calls=sum(len(f.templates) for f in asked) + claims)
 
     @classmethod
     def comparable(cls, run: Run, model: str) -> Comparable:
@@ -163,9 +181,13 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ResponseRecord]:
         assert self.gold is not None, "load() first"
-        total = sum(len(f.templates) for f in self.facts if f.fact_id not in self.no_gold)
+        claims = len(CUTOFF_QUESTIONS) if self.config.claimed_cutoff else 0
+        total = sum(len(f.templates) for f in self.facts if f.fact_id not in self.no_gold) + claims
         tick = progress(model.info.label, total) if progress else None
-        return run_audit(self.config, model, self.facts, self.gold, progress=tick)
+        rows = run_audit(self.config, model, self.facts, self.gold, progress=tick)
+        if self.config.claimed_cutoff:
+            self.claims[model.info.label] = ask_cutoff(model, progress=tick)
+        return rows
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ResponseRecord]) -> Summary:
         from chronoprobe.lenses.outdated.summary import ALL, summarize_model
@@ -178,6 +200,8 @@ class OutdatedLens(Lens[ResponseRecord]):
             )
             per_model[spec]["name"] = model.info.name or spec  # short label for the plots
             per_model[spec]["knowledge_date"] = self._knowledge_date(model, [r for r in rows if r.model == spec])
+            if spec in self.claims:  # absent under --no-claimed-cutoff: the summary reads as before
+                per_model[spec]["claimed_cutoff"] = self.claims[spec]
         as_of = self.config.as_of.isoformat() if self.config.as_of else None
         return self.summary_from_detail({"as_of": as_of, "models": per_model, "overall_key": ALL})
 

@@ -27,6 +27,8 @@ HEADLINE = (
     *_HEADLINE,
     *(f"as_of.{m}" for m in _HEADLINE),
     "knowledge_date",
+    "knowledge_horizon",
+    "claimed_cutoff",
     "published_cutoff",
     "freshness_half_life_years",
 )
@@ -47,6 +49,8 @@ class ModelNumbers(TypedDict):
     """Short label for the plots."""
     knowledge_date: NotRequired[dict[str, Any] | None]
     """Absent in runs from before the knowledge date."""
+    claimed_cutoff: NotRequired[dict[str, Any] | None]
+    """What the model says its knowledge cutoff is (lenses/outdated/claimed_cutoff.py); absent when not asked."""
 
 
 class RunDetail(TypedDict):
@@ -145,6 +149,7 @@ def run_metrics(detail: RunDetail) -> list[Metric]:
             for category, group in groups.items():
                 found.extend(group_metrics(key, category, group, prefix))
         found.extend(knowledge_date_metrics(key, model.get("knowledge_date")))
+        found.extend(claimed_cutoff_metrics(key, model.get("claimed_cutoff")))
     return _headlines(found)
 
 
@@ -176,6 +181,8 @@ def knowledge_date_metrics(model: str, block: Mapping[str, Any] | None) -> list[
     for category, entry in (block.get("per_category") or {}).items():
         found.append(from_estimate(model, category, "knowledge_date", entry["estimate"]))
         found.append(from_estimate(model, category, "knowledge_date_naive", entry["naive"]))
+    if block.get("horizon"):
+        found.append(from_estimate(model, ALL, "knowledge_horizon", block["horizon"]))
     if block.get("published_cutoff_year") is not None:
         cutoff = number(block["published_cutoff_year"])
         found.append(Metric(model=model, group=ALL, name="published_cutoff", value=cutoff, unit="year"))
@@ -188,6 +195,29 @@ def knowledge_date_metrics(model: str, block: Mapping[str, Any] | None) -> list[
             name = "deployed_at.stale_pct" if months == "0" else f"deployed_at.stale_{months}m_pct"
             found.append(from_estimate(model, category, name, point))
     return found
+
+
+def claimed_cutoff_metrics(model: str, block: Mapping[str, Any] | None) -> list[Metric]:
+    """The cutoff the model claims (decimal year of the month, or of the year it names; n = answers that named a
+    date). A year named without a month spans that year: the row's interval is its first to its last month."""
+    if not block:
+        return []
+    year, label = number(block.get("year")), block.get("value")
+    low = high = None
+    if year is not None and isinstance(label, str) and "-" not in label:
+        low, high = year, year + 11.0 / 12.0
+    return [
+        Metric(
+            model=model,
+            group=ALL,
+            name="claimed_cutoff",
+            value=year,
+            n=int(block.get("n") or 0),
+            ci_low=low,
+            ci_high=high,
+            unit="year",
+        )
+    ]
 
 
 def _headlines(found: list[Metric]) -> list[Metric]:

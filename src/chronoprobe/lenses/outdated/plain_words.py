@@ -1,4 +1,5 @@
-"""The outdated lens's sentences in ``chronoprobe check``'s paragraph: freshness and knowledge date.
+"""The outdated lens's sentences in ``chronoprobe check``'s paragraph: freshness, knowledge date, and the cutoff
+the model claims beside its knowledge date and horizon.
 
 Built only from the run's metric records (soft-constraint shares over every fact, the knowledge
 date and the deployment forecast), each quoted with its 95% interval and n.
@@ -7,6 +8,7 @@ date and the deployment forecast), each quoted with its 95% interval and n.
 from __future__ import annotations
 
 from chronoprobe.contract.runlog import Summary
+from chronoprobe.lenses.outdated.claimed_cutoff import claim_words
 from chronoprobe.lenses.outdated.knowledge_date import is_wide
 from chronoprobe.lenses.outdated.metric_records import read_run_detail
 from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, quote, span, too_few, value_text
@@ -69,5 +71,20 @@ def _deployed(summary: Summary, model: str) -> str:
     return text + "."
 
 
+def claimed(summary: Summary, model: str) -> str | None:
+    """What it says its cutoff is, beside the world its answers describe and the latest change it knows."""
+    entry = read_run_detail(summary.detail)["models"].get(model)
+    said = claim_words(entry.get("claimed_cutoff") if entry is not None else None)
+    if said is None:
+        return None
+    sentence = f"Claimed cutoff: it {said}"
+    date, horizon = find(summary, model, "knowledge_date"), find(summary, model, "knowledge_horizon")
+    if date is not None and date.value is not None:
+        sentence += f"; its answers describe {brief(date)}"
+    if horizon is not None and horizon.value is not None:
+        sentence += f"; the latest change it knows is {brief(horizon)}, of {horizon.n} facts it answers up-to-date"
+    return sentence + "."
+
+
 def sentences(summary: Summary, model: str) -> list[str]:
-    return [s for s in (freshness(summary, model), knowledge_date(summary, model)) if s]
+    return [s for s in (freshness(summary, model), knowledge_date(summary, model), claimed(summary, model)) if s]

@@ -19,13 +19,14 @@ from chronoprobe.io import (
     write_text_atomic,
 )
 from chronoprobe.lenses.outdated.audit import ResponseRecord
-from chronoprobe.lenses.outdated.knowledge_report import knowledge_lines, write_knowledge_plots
+from chronoprobe.lenses.outdated.knowledge_report import claim_lines, knowledge_lines, write_knowledge_plots
 from chronoprobe.lenses.outdated.prompts import prompting_label
 from chronoprobe.lenses.outdated.summary import ALL
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, VERDICTS
 from chronoprobe.metrics.uncertainty import cell, ci_cell
+from chronoprobe.models.chat_dates import TEMPLATE
 from chronoprobe.provenance import Provenance
-from chronoprobe.reports.markdown import provenance_section, table
+from chronoprobe.reports.markdown import provenance_section, table, template_date_text
 
 
 def _verdict_rows(
@@ -51,12 +52,34 @@ _INTERVALS_NOTE = (
 
 
 def _prompting_lines(provenance: Provenance) -> list[str]:
-    """Which prompt form each model got (chat template + instruction, or the bare sentence) and its licence."""
+    """Which prompt form each model got (chat template + instruction, or the bare sentence), the day its chat
+    template was told, and its licence."""
     rows = [
-        [m.label, prompting_label(chat_template=m.chat_template), m.extra.get("licence", "–")]
+        [m.label, prompting_label(chat_template=m.chat_template), template_date_text(m), m.extra.get("licence", "–")]
         for m in provenance.models
     ]
-    return ["## Prompting", "", table(["model", "prompting", "licence"], rows), ""] if rows else []
+    if not rows:
+        return []
+    return [
+        "## Prompting",
+        "",
+        table(["model", "prompting", "day the chat template is told", "licence"], rows),
+        "",
+        *_clock_lines(provenance),
+    ]
+
+
+def _clock_lines(provenance: Provenance) -> list[str]:
+    """A warning for each model whose prompt changes with the machine's date (``--template-date template``)."""
+    moving = [m.label for m in provenance.models if m.template_date == TEMPLATE and m.template_takes_date]
+    if not moving:
+        return []
+    return [
+        f"**The prompts of {', '.join(f'`{name}`' for name in moving)} change with the machine's date**: "
+        "`--template-date template` left the chat template its own clock, so a rerun on another day asks other "
+        "prompts and misses the call cache. Without it the template is told the audit's as-of date.",
+        "",
+    ]
 
 
 def render_markdown(per_model: Mapping[str, Mapping[str, Any]], provenance: Provenance, as_of: str | None) -> str:
@@ -130,6 +153,9 @@ def render_markdown(per_model: Mapping[str, Mapping[str, Any]], provenance: Prov
         "![verdicts per category](verdicts.png)",
         "",
         *knowledge_lines(_knowledge_blocks(per_model)),
+        *claim_lines(
+            {str(s.get("name") or m): (s.get("claimed_cutoff"), s.get("knowledge_date")) for m, s in per_model.items()}
+        ),
         provenance_section(provenance),
     ]
     return "\n".join(parts)
