@@ -81,7 +81,7 @@ def _module_imports() -> dict[str, set[str]]:
 
     ``from a import b`` counts as an import of ``a.b`` where that is a module, else of ``a``. The
     package root imports its public surface by name on first use (and only for type checking in
-    its source), so it is left out as an importer: every module may import ``__version__`` from it.
+    its source), so it is left out as an importer (the release is ``chronoprobe.version``'s, a leaf).
     """
     files = {}
     for path in PACKAGE.rglob("*.py"):

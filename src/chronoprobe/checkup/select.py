@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from chronoprobe import __version__
+from chronoprobe.version import __version__
 from chronoprobe.cache import stable_hash
 from chronoprobe.contract.lens import Budget, CheckContext, Lens, lens_class, lens_config, lens_names
 from chronoprobe.errors import ConfigError, PluginError

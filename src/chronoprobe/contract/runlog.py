@@ -75,7 +75,9 @@ class Summary(BaseModel):
     headline: dict[str, dict[str, float | None]]
     """Per model key: the few numbers a run is judged by (e.g. soft-constraint up-to-date %)."""
     detail: dict[str, Any]
-    """The lens's own summary layout (what its ``summary.json`` holds, without provenance)."""
+    """The lens's own summary layout (what its ``summary.json`` holds, without provenance). Untyped here on
+    purpose: the layout is each lens's own (a plug-in's is unknown to the run log), and every reader outside the
+    lens reads :attr:`metrics`; a lens reads its own layout through its typed view (:func:`typed_detail`)."""
     metrics: list[Metric] = []
     """Every number of the run, lens-neutral: what ``chronoprobe results`` and the card show."""
     dataset: str = ""

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from chronoprobe import __version__
+from chronoprobe.version import __version__
 from chronoprobe.cache import stable_hash
 from chronoprobe.errors import ChronoprobeError, ConfigError, EndpointError
 from chronoprobe.knowledge.sparql import QUERY_TEMPLATE, build_query, parse_results

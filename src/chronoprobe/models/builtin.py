@@ -210,12 +210,6 @@ def _hf_files(spec: ModelSpec, options: BaseModel) -> Any:
 # --- loaders ------------------------------------------------------------------------------------------------
 
 
-def load_mock(request: ModelRequest, options: MockOptions) -> Backend:
-    from chronoprobe.testing.mock import mock_from_spec
-
-    return mock_from_spec(request.spec.target, chat_template=options.chat_template, **_fixed(options.batch_size))
-
-
 def _gguf_path(spec: ModelSpec) -> Path:
     from chronoprobe.models import embedded
 
@@ -490,7 +484,7 @@ OPENAI = BackendKind(
 )
 MOCK = BackendKind(
     kind="mock",
-    load=f"{_HERE}:load_mock",
+    load="chronoprobe.testing.mock:load_mock",  # imported on use: models do not import testing
     options=MockOptions,
     short="mock:<name>",
     parse=_mock_spec,

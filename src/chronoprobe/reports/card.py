@@ -27,7 +27,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import __version__, plugins
+from chronoprobe import plugins
+from chronoprobe.version import __version__
 from chronoprobe.errors import ConfigError
 from chronoprobe.reports.tidy_table import ALL, Row, Run, lens_order, run_rows
 

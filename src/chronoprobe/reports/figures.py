@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from chronoprobe import __version__
+from chronoprobe.version import __version__
 from chronoprobe.io import staging_dir
 
 KEEP = 256

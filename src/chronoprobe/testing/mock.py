@@ -53,7 +53,9 @@ from chronoprobe.models.base import (
     Sample,
     require,
 )
+from chronoprobe.models.builtin import MockOptions
 from chronoprobe.models.defaults import MOCK_BATCH
+from chronoprobe.models.registry import ModelRequest
 
 MOCK_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {Capability.TOPK_LOGPROBS}
 """What a mock offers unless told otherwise: everything a local model offers."""
@@ -332,3 +334,9 @@ def mock_from_spec(target: str, *, batch_size: int | None = None, chat_template:
     if batch_size is not None:  # else the backend's own default
         options["batch_size"] = batch_size
     return MockBackend(handler, name=target, **options)
+
+
+def load_mock(request: ModelRequest, options: MockOptions) -> MockBackend:
+    """The ``mock:`` backend's loader, as its registration (``models/builtin.py``) names it: imported on use."""
+    fixed = options.batch_size if isinstance(options.batch_size, int) else None  # auto: the stand-in's own
+    return mock_from_spec(request.spec.target, chat_template=options.chat_template, batch_size=fixed)
