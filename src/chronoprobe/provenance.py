@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from chronoprobe import threads
-from chronoprobe.version import __version__
 from chronoprobe.models.base import BackendInfo, Producer
 from chronoprobe.models.registry import strip_url_credentials
+from chronoprobe.version import __version__
 
 if TYPE_CHECKING:
     from chronoprobe.cache import AnswerTally, CachedModel

@@ -38,7 +38,7 @@ class ToyConfig(BaseModel):
     max_new_tokens: int = 8
     """Tokens per answer."""
     notes: dict[str, str] = {}
-    """Not offered: the CLI has no option type for a mapping."""
+    """Not offered: the CLI has no option type for a mapping (so the lens names it in internal_fields)."""
 
 
 class ToyRow(BaseModel):
@@ -55,6 +55,7 @@ class ToyLens(Lens[ToyRow]):
     kind = "toy run"
     row_type = ToyRow
     config_type = ToyConfig
+    internal_fields = frozenset({"notes"})
 
     def load(self) -> None:
         config: ToyConfig = self.config  # type: ignore[assignment]  # Lens keeps the config as a BaseModel

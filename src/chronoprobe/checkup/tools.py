@@ -8,71 +8,39 @@ take the options.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
 
-from chronoprobe.contract.lens import Budget, ProgressFactory
+from chronoprobe.checkup.config import CheckToolConfig
+from chronoprobe.checkup.junit import JUNIT, is_our_junit
+from chronoprobe.checkup.plan import plan_line, total_line
+from chronoprobe.checkup.report import CHECK_KIND
+from chronoprobe.checkup.run import CheckResult, default_check_out, plan, prepare, run_prepared
+from chronoprobe.contract.publish import OpenFolder, Output, check_output_file, check_outside
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
-from chronoprobe.knowledge.snapshot import SnapshotRef
-from chronoprobe.models.registry import ModelRequest
-from chronoprobe.values import HttpUrl
+from chronoprobe.errors import ConfigError
+from chronoprobe.renames import accept_renamed
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from chronoprobe.checkup.run import CheckResult
     from chronoprobe.reports.tidy_formats import Format
     from chronoprobe.reports.tidy_table import Found
 
 __all__ = ["CardTool", "CardToolConfig", "CheckTool", "CheckToolConfig", "ResultsTool", "ResultsToolConfig"]
 
 
-class CheckToolConfig(BaseModel):
-    """``chronoprobe check``: every option, as the command takes it (the shared model options beside them)."""
-
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-
-    model: tuple[str, ...] = ()
-    """The model specs to check (default: the embedded SmolLM2)."""
-    budget: Budget = "quick"
-    """quick (SmolLM2 on 2 CPU cores: 4 min at load 2, 7 min at load 5), standard (44 min at load 5), full (the
-    papers' runs; hours). docs/check.md gives each one's sizes and times."""
-    out: Path | None = None
-    """Where to write the check folder (default: a new results/check/<model>-<timestamp>). The same folder again
-    resumes: lenses that finished with the same settings are kept."""
-    lens: tuple[str, ...] = ()
-    """Only this lens (repeatable; the lenses it needs run too). Default: every lens."""
-    live: bool = False
-    """Judge against today's answers (queries --endpoint; saves a snapshot)."""
-    snapshot: SnapshotRef | None = None
-    """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
-    endpoint: HttpUrl | None = None
-    """SPARQL endpoint for --live (default: the Wikidata Query Service)."""
-    deployed_at: str | None = None
-    """Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): the share of what it knows
-    that is stale then, 6 and 12 months later."""
-    require: tuple[str, ...] = ()
-    """A threshold, 'LENS.METRIC[.CLASS] OP VALUE' with the metric as `chronoprobe results` names it (class all
-    unless named), e.g. 'outdated.soft_constraint_pct.up-to-date >= 40' (repeatable). It fails only when the
-    whole 95% interval misses it (--strict: the point value). Exit 1 if one fails."""
-    strict: bool = False
-    """Compare thresholds with point values."""
-    junit: Path | None = None
-    """Write a JUnit XML file: one test case per threshold and per lens."""
-
-
 class CheckTool(Tool["CheckResult"]):
     """Ask a model every question at once: each lens at the budget's size, one folder, a paragraph per model."""
 
-    # The check writes its own folder (resumable, chronoprobe.checkup.run), so the runner claims nothing;
-    # every user error (a model spec, --junit, a bad threshold, a size, the folder) is refused before any
-    # model loads. Exit 1 when a threshold fails. (The docstring above is the command's --help.)
+    # The check writes its folder as it goes and resumes it (chronoprobe.checkup.run), each lens's run folder
+    # inside it through the one runner; every user error (a model spec, --junit, a bad threshold, a size, the
+    # folder) is refused before any model loads. Exit 1 when a threshold fails. (The docstring above is the
+    # command's --help.)
 
     name = "check"
     command = "check"
@@ -80,63 +48,42 @@ class CheckTool(Tool["CheckResult"]):
     input_options: ClassVar[dict[str, str]] = {"live": "--live", "strict": "--strict"}
     output_fields = frozenset({"out", "junit"})
     text_paths = frozenset({"snapshot"})
-    takes_model = True
     model_options = True
+    takes_handles = True
     config: CheckToolConfig
 
     def __init__(self, config: BaseModel) -> None:
         super().__init__(config)
-        self._models: tuple[ModelRequest, ...] = ()
-        self.folder = Path()
-        """The check folder: ``--out``, else a new ``results/check/<model>-<timestamp>``."""
+        self._folder: Path | None = None
+
+    @property
+    def folder(self) -> Path:
+        """The check folder: ``--out``, else a new ``results/check/<model>-<timestamp>`` (chosen once)."""
+        if self._folder is None:
+            self._folder = self.config.out or default_check_out(self.config.models)
+        return self._folder
 
     def check_inputs(self) -> None:
-        from chronoprobe.checkup.junit import JUNIT, is_our_junit
-        from chronoprobe.checkup.run import default_check_out
-        from chronoprobe.contract.publish import check_output_file, check_outside
-        from chronoprobe.models.registry import DEFAULT_MODEL, parse_model
-
         config = self.config
-        self._models = tuple(parse_model(m) for m in config.model or (DEFAULT_MODEL,))
-        self.folder = config.out or default_check_out(self._models)
+        if config.live and config.snapshot is not None:
+            raise ConfigError(
+                "--live/--snapshot", "give one: --live judges against today's answers, --snapshot a pinned set"
+            )
         if config.junit is not None:
             check_output_file(config.junit, "--junit", ours=is_our_junit, what=JUNIT)
             check_outside(self.folder, [("--junit", config.junit)])
 
-    def run(self, context: ToolContext) -> CheckResult:
-        from chronoprobe.checkup.plan import plan_line, total_line
-        from chronoprobe.checkup.run import CheckRequest, plan, prepare, run_prepared
+    def output(self) -> Output:
+        return Output("--out", self.folder, OpenFolder(CHECK_KIND))
 
-        config = self.config
-        request = CheckRequest(
-            models=self._models,
-            budget=config.budget,
-            out=config.out,
-            lenses=config.lens,
-            live=config.live,
-            snapshot=config.snapshot,
-            endpoint=config.endpoint,
-            deployed_at=config.deployed_at,
-            require=config.require,
-            strict=config.strict,
-            cache=context.cache_path,
-            options=context.options,
-            engine=context.engine,
-        )
-        prepared = prepare(request, self.folder)  # bad thresholds, sizes or folders: exit 2, no model loaded
+    def run(self, context: ToolContext) -> CheckResult:
+        prepared = prepare(self.config, self.folder, context, self.handles)  # thresholds, sizes: no model loaded
         for line in plan(prepared):
             context.notice(escape(plan_line(line)))
         context.notice(escape(total_line(prepared.plans)))
-        # each lens opens the progress display while its models run; without one, the caller's factory
-        display = cast(Callable[[], AbstractContextManager[ProgressFactory]], context.progress)
-        result = run_prepared(
-            prepared,
-            say=lambda line: context.notice(escape(line)),
-            progress_display=display,
-            announce=context.announce,
-        )
-        if config.junit is not None:
-            result.write_junit(config.junit)
+        result = run_prepared(prepared, say=lambda line: context.notice(escape(line)))
+        if self.config.junit is not None:
+            result.write_junit(self.config.junit)
         return result
 
     def present(self, result: CheckResult) -> list[str]:
@@ -152,14 +99,18 @@ class ResultsToolConfig(BaseModel):
     """``chronoprobe results``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"fmt": "format"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     dirs: tuple[Path, ...]
     """Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."""
-    fmt: str | None = None
+    format: str | None = None
     """csv, json or parquet (default: from --out's suffix; a table without --out)."""
     out: Path | None = None
     """Where to write the table instead of the terminal (a file). An earlier table there is replaced; any other
     file is refused, never overwritten."""
+
+    _renamed = accept_renamed()
 
 
 class ResultsTool(Tool["pd.DataFrame"]):
@@ -171,7 +122,7 @@ class ResultsTool(Tool["pd.DataFrame"]):
     name = "results"
     command = "results"
     config_type = ResultsToolConfig
-    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR", "fmt": "--format"}
+    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR"}
     arguments = ("dirs",)
     config: ResultsToolConfig
 
@@ -184,7 +135,7 @@ class ResultsTool(Tool["pd.DataFrame"]):
     def check_inputs(self) -> None:
         from chronoprobe.reports.tidy_formats import check_table_file, pick_format
 
-        self.format = pick_format(self.config.fmt, self.config.out)
+        self.format = pick_format(self.config.format, self.config.out)
         if self.config.out is not None:
             check_table_file(self.config.out)
 

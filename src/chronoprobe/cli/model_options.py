@@ -73,17 +73,6 @@ def check_cache(value: Path | None) -> Path | None:
     return value
 
 
-def check_engine(value: str) -> str:
-    """local, ray, ray:auto or ray:HOST:PORT, with Ray installed for the ray forms and a named head answering."""
-    from chronoprobe.engines import parse_engine
-
-    try:
-        parse_engine(value).check()  # before any other output: an unreachable head is a bad value
-    except ChronoprobeError as exc:
-        raise typer.BadParameter(exc.problem) from None
-    return value
-
-
 DTypeOpt = Annotated[
     str, typer.Option(help="Weights dtype: auto, float32, bfloat16, float16.", callback=choice(DTYPES))
 ]
@@ -141,8 +130,7 @@ SamplerOpt = Annotated[
 ]
 EngineOpt = Annotated[
     str,
-    typer.Option(
-        callback=check_engine,
+    typer.Option(  # parsed and checked (a named head must answer) by the runner, first of all
         help="Where the calls the cache misses run: local (this process), ray (a Ray cluster started for the run), "
         "ray:auto or ray:HOST:PORT (a running cluster; pip install 'chronoprobe\\[ray]'). Results are the same.",
     ),

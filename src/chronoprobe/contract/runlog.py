@@ -33,6 +33,7 @@ from chronoprobe.io import json_kind, read_text, write_json_atomic, write_jsonl_
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import config_with_models, strip_url_credentials
 from chronoprobe.provenance import Provenance
+from chronoprobe.renames import RECORDED
 
 if TYPE_CHECKING:
     import pandas
@@ -220,7 +221,7 @@ class Run:
 def _read_config(lens: str, recorded: Mapping[str, Any], where: Path) -> BaseModel:
     config_type = config_with_models(plugins.load(lens).config_type)
     try:
-        return config_type.model_validate(dict(recorded))
+        return config_type.model_validate(dict(recorded), context=RECORDED)  # a folder of 0.2: its older names
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(part) for part in ("config", *error["loc"]))

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe import plugins
-from chronoprobe.version import __version__
 from chronoprobe.errors import ConfigError
 from chronoprobe.reports.tidy_table import ALL, Row, Run, lens_order, run_rows
+from chronoprobe.version import __version__
 
 GENERATOR = f"chronoprobe {__version__} card"
 GENERATOR_MARK = '<meta name="generator" content="chronoprobe '

@@ -24,6 +24,7 @@ from chronoprobe.io import json_kind, read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact, Statement
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, Verdict, is_fact_to_edit
+from chronoprobe.renames import RECORDED
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.outdated.metric_records import RunDetail
@@ -311,7 +312,7 @@ def audit_config_of(log: dict[str, Any], where: str) -> Any:
 
     recorded = {k: v for k, v in (log.get("config") or {}).items() if k != "models"}  # the audit's, not needed here
     try:
-        config = AuditConfig.model_validate(recorded)
+        config = AuditConfig.model_validate(recorded, context=RECORDED)  # a folder of 0.2: its older names
     except ValidationError as exc:
         raise DataError(f"{where} config", _validation_problem(exc)) from None
     if config.live:  # never query again: judge against the snapshot the live run saved
