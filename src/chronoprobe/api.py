@@ -182,9 +182,14 @@ def check(
     return cast("CheckResult", _produce(made, backend, handles, cache, progress, engine))
 
 
-load = load_run
-"""Read a run folder back: the shared run log (``run.json``) or an older folder's ``summary.json``
-(:func:`chronoprobe.contract.runlog.load_run`); a path that is no run folder is one DataError or ConfigError."""
+def load(path: Path | str) -> Run:
+    """Read a run folder back: the shared run log (``run.json``) or an older folder's ``summary.json``
+    (:func:`chronoprobe.contract.runlog.load_run`). A path that is not a run folder is one DataError naming it;
+    a value that is not a path, a ConfigError."""
+    folder = _path(path, "path")
+    if folder is None:
+        raise ConfigError("path", "give the run folder to read")
+    return load_run(folder)
 
 
 # --- what every entry point shares -------------------------------------------------------------------------

@@ -24,11 +24,11 @@ from chronoprobe.io import json_kind, read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact, Statement
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, Verdict, is_fact_to_edit
+from chronoprobe.models.registry import ModelRequest, canonical_spec, parse_model
 from chronoprobe.renames import RECORDED
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.outdated.metric_records import RunDetail
-    from chronoprobe.models.registry import ModelRequest
 
 DYKNOW_FIELDS = ("prompt", "target", "subject", "domain", "element", "attribute", "prompt_type", "questions", "answers")
 """The fields of one record in DyKnow's file, in their order."""
@@ -363,12 +363,11 @@ def _choose_model(
 
 def _name_and_spec(model: str | ModelRequest) -> tuple[str | None, str]:
     """(NAME, the spec as recorded) of a ``--model`` value; a value that is not one is a name the run may use."""
-    from chronoprobe.models.registry import canonical_spec, parse_model
-
+    if isinstance(model, ModelRequest):  # parsed already (the run's own --model)
+        return model.name, model.spec.raw
     try:
         request = parse_model(model)
     except ConfigError:
-        assert isinstance(model, str)
         return None, canonical_spec(model)
     return request.name, request.spec.raw
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -80,7 +81,7 @@ class AuditConfig(BaseModel):
 
             models = data.get("models") or default_models()
             data = {**data, "cutoff": parse_cutoffs(cutoffs, cutoff_names(models))}
-        if data.get("instruction_file") is not None:
+        if isinstance(data.get("instruction_file"), str | os.PathLike):  # anything else: the field refuses it
             data = {**data, "instruction": read_instruction(Path(data["instruction_file"]))}
         return data
 
