@@ -22,6 +22,7 @@ from typing import Literal
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.checkup.config import CheckToolConfig
+from chronoprobe.checkup.junit import write_junit
 from chronoprobe.checkup.plan import LensPlan, estimate_lens
 from chronoprobe.checkup.report import (
     CHECK_KIND,
@@ -100,8 +101,6 @@ class CheckResult:
 
     def write_junit(self, path: Path) -> None:
         """The JUnit file at ``path``: one test case per threshold and per lens (a skipped one with its reason)."""
-        from chronoprobe.checkup.junit import write_junit
-
         write_junit(path, self.gate, [(o.lens, o.reason if o.status == "skipped" else None) for o in self.lenses])
 
 

@@ -19,11 +19,14 @@ from chronoprobe.checkup.junit import JUNIT, is_our_junit
 from chronoprobe.checkup.plan import plan_line, total_line
 from chronoprobe.checkup.report import CHECK_KIND
 from chronoprobe.checkup.run import CheckResult, default_check_out, plan, prepare, run_prepared
-from chronoprobe.contract.publish import OpenFolder, Output, check_output_file, check_outside
+from chronoprobe.contract.publish import OpenFolder, Output, check_not_input, check_output_file, check_outside
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.renames import accept_renamed
+from chronoprobe.reports.card import write_card
+from chronoprobe.reports.tidy_formats import TidyView, check_table_file, encode, pick_format, write_table
+from chronoprobe.reports.tidy_table import find_runs, tidy_rows, to_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,24 +136,16 @@ class ResultsTool(Tool["pd.DataFrame"]):
         self._found: Found | None = None
 
     def check_inputs(self) -> None:
-        from chronoprobe.reports.tidy_formats import check_table_file, pick_format
-
         self.format = pick_format(self.config.format, self.config.out)
         if self.config.out is not None:
             check_table_file(self.config.out)
 
     def load(self) -> None:
-        from chronoprobe.contract.publish import check_not_input
-        from chronoprobe.reports.tidy_table import find_runs
-
         self._found = found = find_runs(self.config.dirs)
         if self.config.out is not None:
             check_not_input(self.config.out, [("RUN_DIR", run.path) for run in found.runs])
 
     def run(self, context: ToolContext) -> pd.DataFrame:
-        from chronoprobe.reports.tidy_formats import write_table
-        from chronoprobe.reports.tidy_table import tidy_rows, to_frame
-
         assert self._found is not None, "load() first"
         frame = to_frame(tidy_rows(self._found.runs))
         for warning in self._found.warnings:
@@ -161,8 +156,6 @@ class ResultsTool(Tool["pd.DataFrame"]):
 
     def answer(self, result: pd.DataFrame) -> list[Answer]:
         """The table on the terminal (one table, or grouped to fit its width), or its csv or json text."""
-        from chronoprobe.reports.tidy_formats import TidyView, encode
-
         if self.config.out is not None:
             return []
         if self.format == "table":
@@ -199,8 +192,6 @@ class CardTool(Tool[list[Run]]):
     config: CardToolConfig
 
     def run(self, context: ToolContext) -> list[Run]:
-        from chronoprobe.reports.card import write_card
-
         config = self.config
         return write_card(
             config.dirs, config.out, config.title, warn=lambda line: context.notice(f"[yellow]warning[/]: {line}")

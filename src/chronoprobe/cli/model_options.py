@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, get_args, get_type_hints
 
 import typer
+from pydantic import TypeAdapter, ValidationError
 
 from chronoprobe.cache import check_cache_file
 from chronoprobe.cli.options import choice
@@ -46,8 +47,6 @@ class ShownAs:
 
 def parse_batch_size(value: str) -> int | str:
     """``--batch-size`` as the backends' ``BatchSize``: a whole number of at least 1, or ``auto``."""
-    from pydantic import TypeAdapter, ValidationError
-
     try:
         parsed: int | str = TypeAdapter(BatchSize).validate_python(value)
     except ValidationError:
