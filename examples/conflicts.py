@@ -17,7 +17,13 @@ limit = int(os.environ.get("CHRONOPROBE_EXAMPLE_LIMIT", "6"))
 judge = os.environ.get("CHRONOPROBE_EXAMPLE_JUDGE", "embedding")  # the equivalence judge; "exact" needs no model
 
 run = cp.run(
-    "conflicts", model=model, dataset="dynamicqa", data=data, limit=limit, judge=judge, persuasion={"n_samples": 2}
+    "conflicts",
+    models=model,
+    dataset="dynamicqa",
+    data=data,
+    balanced_limit=limit,
+    judge=judge,
+    persuasion={"n_samples": 2},
 )
 for spec, numbers in run.summary.headline.items():
     cps = {name.split(".")[0]: value for name, value in numbers.items() if name.endswith(".cp")}

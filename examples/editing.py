@@ -13,10 +13,10 @@ model = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CHRONOPROBE_EXAMPL
 methods = tuple((sys.argv[2] if len(sys.argv) > 2 else "rag-gold,ike-null").split(","))
 limit = int(os.environ.get("CHRONOPROBE_EXAMPLE_LIMIT", "20"))
 
-audit = cp.run("outdated", model=model, limit=limit)
+audit = cp.run("outdated", models=model, limit=limit)
 # A tiny model answers few facts outdated, so DyKnow's rule (the default, select="outdated") may leave none
 # among 20; for a first look, edit every fact it does not answer up-to-date.
-fixed = cp.run("editing", model=model, from_run=audit.path, methods=methods, select="not-up-to-date")
+fixed = cp.run("editing", models=model, from_=audit.path, method=methods, select="not-up-to-date")
 for spec, numbers in fixed.summary.headline.items():
     print(spec, {name: round(100 * (value or 0.0), 1) for name, value in numbers.items()})
 print(f"{len(fixed.rows)} answers; report: {fixed.path / 'report.md'}")

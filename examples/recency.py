@@ -15,7 +15,7 @@ spec = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CHRONOPROBE_EXAMPLE
 sample = int(os.environ.get("CHRONOPROBE_EXAMPLE_LIMIT", "20"))
 
 model = cp.model(spec)  # loaded once: used by the evaluation and by every gate call below
-run = cp.run("recency", model=model, sample=sample, strategies=("zero-shot",), context="without")
+run = cp.run("recency", models=model, sample=sample, strategy=("zero-shot",), context_mode="without")
 for name, value in run.summary.headline[model.spec].items():
     print(f"{name}: {value:.3f}" if value is not None else f"{name}: -")
 

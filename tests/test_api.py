@@ -119,7 +119,7 @@ def test_to_pandas_and_its_clear_error(mock_spec: str, tmp_path: Path, monkeypat
 def test_user_mistakes_are_one_line_errors(mock_spec: str, tmp_path: Path) -> None:
     with pytest.raises(cp.ConfigError, match="'fixing' is not a lens"):
         cp.run("fixing", model=mock_spec)
-    with pytest.raises(cp.ConfigError, match=r"from_run .* or dataset"):  # editing needs the facts to edit
+    with pytest.raises(cp.ConfigError, match=r"from_ .* or dataset"):  # editing needs the facts to edit
         cp.run("editing", model=mock_spec)
     with pytest.raises(cp.ConfigError, match="limt"):
         cp.run("outdated", model=mock_spec, limt=3)

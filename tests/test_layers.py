@@ -21,8 +21,8 @@ BUILDS_ON = {"lenses.editing": {"lenses.outdated"}}
 ENTRY_POINTS = {"api", "checkup", "cli", "integrations", "__main__"}
 """``integrations``: the inspect_ai tasks, the lm-eval export and the harness log readers; ``checkup``:
 ``chronoprobe check``, which drives every lens."""
-CONTRACT_ABOVE = {"contract.lens", "contract.tool", "contract.runner"}
-"""The shapes and the runner of the run contract; its records and publishing (``contract.runlog``,
+CONTRACT_ABOVE = {"contract.lens", "contract.tool", "contract.runner", "contract.lens_run"}
+"""The shapes and the runner of the run contract (and a lens run as a command); its records and publishing (``contract.runlog``,
 ``contract.publish``) sit with the calls layer, where the readers below the lenses use them."""
 ABOVE_THE_FOUNDATION = LENSES | CONTRACT_ABOVE | ENTRY_POINTS
 SPLIT = {"lenses", "contract"}
@@ -81,7 +81,7 @@ def _module_imports() -> dict[str, set[str]]:
 
     ``from a import b`` counts as an import of ``a.b`` where that is a module, else of ``a``. The
     package root imports its public surface by name on first use (and only for type checking in
-    its source), so it is left out as an importer: every module may import ``__version__`` from it.
+    its source), so it is left out as an importer (the release is ``chronoprobe.version``'s, a leaf).
     """
     files = {}
     for path in PACKAGE.rglob("*.py"):

@@ -11,9 +11,10 @@ import pytest
 
 import chronoprobe as cp
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.contract.lens import LENSES, ModelLoader, headline_lines, lens_config
+from chronoprobe.contract.lens import LENSES, ModelLoader, headline_lines
+from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.contract.runlog import Metric, Summary
-from chronoprobe.contract.runner import execute
+from chronoprobe.contract.runner import produce
 from chronoprobe.engines import Engine, ModelSource
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
@@ -57,10 +58,10 @@ def noting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def test_the_notices_come_before_the_plan_and_the_helper_gets_the_runs_options(noting: None, tmp_path: Path) -> None:
     told: list[str] = []
-    lens = NotingLens(lens_config(NotingLens, ["mock:years"], {"limit": 2}))
-    run = execute(
-        lens,
-        tmp_path / "run",
+    made = lens_tool(NotingLens).from_options(models=["mock:years"], limit=2, out=tmp_path / "run")
+    lens = made.lens
+    run = produce(
+        made,
         options=BackendOptions(dtype="float32", batch_size=3),
         cache=tmp_path / "c.sqlite",
         notice=told.append,
@@ -109,5 +110,5 @@ def test_weight_edits_on_another_engine_are_refused_from_python_before_any_model
     monkeypatch.setattr("chronoprobe.contract.runner.load_models", no_models)
     out = tmp_path / "edits"
     with pytest.raises(ConfigError, match=r"^--engine ray:stand-in: rome edit the weights in this process"):
-        cp.run("editing", model="mock:echo", dataset=EDIT_SET, methods="rome", engine=_Elsewhere(), out=out)
+        cp.run("editing", models="mock:echo", dataset=EDIT_SET, method="rome", engine=_Elsewhere(), out=out)
     assert not out.exists()

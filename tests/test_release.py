@@ -15,10 +15,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_version_matches_pyproject_and_the_changelog() -> None:
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" in project["project"]["dynamic"]  # written once, in chronoprobe/version.py
+    attr = project["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "chronoprobe.version.__version__"
+    declared = re.search(r'^__version__ = "(.+)"$', (ROOT / "src/chronoprobe/version.py").read_text(), re.M)
+    assert declared is not None
     newest = re.search(r"^## \[(\d+\.\d+\.\d+)\]", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
     assert newest is not None
-    assert chronoprobe.__version__ == declared == newest.group(1) == "0.2.0"
+    assert chronoprobe.__version__ == declared.group(1) == newest.group(1) == "0.2.0"
 
 
 def test_the_sampler_is_in_the_provenance_and_its_report_section() -> None:

@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import Lens
-from chronoprobe.contract.runner import default_out, execute
+from chronoprobe.contract.lens_run import default_out, lens_tool
+from chronoprobe.contract.runlog import Run
+from chronoprobe.contract.runner import produce
 from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
 from chronoprobe.lenses.outdated.audit import AuditConfig
 from chronoprobe.lenses.outdated.lens import OutdatedLens
@@ -50,6 +53,12 @@ def _cached(spec: str, cache: CallCache) -> CachedModel:
     return CachedModel(backend, cache)
 
 
+def execute(lens: type[Lens[Any]], config: BaseModel, out: Path, **settings: Any) -> Run:
+    """A run of ``lens`` with ``config`` through the one runner, published at ``out``."""
+    run: Run = produce(lens_tool(lens).of(config, out), **settings)
+    return run
+
+
 def _log(folder: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((folder / "run.json").read_text(encoding="utf-8"))
 
@@ -66,7 +75,7 @@ def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, moc
         with_as_of=False,
         no_gold=facts_without_gold(facts, gold),
     )
-    result = execute(OutdatedLens(config), tmp_path / "run", cache=tmp_path / "calls.sqlite")
+    result = execute(OutdatedLens, config, tmp_path / "run", cache=tmp_path / "calls.sqlite")
     new = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))["models"][mock_spec]
     new.pop("name")
     assert (
@@ -95,13 +104,13 @@ def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock
     from chronoprobe.lenses.recency.summary import summarise
 
     config = RecencyRunConfig(
-        models=(mock_spec,), data=str(ASSETS / "recency_sample.json"), sample=6, strategies=("zero-shot", "few-shot")
+        models=(mock_spec,), data=str(ASSETS / "recency_sample.json"), sample=6, strategy=("zero-shot", "few-shot")
     )
     pool = load_recencyqa(config.data)
     questions = stratified_sample(pool, 6, 0)
     old_rows = evaluate(questions, _cached(mock_spec, CallCache(tmp_path / "calls.sqlite")), config, pool=pool)
     old = json.loads(json.dumps(summarise([RecencyRow(**r) for r in old_rows], config.tolerance)))
-    execute(RecencyLens(config), tmp_path / "run", cache=tmp_path / "calls.sqlite")
+    execute(RecencyLens, config, tmp_path / "run", cache=tmp_path / "calls.sqlite")
     new = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     new.pop("provenance")
     for run in new["runs"]:
@@ -120,9 +129,14 @@ def test_conflicts_through_the_runner_equals_its_steps(tmp_path: Path, mock_spec
     from chronoprobe.lenses.conflicts import run as steps
     from chronoprobe.lenses.conflicts.prompts import PromptWording
 
-    options = {"dataset": "dynamicqa", "methodology": methodology, "data": ASSETS / "dynamicqa_small", "limit": 3}
+    options = {
+        "dataset": "dynamicqa",
+        "methodology": methodology,
+        "data": ASSETS / "dynamicqa_small",
+        "balanced_limit": 3,
+    }
     if methodology == "mulan":
-        options |= {"dataset": "mulan", "aliases": ASSETS / "mulan_aliases.jsonl", **_mulan_files(tmp_path)}
+        options |= {"dataset": "mulan", "aliases_file": ASSETS / "mulan_aliases.jsonl", **_mulan_files(tmp_path)}
     config = ConflictsConfig(judge="exact", models=(mock_spec,), **options)
     cache = CallCache(tmp_path / "calls.sqlite")
     judge = load_judge("exact", cache=cache) if methodology == "dynamicqa" else None
@@ -130,7 +144,7 @@ def test_conflicts_through_the_runner_equals_its_steps(tmp_path: Path, mock_spec
     inputs, classes = steps.load_inputs(config)  # the pipeline's steps, one by one
     rows = steps.run_model(config, model, judge, inputs, PromptWording(), None)
     summary = steps.summarise(config, [model], rows, classes)
-    execute(ConflictsLens(config), tmp_path / "new", cache=tmp_path / "calls.sqlite")
+    execute(ConflictsLens, config, tmp_path / "new", cache=tmp_path / "calls.sqlite")
     new = json.loads((tmp_path / "new" / "summary.json").read_text(encoding="utf-8"))
     assert new["summary"] == json.loads(json.dumps(summary)) and new["classes"] == list(classes)
     written = (tmp_path / "new" / "items.jsonl").read_text(encoding="utf-8").splitlines()
@@ -205,14 +219,14 @@ def test_bad_data_fails_before_any_model_loads(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr("chronoprobe.contract.runner.load_backend", refuse)
     missing = tmp_path / "missing.json"
-    lenses: list[Lens[Any]] = [
-        RecencyLens(RecencyRunConfig(data=str(missing))),
-        ConflictsLens(ConflictsConfig(dataset="dynamicqa", data=missing)),  # type: ignore[call-arg]  # a validator fills methodology from dataset
-        OutdatedLens(AuditConfig(facts_file=missing)),
+    lenses: list[tuple[type[Lens[Any]], BaseModel]] = [
+        (RecencyLens, RecencyRunConfig(data=str(missing))),
+        (ConflictsLens, ConflictsConfig(dataset="dynamicqa", data=missing)),  # type: ignore[call-arg]  # a validator fills methodology from dataset
+        (OutdatedLens, AuditConfig(facts=missing)),
     ]
-    for lens in lenses:
+    for lens, config in lenses:
         with pytest.raises(ChronoprobeError):
-            execute(lens, tmp_path / lens.name)
+            execute(lens, config, tmp_path / lens.name)
         assert not (tmp_path / lens.name).exists()
 
 

@@ -67,8 +67,9 @@ def test_the_config_declares_the_command_as_it_is(name: str) -> None:
         if not info.is_required():
             default = info.default
             expected = str(default) if isinstance(default, Path) else default
-            assert param["default"] == expected or (param["default"] is None and default == ()), field
-        if not (field == "model" and tool.takes_model):  # --model's help is the shared spec list
+            given = param["default"] is None and (default == () or field == "models")  # --model: the config's default
+            assert param["default"] == expected or given, field
+        if field != "models":  # --model's help is the shared spec list
             assert " ".join((info.description or "").split()) == helps[field], field
 
 
@@ -178,13 +179,13 @@ def test_label_from_python_replaces_its_own_dataset_and_refuses_a_users(tmp_path
 
 
 def test_editing_dataset_from_python_writes_the_build_record_the_command_writes(tmp_path: Path) -> None:
-    audit = cp.run("outdated", model="mock:constant=Mario Draghi", limit=2, out="audit", cache="c.sqlite").path
-    built = cp.produce("editing.dataset", from_run=audit, select="not-up-to-date", out="sets/d.json")
+    audit = cp.run("outdated", models="mock:constant=Mario Draghi", limit=2, out="audit", cache="c.sqlite").path
+    built = cp.produce("editing.dataset", from_=audit, select="not-up-to-date", out="sets/d.json")
     assert built.built is not None and built.path == Path("sets/d.json")
     record = json.loads((tmp_path / "sets" / "d.build.json").read_text())
     assert list(record) == ["sha256", "run", "model", "select", "notes", "skipped"]
     assert record["sha256"] == text_digest((tmp_path / "sets" / "d.json").read_text())
-    read = cp.produce("editing.dataset", read=tmp_path / "sets" / "d.json")
+    read = cp.produce("editing.dataset", dataset=tmp_path / "sets" / "d.json")
     assert read.built is None and read.records == built.records
-    with pytest.raises(ConfigError, match=r"^--out/--model: only with --from$"):
-        cp.produce("editing.dataset", read=tmp_path / "sets" / "d.json", out="x.json")
+    with pytest.raises(ConfigError, match=r"^--out/--for-model: only with --from$"):
+        cp.produce("editing.dataset", dataset=tmp_path / "sets" / "d.json", out="x.json")

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
-
 from chronoprobe.moved import install as _install_old_names
 from chronoprobe.threads import prepare_openmp as _prepare_openmp
+from chronoprobe.version import __version__
 
 _prepare_openmp()  # before anything imports torch: OpenMP reads its wait policy once
 _install_old_names()  # chronoprobe.outdated, chronoprobe.lens ...: their 0.2 names, for one release

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from chronoprobe import __version__, threads
+from chronoprobe import threads
 from chronoprobe.models.base import BackendInfo, Producer
 from chronoprobe.models.registry import strip_url_credentials
+from chronoprobe.version import __version__
 
 if TYPE_CHECKING:
     from chronoprobe.cache import AnswerTally, CachedModel

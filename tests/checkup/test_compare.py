@@ -7,6 +7,7 @@ import json
 import shutil
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from junitparser import JUnitXml
@@ -14,15 +15,23 @@ from statsmodels.stats.contingency_tables import mcnemar
 from world import World, register_knower
 
 import chronoprobe as cp
-from chronoprobe.checkup.run import CheckRequest, plan, prepare
+from chronoprobe.checkup.config import CheckToolConfig
+from chronoprobe.checkup.run import Prepared, plan, prepare
 from chronoprobe.contract import lens as lens_module
 from chronoprobe.contract.power import Measured, power_text
+from chronoprobe.contract.runner import load_models
+from chronoprobe.contract.tool import RunSettings, ToolContext
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.reports.compare import COLUMNS, compare_folders
 from chronoprobe.testing import unregister_mock
 from cli_driver import run_main
 
 LENSES = ["outdated", "conflicts", "recency", "editing"]
+
+
+def _prepared(out: Path, cache: Path, **options: Any) -> Prepared:
+    """A check prepared as ``chronoprobe check`` prepares it, before any model loads."""
+    return prepare(CheckToolConfig(**options), out, ToolContext(load_models, RunSettings(cache=cache)))
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +112,7 @@ def test_the_check_ends_its_paragraph_with_the_paired_verdicts_and_the_card_plot
 
 
 def test_every_plan_line_states_what_its_size_detects(knowers, tmp_path: Path) -> None:
-    request = CheckRequest(models=(knowers[0],), cache=tmp_path / "calls.sqlite")
-    prepared = prepare(request, tmp_path / "check")
+    prepared = _prepared(tmp_path / "check", tmp_path / "calls.sqlite", models=(knowers[0],))
     lines = plan(prepared)
     assert all(line.power is not None and "at 80% power" in line.power for line in lines)
     outdated = next(line for line in lines if line.lens == "outdated")
@@ -131,7 +139,8 @@ def test_the_discordance_is_measured_on_the_models_the_cache_answered(knowers, t
     cache = open_cache(cache_path)
     models = [CachedModel(load_backend(parse_model(spec)), cache) for spec in knowers]
     monkeypatch.setattr(power, "_cached_models", lambda _cache: models)
-    lens = lens_module.lens_class("outdated")(lens_module.lens_config(lens_module.lens_class("outdated"), [], {}))
+    outdated = lens_module.lens_class("outdated")
+    lens = outdated(outdated.config_type())
     lens.load()
     found = power.measured_discordance(lens, cache)
     soft = _soft_up_to_date(two_models[0] / "outdated")
@@ -148,8 +157,9 @@ def test_a_lens_run_says_what_its_size_detects(monkeypatch, capsys, tmp_path: Pa
 
 
 def test_precision_sizes_each_lens_from_the_items_it_has(knowers, tmp_path: Path) -> None:
-    request = CheckRequest(models=(knowers[0],), precision=3, lenses=("outdated", "recency"), cache=tmp_path / "c")
-    prepared = prepare(request, tmp_path / "check")
+    prepared = _prepared(
+        tmp_path / "check", tmp_path / "c", models=(knowers[0],), precision=3, lens=("outdated", "recency")
+    )
     sized = {item.name: item.lens for item in prepared.chosen}
     assert getattr(sized["recency"].config, "sample") == 1068  # noqa: B009 - any lens config; 1.96^2 / (4 * 0.03^2), fewer than RecencyQA has
     assert prepared.sized["recency"] == "--precision 3: sized to 1,068 questions for ±3.0 points"
@@ -161,7 +171,7 @@ def test_precision_sizes_each_lens_from_the_items_it_has(knowers, tmp_path: Path
 
     assert "the 130 facts it has give ±8.6 points" in plan_line(line)
     with pytest.raises(ConfigError, match="--precision"):
-        prepare(CheckRequest(models=(knowers[0],), precision=70, cache=tmp_path / "c"), tmp_path / "other")
+        _prepared(tmp_path / "other", tmp_path / "c", models=(knowers[0],), precision=70)
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +179,7 @@ def baseline(knowers, two_models, tmp_path_factory: pytest.TempPathFactory) -> P
     """A check of the better model alone, on the outdated lens: last week's."""
     _, cache, _ = two_models
     out = tmp_path_factory.mktemp("baseline") / "check"
-    cp.check(knowers[0], out=out, cache=cache, lenses=["outdated"])
+    cp.check(knowers[0], out=out, cache=cache, lens=["outdated"])
     return out
 
 
@@ -196,7 +206,7 @@ def test_a_delta_threshold_needs_a_baseline_and_a_baseline_of_other_items_is_ref
     with pytest.raises(ConfigError, match="lies inside the --baseline input"):
         cp.check(knowers[0], out=baseline / "inside", baseline=baseline)
     with pytest.raises(ConfigError, match=r"its outdated run asked other items .*limit"):
-        cp.check(knowers[0], out=tmp_path / "c", baseline=baseline, lenses=["outdated"], precision=30)
+        cp.check(knowers[0], out=tmp_path / "c", baseline=baseline, lens=["outdated"], precision=30)
     assert not (tmp_path / "a").exists() and not (tmp_path / "c").exists()
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from chronoprobe.cli.lens_command import build_config, config_options
+from chronoprobe.cli.generate import check_arguments, config_options
 from chronoprobe.contract.lens import Lens
+from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
 from chronoprobe.lenses.editing.config import EditingConfig
@@ -22,26 +23,28 @@ EDIT_SET = Path("editing_dataset.json")
 
 
 def _from_command(lens: type[Lens[Any]], models: list[str] | None = None, **given: Any) -> Any:
-    """The config the generated command builds from these option values (named as its parameters)."""
-    offered = config_options(lens)
-    values = {o.parameter.name: None for o in offered} | given
-    return build_config(lens, offered, values, models)
+    """The lens's config the generated command builds from these option values (named as its parameters)."""
+    tool = lens_tool(lens)
+    offered = config_options(tool)
+    values = {o.parameter.name: None for o in offered} | given | {"models": models}
+    check_arguments(tool, offered, values)
+    return tool.from_options(**values).lens.config
 
 
 def test_comma_lists_all_and_fractions_read_alike() -> None:
-    from_python = EditingConfig(dataset=EDIT_SET, methods="ike,rag-gold", scaling="0.5,0.25")
+    from_python = EditingConfig(dataset=EDIT_SET, method="ike,rag-gold", scaling="0.5,0.25")
     from_command = _from_command(EditingLens, dataset=EDIT_SET, method=["ike,rag-gold"], scaling=["0.5", "0.25"])
     assert from_python == from_command
-    assert (from_python.methods, from_python.scaling) == (("ike", "rag-gold"), (0.25, 0.5))
-    assert RecencyRunConfig(strategies="all").strategies == ("zero-shot", "few-shot", "cot")
-    assert _from_command(RecencyLens, strategy=["cot", "few-shot,cot"]).strategies == ("cot", "few-shot")
+    assert (from_python.method, from_python.scaling) == (("ike", "rag-gold"), (0.25, 0.5))
+    assert RecencyRunConfig(strategy="all").strategy == ("zero-shot", "few-shot", "cot")
+    assert _from_command(RecencyLens, strategy=["cot", "few-shot,cot"]).strategy == ("cot", "few-shot")
 
 
 def test_the_audit_reads_cutoffs_and_the_instruction_file(tmp_path: Path) -> None:
     instruction = tmp_path / "ask.txt"
     instruction.write_text("Say only a name: {sentence}\n", encoding="utf-8")
-    config = AuditConfig(models=("q=mock:echo",), cutoffs=["2024-01"], instruction_file=instruction, as_of="2023-06-01")
-    assert (config.cutoffs, config.instruction, str(config.as_of)) == (
+    config = AuditConfig(models=("q=mock:echo",), cutoff=["2024-01"], instruction_file=instruction, as_of="2023-06-01")
+    assert (config.cutoff, config.instruction, str(config.as_of)) == (
         {"q": "2024-01"},
         "Say only a name: {sentence}",
         "2023-06-01",

@@ -110,3 +110,38 @@ def test_an_older_spelling_still_works_for_a_release_and_says_so(
 def _facts(folder: Path) -> int:
     rows = [json.loads(line) for line in (folder / "items.jsonl").read_text(encoding="utf-8").splitlines()]
     return len({row["fact_id"] for row in rows})
+
+
+@pytest.mark.parametrize(
+    ("given", "refused"),
+    [
+        (("--seed", "3", "--template-seed", "0"), "--seed/--template-seed"),  # the new one at its default: still both
+        (("--template-seed", "0", "--seed", "3"), "--seed/--template-seed"),  # in either order
+        (("--prompts", "a.json", "--wording", "b.json"), "--prompts/--wording"),
+    ],
+)
+def test_an_older_and_a_newer_spelling_with_different_values_are_refused_never_resolved(
+    given: tuple[str, ...],
+    refused: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    out = tmp_path / "never"
+    ran = run_main(
+        monkeypatch, capsys, "editing", "run", "-m", "mock:echo", "--dataset", str(EDIT_SET), *given, "--out", str(out)
+    )
+    lines = ran.err.strip().splitlines()
+    assert ran.code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {refused}: give"), ran.err
+    assert not out.exists()
+
+
+def test_an_older_and_a_newer_spelling_with_one_value_are_taken_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    run = ("editing", "run", "-m", "mock:constant=Joe Biden", "--dataset", str(EDIT_SET), "--method", "rag-gold")
+    quick = ("--no-locality", "--no-fluency", "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "r"))
+    same = run_main(monkeypatch, capsys, *run, *quick, "--limit", "1", "--balanced-limit", "1")
+    assert same.code == 0 and "warning: --limit is deprecated" in same.err, same.err

@@ -15,7 +15,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.cli.generate import DeclarationError, config_options
 from chronoprobe.contract.lens import LENSES, Lens, ProgressFactory, RunRecipe, Summary
+from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.provenance import Provenance
@@ -38,7 +40,7 @@ class ToyConfig(BaseModel):
     max_new_tokens: int = 8
     """Tokens per answer."""
     notes: dict[str, str] = {}
-    """Not offered: the CLI has no option type for a mapping."""
+    """Not offered: the CLI has no option type for a mapping (so the lens names it in internal_fields)."""
 
 
 class ToyRow(BaseModel):
@@ -55,6 +57,7 @@ class ToyLens(Lens[ToyRow]):
     kind = "toy run"
     row_type = ToyRow
     config_type = ToyConfig
+    internal_fields = frozenset({"notes"})
 
     def load(self) -> None:
         config: ToyConfig = self.config  # type: ignore[assignment]  # Lens keeps the config as a BaseModel
@@ -176,3 +179,34 @@ def test_the_generated_command_goes_when_the_lens_does(
         assert "toy" in invoke(monkeypatch, capsys, "--help")[1]
     code, _, err = invoke(monkeypatch, capsys, "toy", "run")
     assert code == 2 and "No such command 'toy'" in err
+
+
+class _Weights(ToyConfig):
+    weights: dict[str, float] = {}
+    """A mapping of numbers: no option can take it."""
+
+
+class _Device(ToyConfig):
+    device: str = "cpu"
+    """Named like the shared --device."""
+
+
+def test_a_field_its_command_cannot_offer_is_refused_when_the_command_is_made() -> None:
+    """No field is left out silently: one the generator cannot offer, and the declaration does not keep internal,
+    is an error naming it, when the command is made (for a built-in lens: when the CLI starts)."""
+
+    class Weighing(ToyLens):
+        config_type = _Weights
+
+    class OnADevice(ToyLens):
+        config_type = _Device
+
+    with pytest.raises(DeclarationError, match=r"toy\.run: config field 'weights' \(dict\[str, float\]\) has a type"):
+        config_options(lens_tool(Weighing))
+    with pytest.raises(DeclarationError, match=r"config field 'device' is named like the shared model option --device"):
+        config_options(lens_tool(OnADevice))
+
+    class Internal(Weighing):
+        internal_fields = frozenset({"notes", "weights"})
+
+    assert "weights" not in {o.field for o in config_options(lens_tool(Internal))}  # declared internal: not offered

@@ -1,4 +1,4 @@
-"""A conflicts run of already loaded models through the one real path: the lens under ``runner.execute``."""
+"""A conflicts run of already loaded models through the one real path: the lens's run under ``runner.produce``."""
 
 from __future__ import annotations
 
@@ -7,12 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.contract.runlog import Run
-from chronoprobe.contract.runner import execute
+from chronoprobe.contract.runner import produce
 from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
 
 
 def run_conflicts(models: Sequence[CachedModel], out: Path, **options: Any) -> Run:
     """Run the conflicts lens on ``models`` (the exact-match judge unless ``judge`` is given), published at ``out``."""
     config = ConflictsConfig(models=tuple(m.info.spec for m in models), **{"judge": "exact", **options})
-    return execute(ConflictsLens(config), out, models=list(models))
+    run = lens_tool(ConflictsLens).of(config, out)
+    run.handles = list(models)
+    result: Run = produce(run, cache=models[0].cache.path)
+    return result

@@ -254,7 +254,7 @@ def grc_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         run = cp.run(
             "outdated",
             model=["mock:editing-dataset", "mock:constant=Paris"],
-            facts_file=facts,
+            facts=facts,
             out=tmp / "run",
             cache=tmp / "calls.sqlite",
         )
@@ -356,7 +356,7 @@ def test_facts_of_a_built_catalogues_own_categories_are_skipped_by_name(tmp_path
     run = cp.run(
         "outdated",
         model="mock:constant=Paris",
-        facts_file=built / "catalogue.json",
+        facts=built / "catalogue.json",
         snapshot=str(built / "snapshot.json"),
         out=tmp_path / "run",
         cache=tmp_path / "c.sqlite",

@@ -21,17 +21,23 @@ from pathlib import Path
 
 import pytest
 
+import chronoprobe as cp
 from chronoprobe.errors import ChronoprobeError, ConfigError, DataError
-from chronoprobe.lenses.editing.score import (
-    dataset_folder_names,
-    find_generations,
-    prediction,
-    score_editing,
-)
+from chronoprobe.lenses.editing.score import EditingScoreSummary, dataset_folder_names, find_generations, prediction
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "editing_results"
 DATASETS = ASSETS / "models_editing" / "editing_datasets"
 MODEL = "Llama-2-7b-chat-hf"
+
+
+def score_editing(
+    generations: Path, dataset: Path, out: Path, *, labels: str = "ours", models: list[str] | None = None
+) -> EditingScoreSummary:
+    """``chronoprobe editing score`` from Python, the public path: its output claimed, staged and published."""
+    scored: EditingScoreSummary = cp.produce(
+        "editing.score", generations=generations, dataset=dataset, out=out, labels=labels, only_model=models
+    )
+    return scored
 
 
 def values(summary: object, method: str, group: str) -> tuple[float | None, ...]:

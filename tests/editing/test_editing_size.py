@@ -33,14 +33,14 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _lens(audit: Path, **options: Any) -> EditingLens:
-    config = EditingConfig(models=(NOBODY,), from_run=audit, select="auto", locality=False, fluency=False, **options)
+    config = EditingConfig(models=(NOBODY,), from_=audit, select="auto", locality=False, fluency=False, **options)
     lens = EditingLens(config)
     lens.load()
     return lens
 
 
 def test_limit_spreads_over_the_groups_and_the_notes_agree_with_it(audit: Path) -> None:
-    chosen = _lens(audit, limit=6, methods=("rag-gold",)).sets[NOBODY]
+    chosen = _lens(audit, balanced_limit=6, method=("rag-gold",)).sets[NOBODY]
     assert [r.group for r in chosen.records].count("Politicians") == 2
     assert [r.group for r in chosen.records].count("Teams") == 2
     assert [r.group for r in chosen.records].count("Positions") == 2
@@ -58,7 +58,7 @@ def test_the_plan_counts_the_calls_the_run_makes_and_learns_the_speed(audit: Pat
     from chronoprobe.lenses.editing.plan import ROUGH_SECONDS
 
     cache = tmp_path / "calls.sqlite"
-    lens = _lens(audit, limit=4, methods=("rag-gold", "ike-null"), scaling=(0.5,))
+    lens = _lens(audit, balanced_limit=4, method=("rag-gold", "ike-null"), scaling=(0.5,))
     [before] = lens.plan(cache)
     assert not cache.exists()  # planning reads a cache, never creates one
     # 4 facts x 3 scored questions: the unedited model, then each method on all 4 facts and on 2 (scaling 50%)
@@ -83,10 +83,10 @@ def test_the_plan_counts_the_calls_the_run_makes_and_learns_the_speed(audit: Pat
 def _options(lens: EditingLens) -> dict[str, Any]:
     config = lens.config
     return {
-        "from_run": config.from_run,
+        "from_": config.from_,
         "select": config.select,
-        "limit": config.limit,
-        "methods": config.methods,
+        "balanced_limit": config.balanced_limit,
+        "method": config.method,
         "scaling": config.scaling,
         "locality": False,
         "fluency": False,
@@ -98,9 +98,11 @@ def test_weight_methods_are_planned_with_a_rough_default_per_edit(audit: Path) -
     from chronoprobe.estimate import ROUGH_SPREAD
     from chronoprobe.lenses.editing.plan import ROUGH_SECONDS
 
-    config = EditingConfig(models=("smollm2",), from_run=audit, select="auto", locality=False, fluency=False, limit=3)
-    lens = EditingLens(config.model_copy(update={"methods": ("rome",)}))
-    lens.sets["smollm2"] = _lens(audit, limit=3, methods=("rag-gold",)).sets[
+    config = EditingConfig(
+        models=("smollm2",), from_=audit, select="auto", locality=False, fluency=False, balanced_limit=3
+    )
+    lens = EditingLens(config.model_copy(update={"method": ("rome",)}))
+    lens.sets["smollm2"] = _lens(audit, balanced_limit=3, method=("rag-gold",)).sets[
         NOBODY
     ]  # the same facts, without reading the run again
     lens.audit, lens.loaded = None, True
@@ -151,7 +153,7 @@ def test_table_8_shows_the_harmonic_mean_and_keeps_the_soft_constraint(tmp_path:
             "editing",
             "mock:edit-prompt-reader",
             dataset=dataset,
-            methods=("rag-gold", "rag-noisy"),
+            method=("rag-gold", "rag-noisy"),
             locality=False,
             fluency=False,
             out=tmp_path / "run",
@@ -197,28 +199,28 @@ def test_the_cli_prints_one_plan_line_and_one_line_for_the_per_fact_notes(
 def test_prompt_methods_alone_do_not_re_ask_the_audit(audit: Path, tmp_path: Path) -> None:
     """Locality is measured for ROME, MEMIT and SERAC*; without them the unedited audit is not asked again."""
     config = EditingConfig(
-        models=(NOBODY,), from_run=audit, select="auto", limit=3, fluency=False, methods=("rag-gold",)
+        models=(NOBODY,), from_=audit, select="auto", balanced_limit=3, fluency=False, method=("rag-gold",)
     )
     lens = EditingLens(config)
     lens.load()
     [plan] = lens.plan(None)
     assert plan.calls == 3 * 3 * 2  # the unedited model and rag-gold, 3 questions per fact
-    with_serac = EditingLens(config.model_copy(update={"methods": ("rag-gold", "serac")}))
+    with_serac = EditingLens(config.model_copy(update={"method": ("rag-gold", "serac")}))
     with_serac.load()
     [checked] = with_serac.plan(None)
     assert checked.calls == 3 * 3 * 3 + 130 * 3 + (130 - 3) * 3  # the whole audit before, the 127 others after
     options: dict[str, Any] = {
-        "from_run": audit,
+        "from_": audit,
         "select": "auto",
-        "limit": 3,
+        "balanced_limit": 3,
         "fluency": False,
-        "methods": ("rag-gold",),
+        "method": ("rag-gold",),
     }
     result = run("editing", NOBODY, out=tmp_path / "run", cache=tmp_path / "c.sqlite", **options)
     assert not [row for row in result.rows if row.role == "locality"]
 
 
 def test_a_model_timed_only_by_other_lenses_is_estimated_from_those_calls(audit: Path) -> None:
-    lens = _lens(audit, limit=3, methods=("rag-gold",))
+    lens = _lens(audit, balanced_limit=3, method=("rag-gold",))
     [plan] = lens.plan(audit.parent / "calls.sqlite")  # the outdated audit timed this mock's calls there
     assert plan.defaults == [] and not plan.timed and plan.time.basis == "similar"

@@ -115,7 +115,7 @@ def test_hand_written_samples_score_into_a_run_folder(tmp_path, monkeypatch, cap
     report = (out / "report.md").read_text()
     assert "## Knowledge date" in report and "Published cutoff: 2023-06." in report and "Deployed on 2024-01" in report
     assert any(m["name"] == "knowledge_date" for m in log["summary"]["metrics"])
-    assert log["config"]["cutoffs"] == {"my-model": "2023-06"} and log["config"]["deployed_at"] == "2024-01"
+    assert log["config"]["cutoff"] == {"my-model": "2023-06"} and log["config"]["deployed_at"] == "2024-01"
     cutoff = [m for m in log["summary"]["metrics"] if m["name"] == "published_cutoff"]
     assert [(m["model"], round(m["value"], 4)) for m in cutoff] == [("my-model", 2023.4167)]  # June 2023
     table = tmp_path / "table.csv"

@@ -84,7 +84,7 @@ def test_the_default_set_gives_more_than_dyknow_in_at_least_ten_categories(defau
     by_template = Counter(f.template for f in facts)
     for template in shipped_templates():  # what each template says it gives on the stand-in
         assert by_template[template.name] == template.stand_in_facts, template.name
-    config = AuditConfig(facts_file=out / "catalogue.json", snapshot=str(out / "snapshot.json"))
+    config = AuditConfig(facts=out / "catalogue.json", snapshot=str(out / "snapshot.json"))
     assert len(load_gold(config)[0]) == len(facts)
 
 

@@ -85,7 +85,7 @@ def test_zero_statements_is_an_error_and_keeps_the_good_snapshot(tmp_path: Path,
     good = load_snapshot(None).model_copy(update={"name": f"wikidata-{TODAY}"})
     path = save_snapshot(good)
     before = path.read_bytes()
-    config = AuditConfig(live=True, facts_file=catalogue(tmp_path, ITALY, MELONI, WALMART))
+    config = AuditConfig(live=True, facts=catalogue(tmp_path, ITALY, MELONI, WALMART))
     with StubWDQS(always=Fault(status=200, body=EMPTY_RESULT)) as wdqs:
         config = config.model_copy(update={"endpoint": wdqs.url})
         with pytest.raises(EndpointError) as caught:
@@ -101,14 +101,14 @@ def test_zero_statements_is_an_error_and_keeps_the_good_snapshot(tmp_path: Path,
 def test_far_fewer_answers_than_facts_is_an_error(tmp_path: Path) -> None:
     unknown = [row(f"companies_byRevenue/Gone {i}", f"Q42424{i}", "P169", "companies_byRevenue") for i in range(3)]
     with StubWDQS() as wdqs:
-        config = AuditConfig(live=True, endpoint=wdqs.url, facts_file=catalogue(tmp_path, ITALY, *unknown))
+        config = AuditConfig(live=True, endpoint=wdqs.url, facts=catalogue(tmp_path, ITALY, *unknown))
         with pytest.raises(EndpointError, match="only 1 of 4 facts asked have a dated statement"):
             load_gold(config)
 
 
 def test_a_second_live_run_the_same_day_saves_under_a_new_name(tmp_path: Path, home: Path) -> None:
     with StubWDQS() as wdqs:
-        config = AuditConfig(live=True, endpoint=wdqs.url, facts_file=catalogue(tmp_path, ITALY, WALMART))
+        config = AuditConfig(live=True, endpoint=wdqs.url, facts=catalogue(tmp_path, ITALY, WALMART))
         _, first = load_gold(config)
         _, second = load_gold(config)
     day = first.retrieved.isoformat()  # the day the client read, not the day the test module was imported
@@ -127,7 +127,7 @@ def test_a_stored_snapshot_that_is_mostly_empty_is_refused(tmp_path: Path) -> No
     )
     save_snapshot(empty)
     with pytest.raises(DataError, match="snapshot hollow: only 0 of 2 facts asked have a dated statement"):
-        load_gold(AuditConfig(snapshot="hollow", facts_file=facts))
+        load_gold(AuditConfig(snapshot="hollow", facts=facts))
 
 
 def test_live_run_reports_facts_without_gold_outside_every_rate(

@@ -35,7 +35,7 @@ def model(smollm2, cache_path: Path) -> CachedModel:
 
 def test_eval_on_twelve_questions_writes_every_table_and_is_cached(model: CachedModel, tmp_path: Path) -> None:
     questions = load_recencyqa(ASSETS / "recency_sample.json")[:12]
-    config = EvalConfig(context="both", max_new_tokens=6)
+    config = EvalConfig(context_mode="both", max_new_tokens=6)
     rows = evaluate(questions, model, config)
     n_with = sum(len(q.label_contexts) for q in questions)
     assert len(rows) == 12 + n_with

@@ -53,8 +53,8 @@ def test_few_shot_has_one_demo_per_class_and_never_the_question_itself() -> None
 def test_our_prompts_fill_every_placeholder() -> None:
     questions = load_recencyqa(ASSETS / "recency_sample.json")
     picker = FewShotPicker(questions, seed=0)
-    config = EvalConfig(strategies=("zero-shot", "few-shot", "cot"))
-    for strategy in config.strategies:
+    config = EvalConfig(strategy=("zero-shot", "few-shot", "cot"))
+    for strategy in config.strategy:
         templates = resolve_templates(config, strategy)
         for mode in ("with", "without"):
             item = build_items(questions, mode)[0]
@@ -78,8 +78,8 @@ def test_original_prompt_files_load_with_their_placeholders() -> None:
     assert zero.takes_context and zero.system and zero.system.startswith("You are an analyst")
     assert zero.user.startswith("Based on the question") and '"RecencyLabel"' in zero.user
     config = EvalConfig(
-        strategies=("few-shot",),
-        prompt_files=(
+        strategy=("few-shot",),
+        prompt_file=(
             PROMPTS / "evaluation_few_shot_without_context.txt",
             PROMPTS / "evaluation_few_shot_with_context.txt",
         ),
@@ -105,11 +105,11 @@ def test_a_labelling_prompt_is_refused_as_an_evaluation_prompt(tmp_path: Path) -
     leaky = tmp_path / "leaky.txt"
     leaky.write_text("USER PROMPT:\n\nQuestion: {question}\nLabel: {label}")
     with pytest.raises(ConfigError, match=r"leaky\.txt.*label"):
-        resolve_templates(EvalConfig(context="without", prompt_files=(leaky,)), "zero-shot")
+        resolve_templates(EvalConfig(context_mode="without", prompt_file=(leaky,)), "zero-shot")
     needs_context = tmp_path / "ctx.txt"
     needs_context.write_text("USER PROMPT:\n\nQuestion: {question}")
     with pytest.raises(ConfigError, match=r"ctx\.txt"):
-        resolve_templates(EvalConfig(context="with", prompt_files=(needs_context,)), "zero-shot")
+        resolve_templates(EvalConfig(context_mode="with", prompt_file=(needs_context,)), "zero-shot")
 
 
 def test_template_sections() -> None:

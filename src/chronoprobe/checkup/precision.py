@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.checkup.select import Chosen, fingerprint_of
-from chronoprobe.contract.lens import CheckContext, Lens, lens_config
+from chronoprobe.checkup.select import Chosen, fingerprint_of, sized_config
+from chronoprobe.contract.lens import CheckContext, Lens
+from chronoprobe.contract.lens_run import LensRun, lens_tool
 from chronoprobe.contract.power import half_width, precision_units, units_of
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.models.registry import BackendOptions, ModelRequest
@@ -24,19 +25,22 @@ from chronoprobe.plugins import blame
 __all__ = ["size_for_precision"]
 
 
-def _lens(cls: type[Lens[Any]], options: dict[str, Any], context: CheckContext) -> Lens[Any]:
-    return cls(lens_config(cls, context.models, options))
+def _run(cls: type[Lens[Any]], options: dict[str, Any], context: CheckContext, out: Path) -> LensRun:
+    """The lens's run in the check with these options (its folder in the check's)."""
+    return lens_tool(cls)(sized_config(cls, options, context, out, context.budget))
 
 
-def _available(cls: type[Lens[Any]], unlimited: dict[str, Any], context: CheckContext) -> tuple[Lens[Any], int] | None:
-    """The lens asking everything it has, and the units behind its headline rate then; None when it cannot count them
-    before an earlier lens has run."""
-    lens = _lens(cls, unlimited, context)
-    with blame(lens, "failed in workload()"):
-        workload = lens.workload()
+def _available(
+    cls: type[Lens[Any]], unlimited: dict[str, Any], context: CheckContext, out: Path
+) -> tuple[LensRun, int] | None:
+    """The lens's run asking everything it has, and the units behind its headline rate then; None when it cannot
+    count them before an earlier lens has run."""
+    run = _run(cls, unlimited, context, out)
+    with blame(run.lens, "failed in workload()"):
+        workload = run.lens.workload()
     if workload is None or workload.at_most:
         return None
-    return lens, units_of(lens, workload.items)
+    return run, units_of(run.lens, workload.items)
 
 
 def _size_one(item: Chosen, points: float, context: CheckContext, out: Path) -> str | None:
@@ -46,23 +50,23 @@ def _size_one(item: Chosen, points: float, context: CheckContext, out: Path) -> 
     sizing = cls.sizing
     if sizing is None or sizing.option is None:
         return "not sized by --precision (the lens declares no size option)"
-    mine = context.model_copy(update={"runs": {need: out / need for need in cls.needs}})
+    mine = CheckContext(context.check, runs={need: out / need for need in cls.needs})
     base: dict[str, Any] = {**cls.sizes[context.budget], **cls.check_options(mine)}
     unlimited = {key: value for key, value in base.items() if key != sizing.option}
-    counted = _available(cls, unlimited, mine)
+    counted = _available(cls, unlimited, mine, out)
     if counted is None:
         return f"not sized by --precision (its {sizing.unit} are known only once an earlier lens has run)"
     everything, available = counted
     needed = precision_units(points)
     if needed >= available:
-        item.lens = everything
+        item.run = everything
         more = f"; {sizing.more}" if sizing.more else ""
         return (
             f"--precision {points:g}: the {available:,} {sizing.unit} it has give ±{half_width(available):.1f} points"
             f"{more}"
         )
     asked = math.ceil(needed / sizing.share)
-    item.lens = _lens(cls, {**base, sizing.option: asked}, mine)
+    item.run = _run(cls, {**base, sizing.option: asked}, mine, out)
     each = "" if asked == needed else f" an estimate ({asked:,} in all)"
     return f"--precision {points:g}: sized to {needed:,} {sizing.unit}{each} for ±{half_width(needed):.1f} points"
 
@@ -86,7 +90,7 @@ def size_for_precision(
         try:
             found = _size_one(item, points, context, out)
         except PluginError as exc:  # a plug-in that fails sizing is skipped, as when it fails its workload
-            item.lens, item.skipped = None, f"the plug-in {exc.problem}"
+            item.skip(f"the plug-in {exc.problem}")
             continue
         if found is not None:
             said[item.name] = found

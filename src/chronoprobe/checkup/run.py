@@ -1,8 +1,8 @@
 """``chronoprobe check``: every registered lens at a budget's size, in one folder, with one answer.
 
-The check folder holds a normal run folder per lens (``<out>/<lens>``, written by
-:func:`chronoprobe.contract.runner.execute` like any run) and, beside them, ``check.json``, ``check.md``
-and ``card.html``. It is resumable like every run: after a kill, the same command keeps each lens
+The check folder holds a normal run folder per lens (``<out>/<lens>``, written by the lens's run through the
+one runner, :func:`chronoprobe.contract.runner.run_tool`, like any run) and, beside them, ``check.json``,
+``check.md`` and ``card.html``. It is resumable like every run: after a kill, the same command keeps each lens
 folder that finished with the same settings (``check.json`` lists them as they finish), reruns
 the rest through the call cache, and ends with the same files.
 
@@ -16,15 +16,16 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.checkup.baseline import Baseline, baseline_comparisons, judge_deltas, open_baseline, verdicts
+from chronoprobe.checkup.config import CheckToolConfig
 from chronoprobe.checkup.folder import check_lens_folders, check_same_models, clear_stale_writes, discard_if_unused
-from chronoprobe.checkup.plan import LensPlan, estimate_lens, estimate_power, plan_line, total_line
+from chronoprobe.checkup.junit import write_junit
+from chronoprobe.checkup.plan import LensPlan, estimate_lens, estimate_power
 from chronoprobe.checkup.precision import size_for_precision
 from chronoprobe.checkup.report import (
     CHECK_KIND,
@@ -38,46 +39,16 @@ from chronoprobe.checkup.report import (
 from chronoprobe.checkup.select import Chosen, choose, selection
 from chronoprobe.checkup.thresholds import GateResult, Threshold, judge_all, parse_threshold
 from chronoprobe.contract import publish
-from chronoprobe.contract.lens import BUDGETS, Announce, Budget, CheckContext, ProgressFactory, Workload, lens_class
+from chronoprobe.contract.lens import Budget, CheckContext, Workload, lens_class
 from chronoprobe.contract.runlog import MARKER, RUN_LOG, Run, Summary, load_run, read_folder
-from chronoprobe.contract.runner import default_folder, execute
+from chronoprobe.contract.runner import default_folder, run_tool
+from chronoprobe.contract.tool import ToolContext
 from chronoprobe.errors import CapabilityError, ConfigError, DataError, PluginError
 from chronoprobe.io import write_json_atomic
-from chronoprobe.models.names import check_distinct
-from chronoprobe.models.registry import BackendOptions, ModelRequest, default_models, parse_model, strip_url_credentials
+from chronoprobe.models.registry import ModelRequest, strip_url_credentials
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
 from chronoprobe.reports.compare import Comparison, compare_runs
-
-
-@dataclass(frozen=True)
-class CheckRequest:
-    """What a check is asked: the models, the budget and the check's own options."""
-
-    models: tuple[ModelRequest, ...] = field(default_factory=default_models)
-    """The ``--model`` values (given as text, parsed here)."""
-    budget: Budget = "quick"
-    out: Path | None = None
-    lenses: tuple[str, ...] = ()
-    """Only these lenses (and the lenses they need); empty: every registered lens."""
-    live: bool = False
-    snapshot: str | None = None
-    endpoint: str | None = None
-    deployed_at: str | None = None
-    require: tuple[str, ...] = ()
-    strict: bool = False
-    cache: Path | None = None
-    options: BackendOptions = field(default_factory=BackendOptions)
-    engine: str = "local"
-    baseline: Path | None = None
-    """An earlier check folder to compare this one with, paired (``.delta`` thresholds judge the change)."""
-    precision: float | None = None
-    """Size each lens for a 95% interval of this half-width (points) on its headline rate, capped at what it has."""
-    allow_different_items: bool = False
-    """Compare with a baseline asked other items, on the shared ones."""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "models", tuple(parse_model(m) for m in self.models) or default_models())
 
 
 @dataclass
@@ -141,92 +112,78 @@ class CheckResult:
 
     def write_junit(self, path: Path) -> None:
         """The JUnit file at ``path``: one test case per threshold and per lens (a skipped one with its reason)."""
-        from chronoprobe.checkup.junit import write_junit
-
         write_junit(path, self.gate, [(o.lens, o.reason if o.status == "skipped" else None) for o in self.lenses])
 
 
-def default_check_out(models: Sequence[str | ModelRequest], root: Path = Path("results")) -> Path:
+def default_check_out(models: Sequence[ModelRequest], root: Path = Path("results")) -> Path:
     """``results/check/<model>-<timestamp>``: one new folder per check."""
     return default_folder(root / CHECK_KIND, "", models)
-
-
-def _context(request: CheckRequest) -> CheckContext:
-    if request.budget not in BUDGETS:
-        raise ConfigError("--budget", f"{request.budget!r} is not one of {', '.join(BUDGETS)}")
-    if request.live and request.snapshot is not None:
-        raise ConfigError(
-            "--live/--snapshot", "give one: --live judges against today's answers, --snapshot a pinned set"
-        )
-    return CheckContext(
-        budget=request.budget,
-        models=request.models,
-        live=request.live,
-        snapshot=request.snapshot,
-        endpoint=request.endpoint,
-        deployed_at=request.deployed_at,
-    )
 
 
 @dataclass
 class Prepared:
     """A check with everything decided and checked, before any model loads."""
 
-    request: CheckRequest
+    config: CheckToolConfig
+    """The check's options, declared there once."""
+    context: ToolContext
+    """The runner's context of the check: backend options, call cache, engine, displays (each lens's run shares it)."""
     out: Path
     chosen: list[Chosen]
     thresholds: list[Threshold]
     plans: list[LensPlan] = field(default_factory=list)
     earlier: CheckRecord | None = None
     """The folder's ``check.json`` from an earlier (perhaps killed) check, when its lenses may be kept."""
+    handles: Sequence[CachedModel] = ()
+    """Models loaded already (``chronoprobe.model()`` handles), asked by every lens instead of loading its own."""
     sized: dict[str, str] = field(default_factory=dict)
     """Lens -> how ``--precision`` sized it (for its plan line)."""
     baseline: Baseline | None = None
     """``--baseline``: the earlier check this one is compared with, checked before any model loads."""
 
 
-def prepare(request: CheckRequest, out: Path) -> Prepared:
-    """Choose and size the lenses, parse the thresholds, check the folder: every user error here, before
-    any model loads."""
-    from chronoprobe.engines import parse_engine
-
-    parse_engine(request.engine).check()  # a bad or unreachable engine: refused before the folder is started
-    context = _context(request)
-    publish.check_output_dir(out, kind=CHECK_KIND)
-    check_distinct(request.models)
-    check_same_models(out, [str(m) for m in request.models])
-    cache = request.cache or default_call_cache()
-    publish.check_not_input(out, [("--cache", cache)])
-    chosen = choose(selection(request.lenses), context, out, request.models, request.options)
+def prepare(config: CheckToolConfig, out: Path, context: ToolContext, handles: Sequence[CachedModel] = ()) -> Prepared:
+    """Choose and size the lenses, parse the thresholds: every user error here, before any model loads (the
+    folder, the call cache and the engine were the runner's pre-flight)."""
+    check_same_models(out, [str(m) for m in config.models])
+    chosen = choose(selection(config.lens), CheckContext(config), out, config.models, context.options)
     check_lens_folders(out, [(c.name, c.lens.kind) for c in chosen if c.lens is not None])
     sized = {}
-    if request.precision is not None:
-        sized = size_for_precision(chosen, request.precision, context, out, request.models, request.options)
+    if config.precision is not None:
+        sized = size_for_precision(chosen, config.precision, CheckContext(config), out, config.models, context.options)
     patterns = {c.name: lens_class(c.name).metric_patterns for c in chosen if c.lens is not None}
-    thresholds = [parse_threshold(text, patterns) for text in request.require]
-    changes = [t for t in thresholds if t.delta]
-    if changes and request.baseline is None:
-        raise ConfigError(
-            f"--require {changes[0].text!r}", "a .delta threshold is a change against --baseline DIR; give one"
-        )
-    baseline = None
-    if request.baseline is not None:
-        publish.check_not_input(out, [("--baseline", request.baseline)])
-        baseline = open_baseline(request.baseline, chosen, out, allow_different_items=request.allow_different_items)
+    thresholds = [parse_threshold(text, patterns) for text in config.require]
+    baseline = _baseline(config, thresholds, chosen, out)
     for item in chosen:  # what a lens reads must not lie in the folder the check writes, but for its own needs
         if item.lens is not None:
             own = {str(out / need) for need in item.lens.needs}
             inputs = [(option, path) for option, path in item.lens.input_paths() if str(path) not in own]
             publish.check_not_input(out, inputs)
-    return Prepared(request, out, chosen, thresholds, sized=sized, baseline=baseline)
+    return Prepared(config, context, out, chosen, thresholds, handles=handles, sized=sized, baseline=baseline)
+
+
+def _baseline(
+    config: CheckToolConfig, thresholds: Sequence[Threshold], chosen: list[Chosen], out: Path
+) -> Baseline | None:
+    """``--baseline``, opened and checked against this check's lenses; a ``.delta`` threshold needs one."""
+    changes = [t for t in thresholds if t.delta]
+    if changes and config.baseline is None:
+        raise ConfigError(
+            f"--require {changes[0].text!r}", "a .delta threshold is a change against --baseline DIR; give one"
+        )
+    if config.baseline is None:
+        return None
+    publish.check_not_input(out, [("--baseline", config.baseline)])
+    return open_baseline(config.baseline, chosen, out, allow_different_items=config.allow_different_items)
 
 
 def plan(prepared: Prepared) -> list[LensPlan]:
     """The plan line of every lens: skipped, kept from an earlier run in the folder, or its workload and time.
 
     May read each lens's items (``Lens.workload`` loads what it needs); asks no model."""
-    earlier = prepared.earlier = read_record(prepared.out) if not prepared.request.live else None
-    specs = [request.spec.raw for request in prepared.request.models]
+    config = prepared.config
+    earlier = prepared.earlier = read_record(prepared.out) if not config.live else None
+    specs = [request.spec.raw for request in config.models]
     plans: list[LensPlan] = []
     rerun: set[str] = set()
     for item in prepared.chosen:
@@ -240,13 +197,14 @@ def plan(prepared: Prepared) -> list[LensPlan]:
             with blame(item.lens, "failed in workload()"):
                 workload = item.lens.workload()
         except PluginError as exc:
-            item.lens, item.skipped = None, f"the plug-in {exc.problem}"
-            plans.append(LensPlan(item.name, "skip", reason=item.skipped))
+            item.skip(f"the plug-in {exc.problem}")
+            plans.append(LensPlan(item.name, "skip", reason=f"the plug-in {exc.problem}"))
             continue
         rerun.add(item.name)
-        line = LensPlan(item.name, "run", workload=workload, models=len(prepared.request.models))
-        estimate_lens(line, specs, prepared.request.cache or default_call_cache())
-        estimate_power(line, item.lens, prepared.request.cache or default_call_cache())
+        line = LensPlan(item.name, "run", workload=workload, models=len(config.models))
+        cache = prepared.context.cache_path or default_call_cache()
+        estimate_lens(line, specs, cache)
+        estimate_power(line, item.lens, cache)
         line.sized = prepared.sized.get(item.name)
         plans.append(line)
     prepared.plans = plans
@@ -302,30 +260,20 @@ def _calls(run: Run) -> int:
 Say = Callable[[str], None]
 
 
-@dataclass
-class _Progress:
-    """How the lens runs report: a line per event, and the runner's progress bars and load notices."""
-
-    say: Say
-    progress: ProgressFactory | None = None
-    display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None
-    announce: Announce | None = None
-
-
 class _Runner:
     """One check's lenses in order, each recorded in ``check.json`` as soon as it is done or skipped."""
 
-    def __init__(self, prepared: Prepared, handles: Sequence[CachedModel], shown: _Progress) -> None:
-        self.prepared, self.handles, self.shown = prepared, handles, shown
-        request = prepared.request
-        self.record = CheckRecord(budget=request.budget, models=[str(m) for m in request.models], strict=request.strict)
+    def __init__(self, prepared: Prepared, say: Say) -> None:
+        self.prepared, self.say = prepared, say
+        config = prepared.config
+        self.record = CheckRecord(budget=config.budget, models=[str(m) for m in config.models], strict=config.strict)
         self.outcomes: list[LensOutcome] = []
 
     def skip(self, name: str, reason: str, *, say: bool = True) -> None:
         self.outcomes.append(LensOutcome(name, "skipped", reason=reason))
         self.record.lenses.append(LensEntry(lens=name, status="skipped", reason=reason))
         if say:
-            self.shown.say(f"{name}: skipped, {reason}")
+            self.say(f"{name}: skipped, {reason}")
 
     def done(self, item: Chosen, outcome: LensOutcome, workload: Workload | None) -> None:
         assert item.lens is not None, "a lens that runs"
@@ -356,21 +304,12 @@ class _Runner:
             earlier = self.prepared.earlier.entry(item.name) if self.prepared.earlier is not None else None
             kept = LensOutcome(item.name, "kept", run=load_run(folder))
             self.done(item, kept, earlier.workload if earlier is not None else None)
-            self.shown.say(f"{item.name}: kept from earlier in {folder}")
+            self.say(f"{item.name}: kept from earlier in {folder}")
             return
-        request = self.prepared.request
-        try:
-            run = execute(
-                item.lens,
-                folder,
-                models=list(self.handles) or None,
-                options=request.options,
-                cache=request.cache,
-                progress=self.shown.progress,
-                progress_display=self.shown.display,
-                announce=self.shown.announce,
-                engine=request.engine,
-            )
+        assert item.run is not None, "a lens that runs"
+        item.run.handles = list(self.prepared.handles)
+        try:  # the check's settings, without its notices: the lens's plan line is the check's own
+            run = run_tool(item.run, self.prepared.context.derived(notice=None))
         except CapabilityError as exc:  # raised before the lens's first call: the rest of the check goes on
             self.skip(item.name, f"the model cannot serve it ({exc.problem})")
             return
@@ -383,24 +322,20 @@ class _Runner:
             self.skip(item.name, f"nothing to do: {exc.problem}")
             return
         self.done(item, LensOutcome(item.name, "ran", run=run, calls_made=_calls(run)), line.workload)
-        self.shown.say(f"{item.name}: done, {_calls(run):,} new model calls; {folder}")
+        self.say(f"{item.name}: done, {_calls(run):,} new model calls; {folder}")
 
     def finish(self) -> list[GateResult]:
         """The paragraph per model, the gate, and the files beside the lens folders."""
-        record, request = self.record, self.prepared.request
+        record, config = self.record, self.prepared.config
         summaries = {o.lens: o.run.summary for o in self.outcomes if o.run is not None}
         runs = {o.lens: o.run for o in self.outcomes if o.run is not None}
         record.names, record.paragraphs = paragraphs(summaries)
         record.comparisons = verdicts(runs)
-        names = record.names or {str(m): str(m) for m in request.models}
-        gate = judge_all(self.prepared.thresholds, summaries, strict=request.strict, names=names)
-        against: list[Comparison] = []
-        baseline = self.prepared.baseline
-        if baseline is not None:
-            against = baseline_comparisons(baseline, runs)
-            record.baseline = str(baseline.path)
-            record.against_baseline = [line for comparison in against for line in comparison.lines()]
-            gate += judge_deltas(self.prepared.thresholds, against, baseline.path, strict=request.strict)
+        names = record.names or {str(m): str(m) for m in config.models}
+        gate = judge_all(self.prepared.thresholds, summaries, strict=config.strict, names=names)
+        against = self._against_baseline(runs)
+        if self.prepared.baseline is not None:
+            gate += judge_deltas(self.prepared.thresholds, against, self.prepared.baseline.path, strict=config.strict)
         record.gate = [GateEntry.of(result) for result in gate]
         record.complete = True
         questions = {name: str(lens_class(name).question) for name in summaries}
@@ -408,20 +343,23 @@ class _Runner:
         write_outputs(self.prepared.out, record, summaries, questions, title, compared=_compared(runs, against))
         return gate
 
+    def _against_baseline(self, runs: dict[str, Run]) -> list[Comparison]:
+        """This check's runs against ``--baseline``'s, paired (none without one), recorded in ``check.json``."""
+        baseline = self.prepared.baseline
+        if baseline is None:
+            return []
+        against = baseline_comparisons(baseline, runs)
+        self.record.baseline = str(baseline.path)
+        self.record.against_baseline = [line for comparison in against for line in comparison.lines()]
+        return against
 
-def run_prepared(
-    prepared: Prepared,
-    *,
-    handles: Sequence[CachedModel] = (),
-    say: Say = lambda line: None,
-    progress: ProgressFactory | None = None,
-    progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
-    announce: Announce | None = None,
-) -> CheckResult:
-    """Run every planned lens (``plan`` first), then write the paragraph, the gate and the card."""
+
+def run_prepared(prepared: Prepared, *, say: Say = lambda line: None) -> CheckResult:
+    """Run every planned lens (``plan`` first), each through the one runner with the check's context, then write
+    the paragraph, the gate and the card. The folder is the check's output, claimed by the runner already."""
     plans = prepared.plans or plan(prepared)
-    runner = _Runner(prepared, handles, _Progress(say, progress, progress_display, announce))
-    with publish.OutputClaim(prepared.out, kind=CHECK_KIND):
+    runner = _Runner(prepared, say)
+    with publish.OutputClaim(prepared.out, kind=CHECK_KIND):  # the runner's claim, shared (taken already)
         created = _start_folder(prepared.out)
         try:
             for item, line in zip(prepared.chosen, plans, strict=True):
@@ -431,7 +369,7 @@ def run_prepared(
             if created:  # failed before any lens finished (a dead --live endpoint): no stray folder
                 discard_if_unused(prepared.out)
             raise
-    return CheckResult(prepared.out, prepared.request.budget, runner.record, runner.outcomes, gate, plans)
+    return CheckResult(prepared.out, prepared.config.budget, runner.record, runner.outcomes, gate, plans)
 
 
 def _compared(runs: dict[str, Run], against: Sequence[Comparison]) -> list[Comparison]:
@@ -460,28 +398,10 @@ def _words(lens: str, summary: Summary, key: str) -> list[str]:
         return []
 
 
-def check(
-    request: CheckRequest,
-    *,
-    handles: Sequence[CachedModel] = (),
-    say: Say = lambda line: None,
-    progress: ProgressFactory | None = None,
-) -> CheckResult:
-    """Prepare, plan (each line told to ``say``) and run a check."""
-    out = request.out or default_check_out(request.models)
-    prepared = prepare(request, out)
-    for line in plan(prepared):
-        say(plan_line(line))
-    say(total_line(prepared.plans))
-    return run_prepared(prepared, handles=handles, say=say, progress=progress)
-
-
 __all__ = [
-    "CheckRequest",
     "CheckResult",
     "LensOutcome",
     "Prepared",
-    "check",
     "default_check_out",
     "plan",
     "prepare",

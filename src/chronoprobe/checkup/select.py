@@ -11,12 +11,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from chronoprobe import __version__
 from chronoprobe.cache import stable_hash
-from chronoprobe.contract.lens import Budget, CheckContext, Lens, lens_class, lens_config, lens_names
+from chronoprobe.contract.lens import Budget, CheckContext, Lens, lens_class, lens_names
+from chronoprobe.contract.lens_run import LensRun, lens_tool
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.models.registry import BackendOptions, ModelRequest, strip_url_credentials
 from chronoprobe.plugins import blame
+from chronoprobe.version import __version__
 
 
 @dataclass
@@ -24,11 +25,19 @@ class Chosen:
     """One registered lens as the check sees it: run it (``lens`` set) or skip it (``skipped`` says why)."""
 
     name: str
-    lens: Lens[Any] | None = None
+    run: LensRun | None = None
+    """The lens's run in this check: its folder ``<check>/<lens>``, its size for the budget."""
     skipped: str | None = None
     fingerprint: str = ""
     """What the lens's run depends on (config, models, backend options, version): an earlier run with
     the same fingerprint in the check folder is kept."""
+
+    @property
+    def lens(self) -> Lens[Any] | None:
+        return self.run.lens if self.run is not None else None
+
+    def skip(self, reason: str) -> None:
+        self.run, self.skipped = None, reason
 
 
 def selection(wanted: Sequence[str]) -> list[str]:
@@ -63,10 +72,19 @@ def config_json(lens: Lens[Any]) -> dict[str, Any]:
     return loaded
 
 
-def _config(cls: type[Lens[Any]], budget: Budget, context: CheckContext) -> BaseModel:
-    options: dict[str, Any] = {**cls.sizes[budget], **cls.check_options(context)}
+def _config(cls: type[Lens[Any]], budget: Budget, context: CheckContext, out: Path) -> BaseModel:
+    """The config of the lens's run in the check: its size, its options from the check, the check's models, and
+    its folder in the check's."""
+    return sized_config(cls, {**cls.sizes[budget], **cls.check_options(context)}, context, out, budget)
+
+
+def sized_config(
+    cls: type[Lens[Any]], options: dict[str, Any], context: CheckContext, out: Path, budget: str
+) -> BaseModel:
+    """The config of the lens's run in the check with these options (its size and its options from the check), the
+    check's models and its folder in the check's; a size the lens refuses is one line naming the budget."""
     try:
-        return lens_config(cls, context.models, options)
+        return lens_tool(cls).config_type(**options, models=context.models, out=out / cls.name)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
@@ -96,7 +114,7 @@ def choose(
     specs: Sequence[ModelRequest],
     options: BackendOptions,
 ) -> list[Chosen]:
-    """Each lens of ``names``: built from its size for ``context.budget``, or skipped with the reason."""
+    """Each lens of ``names``: its run built from its size for ``context.budget``, or skipped with the reason."""
     chosen: list[Chosen] = []
     running: set[str] = set()
     for name in names:
@@ -117,13 +135,13 @@ def choose(
                 Chosen(name, skipped=f"it needs the {', '.join(missing)} lens, which this check does not run")
             )
             continue
-        mine = context.model_copy(update={"runs": {need: out / need for need in cls.needs}})
+        mine = CheckContext(context.check, runs={need: out / need for need in cls.needs})
         try:
             with blame(cls, "failed in check_options()"):
-                lens = cls(_config(cls, context.budget, mine))
+                run = lens_tool(cls)(_config(cls, context.budget, mine, out))
         except PluginError as exc:  # a plug-in's failure is its own line, not the whole check's
             chosen.append(Chosen(name, skipped=f"the plug-in {exc.problem}"))
             continue
-        chosen.append(Chosen(name, lens=lens, fingerprint=fingerprint_of(name, lens, specs, options)))
+        chosen.append(Chosen(name, run=run, fingerprint=fingerprint_of(name, run.lens, specs, options)))
         running.add(name)
     return chosen

@@ -8,80 +8,43 @@ take the options.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
 
-from chronoprobe.contract.lens import Budget, ProgressFactory
+from chronoprobe.checkup.config import CheckToolConfig
+from chronoprobe.checkup.junit import JUNIT, is_our_junit
+from chronoprobe.checkup.plan import plan_line, total_line
+from chronoprobe.checkup.report import CHECK_KIND
+from chronoprobe.checkup.run import CheckResult, default_check_out, plan, prepare, run_prepared
+from chronoprobe.contract.publish import OpenFolder, Output, check_not_input, check_output_file, check_outside
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
-from chronoprobe.knowledge.snapshot import SnapshotRef
-from chronoprobe.models.registry import ModelRequest
-from chronoprobe.values import HttpUrl
+from chronoprobe.errors import ConfigError
+from chronoprobe.paths import default_call_cache
+from chronoprobe.renames import accept_renamed
+from chronoprobe.reports.card import write_card
+from chronoprobe.reports.tidy_formats import TidyView, check_table_file, encode, pick_format, write_table
+from chronoprobe.reports.tidy_table import find_runs, tidy_rows, to_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from chronoprobe.checkup.run import CheckResult
     from chronoprobe.reports.tidy_formats import Format
     from chronoprobe.reports.tidy_table import Found
 
 __all__ = ["CardTool", "CardToolConfig", "CheckTool", "CheckToolConfig", "ResultsTool", "ResultsToolConfig"]
 
 
-class CheckToolConfig(BaseModel):
-    """``chronoprobe check``: every option, as the command takes it (the shared model options beside them)."""
-
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-
-    model: tuple[str, ...] = ()
-    """The model specs to check (default: the embedded SmolLM2)."""
-    budget: Budget = "quick"
-    """quick (SmolLM2 on 2 CPU cores: 4 min at load 2, 7 min at load 5), standard (44 min at load 5), full (the
-    papers' runs; hours). docs/check.md gives each one's sizes and times."""
-    out: Path | None = None
-    """Where to write the check folder (default: a new results/check/<model>-<timestamp>). The same folder again
-    resumes: lenses that finished with the same settings are kept."""
-    lens: tuple[str, ...] = ()
-    """Only this lens (repeatable; the lenses it needs run too). Default: every lens."""
-    live: bool = False
-    """Judge against today's answers (queries --endpoint; saves a snapshot)."""
-    snapshot: SnapshotRef | None = None
-    """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
-    endpoint: HttpUrl | None = None
-    """SPARQL endpoint for --live (default: the Wikidata Query Service)."""
-    deployed_at: str | None = None
-    """Forecast staleness for a model shipped on this date (YYYY-MM or YYYY-MM-DD): the share of what it knows
-    that is stale then, 6 and 12 months later."""
-    require: tuple[str, ...] = ()
-    """A threshold, 'LENS.METRIC[.CLASS] OP VALUE' with the metric as `chronoprobe results` names it (class all
-    unless named), e.g. 'outdated.soft_constraint_pct.up-to-date >= 40' (repeatable). It fails only when the
-    whole 95% interval misses it (--strict: the point value). Exit 1 if one fails."""
-    strict: bool = False
-    """Compare thresholds with point values."""
-    junit: Path | None = None
-    """Write a JUnit XML file: one test case per threshold and per lens."""
-    baseline: Path | None = None
-    """An earlier check folder to compare this one with, paired on the same items (the same model or another):
-    the paragraph says what changed, and --require 'LENS.METRIC[.CLASS].delta OP VALUE' gates the change."""
-    precision: float | None = None
-    """Size each lens for a 95% interval of this half-width in points on its headline rate, from the items it has
-    (capped at all of them; the plan line says so)."""
-    allow_different_items: bool = False
-    """Compare with a --baseline asked other items (another budget, snapshot or sample), on the items they share
-    (refused otherwise)."""
-
-
 class CheckTool(Tool["CheckResult"]):
     """Ask a model every question at once: each lens at the budget's size, one folder, a paragraph per model."""
 
-    # The check writes its own folder (resumable, chronoprobe.checkup.run), so the runner claims nothing;
-    # every user error (a model spec, --junit, a bad threshold, a size, the folder) is refused before any
-    # model loads. Exit 1 when a threshold fails. (The docstring above is the command's --help.)
+    # The check writes its folder as it goes and resumes it (chronoprobe.checkup.run), each lens's run folder
+    # inside it through the one runner; every user error (a model spec, --junit, a bad threshold, a size, the
+    # folder) is refused before any model loads. Exit 1 when a threshold fails. (The docstring above is the
+    # command's --help.)
 
     name = "check"
     command = "check"
@@ -93,70 +56,44 @@ class CheckTool(Tool["CheckResult"]):
     }
     output_fields = frozenset({"out", "junit"})
     text_paths = frozenset({"snapshot"})
-    takes_model = True
     model_options = True
+    takes_handles = True
     config: CheckToolConfig
 
     def __init__(self, config: BaseModel) -> None:
         super().__init__(config)
-        self._models: tuple[ModelRequest, ...] = ()
-        self.folder = Path()
-        """The check folder: ``--out``, else a new ``results/check/<model>-<timestamp>``."""
+        self._folder: Path | None = None
+
+    @property
+    def folder(self) -> Path:
+        """The check folder: ``--out``, else a new ``results/check/<model>-<timestamp>`` (chosen once)."""
+        if self._folder is None:
+            self._folder = self.config.out or default_check_out(self.config.models)
+        return self._folder
 
     def check_inputs(self) -> None:
-        from chronoprobe.checkup.junit import JUNIT, is_our_junit
-        from chronoprobe.checkup.run import default_check_out
-        from chronoprobe.contract.publish import check_output_file, check_outside
-        from chronoprobe.models.registry import DEFAULT_MODEL, parse_model
-
         config = self.config
-        self._models = tuple(parse_model(m) for m in config.model or (DEFAULT_MODEL,))
-        self.folder = config.out or default_check_out(self._models)
+        if config.live and config.snapshot is not None:
+            raise ConfigError(
+                "--live/--snapshot", "give one: --live judges against today's answers, --snapshot a pinned set"
+            )
         if config.junit is not None:
             check_output_file(config.junit, "--junit", ours=is_our_junit, what=JUNIT)
             check_outside(self.folder, [("--junit", config.junit)])
 
-    def run(self, context: ToolContext) -> CheckResult:
-        from chronoprobe.checkup.plan import plan_line, total_line
-        from chronoprobe.checkup.run import CheckRequest, plan, prepare, run_prepared
-        from chronoprobe.contract.publish import check_not_input
-        from chronoprobe.paths import default_call_cache
+    def output(self) -> Output:
+        return Output("--out", self.folder, OpenFolder(CHECK_KIND))
 
-        config = self.config
-        if config.junit is not None:  # written last, by a rename: never over the call cache the lenses fill
-            check_not_input(config.junit, [("--cache", context.cache_path or default_call_cache())], "--junit")
-        request = CheckRequest(
-            models=self._models,
-            budget=config.budget,
-            out=config.out,
-            lenses=config.lens,
-            live=config.live,
-            snapshot=config.snapshot,
-            endpoint=config.endpoint,
-            deployed_at=config.deployed_at,
-            require=config.require,
-            strict=config.strict,
-            cache=context.cache_path,
-            options=context.options,
-            engine=context.engine,
-            baseline=config.baseline,
-            precision=config.precision,
-            allow_different_items=config.allow_different_items,
-        )
-        prepared = prepare(request, self.folder)  # bad thresholds, sizes or folders: exit 2, no model loaded
+    def run(self, context: ToolContext) -> CheckResult:
+        if self.config.junit is not None:  # written last, by a rename: never over the call cache the lenses fill
+            check_not_input(self.config.junit, [("--cache", context.cache_path or default_call_cache())], "--junit")
+        prepared = prepare(self.config, self.folder, context, self.handles)  # thresholds, sizes: no model loaded
         for line in plan(prepared):
             context.notice(escape(plan_line(line)))
         context.notice(escape(total_line(prepared.plans)))
-        # each lens opens the progress display while its models run; without one, the caller's factory
-        display = cast(Callable[[], AbstractContextManager[ProgressFactory]], context.progress)
-        result = run_prepared(
-            prepared,
-            say=lambda line: context.notice(escape(line)),
-            progress_display=display,
-            announce=context.announce,
-        )
-        if config.junit is not None:
-            result.write_junit(config.junit)
+        result = run_prepared(prepared, say=lambda line: context.notice(escape(line)))
+        if self.config.junit is not None:
+            result.write_junit(self.config.junit)
         return result
 
     def present(self, result: CheckResult) -> list[str]:
@@ -172,14 +109,18 @@ class ResultsToolConfig(BaseModel):
     """``chronoprobe results``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"fmt": "format"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     dirs: tuple[Path, ...]
     """Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."""
-    fmt: str | None = None
+    format: str | None = None
     """csv, json or parquet (default: from --out's suffix; a table without --out)."""
     out: Path | None = None
     """Where to write the table instead of the terminal (a file). An earlier table there is replaced; any other
     file is refused, never overwritten."""
+
+    _renamed = accept_renamed()
 
 
 class ResultsTool(Tool["pd.DataFrame"]):
@@ -191,7 +132,7 @@ class ResultsTool(Tool["pd.DataFrame"]):
     name = "results"
     command = "results"
     config_type = ResultsToolConfig
-    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR", "fmt": "--format"}
+    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR"}
     arguments = ("dirs",)
     config: ResultsToolConfig
 
@@ -202,24 +143,16 @@ class ResultsTool(Tool["pd.DataFrame"]):
         self._found: Found | None = None
 
     def check_inputs(self) -> None:
-        from chronoprobe.reports.tidy_formats import check_table_file, pick_format
-
-        self.format = pick_format(self.config.fmt, self.config.out)
+        self.format = pick_format(self.config.format, self.config.out)
         if self.config.out is not None:
             check_table_file(self.config.out)
 
     def load(self) -> None:
-        from chronoprobe.contract.publish import check_not_input
-        from chronoprobe.reports.tidy_table import find_runs
-
         self._found = found = find_runs(self.config.dirs)
         if self.config.out is not None:
             check_not_input(self.config.out, [("RUN_DIR", run.path) for run in found.runs])
 
     def run(self, context: ToolContext) -> pd.DataFrame:
-        from chronoprobe.reports.tidy_formats import write_table
-        from chronoprobe.reports.tidy_table import tidy_rows, to_frame
-
         assert self._found is not None, "load() first"
         frame = to_frame(tidy_rows(self._found.runs))
         for warning in self._found.warnings:
@@ -230,9 +163,6 @@ class ResultsTool(Tool["pd.DataFrame"]):
 
     def answer(self, result: pd.DataFrame) -> list[Answer]:
         """The table on the terminal (one table, or grouped to fit its width), or its csv or json text."""
-        from chronoprobe.reports.tidy_formats import TidyView, encode
-        from chronoprobe.reports.tidy_table import tidy_rows
-
         if self.config.out is not None:
             return []
         if self.format == "table":  # the frame's rows, in its order: numbers shown in their unit, as on the card
@@ -270,8 +200,6 @@ class CardTool(Tool[list[Run]]):
     config: CardToolConfig
 
     def run(self, context: ToolContext) -> list[Run]:
-        from chronoprobe.reports.card import write_card
-
         config = self.config
         return write_card(
             config.dirs, config.out, config.title, warn=lambda line: context.notice(f"[yellow]warning[/]: {line}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
 from rich.console import Console
@@ -15,7 +15,16 @@ from rich.text import Text
 from chronoprobe import progress_bars as bars
 from chronoprobe.progress_bars import task_progress
 
-__all__ = ["announce", "console", "print_plain", "progress_bar", "progress_ticks", "show_notices", "task_progress"]
+__all__ = [
+    "announce",
+    "console",
+    "load_ticks",
+    "print_plain",
+    "progress_bar",
+    "progress_ticks",
+    "show_notices",
+    "task_progress",
+]
 
 console = Console(stderr=True)
 
@@ -29,10 +38,26 @@ def progress_bar(transient: bool = False) -> Iterator[Progress]:
 
 @contextmanager
 def progress_ticks(transient: bool = False) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
-    """A progress bar as the runner's progress factory (``chronoprobe.contract.runner.execute(progress_display=...)``);
+    """A progress bar as the runner's progress factory (``chronoprobe.contract.runner.produce(progress_display=...)``);
     ``transient`` as :func:`progress_bar`'s."""
     with progress_bar(transient) as bar:
         yield task_progress(bar)
+
+
+@contextmanager
+def load_ticks() -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
+    """The runner's load display (``produce(load_display=...)``): a transient bar, opened only when a step of the
+    data's load asks for one (a live query, whose size may be unknown), gone when the load ends."""
+    with ExitStack() as opened:
+        bar: Progress | None = None
+
+        def factory(description: str, total: int | None) -> Callable[[int], None]:
+            nonlocal bar
+            if bar is None:
+                bar = opened.enter_context(progress_bar(transient=True))
+            return task_progress(bar)(description, total)
+
+        yield factory
 
 
 def announce(message: str) -> AbstractContextManager[Any]:

@@ -2,7 +2,9 @@
 
 ``with_deprecated({"--limit": "--balanced-limit"})`` adds ``--limit`` to a command as a hidden option
 of the same type as ``--balanced-limit``; given, it sets ``--balanced-limit`` and says so on stderr.
-Both given is a one-line error. Applied outermost, over any decorator that builds the signature.
+Both given on the command line with different values is a one-line error, whatever the values (the new
+one at its default too); with the same value, the old one is only warned about. Applied outermost, over
+any decorator that builds the signature. (The older Python keywords are :mod:`chronoprobe.renames`'.)
 """
 
 from __future__ import annotations
@@ -16,6 +18,13 @@ import typer
 
 from chronoprobe.cli.console import console
 from chronoprobe.errors import ConfigError
+
+try:  # recent typer vendors click
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.core import ParameterSource  # type: ignore[assignment]  # older typer: the same names from click
+    from click.globals import get_current_context  # type: ignore[no-redef]  # older typer: the same function
 
 CommandT = Callable[..., None]
 
@@ -44,6 +53,13 @@ def _hidden(old: str, parameter: inspect.Parameter) -> inspect.Parameter:
     )
 
 
+def _given(parameter: str) -> bool:
+    """The option was given on the command line (or from the environment), not left at its default."""
+    context = get_current_context(silent=True)
+    source = context.get_parameter_source(parameter) if context is not None else None
+    return source not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+
+
 def with_deprecated(renames: dict[str, str]) -> Callable[[CommandT], CommandT]:
     """Keep each old spelling (``old -> new``) of a command's renamed options working, with a warning."""
 
@@ -61,7 +77,7 @@ def with_deprecated(renames: dict[str, str]) -> Callable[[CommandT], CommandT]:
                 if given is None or given == []:
                     continue
                 new = by_option[renames[old]]
-                if values.get(new.name) not in (None, [], new.default):
+                if _given(new.name) and values.get(new.name) != given:
                     raise ConfigError(
                         f"{old}/{renames[old]}", f"give {renames[old]} only ({old} is its older spelling)"
                     )

@@ -1,9 +1,10 @@
 """Entry point: ``chronoprobe <lens> <command>``.
 
-Every lens gets ``chronoprobe <lens> run`` generated from its config
-(:mod:`chronoprobe.cli.lens_command`), and a command for each of its tools, generated from theirs
-(:mod:`chronoprobe.cli.tool_command`; the ``TOOLS`` entries named ``<lens>.<command>``); the other
-tools make the other groups and commands the same way; none is written by hand. User errors print as
+Every lens gets ``chronoprobe <lens> run`` generated from its config (its run is a tool,
+:class:`~chronoprobe.contract.lens_run.LensRun`), and a command for each of its tools, generated from theirs
+(:mod:`chronoprobe.cli.tool_command`, one generator: :mod:`chronoprobe.cli.generate`; the ``TOOLS`` entries
+named ``<lens>.<command>``); the other tools make the other groups and commands the same way; none is written
+by hand. User errors print as
 one red line and exit with status 2.
 """
 
@@ -123,13 +124,13 @@ def _register_generated(invoked: str | None) -> None:
 
 
 def _generated_app(made_from: object, *, listing: bool) -> typer.Typer:
-    from chronoprobe.cli.lens_command import plugin_stub_app
-    from chronoprobe.cli.tool_command import lens_group
-    from chronoprobe.plugins import Plugin
+    from chronoprobe.cli.tool_command import lens_group, plugin_stub_app
+    from chronoprobe.plugins import Plugin, blame
 
     if isinstance(made_from, Plugin):
         return plugin_stub_app(made_from, check=listing)
-    return lens_group(made_from)  # type: ignore[arg-type]  # a Lens class: lens_class checked it
+    with blame(made_from, "declares a command that cannot be made"):  # a field its command cannot offer
+        return lens_group(made_from)  # type: ignore[arg-type]  # a Lens class: lens_class checked it
 
 
 def package_version() -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, get_args, get_type_hints
 
 import typer
+from pydantic import TypeAdapter, ValidationError
 
 from chronoprobe.cache import check_cache_file
 from chronoprobe.cli.options import choice
@@ -47,8 +48,6 @@ class ShownAs:
 
 def parse_batch_size(value: str) -> int | str:
     """``--batch-size`` as the backends' ``BatchSize``: a whole number of at least 1, or ``auto``."""
-    from pydantic import TypeAdapter, ValidationError
-
     try:
         parsed: int | str = TypeAdapter(BatchSize).validate_python(value)
     except ValidationError:
@@ -71,17 +70,6 @@ def check_cache(value: Path | None) -> Path | None:
             check_cache_file(value)
         except ChronoprobeError as exc:
             raise typer.BadParameter(f"{exc.where} {exc.problem}") from None
-    return value
-
-
-def check_engine(value: str) -> str:
-    """local, ray, ray:auto or ray:HOST:PORT, with Ray installed for the ray forms and a named head answering."""
-    from chronoprobe.engines import parse_engine
-
-    try:
-        parse_engine(value).check()  # before any other output: an unreachable head is a bad value
-    except ChronoprobeError as exc:
-        raise typer.BadParameter(exc.problem) from None
     return value
 
 
@@ -163,8 +151,7 @@ SamplerOpt = Annotated[
 ]
 EngineOpt = Annotated[
     str,
-    typer.Option(
-        callback=check_engine,
+    typer.Option(  # parsed and checked (a named head must answer) by the runner, first of all
         help="Where the calls the cache misses run: local (this process), ray (a Ray cluster started for the run), "
         "ray:auto or ray:HOST:PORT (a running cluster; pip install 'chronoprobe\\[ray]'). Results are the same.",
     ),

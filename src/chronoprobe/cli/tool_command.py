@@ -1,13 +1,14 @@
-"""``chronoprobe <group> <command>`` for a tool (:mod:`chronoprobe.contract.tool`), generated from its declaration.
+"""``chronoprobe <group> <command>``, generated from the command's declaration: every command, a lens run too.
 
-The same generator as a lens run's (:mod:`chronoprobe.cli.lens_command`), read the tool's way: the
-parameters are named after the config's fields (``Tool.from_options`` takes them so) and come in
-field order, ``--out`` is a field like any other, ``--model`` is the config's ``model`` field when the
-tool ``takes_model``, and the shared model options come when it has ``model_options``. The command
-runs the tool through :func:`chronoprobe.contract.runner.produce`, shows its :meth:`~chronoprobe.contract.tool.Tool.answer`
-on stdout and its :meth:`~chronoprobe.contract.tool.Tool.present` lines on stderr, and exits with its
-:meth:`~chronoprobe.contract.tool.Tool.exit_status`. :func:`lens_group` makes a lens's whole group (its ``run``
-and its tools' commands), :func:`tool_group` a group of tools that is not a lens.
+Every command is a :class:`~chronoprobe.contract.tool.Tool` (a lens's ``run`` is its
+:class:`~chronoprobe.contract.lens_run.LensRun`), and one generator makes its parameters
+(:mod:`chronoprobe.cli.generate`). The command builds the tool from its values
+(:meth:`~chronoprobe.contract.tool.Tool.from_options`) and runs it through the one runner
+(:func:`chronoprobe.contract.runner.produce`) with the CLI's displays: a live query's progress while the data
+loads, the notices and the plan line, a spinner per model load, the progress bars. It shows the tool's
+:meth:`~chronoprobe.contract.tool.Tool.answer` on stdout and its :meth:`~chronoprobe.contract.tool.Tool.present`
+lines on stderr, and exits with its :meth:`~chronoprobe.contract.tool.Tool.exit_status`. :func:`lens_group` makes
+a lens's whole group (its ``run`` and its tools' commands), :func:`tool_group` a group of tools that is not a lens.
 """
 
 from __future__ import annotations
@@ -21,13 +22,18 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from chronoprobe.cli.console import announce, console, progress_ticks
+from chronoprobe.cli.console import announce, console, load_ticks, progress_ticks
 from chronoprobe.cli.deprecated import with_deprecated
-from chronoprobe.cli.lens_command import Rules, config_options, lens_app
-from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, MODEL_OPTIONS, ModelOptions, with_model_options
+from chronoprobe.cli.generate import check_arguments, config_options
+from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, ModelOptions, with_model_options
 from chronoprobe.contract.lens import Lens
+from chronoprobe.contract.lens_run import lens_tool
+from chronoprobe.contract.runner import produce
 from chronoprobe.contract.tool import GROUPS, TOOLS, Answer, Tool, tool_class
+from chronoprobe.plugins import Plugin, unloadable
 from chronoprobe.tables import TableView
+
+__all__ = ["lens_app", "lens_group", "plugin_stub_app", "show_answer", "tool_command", "tool_group"]
 
 
 def show_answer(answer: Sequence[Answer]) -> None:
@@ -49,20 +55,21 @@ def show_answer(answer: Sequence[Answer]) -> None:
 
 
 def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
-    """The command of ``tool``, with the older spellings of its renamed options (``tool.renamed_options``)."""
-    offered = config_options(tool, Rules(taken=frozenset(MODEL_OPTIONS), by_field=True, model_field=tool.takes_model))
+    """The command of ``tool``: its config's options, the shared model options when it loads models, and the
+    older spellings of its renamed options (``tool.renamed_options``), kept for a release."""
+    offered = config_options(tool)
 
     def command(**values: Any) -> None:
-        from chronoprobe.contract.runner import produce
-
         backend: ModelOptions = values.pop("backend", DEFAULT_MODEL_OPTIONS)
         say = functools.partial(console.print, highlight=False, soft_wrap=True)  # a tool's lines carry rich markup
+        check_arguments(tool, offered, values)
         made = tool.from_options(**values)
         result = produce(
             made,
             options=backend.backend(),
             cache=backend.cache,
             progress_display=functools.partial(progress_ticks, transient=tool.transient_progress),
+            load_display=load_ticks,
             announce=announce,
             notice=say,
             engine=backend.engine,
@@ -84,6 +91,16 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
     return with_deprecated(tool.renamed_options)(made)
 
 
+def lens_app(lens: type[Lens[Any]]) -> typer.Typer:
+    """``chronoprobe <lens>``: a group holding the lens's ``run`` (and its other names, ``lens.command_aliases``)."""
+    summary = lens.command_help or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
+    group = typer.Typer(help=summary, no_args_is_help=True)
+    group.command("run")(tool_command(lens_tool(lens)))
+    for alias, help_line in lens.command_aliases.items():
+        group.command(alias, help=help_line)(tool_command(lens_tool(lens)))
+    return group
+
+
 def _add_tools(group: typer.Typer, owner: str) -> typer.Typer:
     """A command in ``group`` for each tool named ``<owner>.<command>``, in the order ``TOOLS`` lists them."""
     for name in TOOLS:
@@ -102,3 +119,18 @@ def lens_group(lens: type[Lens[Any]]) -> typer.Typer:
 def tool_group(name: str) -> typer.Typer:
     """``chronoprobe <name>`` for a group of tools that is not a lens (:data:`chronoprobe.contract.tool.GROUPS`)."""
     return _add_tools(typer.Typer(help=GROUPS[name], no_args_is_help=True), name)
+
+
+def plugin_stub_app(plugin: Plugin, *, check: bool) -> typer.Typer:
+    """``chronoprobe <plug-in>`` as ``chronoprobe --help`` lists it: from its entry point, nothing imported.
+
+    With ``check``, what can be seen without running its code (a missing module, a syntax error, a
+    missing attribute) marks it "(plug-in, not loaded)". Its real group is made only when it is the
+    command run (``cli/main.py``).
+    """
+    reason = unloadable(plugin) if check else None
+    if reason is not None:
+        summary = f"(plug-in, not loaded) {plugin.origin}: {reason}"
+    else:
+        summary = f"{plugin.summary or 'A lens'} (plug-in from {plugin.origin})"
+    return typer.Typer(help=summary, no_args_is_help=True)

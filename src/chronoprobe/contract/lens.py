@@ -1,27 +1,33 @@
 """The shape every lens has, and the table that finds lenses by name.
 
 A lens is one question asked of a model (is it outdated? does context override it? does it
-know how fresh an answer must be?). The runner (:mod:`chronoprobe.contract.runner`) drives its stages
-in this order:
+know how fresh an answer must be?). A run of it is a command like any other: the tool
+:class:`~chronoprobe.contract.lens_run.LensRun` made from the lens (its config, plus ``models`` and
+``out``), driven by the one runner (:func:`chronoprobe.contract.runner.produce`), which calls the
+lens's stages in this order:
 
-1. ``load()``: read and validate the items; every data or config error surfaces here,
+1. ``check_inputs()`` and ``check_engine(engine)``: refusals that read no data, in the runner's
+   pre-flight, before the output folder is claimed.
+2. ``load()``: read and validate the items; every data or config error surfaces here,
    before any model loads.
-2. ``capabilities`` / ``check(model, engine)``: what the backend must be able to do; checked per
-   model before any call (``check_engine(engine)`` before the output folder is claimed).
-3. ``run(model, progress)``: ask one (cached) model, return typed rows.
-4. ``summarise(rows)``: the typed summary of every model's rows.
-5. ``report(folder, rows, summary, provenance)``: write ``report.md``, the plots and the
+3. ``notices()`` and ``plan_line(cache)``, then ``setup(cache, load_model)`` (a judge, a helper model).
+4. ``capabilities`` / ``check(model, engine)``: what the backend must be able to do; checked per
+   model before any call.
+5. ``run(model, progress)``: ask one (cached) model, return typed rows.
+6. ``summarise(rows)``: the typed summary of every model's rows.
+7. ``report(folder, rows, summary, provenance)``: write ``report.md``, the plots and the
    lens's historical files (``summary.json`` ...) into the staging folder.
 
-The runner writes the shared run log (``run.json``, ``items.jsonl``) itself.
+The run writes the shared run log (``run.json``, ``items.jsonl``) itself.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
 
@@ -29,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.fields import config_inputs, option_of
 from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
@@ -36,14 +43,7 @@ from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.estimate import workload_line
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.base import Capability, require
-from chronoprobe.models.registry import (
-    BackendOptions,
-    ModelList,
-    ModelRequest,
-    config_with_models,
-    default_models,
-    parse_model,
-)
+from chronoprobe.models.registry import BackendOptions, ModelList, ModelRequest, default_models, parse_model
 from chronoprobe.plugins import LENSES, Plugin
 from chronoprobe.provenance import Provenance
 from chronoprobe.reports.metric_format import cell, unit_note
@@ -64,7 +64,6 @@ __all__ = [
     "Summary",
     "Workload",
     "lens_class",
-    "lens_config",
     "lens_config_class",
     "lens_names",
     "listed_lenses",
@@ -113,24 +112,23 @@ Budget = Literal["quick", "standard", "full"]
 BUDGETS: tuple[Budget, ...] = get_args(Budget)
 
 
-class CheckContext(BaseModel):
-    """What ``chronoprobe check`` tells each lens when it sizes the lens's run (:meth:`Lens.check_options`)."""
+@dataclass(frozen=True)
+class CheckContext:
+    """What ``chronoprobe check`` tells each lens when it sizes the lens's run (:meth:`Lens.check_options`): the
+    check's own options, as its config holds them (``context.budget``, ``context.models``, ``context.live``,
+    ``context.snapshot``, ``context.endpoint``, ``context.deployed_at`` ...: every field of
+    :class:`chronoprobe.checkup.tools.CheckToolConfig`, declared there once), and the folders of the lenses
+    this one ``needs``."""
 
-    model_config = ConfigDict(frozen=True)
-
-    budget: Budget
-    models: ModelList
-    """The ``--model`` values, parsed."""
-    live: bool = False
-    """``--live``: judge against today's answers where the lens has gold answers that change."""
-    snapshot: str | None = None
-    """``--snapshot``: the gold-answer snapshot to judge against."""
-    endpoint: str | None = None
-    """``--endpoint``: the SPARQL endpoint ``--live`` queries."""
-    deployed_at: str | None = None
-    """``--deployed-at``: the date the model ships, for a staleness forecast."""
-    runs: dict[str, Path] = {}
+    check: BaseModel
+    """The check's config (``chronoprobe check``'s options)."""
+    runs: dict[str, Path] = field(default_factory=dict)
     """Lens name -> its run folder in this check, for each lens this one ``needs``."""
+
+    def __getattr__(self, name: str) -> Any:  # an option of the check: context.live is context.check.live
+        if name.startswith("__"):  # copy and pickle look for hooks: not options
+            raise AttributeError(name)
+        return getattr(self.check, name)
 
 
 class Workload(BaseModel):
@@ -170,16 +168,18 @@ class Lens(ABC, Generic[RowT]):
     config_type: ClassVar[type[BaseModel]]
     """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options."""
     input_options: ClassVar[dict[str, str]] = {}
-    """Config field -> the option that names it, where the two differ (``from_run`` -> ``--from``); for a
-    ``bool`` field, as its command spells it: ``--live`` (a switch) or ``--aliases/--no-aliases``."""
+    """What a field's name cannot say (a field is named as its flag, :mod:`chronoprobe.contract.fields`): a
+    positional argument's metavar (``dataset`` -> ``DATASET``), and a ``bool`` offered as a switch (``live`` ->
+    ``--live``; without an entry a ``bool`` is ``--x/--no-x``)."""
     text_paths: ClassVar[frozenset[str]] = frozenset()
     """Text config fields that may hold a path (a file, or a name or hub id: only existing paths count)."""
-    output_fields: ClassVar[frozenset[str]] = frozenset({"out"})
-    """Path fields the run writes rather than reads."""
+    output_fields: ClassVar[frozenset[str]] = frozenset()
+    """Path fields the run writes besides its report folder (``save_edited``), rather than reads."""
     arguments: ClassVar[tuple[str, ...]] = ()
     """Config fields its command takes as positional arguments, in order (``conflicts run dynamicqa``)."""
     internal_fields: ClassVar[frozenset[str]] = frozenset()
-    """Config fields its command does not offer (set from another option, or only from Python)."""
+    """Config fields its command does not offer (set from another option, or only from Python); any other field
+    its command cannot offer is an error when the command is made."""
     unused_model_options: ClassVar[frozenset[str]] = frozenset()
     """Model options that do not apply to this lens, left off its command (``sampler`` for greedy decoding)."""
     renamed_options: ClassVar[dict[str, str]] = {}
@@ -222,10 +222,12 @@ class Lens(ABC, Generic[RowT]):
 
     @property
     def models(self) -> tuple[ModelRequest, ...]:
-        """The models this run asks: its config's ``models`` (every config has them, :func:`lens_config`),
+        """The models this run asks: its config's ``models`` (parsed there, once: a run's config always has them),
         the embedded default when it names none."""
         given = getattr(self.config, "models", None)
-        return tuple(parse_model(m) for m in given) if given else default_models()
+        if not given:
+            return default_models()
+        return tuple(m if isinstance(m, ModelRequest) else parse_model(m) for m in given)
 
     @abstractmethod
     def load(self) -> None:
@@ -345,26 +347,15 @@ class Lens(ABC, Generic[RowT]):
 
     def input_paths(self) -> list[tuple[str, Path]]:
         """Every file or folder the run reads, with the option that names it; no output may be one of them."""
-        found: list[tuple[str, Path]] = []
-        for field, value in self.config:
-            if field in self.output_fields:
-                continue
-            option = self.input_options.get(field, "--" + field.replace("_", "-"))
-            values = value if isinstance(value, (tuple, list)) else (value,)
-            for item in values:
-                if isinstance(item, Path):
-                    found.append((option, item))
-                elif field in self.text_paths and isinstance(item, str) and Path(item).exists():
-                    found.append((option, Path(item)))
-        return found
+        return config_inputs(self.config, self.input_options, self.output_fields, self.text_paths)
 
     def output_paths(self) -> list[tuple[str, Path]]:
         """What the run writes besides its report folder (``--save-edited`` ...), with the option naming it."""
         found: list[tuple[str, Path]] = []
-        for field in sorted(self.output_fields - {"out"}):
-            value = getattr(self.config, field, None)
+        for name in sorted(self.output_fields):
+            value = getattr(self.config, name, None)
             if isinstance(value, Path):
-                found.append((self.input_options.get(field, "--" + field.replace("_", "-")), value))
+                found.append((option_of(name, self.input_options), value))
         return found
 
     def default_folder(self) -> str:
@@ -415,21 +406,6 @@ def lens_class(name: str) -> type[Lens[Any]]:
 def lens_config_class(name: str) -> type[BaseModel]:
     """The pydantic config class of the lens ``name``."""
     return lens_class(name).config_type
-
-
-with_models = config_with_models
-"""See :func:`chronoprobe.models.registry.config_with_models`."""
-
-
-def lens_config(cls: type[Lens[Any]], models: Sequence[str | ModelRequest], options: Mapping[str, Any]) -> BaseModel:
-    """The config of a run of ``cls`` on ``models`` (none: the embedded default) with ``options``.
-
-    The one way the CLI, ``chronoprobe.run`` and ``chronoprobe check`` build a lens's config; a
-    value it refuses raises pydantic's ValidationError (a bad model spec, a ConfigError naming it)."""
-    chosen = dict(options)
-    if models:
-        chosen["models"] = tuple(parse_model(m) for m in models)
-    return with_models(cls.config_type)(**chosen)
 
 
 def _metric_text(metric: Metric) -> str:

@@ -49,7 +49,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -599,6 +599,27 @@ class ResultFolder:
 
 
 @dataclass(frozen=True)
+class OpenFolder:
+    """A folder a command writes in place as it goes, and resumes (``chronoprobe check``: each lens's run folder
+    published inside it as it finishes), never swapped in whole: an existing one is taken when it is empty or
+    holds an earlier report of the same ``kind``. Its staging folder is itself."""
+
+    kind: str
+
+    def companions(self, path: Path) -> list[Path]:
+        return []
+
+    def check(self, path: Path, option: str) -> None:
+        check_output_dir(path, option, kind=self.kind)
+
+    def claim(self, path: Path, option: str) -> OutputClaim:
+        return OutputClaim(path, option, self.kind)
+
+    def staged(self, path: Path, option: str) -> AbstractContextManager[Path]:
+        return nullcontext(path)
+
+
+@dataclass(frozen=True)
 class RecordedFile:
     """A file written with a JSON record beside it, ``<stem><suffix>`` (a provenance, a report, a build
     record): the record is what marks the file as written by this command.
@@ -651,7 +672,7 @@ class RecordedFile:
         return staged_files(path, option, ours=self.ours, what=self.what)
 
 
-OutputRule = ResultFolder | RecordedFile
+OutputRule = ResultFolder | OpenFolder | RecordedFile
 
 
 @dataclass(frozen=True)

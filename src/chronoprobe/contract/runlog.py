@@ -33,6 +33,7 @@ from chronoprobe.io import json_kind, read_text, write_json_atomic, write_jsonl_
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import config_with_models, strip_url_credentials
 from chronoprobe.provenance import Provenance
+from chronoprobe.renames import RECORDED
 
 if TYPE_CHECKING:
     import pandas
@@ -77,7 +78,9 @@ class Summary(BaseModel):
     headline: dict[str, dict[str, float | None]]
     """Per model key: the few numbers a run is judged by (e.g. soft-constraint up-to-date %)."""
     detail: dict[str, Any]
-    """The lens's own summary layout (what its ``summary.json`` holds, without provenance)."""
+    """The lens's own summary layout (what its ``summary.json`` holds, without provenance). Untyped here on
+    purpose: the layout is each lens's own (a plug-in's is unknown to the run log), and every reader outside the
+    lens reads :attr:`metrics`; a lens reads its own layout through its typed view (:func:`typed_detail`)."""
     metrics: list[Metric] = []
     """Every number of the run, lens-neutral: what ``chronoprobe results`` and the card show."""
     dataset: str = ""
@@ -220,7 +223,7 @@ class Run:
 def _read_config(lens: str, recorded: Mapping[str, Any], where: Path) -> BaseModel:
     config_type = config_with_models(plugins.load(lens).config_type)
     try:
-        return config_type.model_validate(dict(recorded))
+        return config_type.model_validate(dict(recorded), context=RECORDED)  # a folder of 0.2: its older names
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(part) for part in ("config", *error["loc"]))

@@ -1,20 +1,23 @@
-"""The shape of a command that is not a lens run (a Tool), and the table that finds tools by name.
+"""The shape of every command (a Tool), and the table that finds the tools by name.
 
-A tool turns inputs into files: contexts for MuLan facts, a labelled RecencyQA dataset, an editing
-dataset built from an audit, scores of generations made elsewhere. It is declared the way a lens
-is: a pydantic config (its one declaration; field docstrings are the help text), the option names
-where they differ from the fields (``input_options``), its positional arguments, its output fields
-and the text fields that may hold a path. The runner (:func:`chronoprobe.contract.runner.produce`) drives
-its stages in this order, for ``chronoprobe <lens> <command>`` and ``chronoprobe.produce`` alike:
+A command turns inputs into files: a lens run its result folder (:class:`~chronoprobe.contract.lens_run.LensRun`,
+made from the lens), and the other tools contexts for MuLan facts, a labelled RecencyQA dataset, an editing
+dataset built from an audit, scores of generations made elsewhere. It is declared once: a pydantic config, one
+field per option, named as its flag (:mod:`chronoprobe.contract.fields`; ``models`` is ``--model``, ``out`` is
+``--out``), its docstring the help; ``input_options`` for a positional argument's metavar and a switch, its
+``arguments`` and its output fields. The one runner (:func:`chronoprobe.contract.runner.produce`) drives its
+stages in this order, for the CLI, ``chronoprobe.produce``, ``chronoprobe.run`` and ``chronoprobe.check`` alike:
 
-1. ``check_inputs()``: refuse missing or contradictory inputs, cheaply, before anything else.
-2. ``output()``: what the tool writes and the rule for replacing it
-   (:class:`~chronoprobe.contract.publish.Output`); checked against every input, then claimed (locked)
-   until the end, before any model loads.
-3. ``load()``: read and validate the inputs; every data error surfaces here.
+1. the pre-flight, each check once, before any data is read or any model loads: ``check_inputs()`` (missing or
+   contradictory inputs), ``check_engine(engine)``, the backend options against each of ``requested_models()``,
+   and ``output()`` (what it writes, with the rule for replacing it: :class:`~chronoprobe.contract.publish.Output`)
+   against every input, the call cache included;
+2. the output claimed (locked) until the end;
+3. ``load()``: read and validate the inputs; every data error surfaces here (a slow step shows on
+   :attr:`Tool.load_progress`);
 4. ``run(context)``: the work. Models load through the context (behind the one call cache), the
-   progress goes to it, notices too; the provenance is built by ``context.provenance(self.recipe())``.
-5. ``write(folder, result)``: the files, into a staging folder published whole (all or nothing).
+   progress goes to it, notices too; the provenance is built by ``context.provenance(self.recipe())``;
+5. ``write(folder, result)``: the files, into a staging folder published whole (all or nothing);
 6. ``answer(result)`` and ``present(result)``: the command's output on stdout (if it has one), then the
    console's lines about the result (the CLI prints them).
 """
@@ -26,26 +29,32 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar, get_origin
+from typing import Any, ClassVar, Generic, Self, TypeVar, get_origin
 
 from pydantic import BaseModel, ValidationError
 from rich.console import ConsoleRenderable
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, open_cache
-from chronoprobe.contract.lens import Announce, ProgressFactory, RunRecipe
+from chronoprobe.contract.fields import config_inputs, option_of
+from chronoprobe.contract.lens import Announce, LoadProgress, ProgressFactory, RunRecipe
 from chronoprobe.contract.publish import Output
+from chronoprobe.engines import Engine, LocalEngine
 from chronoprobe.errors import ConfigError
-from chronoprobe.models.registry import BackendOptions
+from chronoprobe.models.registry import BackendOptions, ModelRequest
 from chronoprobe.provenance import Provenance, build_provenance
 from chronoprobe.tables import TableView
+from chronoprobe.values import config_error as refused
+from chronoprobe.values import innermost_field
 
 __all__ = [
     "GROUPS",
     "TOOLS",
     "Answer",
-    "ModelLoader",
+    "LoadModels",
+    "RunSettings",
     "Tool",
     "ToolContext",
     "config_error",
@@ -60,8 +69,9 @@ Answer = str | TableView | Text | ConsoleRenderable
 """One piece of a command's output on stdout: a plain line, a table (drawn with its closing lines), rich text, or
 another rich renderable (drawn at the terminal's width, as a ``rich.console.Console()`` prints it)."""
 
-ModelLoader = Callable[[Sequence[str] | None, BackendOptions, CallCache, Announce | None], list[CachedModel]]
-"""``load(specs, options, cache, announce)``: models behind the cache (``chronoprobe.contract.runner.load_models``)."""
+LoadModels = Callable[..., list[CachedModel]]
+"""``load(requests, options, cache, announce, checked=...)``: models behind the cache (the runner's
+:func:`~chronoprobe.contract.runner.load_models`)."""
 
 TOOLS: dict[str, str] = {
     "outdated.score": "chronoprobe.integrations.harness_scoring:HarnessScoreTool",
@@ -115,16 +125,9 @@ def tool_class(name: str) -> type[Tool[Any]]:
     return found
 
 
-def option_of(field: str, renamed: Mapping[str, str]) -> str:
-    """The option naming a config field: ``renamed[field]``, else ``--field-name``."""
-    return renamed.get(field, "--" + field.replace("_", "-"))
-
-
 def config_error(exc: ValidationError, renamed: Mapping[str, str], where: str) -> ConfigError:
     """A value a config refused, as one ConfigError naming its option (``where`` when no field is named), in
     the words every command uses (:func:`chronoprobe.values.config_error`)."""
-    from chronoprobe.values import config_error as refused
-    from chronoprobe.values import innermost_field
 
     def name_of(location: tuple[str | int, ...]) -> str:
         field = innermost_field(location)
@@ -133,38 +136,57 @@ def config_error(exc: ValidationError, renamed: Mapping[str, str], where: str) -
     return refused(exc, name_of)
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """How a command's models load and its work shows, beside its config: what the CLI's shared model options
+    and ``chronoprobe.run``'s keywords give the runner."""
+
+    options: BackendOptions = field(default_factory=BackendOptions)
+    cache: Path | None = None
+    """The call cache (None: the user's default one)."""
+    engine: Engine = field(default_factory=LocalEngine)
+    """Where the calls the cache misses run (checked by the runner before anything else)."""
+    progress: ProgressFactory | None = None
+    """The caller's progress factory, while the model calls run (without ``progress_display``)."""
+    progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None
+    """Opened while the model calls run (the CLI's bar), after each model's load was announced."""
+    load_display: Callable[[], AbstractContextManager[LoadProgress]] | None = None
+    """Opened while ``load`` runs, for a slow step there (a live query's progress)."""
+    announce: Announce | None = None
+    """A context shown while a slow step (a model load) runs."""
+    notice: Callable[[str], None] | None = None
+    """Told each line the user should see before the work goes on (rich markup; the CLI prints it)."""
+
+
 class ToolContext:
     """What a tool's ``run`` may ask of the runner: the call cache, models, progress, notices, provenance.
 
     The call cache is opened on first use, so a tool that fails before it needs a model leaves none.
     """
 
-    def __init__(
-        self,
-        *,
-        load_models: ModelLoader,
-        options: BackendOptions | None = None,
-        cache: Path | None = None,
-        progress: ProgressFactory | None = None,
-        progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
-        announce: Announce | None = None,
-        notice: Callable[[str], None] | None = None,
-        engine: str = "local",
-    ) -> None:
+    def __init__(self, load_models: LoadModels, settings: RunSettings | None = None) -> None:
         self._load_models = load_models
-        self.options = options or BackendOptions()
-        self.cache_path = cache
-        self.engine = engine
-        """Where the calls the cache misses run (``--engine``: ``local``, ``ray`` ...), for a tool that offers it."""
+        self.settings = settings or RunSettings()
         self._cache: CallCache | None = None
-        self._progress = progress
-        self._progress_display = progress_display
-        self._announce = announce
-        self._notice = notice
         self.models: list[CachedModel] = []
         """Every model loaded through :meth:`load_models`, in order: the provenance records them."""
+        self.checked: tuple[ModelRequest, ...] = ()
+        """The requests whose backend options the pre-flight checked (not checked again at their load)."""
         self.started: float | None = None
         """When the call cache was opened (``time.perf_counter``): the provenance's duration runs from it."""
+
+    @property
+    def options(self) -> BackendOptions:
+        return self.settings.options
+
+    @property
+    def cache_path(self) -> Path | None:
+        return self.settings.cache
+
+    @property
+    def engine(self) -> Engine:
+        """Where the calls the cache misses run (``--engine``: ``local``, ``ray`` ...)."""
+        return self.settings.engine
 
     @property
     def cache(self) -> CallCache:
@@ -173,29 +195,39 @@ class ToolContext:
             self._cache = open_cache(self.cache_path)
         return self._cache
 
-    def load_models(self, specs: Sequence[str] | None) -> list[CachedModel]:
-        """Load ``specs`` (the embedded default when None or empty) behind the call cache."""
-        loaded = self._load_models(list(specs) if specs else None, self.options, self.cache, self._announce)
+    def derived(self, **changes: Any) -> ToolContext:
+        """A fresh context with these settings changed (a check's lens runs: the check's, without its notices)."""
+        return ToolContext(self._load_models, replace(self.settings, **changes))
+
+    def load_models(self, specs: Sequence[str | ModelRequest] | None) -> list[CachedModel]:
+        """Load ``specs`` (the embedded default when None or empty) behind the call cache; recorded in the provenance."""
+        loaded = self.load_helpers(specs)
         self.models.extend(loaded)
         return loaded
 
+    def load_helpers(self, specs: Sequence[str | ModelRequest] | None) -> list[CachedModel]:
+        """:meth:`load_models` for models the provenance does not list as the run's (a lens's judge or helper)."""
+        return self._load_models(
+            list(specs) if specs else None, self.options, self.cache, self.settings.announce, checked=self.checked
+        )
+
     def announce(self, message: str) -> AbstractContextManager[Any]:
         """A context shown while a slow step (loading a helper model) runs."""
-        return self._announce(message) if self._announce is not None else nullcontext()
+        return self.settings.announce(message) if self.settings.announce is not None else nullcontext()
 
     def notice(self, line: str) -> None:
         """A line the user should see before the work goes on (the CLI prints it, rich markup and all)."""
-        if self._notice is not None:
-            self._notice(line)
+        if self.settings.notice is not None:
+            self.settings.notice(line)
 
     @contextmanager
     def progress(self) -> Iterator[ProgressFactory | None]:
         """The progress factory while the model calls run: the CLI's bar, or the caller's factory."""
-        if self._progress_display is not None:
-            with self._progress_display() as ticks:
+        if self.settings.progress_display is not None:
+            with self.settings.progress_display() as ticks:
                 yield ticks
             return
-        yield self._progress
+        yield self.settings.progress
 
     def provenance(self, recipe: RunRecipe | None = None) -> Provenance:
         """What produced the result: the models loaded, the recipe, and (with models) the duration and cache."""
@@ -221,53 +253,71 @@ class Tool(ABC, Generic[ResultT]):
     command: ClassVar[str]
     """The CLI command (``recency label``): how a refusal of all inputs at once names the command."""
     config_type: ClassVar[type[BaseModel]]
-    """The tool's pydantic config, its one declaration: one field per option, field docstrings as help."""
+    """The tool's pydantic config, its one declaration: one field per option, named as its flag
+    (:mod:`chronoprobe.contract.fields`), field docstrings as help."""
     input_options: ClassVar[dict[str, str]] = {}
-    """Config field -> the option that names it, where the two differ (``from_run`` -> ``--from``)."""
+    """What a field's name cannot say: a positional argument's metavar (``dirs`` -> ``DIR``) and a ``bool``
+    offered as a switch (``live`` -> ``--live``)."""
     arguments: ClassVar[tuple[str, ...]] = ()
     """Config fields taken as positional arguments, in order (``recency label QUESTIONS``)."""
-    output_fields: ClassVar[frozenset[str]] = frozenset({"out"})
-    """Path fields the tool writes rather than reads."""
+    output_fields: ClassVar[frozenset[str]] = frozenset()
+    """Path fields the tool writes rather than reads, besides ``out`` (``--out``: always an output)."""
     text_paths: ClassVar[frozenset[str]] = frozenset()
     """Text config fields that may hold a path (a file, or a name or hub id: only existing paths count)."""
+    internal_fields: ClassVar[frozenset[str]] = frozenset()
+    """Config fields its command does not offer (set only from Python, or by the command from another option);
+    any other field the command cannot offer is an error when the command is made."""
     model_options: ClassVar[bool] = False
     """The tool loads models: the command offers the shared model options (dtype, device, cache ...) and the
-    call cache counts as one of its inputs."""
+    call cache counts as one of its inputs. Its ``--model`` specs are its config's ``models`` field."""
     omit_model_options: ClassVar[tuple[str, ...]] = ()
     """The shared model options it does not offer (``engine``, ``sampler`` ...), as ``with_model_options(*omit)``."""
-    takes_model: ClassVar[bool] = False
-    """The command takes ``--model``/``-m`` specs (``ModelOpt``), in the config field ``model``."""
     renamed_options: ClassVar[dict[str, str]] = {}
     """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release."""
     transient_progress: ClassVar[bool] = False
     """The CLI's progress bar is erased when the work ends (so that an error raised inside, a failed live query,
     is the only line left on the terminal)."""
+    takes_handles: ClassVar[bool] = False
+    """The command asks models loaded already (``chronoprobe.model()`` handles, :attr:`handles`) when it is given
+    them instead of specs: a lens run and the check."""
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config
+        self.load_progress: LoadProgress | None = None
+        """Set by the runner while ``load`` runs, to show a slow step there (None: nothing shown)."""
+        self.handles: list[CachedModel] = []
+        """Models loaded already, asked instead of the config's ``models`` (where :attr:`takes_handles`)."""
 
     @classmethod
-    def from_options(cls, **values: Any) -> Tool[ResultT]:
-        """The tool with its config built from ``values`` (config fields; None keeps a field's default, and
-        a text for a repeatable field is its one value).
+    def from_options(cls, **values: Any) -> Self:
+        """The tool with its config built from ``values`` (its fields, or their older names for a release; None keeps
+        a field's default, a text for a repeatable field is its one value).
 
-        A value the config refuses is one ConfigError naming its option.
+        A value the config refuses is one ConfigError naming its option; so is a name it does not know.
         """
         fields = cls.config_type.model_fields
-        chosen = {field: value for field, value in values.items() if value is not None}
-        for field, value in chosen.items():
-            if isinstance(value, str) and field in fields and get_origin(fields[field].annotation) is tuple:
-                chosen[field] = (value,)
-        unknown = sorted(set(chosen) - set(fields))
+        renamed: Mapping[str, str] = getattr(cls.config_type, "renamed_fields", {})
+        chosen = {name: value for name, value in values.items() if value is not None}
+        for name, value in chosen.items():
+            declared = fields.get(renamed.get(name, name))
+            if isinstance(value, str) and declared is not None and get_origin(declared.annotation) is tuple:
+                chosen[name] = (value,)
+        unknown = sorted(set(chosen) - set(fields) - set(renamed))
         if unknown:
             raise ConfigError(
                 f"{cls.name} option(s) {', '.join(unknown)}", f"unknown; known: {', '.join(sorted(fields))}"
             )
         try:
             config = cls.config_type(**chosen)
-        except ValidationError as exc:
-            raise config_error(exc, cls.input_options, cls.command) from None
+        except ValidationError as exc:  # named as the command names it: an argument by its metavar
+            names = {**{argument: argument.upper() for argument in cls.arguments}, **cls.input_options}
+            raise config_error(exc, names, cls.command) from None
         return cls(config)
+
+    @classmethod
+    def fields(cls) -> list[str]:
+        """The config's fields in the order its command offers them (default: the config's order)."""
+        return list(cls.config_type.model_fields)
 
     def option(self, field: str) -> str:
         return option_of(field, self.input_options)
@@ -275,19 +325,17 @@ class Tool(ABC, Generic[ResultT]):
     def check_inputs(self) -> None:
         """Refuse missing or contradictory inputs before the output is judged (cheap: reads no data)."""
 
+    def check_engine(self, engine: Engine) -> None:
+        """Refuse an engine this command cannot use (weight edits need the local one). Default: any engine."""
+
+    def requested_models(self) -> tuple[ModelRequest, ...]:
+        """The models the command will load: its config's ``models`` (their backend options are checked by the
+        pre-flight, before anything is read)."""
+        return tuple(getattr(self.config, "models", ()))
+
     def input_paths(self) -> list[tuple[str, Path]]:
         """Every file or folder the tool reads, with the option that names it; no output may be one of them."""
-        found: list[tuple[str, Path]] = []
-        for field, value in self.config:
-            if field in self.output_fields:
-                continue
-            values = value if isinstance(value, (tuple, list)) else (value,)
-            for item in values:
-                if isinstance(item, Path):
-                    found.append((self.option(field), item))
-                elif field in self.text_paths and isinstance(item, str) and Path(item).exists():
-                    found.append((self.option(field), Path(item)))
-        return found
+        return config_inputs(self.config, self.input_options, {"out", *self.output_fields}, self.text_paths)
 
     def output(self) -> Output | None:
         """What the tool writes, with the rule for replacing it; None: it writes nothing here."""

@@ -285,7 +285,7 @@ def _recency_samples(
 
     pool = load_recencyqa(default_data())
     questions = stratified_sample(pool, sample, 0)
-    config = EvalConfig(strategies=(strategy,), context=context)
+    config = EvalConfig(strategy=(strategy,), context_mode=context)
     template = resolve_templates(config, strategy)[context]
     picker = FewShotPicker(pool, config.seed) if strategy == "few-shot" else None
     samples = []

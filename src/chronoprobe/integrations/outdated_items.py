@@ -65,7 +65,7 @@ def load_items(
 
     Facts whose gold has no dated answer are left out, as the audit leaves them out.
     """
-    config = AuditConfig(facts_file=facts, snapshot=snapshot, limit=limit, instruction=instruction)
+    config = AuditConfig(facts=facts, snapshot=snapshot, limit=limit, instruction=instruction)
     fact_list, gold = load_gold(config)
     skipped = facts_without_gold(fact_list, gold)
     items = [

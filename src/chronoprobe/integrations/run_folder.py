@@ -71,8 +71,8 @@ def outdated_run(
         models=(),  # no chronoprobe model was asked: the harness's models are in the provenance
         snapshot=gold.name,
         as_of=as_of,
-        use_aliases=use_aliases,
-        cutoffs=cutoffs,
+        aliases=use_aliases,
+        cutoff=cutoffs,
         deployed_at=deployed_at,
     )
     generation: Mapping[str, Any] = source.get("harness_generation") or {}

@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from chronoprobe import __version__
 from chronoprobe.cache import stable_hash
 from chronoprobe.errors import ChronoprobeError, ConfigError, EndpointError
 from chronoprobe.knowledge.sparql import QUERY_TEMPLATE, build_query, parse_results
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.retry import Retryable, RetryPolicy, call_with_retries
+from chronoprobe.version import __version__
 
 if TYPE_CHECKING:  # imported where a query is sent: an offline run against a snapshot never needs it
     import httpx

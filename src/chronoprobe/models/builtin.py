@@ -78,11 +78,13 @@ class _Common(BaseModel):
 
 
 class MockOptions(_Common):
-    """``mock:``: the batch the stand-in plans (default 16, :class:`~chronoprobe.testing.mock.MockBackend`)."""
+    """``mock:``: the batch the stand-in plans (:class:`~chronoprobe.testing.mock.MockBackend`; its default is
+    :data:`~chronoprobe.models.defaults.MOCK_BATCH`)."""
 
 
 class LlamaCppOptions(_Common):
-    """``llamacpp:``: prompts per generate call (default 16, each decoded alone), the chat template."""
+    """``llamacpp:``: prompts per generate call (each decoded alone; default
+    :data:`~chronoprobe.models.defaults.LLAMACPP_BATCH`), the chat template."""
 
 
 class EmbeddedOptions(_Common):
@@ -101,15 +103,17 @@ class EmbeddedOptions(_Common):
 
 
 class HFOptions(EmbeddedOptions):
-    """``hf:``: the transformers options; batch_size None is 64 rows (prompts x samples) per greedy batch
-    and 16 prompts per sampled one, within free memory (``models/hf.py``); ``auto`` the largest that fits."""
+    """``hf:``: the transformers options; batch_size None is the backend's own policy within free memory
+    (:data:`~chronoprobe.models.defaults.DEFAULT_BATCH_ROWS` rows per greedy batch,
+    :data:`~chronoprobe.models.defaults.SAMPLED_BATCH_PROMPTS` prompts per sampled one: ``models/hf.py``);
+    ``auto`` the largest that fits."""
 
     trust_remote_code: bool = False
     """Run the model repository's own code (never on by default)."""
 
 
 class VLLMOptions(_Common):
-    """``vllm:`` (default batch 256, ``models/vllm_backend.py``)."""
+    """``vllm:`` (default batch :data:`~chronoprobe.models.defaults.VLLM_BATCH`, ``models/vllm_backend.py``)."""
 
     dtype: DType = "auto"
     """Weights dtype."""
@@ -119,7 +123,8 @@ class VLLMOptions(_Common):
 
 class OpenAIOptions(BaseModel):
     """``openai:``: the endpoint, requests in flight, the key's variable and the timeout; batch_size: prompts
-    per wave between cache writes (default: 4 per request in flight; never fewer than ``concurrency``)."""
+    per wave between cache writes (default: :data:`~chronoprobe.models.defaults.WAVE_PER_REQUEST` per request in
+    flight; never fewer than ``concurrency``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -211,17 +216,6 @@ def _hf_files(spec: ModelSpec, options: BaseModel) -> Any:
 
 
 # --- loaders ------------------------------------------------------------------------------------------------
-
-
-def load_mock(request: ModelRequest, options: MockOptions) -> Backend:
-    from chronoprobe.testing.mock import mock_from_spec
-
-    return mock_from_spec(
-        request.spec.target,
-        chat_template=options.chat_template,
-        template_date=options.template_date,
-        **_fixed(options.batch_size),
-    )
 
 
 def _gguf_path(spec: ModelSpec) -> Path:
@@ -502,7 +496,7 @@ OPENAI = BackendKind(
 )
 MOCK = BackendKind(
     kind="mock",
-    load=f"{_HERE}:load_mock",
+    load="chronoprobe.testing.mock:load_mock",  # imported on use: models do not import testing
     options=MockOptions,
     short="mock:<name>",
     parse=_mock_spec,

@@ -1,7 +1,8 @@
-"""Each built-in backend's own batch size: the one default of ``--batch-size`` for that backend.
+"""Each built-in backend's own batch size: the one table of the defaults of ``--batch-size``, one per backend.
 
-Read by the backends themselves and by their registrations (``models/builtin.py``), which describe
-them in the ``--batch-size`` help; this module imports nothing, so every backend can.
+Read by the backends themselves and by their registrations (``models/builtin.py``), whose ``defaults``
+describe them to the ``--batch-size`` help (``cli/model_options.py`` builds it from the registrations: no number
+is written there, or in a docstring, twice); this module imports nothing, so every backend can.
 """
 
 from __future__ import annotations

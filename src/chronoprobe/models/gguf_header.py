@@ -77,12 +77,6 @@ class _Cursor:
         self.at += length
         return raw.decode("utf-8", errors="replace")
 
-    def skip_string(self) -> None:
-        length = self.count()
-        self.at += length
-        if self.at > len(self.data):
-            raise GGUFHeaderError("a string runs past the end of the file")
-
     def _skip_strings(self, count: int) -> None:
         # the vocabulary: hundreds of thousands of strings, so the loop is kept to one unpack and one add
         unpack = struct.Struct(self.order + ("Q" if self.wide else "I")).unpack_from

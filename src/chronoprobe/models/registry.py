@@ -547,7 +547,7 @@ def _backend_options(kind: BackendKind, spec: ModelSpec, options: BackendOptions
 
 def load_backend(model: str | ModelRequest, options: BackendOptions | None = None) -> Backend:
     """Build the backend for ``model`` (a request, or a ``--model`` value to parse). One-line errors for bad specs."""
-    request = parse_model(model)
+    request = model if isinstance(model, ModelRequest) else parse_model(model)  # a request: parsed already
     options = options or BackendOptions()
     check_options(request, options)
     kind = backend_kind(request.spec.kind)
@@ -571,8 +571,9 @@ ModelList = tuple[ModelArg, ...]
 """The ``models`` field of a lens config: its ``--model`` values, each parsed once into a :class:`ModelRequest`."""
 
 
+@functools.cache
 def default_models() -> tuple[ModelRequest, ...]:
-    """What a run asks when given no model: the embedded default."""
+    """What a run asks when given no model: the embedded default (parsed once; a request is immutable)."""
     return (parse_model(DEFAULT_MODEL),)
 
 

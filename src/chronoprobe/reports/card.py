@@ -27,11 +27,12 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import __version__, plugins
+from chronoprobe import plugins
 from chronoprobe.errors import ConfigError
 from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import bounds, display_unit, unit_note, unit_scale, value_text
 from chronoprobe.reports.tidy_table import ALL, Row, Run, lens_order, run_rows
+from chronoprobe.version import __version__
 
 GENERATOR = f"chronoprobe {__version__} card"
 GENERATOR_MARK = '<meta name="generator" content="chronoprobe '

@@ -21,8 +21,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from chronoprobe import __version__
 from chronoprobe.io import staging_dir
+from chronoprobe.version import __version__
 
 KEEP = 256
 """Figures kept in the cache; older ones are removed when a new one is stored."""

@@ -54,9 +54,11 @@ from chronoprobe.models.base import (
     render_with_tokenizer,
     require,
 )
+from chronoprobe.models.builtin import MockOptions
 from chronoprobe.models.chat_dates import AS_OF, ChatDates
 from chronoprobe.models.defaults import MOCK_BATCH
 from chronoprobe.models.jinja_template import JinjaChatTemplate
+from chronoprobe.models.registry import ModelRequest
 
 MOCK_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {Capability.TOPK_LOGPROBS}
 """What a mock offers unless told otherwise: everything a local model offers."""
@@ -345,3 +347,11 @@ def mock_from_spec(
     if batch_size is not None:  # else the backend's own default
         options["batch_size"] = batch_size
     return MockBackend(handler, name=target, template_date=template_date, **options)
+
+
+def load_mock(request: ModelRequest, options: MockOptions) -> MockBackend:
+    """The ``mock:`` backend's loader, as its registration (``models/builtin.py``) names it: imported on use."""
+    fixed = options.batch_size if isinstance(options.batch_size, int) else None  # auto: the stand-in's own
+    return mock_from_spec(
+        request.spec.target, chat_template=options.chat_template, template_date=options.template_date, batch_size=fixed
+    )

@@ -23,6 +23,7 @@ from chronoprobe.metrics.mulan import Fidelity
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.renames import accept_renamed
 from chronoprobe.reports.metric_format import cell, unit_note
 from chronoprobe.reports.plain_words import find
 
@@ -50,6 +51,12 @@ class ConflictsConfig(conflicts_run.RunConfig):
     """
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {
+        "aliases": "aliases_file",
+        "limit": "balanced_limit",
+        "prompt_file": "wording",
+    }
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     methodology: Dataset = Field(
         cast(Dataset, None)
@@ -93,6 +100,8 @@ class ConflictsConfig(conflicts_run.RunConfig):
                     subs[sub][field] = data[flat]
         return {**data, **subs}
 
+    _renamed = accept_renamed()  # last: the validators above see the new names
+
 
 CONSOLE = {"dynamicqa": (("cp", "CP"),), "mulan": (("f1", "F1"), ("update_success", "update success"))}
 """The numbers a class's console line shows under each methodology, and what it calls them."""
@@ -130,21 +139,18 @@ class ConflictsLens(Lens[ConflictsRow]):
     }
     arguments = ("dataset",)
     input_options: ClassVar[dict[str, str]] = {
-        "aliases": "--aliases-file",
-        "limit": "--balanced-limit",
-        "prompt_file": "--wording",
         "judge_fallback": "--judge-fallback",
         "topk_approximation": "--topk-approximation",
     }
-    internal_fields = frozenset({"judge_device"})
+    internal_fields = frozenset({"judge_device", "persuasion", "completion"})
     row_type = ConflictsRow
     config_type = ConflictsConfig
     config: ConflictsConfig
     question = "Does context override its memory?"
     about = "DynamicQA and MuLan: persuasion by context, per class of fact."
     sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"dataset": "dynamicqa", "limit": 12, "persuasion": {"topk_approximation": True}},
-        "standard": {"dataset": "dynamicqa", "limit": 60, "persuasion": {"topk_approximation": True}},
+        "quick": {"dataset": "dynamicqa", "balanced_limit": 12, "persuasion": {"topk_approximation": True}},
+        "standard": {"dataset": "dynamicqa", "balanced_limit": 60, "persuasion": {"topk_approximation": True}},
         "full": {"dataset": "dynamicqa", "persuasion": {"topk_approximation": True}},
     }
     """DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
@@ -188,7 +194,7 @@ class ConflictsLens(Lens[ConflictsRow]):
 
     def load(self) -> None:
         self.inputs, self.classes = conflicts_run.load_inputs(self.config)
-        self.wording = PromptWording.from_file(self.config.prompt_file)  # a bad prompt file fails before any model
+        self.wording = PromptWording.from_file(self.config.wording)  # a bad prompt file fails before any model
         self.loaded = True
 
     def workload(self) -> Workload:

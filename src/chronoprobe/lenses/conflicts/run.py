@@ -45,15 +45,15 @@ class RunConfig(BaseModel):
     data: Path | None = None
     """Where the data comes from: a DynamicQA folder of CSVs, a MuLan queries JSONL, or a contexts JSONL (default:
     DynamicQA's copy shipped with chronoprobe; MuLan's queries from the hub, coastalcph/fm_queries)."""
-    aliases: Path | None = None
+    aliases_file: Path | None = None
     """MuLan aliases (JSON map QID -> aliases, or fm_aliases JSONL)."""
     templates: Path | None = None
     """MuLan clean.json templates, or DynamicQA's converted templates CSV."""
-    limit: int | None = Field(None, ge=1)
+    balanced_limit: int | None = Field(None, ge=1)
     """At most N facts in total, not per class, spread evenly over the classes (50 over three classes: 16 or 17 each)."""
     persuasion: pers.PersuasionConfig = pers.PersuasionConfig()
     completion: comp.CompletionConfig = comp.CompletionConfig()
-    prompt_file: Path | None = None
+    wording: Path | None = None
     """JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage)."""
 
 
@@ -64,7 +64,7 @@ DQ_COMPLETION_CLASSES = ("static", "temporal")
 def load_persuasion_facts(config: RunConfig) -> tuple[list[dq.ContextFact], tuple[str, ...]]:
     if config.dataset == "dynamicqa":
         facts = dq.load_dynamicqa(config.data or dq.default_source())
-        return dq.take_balanced(facts, config.limit), DQ_CLASSES
+        return dq.take_balanced(facts, config.balanced_limit), DQ_CLASSES
     if config.data is None:
         raise ConfigError(
             "--data",
@@ -73,18 +73,18 @@ def load_persuasion_facts(config: RunConfig) -> tuple[list[dq.ContextFact], tupl
     from chronoprobe.lenses.conflicts.contexts import load_context_file
 
     facts = load_context_file(config.data)
-    return dq.take_balanced(facts, config.limit), ml.MULAN_CLASSES
+    return dq.take_balanced(facts, config.balanced_limit), ml.MULAN_CLASSES
 
 
 def load_completion_queries(config: RunConfig) -> tuple[list[comp.CompletionQuery], tuple[str, ...]]:
     if config.dataset == "mulan":
         # the local files first: a missing one is named before the hub is tried
         templates = ml.load_templates(config.templates or shared_path(MULAN_TEMPLATES, "--templates"))
-        aliases = ml.load_aliases(config.aliases or shared_path(MULAN_ALIASES, "--aliases-file"))
-        queries = ml.take_balanced_facts(ml.load_queries(config.data or ml.QUERIES_HUB_ID), config.limit)
+        aliases = ml.load_aliases(config.aliases_file or shared_path(MULAN_ALIASES, "--aliases-file"))
+        queries = ml.take_balanced_facts(ml.load_queries(config.data or ml.QUERIES_HUB_ID), config.balanced_limit)
         return comp.mulan_completion_queries(queries, templates, aliases), ml.MULAN_CLASSES
     facts = dq.load_dynamicqa(config.data or dq.default_source(), classes=DQ_COMPLETION_CLASSES)
-    facts = dq.take_balanced(facts, config.limit)
+    facts = dq.take_balanced(facts, config.balanced_limit)
     converted = load_converted_templates(config.templates or shared_path(CONVERTED_TEMPLATES, "--templates"))
     return comp.dynamicqa_completion_queries(facts, QuestionMatcher(converted)), DQ_COMPLETION_CLASSES
 
@@ -131,14 +131,14 @@ def inputs_of(config: RunConfig) -> list[Input]:
             )
         )
     elif config.dataset == "mulan":
-        found += mulan_inputs(config.data, config.templates, config.aliases)
+        found += mulan_inputs(config.data, config.templates, config.aliases_file)
     else:
         if config.data is not None:
             found.append(Input("--data", config.data))
         if config.methodology == "mulan":
             found.append(Input("--templates", config.templates, CONVERTED_TEMPLATES))
-    if config.prompt_file is not None:
-        found.append(Input("--wording", config.prompt_file))
+    if config.wording is not None:
+        found.append(Input("--wording", config.wording))
     return found
 
 
@@ -252,7 +252,7 @@ def recipe(
         "dataset": config.dataset,
         "methodology": config.methodology,
         "data": _data_label(config),
-        "limit": config.limit,
+        "limit": config.balanced_limit,
     }
     if config.methodology == "dynamicqa":
         assert judge is not None

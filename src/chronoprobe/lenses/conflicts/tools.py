@@ -17,7 +17,9 @@ from chronoprobe.datasets.mulan import MulanQuery
 from chronoprobe.lenses.conflicts.contexts import ContextRow, ContextsConfig, build_contexts
 from chronoprobe.lenses.conflicts.prompts import PromptWording
 from chronoprobe.models.base import NewTokens
+from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.renames import accept_renamed
 
 __all__ = ["CONTEXTS", "ContextsResult", "ContextsTool", "ContextsToolConfig"]
 
@@ -38,12 +40,20 @@ class ContextsToolConfig(BaseModel):
     """``chronoprobe conflicts contexts``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {
+        "model": "models",
+        "aliases": "aliases_file",
+        "seed": "sample_seed",
+        "limit": "balanced_limit",
+        "prompt_file": "wording",
+    }
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
-    model: tuple[str, ...] = ()
+    models: ModelList = Field(default_factory=default_models)
     """The generator model spec (one; default: the embedded SmolLM2)."""
     data: Path | None = None
     """Where the data comes from: a MuLan queries JSONL (default: the hub id coastalcph/fm_queries)."""
-    aliases: Path | None = None
+    aliases_file: Path | None = None
     """MuLan aliases (JSON map or fm_aliases JSONL)."""
     templates: Path | None = None
     """MuLan clean.json templates."""
@@ -55,24 +65,26 @@ class ContextsToolConfig(BaseModel):
     """Keep passages whose entailment probability is at least this."""
     per_class: int = Field(2500, ge=1)
     """Facts sampled per class."""
-    seed: int = Field(0, ge=0)
+    sample_seed: int = Field(0, ge=0)
     """Seed of the per-class sample."""
     max_new_tokens: NewTokens = 120
     """Tokens to generate per passage."""
-    limit: int | None = Field(None, ge=1)
+    balanced_limit: int | None = Field(None, ge=1)
     """At most N facts in total (not per class), spread evenly over the classes."""
-    prompt_file: Path | None = None
+    wording: Path | None = None
     """JSON file replacing our prompt wording (key passage)."""
     out: Path = Path("results/conflicts/mulan_contexts.jsonl")
     """Where to write the contexts JSONL (a provenance JSON is written next to it). An earlier contexts file this
     command wrote is replaced; any other file is refused, never overwritten."""
 
-    @field_validator("model")
+    @field_validator("models")
     @classmethod
-    def _one_generator(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if len(value) > 1:
+    def _one_generator(cls, value: tuple[ModelRequest, ...]) -> tuple[ModelRequest, ...]:
+        if len(value) != 1:
             raise ValueError("contexts takes exactly one generator model")
         return value
+
+    _renamed = accept_renamed()
 
 
 class ContextsResult(BaseModel):
@@ -98,13 +110,7 @@ class ContextsTool(Tool[ContextsResult]):
         "--seed": "--sample-seed",
     }
     config_type = ContextsToolConfig
-    input_options: ClassVar[dict[str, str]] = {
-        "aliases": "--aliases-file",
-        "seed": "--sample-seed",
-        "limit": "--balanced-limit",
-        "prompt_file": "--wording",
-        "no_nli_filter": "--no-nli-filter",
-    }
+    input_options: ClassVar[dict[str, str]] = {"no_nli_filter": "--no-nli-filter"}
     text_paths = frozenset({"nli"})
     model_options = True
     omit_model_options = ("engine", "sampler")
@@ -126,8 +132,8 @@ class ContextsTool(Tool[ContextsResult]):
         from chronoprobe.lenses.conflicts.sources import Input, check_inputs
 
         config = self.config
-        extra = [Input("--wording", config.prompt_file)] if config.prompt_file is not None else []
-        check_inputs([*mulan_inputs(config.data, config.templates, config.aliases), *extra], self.command)
+        extra = [Input("--wording", config.wording)] if config.wording is not None else []
+        check_inputs([*mulan_inputs(config.data, config.templates, config.aliases_file), *extra], self.command)
 
     def output(self) -> Output:
         return Output("--out", self.config.out, CONTEXTS)
@@ -138,17 +144,17 @@ class ContextsTool(Tool[ContextsResult]):
         from chronoprobe.lenses.conflicts.sources import shared_path
 
         config = self.config
-        self._wording = PromptWording.from_file(config.prompt_file)  # a bad prompt file fails before any model loads
+        self._wording = PromptWording.from_file(config.wording)  # a bad prompt file fails before any model loads
         self._settings = ContextsConfig(
             min_entailment=None if config.no_nli_filter else config.min_entailment,
             per_class=config.per_class,
-            seed=config.seed,
+            seed=config.sample_seed,
             max_new_tokens=config.max_new_tokens,
         )
         self._pool = ml.load_queries(config.data or ml.QUERIES_HUB_ID)
-        self._queries = ml.take_balanced_facts(self._pool, config.limit)
+        self._queries = ml.take_balanced_facts(self._pool, config.balanced_limit)
         self._templates = ml.load_templates(config.templates or shared_path(MULAN_TEMPLATES, "--templates"))
-        self._aliases = ml.load_aliases(config.aliases or shared_path(MULAN_ALIASES, "--aliases-file"))
+        self._aliases = ml.load_aliases(config.aliases_file or shared_path(MULAN_ALIASES, "--aliases-file"))
 
     def run(self, context: ToolContext) -> ContextsResult:
         from chronoprobe.judges.embedding import Embedder
@@ -166,7 +172,7 @@ class ContextsTool(Tool[ContextsResult]):
             entail = nli_model.entailment
             nli_record = f"nli:{nli_model.model_id}@{nli_model.revision} entailment >= {config.min_entailment}"
         embedder = Embedder(cache=context.cache, device=device)
-        [generator] = context.load_models(config.model)
+        [generator] = context.load_models(config.models)
         rows, dropped = self._build(generator, entail, embedder.embed, context)
         self._record = {"judge": nli_record, "embedding": embedder.model_id, "dropped": dropped, "kept": len(rows)}
         return ContextsResult(path=config.out, rows=rows, dropped=dropped, provenance=context.provenance(self.recipe()))
@@ -193,7 +199,7 @@ class ContextsTool(Tool[ContextsResult]):
         record = self._record
         return RunRecipe(
             decoding={"max_new_tokens": self._settings.max_new_tokens, "temperature": 0.0},
-            seeds=[self.config.seed],
+            seeds=[self.config.sample_seed],
             judge=record.get("judge"),
             extra={
                 "embedding": record.get("embedding"),

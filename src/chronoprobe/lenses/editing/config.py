@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
@@ -11,6 +11,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.outdated.prompts import CHAT_INSTRUCTION
 from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models, parse_model
+from chronoprobe.renames import accept_renamed
 from chronoprobe.values import comma_list
 
 Method = Literal["rome", "memit", "serac", "ike", "ike-null", "rag-gold", "rag-retrieved", "rag-noisy"]
@@ -52,14 +53,23 @@ class EditingConfig(BaseModel):
     """Everything that determines an editing run's results (each field's docstring is its option's help)."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {
+        "from_run": "from_",
+        "methods": "method",
+        "limit": "balanced_limit",
+        "prompts_file": "wording",
+        "seed": "template_seed",
+        "facts_file": "facts",
+    }
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
-    from_run: Path | None = None
+    from_: Path | None = None
     """An `outdated run` folder: edit the facts this model got wrong."""
     dataset: Path | None = None
     """Or an editing_dataset.json (DyKnow's or ours) to edit."""
-    methods: tuple[Method, ...] = METHODS
+    method: tuple[Method, ...] = METHODS
     """Comma-separated (or repeated): rome, memit, serac, ike, ike-null, rag-gold, rag-retrieved, rag-noisy
     (default: all)."""
     mode: Mode | None = None
@@ -73,7 +83,7 @@ class EditingConfig(BaseModel):
     outdated, the default before 0.2.0)."""
     min_facts: int = Field(10, ge=1)
     """With ``select="auto"``: fewer facts to edit than this, and every fact that is not up-to-date qualifies."""
-    limit: int | None = Field(None, ge=1)
+    balanced_limit: int | None = Field(None, ge=1)
     """At most N facts in total, spread evenly over Politicians, Teams and Positions (file order within each)."""
     locality: bool = True
     """Re-run the whole audit on each edited model."""
@@ -89,7 +99,7 @@ class EditingConfig(BaseModel):
     """Use at most N documents of the statistics corpus."""
     save_edited: Path | None = None
     """Write each weight-edited model here (safetensors); otherwise edited weights stay in memory."""
-    prompts_file: Path | None = None
+    wording: Path | None = None
     """JSON file with the IKE / RAG / SERAC prompt templates to use instead of ours."""
     serac_threshold: float | None = Field(None, gt=0.0, le=1.0)
     """SERAC scope threshold (cosine similarity, default 0.77)."""
@@ -98,16 +108,16 @@ class EditingConfig(BaseModel):
     serac_counterfactual: Counterfactual = "base-with-context"
     """Who answers SERAC*'s in-scope questions: base-with-context (the model itself, edit in context) or another
     model spec (loaded with the run's --dtype, --device ...)."""
-    seed: int = 0
-    """Seed of ROME/MEMIT's context templates."""
+    template_seed: int = 0
+    """Seed of ROME/MEMIT's context templates (also the greedy decoding's recorded seed, as before the rename)."""
     max_new_tokens: NewTokens = 20
     """Tokens to generate per answer."""
     instruction: str = CHAT_INSTRUCTION
-    facts_file: Path | None = None
+    facts: Path | None = None
     """Catalogue for the locality audit when editing from a dataset file (default: the shipped one)."""
     snapshot: str | None = None
 
-    @field_validator("methods", mode="before")
+    @field_validator("method", mode="before")
     @classmethod
     def _method_list(cls, value: Any) -> Any:
         """``"ike,rag-gold"`` or ``["rome", "ike,rag-gold"]``: every method named, in order."""
@@ -141,7 +151,7 @@ class EditingConfig(BaseModel):
                 raise ValueError(f"{fraction} is not in (0, 1]")
         return tuple(sorted(set(value)))
 
-    @field_validator("methods")
+    @field_validator("method")
     @classmethod
     def _some_methods(cls, value: tuple[Method, ...]) -> tuple[Method, ...]:
         if not value:
@@ -150,18 +160,18 @@ class EditingConfig(BaseModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> EditingConfig:
-        if (self.from_run is None) == (self.dataset is None):
+        if (self.from_ is None) == (self.dataset is None):
             raise ConfigError(
                 "--from/--dataset",
-                "give the facts to edit: from_run (an outdated run folder, --from) or dataset (a file, --dataset), one of them",
+                "give the facts to edit: from_ (an outdated run folder, --from) or dataset (a file, --dataset), one of them",
             )
-        if "serac" in self.methods:
+        if "serac" in self.method:
             from chronoprobe.lenses.editing.serac import SeracConfig
 
             SeracConfig(
                 scope=self.serac_scope, threshold=self.serac_threshold, counterfactual=str(self.serac_counterfactual)
             )
-        if self.mode == "batch" and "rome" in self.methods:
+        if self.mode == "batch" and "rome" in self.method:
             raise ValueError("ROME edits one fact at a time: --mode batch cannot apply to it (leave --mode out)")
         if "{sentence}" not in self.instruction:
             raise ValueError("instruction must contain {sentence}")
@@ -171,7 +181,9 @@ class EditingConfig(BaseModel):
         return self.mode or DEFAULT_MODE.get(method, "single")
 
     def decoding(self) -> DecodingParams:
-        return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, seed=self.seed)
+        return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, seed=self.template_seed)
 
     def fluency_decoding(self) -> DecodingParams:
-        return DecodingParams(max_new_tokens=self.fluency_tokens, temperature=0.0, seed=self.seed)
+        return DecodingParams(max_new_tokens=self.fluency_tokens, temperature=0.0, seed=self.template_seed)
+
+    _renamed = accept_renamed()  # last: the validators above see the new names

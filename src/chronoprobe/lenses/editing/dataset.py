@@ -24,10 +24,11 @@ from chronoprobe.io import json_kind, read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact, Statement
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, Verdict, is_fact_to_edit
+from chronoprobe.models.registry import ModelRequest, canonical_spec, parse_model
+from chronoprobe.renames import RECORDED
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.outdated.metric_records import RunDetail
-    from chronoprobe.models.registry import ModelRequest
 
 DYKNOW_FIELDS = ("prompt", "target", "subject", "domain", "element", "attribute", "prompt_type", "questions", "answers")
 """The fields of one record in DyKnow's file, in their order."""
@@ -311,7 +312,7 @@ def audit_config_of(log: dict[str, Any], where: str) -> Any:
 
     recorded = {k: v for k, v in (log.get("config") or {}).items() if k != "models"}  # the audit's, not needed here
     try:
-        config = AuditConfig.model_validate(recorded)
+        config = AuditConfig.model_validate(recorded, context=RECORDED)  # a folder of 0.2: its older names
     except ValidationError as exc:
         raise DataError(f"{where} config", _validation_problem(exc)) from None
     if config.live:  # never query again: judge against the snapshot the live run saved
@@ -362,12 +363,11 @@ def _choose_model(
 
 def _name_and_spec(model: str | ModelRequest) -> tuple[str | None, str]:
     """(NAME, the spec as recorded) of a ``--model`` value; a value that is not one is a name the run may use."""
-    from chronoprobe.models.registry import canonical_spec, parse_model
-
+    if isinstance(model, ModelRequest):  # parsed already (the run's own --model)
+        return model.name, model.spec.raw
     try:
         request = parse_model(model)
     except ConfigError:
-        assert isinstance(model, str)
         return None, canonical_spec(model)
     return request.name, request.spec.raw
 

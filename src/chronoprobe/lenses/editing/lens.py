@@ -54,14 +54,7 @@ class EditingLens(Lens[EditingRow]):
         "--limit": "--balanced-limit",
         "--prompts": "--wording",
     }
-    input_options: ClassVar[dict[str, str]] = {
-        "from_run": "--from",
-        "methods": "--method",
-        "limit": "--balanced-limit",
-        "prompts_file": "--wording",
-        "seed": "--template-seed",
-    }
-    internal_fields = frozenset({"min_facts", "fluency_tokens", "instruction", "facts_file", "snapshot"})
+    internal_fields = frozenset({"min_facts", "fluency_tokens", "instruction", "facts", "snapshot"})
     unused_model_options = frozenset({"device_map", "quantize", "sampler"})
     """Weights are edited in place on one device, and every answer is decoded greedily."""
     text_paths = frozenset({"snapshot"})
@@ -75,10 +68,10 @@ class EditingLens(Lens[EditingRow]):
     needs = ("outdated",)
     """In a check, the facts to edit come from the check's own audit."""
     sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"methods": ("ike-null", "rag-gold"), "limit": 10, "locality": False, "fluency": False},
+        "quick": {"method": ("ike-null", "rag-gold"), "balanced_limit": 10, "locality": False, "fluency": False},
         "standard": {
-            "methods": ("ike", "ike-null", "serac", "rag-gold", "rag-retrieved", "rag-noisy"),
-            "limit": 30,
+            "method": ("ike", "ike-null", "serac", "rag-gold", "rag-retrieved", "rag-noisy"),
+            "balanced_limit": 30,
             "locality": False,
         },
         "full": {},
@@ -109,10 +102,10 @@ class EditingLens(Lens[EditingRow]):
     def check_inputs(self) -> None:
         """``--from`` must be an outdated run's folder (a parent of run folders is named as such, with those
         inside), and ``--save-edited`` a folder we may write."""
-        if self.config.from_run is not None:
+        if self.config.from_ is not None:
             from chronoprobe.lenses.editing.dataset import check_run_folder
 
-            check_run_folder(self.config.from_run)
+            check_run_folder(self.config.from_)
         if self.config.save_edited is not None:
             from chronoprobe.contract.publish import check_output_folder
 
@@ -151,23 +144,23 @@ class EditingLens(Lens[EditingRow]):
         from chronoprobe.lenses.editing.prompts import load_prompts
 
         config = self.config
-        prompts = load_prompts(config.prompts_file)
+        prompts = load_prompts(config.wording)
         if config.hparams is not None:
             from chronoprobe.lenses.editing.hparams import load_overrides
 
             load_overrides(config.hparams)
-        if "serac" in config.methods:
+        if "serac" in config.method:
             from chronoprobe.lenses.editing.serac import check_scope_model
 
             check_scope_model(config.serac_scope)
-        if config.stats_corpus is not None and "memit" in config.methods:
+        if config.stats_corpus is not None and "memit" in config.method:
             from chronoprobe.lenses.editing.mom2 import load_corpus
 
             load_corpus(config.stats_corpus)
         from chronoprobe.lenses.editing.run import check_spec
 
         for request in self.models:
-            check_spec(request.spec, config.methods)
+            check_spec(request.spec, config.method)
         for request in self.models:  # keyed as the loaded model will be (info.label)
             if request.label in self.sets:
                 raise ConfigError(f"--model {request.label}", "given twice; give each model its own NAME=")
@@ -184,10 +177,10 @@ class EditingLens(Lens[EditingRow]):
 
             chosen = EditSet(read_dataset(config.dataset), source=str(config.dataset))
         else:
-            assert config.from_run is not None
+            assert config.from_ is not None
             chosen = self._from_run(request)
-        if config.limit is not None and len(chosen.records) > config.limit:
-            _limit(chosen, config.limit)
+        if config.balanced_limit is not None and len(chosen.records) > config.balanced_limit:
+            _limit(chosen, config.balanced_limit)
         if not chosen.records:
             raise DataError(chosen.source, f"no facts to edit for {request.label}" + _why(chosen))
         return chosen
@@ -196,13 +189,13 @@ class EditingLens(Lens[EditingRow]):
         from chronoprobe.lenses.editing.dataset import build_from_run
 
         config = self.config
-        assert config.from_run is not None
+        assert config.from_ is not None
         select = "outdated" if config.select == "auto" else config.select
-        built = build_from_run(config.from_run, model=request, select=select)
+        built = build_from_run(config.from_, model=request, select=select)
         notes: list[str] = []
         if config.select == "auto" and len(built.records) < config.min_facts:
             fewer = len(built.records)
-            built = build_from_run(config.from_run, model=request, select="not-up-to-date")
+            built = build_from_run(config.from_, model=request, select="not-up-to-date")
             notes = [
                 f"only {fewer} fact(s) are outdated (fewer than {config.min_facts}), so every fact that is not "
                 f"up-to-date qualifies: {len(built.records)} facts"
@@ -211,7 +204,7 @@ class EditingLens(Lens[EditingRow]):
         edited = {r.fact_id for r in built.records}
         return EditSet(
             built.records,
-            source=str(config.from_run),
+            source=str(config.from_),
             select=built.select,
             notes=[*notes, *(n for n in built.notes if n not in per_fact)],
             fact_notes={fact: note for fact, note in built.fact_notes.items() if fact in edited},
@@ -224,24 +217,24 @@ class EditingLens(Lens[EditingRow]):
         from chronoprobe.lenses.editing.run import AuditContext
         from chronoprobe.lenses.outdated.audit import AuditConfig, facts_without_gold, load_gold
 
-        if self.config.from_run is not None:
+        if self.config.from_ is not None:
             from chronoprobe.lenses.editing.dataset import audit_config_of, read_json_object
 
-            log_path = self.config.from_run / "run.json"
+            log_path = self.config.from_ / "run.json"
             audit_config = audit_config_of(read_json_object(log_path), str(log_path))
         else:
-            audit_config = AuditConfig(facts_file=self.config.facts_file, snapshot=self.config.snapshot)
+            audit_config = AuditConfig(facts=self.config.facts, snapshot=self.config.snapshot)
         facts, gold = load_gold(audit_config)
         return AuditContext(
             facts=facts,
             gold=gold,
-            use_aliases=audit_config.use_aliases,
+            use_aliases=audit_config.aliases,
             skipped=set(facts_without_gold(facts, gold)),
         )
 
     def check_engine(self, engine: Engine) -> None:
         """Weight edits change the model in this process: another engine may run the prompt methods only."""
-        weights = sorted(WEIGHT_METHODS & set(self.config.methods))
+        weights = sorted(WEIGHT_METHODS & set(self.config.method))
         if weights and not engine.local:
             raise ConfigError(
                 f"--engine {engine.label}",
@@ -251,19 +244,19 @@ class EditingLens(Lens[EditingRow]):
 
     def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
         assert self.tools is not None
-        if "serac" in self.config.methods and self.config.serac_counterfactual != "base-with-context":
+        if "serac" in self.config.method and self.config.serac_counterfactual != "base-with-context":
             self.tools.counterfactual = load_model(self.config.serac_counterfactual)  # with the run's --dtype, --device
-        if not NEEDS_EMBEDDER & set(self.config.methods):
+        if not NEEDS_EMBEDDER & set(self.config.method):
             return
         from chronoprobe.judges.embedding import Embedder
 
         with load_model.announce("loading the MiniLM embedder"):
             self.tools.embedder = Embedder(cache=cache)
         kind, _, scope_model = self.config.serac_scope.partition(":")
-        if "serac" in self.config.methods and kind == "embedding" and scope_model:
+        if "serac" in self.config.method and kind == "embedding" and scope_model:
             with load_model.announce(f"loading the SERAC* scope embedder {scope_model}"):
                 self.tools.scope_embedder = Embedder(scope_model, cache=cache)
-        if "rag-retrieved" in self.config.methods:
+        if "rag-retrieved" in self.config.method:
             from chronoprobe.lenses.editing.retrieval import PassageRetriever
 
             self.tools.retriever = PassageRetriever(embedder=self.tools.embedder)
@@ -272,8 +265,8 @@ class EditingLens(Lens[EditingRow]):
         from chronoprobe.lenses.editing.run import check_backend
 
         super().check(model, engine)
-        check_backend(model, self.config.methods)
-        if WEIGHT_METHODS & set(self.config.methods):
+        check_backend(model, self.config.method)
+        if WEIGHT_METHODS & set(self.config.method):
             from chronoprobe.lenses.editing import weight_methods
 
             weight_methods.check_model(self.config, model.backend)
@@ -284,7 +277,7 @@ class EditingLens(Lens[EditingRow]):
 
     @classmethod
     def check_options(cls, context: CheckContext) -> dict[str, Any]:
-        return {"from_run": context.runs["outdated"]}
+        return {"from_": context.runs["outdated"]}
 
     def workload(self) -> Workload:
         """At most: the facts the audit may find wrong, every question about them asked before and after each
@@ -294,13 +287,13 @@ class EditingLens(Lens[EditingRow]):
 
         config = self.config
         for request in self.models:  # a method the backend cannot run fails now, before the audit runs
-            check_spec(request.spec, config.methods)
-        catalogue = load_catalogue(config.facts_file)
-        facts = min(config.limit or len(catalogue), len(catalogue))
+            check_spec(request.spec, config.method)
+        catalogue = load_catalogue(config.facts)
+        facts = min(config.balanced_limit or len(catalogue), len(catalogue))
         questions = max((len(f.templates) for f in catalogue), default=0) + int(config.fluency)
-        applications = len(config.methods) * (1 + len([f for f in config.scaling if f < 1.0]))
+        applications = len(config.method) * (1 + len([f for f in config.scaling if f < 1.0]))
         audit = sum(len(f.templates) for f in catalogue) if config.locality else 0
-        calls = facts * questions * (1 + applications) + audit * (1 + len(config.methods))
+        calls = facts * questions * (1 + applications) + audit * (1 + len(config.method))
         return Workload(items=facts, unit="facts", calls=calls, at_most=True)
 
     @classmethod
@@ -383,7 +376,7 @@ class EditingLens(Lens[EditingRow]):
                 dataset=chosen.record(),
             )
             per_model[spec]["name"] = model.info.name or spec
-        return self.summary_from_detail({"models": per_model, "methods": list(self.config.methods)})
+        return self.summary_from_detail({"models": per_model, "methods": list(self.config.method)})
 
     @classmethod
     def comparable(cls, run: Run, model: str) -> Comparable:
@@ -429,8 +422,8 @@ class EditingLens(Lens[EditingRow]):
     def recipe(self) -> RunRecipe:
         config = self.config
         extra: dict[str, Any] = {
-            "methods": list(config.methods),
-            "modes": {m: config.mode_of(m) for m in config.methods},
+            "methods": list(config.method),
+            "modes": {m: config.mode_of(m) for m in config.method},
             "scaling": list(config.scaling),
             "datasets": {
                 spec: {"source": s.source, "select": s.select, "facts": len(s.records)} for spec, s in self.sets.items()
@@ -445,12 +438,12 @@ class EditingLens(Lens[EditingRow]):
             gold = self.audit.gold
             snapshot = {"name": gold.name, "retrieved": str(gold.retrieved), "endpoint": gold.endpoint}
         judge = "string match on Wikidata labels (the outdated audit's classifier)"
-        if "serac" in config.methods:
+        if "serac" in config.method:
             judge += "; SERAC scope: MiniLM cosine similarity (no trained classifier)"
         decoding = config.decoding()
         return RunRecipe(
             decoding=decoding.model_dump(mode="json"),
-            seeds=[config.seed, 42],
+            seeds=[config.template_seed, 42],
             snapshot=snapshot,
             judge=judge,
             extra=extra,

@@ -73,7 +73,7 @@ def plan_model(
 
 def plan_line(plans: Sequence[RunPlan], config: EditingConfig) -> str:
     """One line before the work: facts, methods, model calls and edits, and how long it may take."""
-    methods = list(config.methods)
+    methods = list(config.method)
     per_model = []
     for plan in plans:
         edits = "".join(f" + {n} {COLUMN[m]} edits" for m, n in plan.edits.items())
@@ -83,6 +83,6 @@ def plan_line(plans: Sequence[RunPlan], config: EditingConfig) -> str:
         f"plan: {len(methods)} method(s) ({', '.join(methods)}); {'; '.join(per_model)}; "
         f"{time.describe()} ({time.basis_text()}); answers already in the call cache are not asked again"
     )
-    if time.high > 600 and config.limit is None and any(plan.facts > 10 for plan in plans):
+    if time.high > 600 and config.balanced_limit is None and any(plan.facts > 10 for plan in plans):
         line += "; for a first look try --balanced-limit 10 --method ike-null,rag-gold"
     return line

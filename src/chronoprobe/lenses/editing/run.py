@@ -108,7 +108,7 @@ def locality_facts(config: EditingConfig, audit: AuditContext | None, edited: Se
     """The audit's facts the locality check asks about: every fact with gold that was not edited.
 
     Empty when no method of the run is checked for locality (the in-context methods leave other facts alone)."""
-    if not config.locality or audit is None or not set(LOCALITY_METHODS) & set(config.methods):
+    if not config.locality or audit is None or not set(LOCALITY_METHODS) & set(config.method):
         return []
     edited_ids = {r.fact_id for r in edited}
     return [f for f in audit.facts if f.fact_id not in edited_ids and f.fact_id not in audit.skipped]
@@ -133,10 +133,10 @@ def method_calls(
 
 def method_plan(config: EditingConfig, records: list[EditRecord]) -> list[tuple[str, float, list[EditRecord]]]:
     """(method, fraction, facts) for every application, in run order: each method on all facts, then scaling."""
-    plan: list[tuple[str, float, list[EditRecord]]] = [(m, 1.0, records) for m in config.methods]
+    plan: list[tuple[str, float, list[EditRecord]]] = [(m, 1.0, records) for m in config.method]
     fractions = [f for f in config.scaling if f < 1.0]
     for fraction, subset in scaling_subsets(records, fractions).items():
-        plan += [(m, fraction, subset) for m in config.methods]
+        plan += [(m, fraction, subset) for m in config.method]
     return plan
 
 

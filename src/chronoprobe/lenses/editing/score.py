@@ -29,7 +29,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from chronoprobe.contract import publish
 from chronoprobe.datasets.editing_records import GROUPS, EditRecord
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text, write_json_atomic, write_text_atomic
@@ -40,7 +39,7 @@ from chronoprobe.lenses.outdated.score import ANSWERS_SUFFIX, read_answers_file
 from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.metrics.editing import ALL, EditScores, editing_scores
 from chronoprobe.metrics.uncertainty import Estimate
-from chronoprobe.provenance import Provenance, build_provenance
+from chronoprobe.provenance import Provenance
 
 Labels = Literal["ours", "original"]
 LABELS: tuple[Labels, ...] = ("ours", "original")
@@ -367,26 +366,6 @@ def write_scores(folder: Path, summary: EditingScoreSummary) -> None:
     """``scores.json`` and ``report.md`` in ``folder`` (a staging folder)."""
     write_json_atomic(folder / "scores.json", summary.model_dump(mode="json"))
     write_text_atomic(folder / "report.md", report_markdown(summary))
-
-
-def score_editing(
-    generations: Path | str,
-    dataset: Path | str,
-    out: Path | str,
-    *,
-    labels: Labels = "ours",
-    models: Sequence[str] | None = None,
-) -> EditingScoreSummary:
-    """Score every answers folder under ``generations`` and publish ``scores.json`` and ``report.md`` at ``out``.
-
-    ``models``: only these model folders (default: all). ``chronoprobe.produce("editing.score", ...)``
-    does the same with the output claimed first, as the command does.
-    """
-    provenance = build_provenance([], extra=scoring_extra(generations, dataset, labels))
-    summary = scores_summary(generations, dataset, provenance, labels=labels, models=models)
-    with publish.staged(Path(out), SCORE_KIND) as staging:
-        write_scores(staging, summary)
-    return summary
 
 
 # --- report -------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from chronoprobe.lenses.editing.score import (
     scoring_extra,
     write_scores,
 )
+from chronoprobe.renames import accept_renamed
 
 __all__ = [
     "DATASET",
@@ -60,10 +61,12 @@ class DatasetToolConfig(BaseModel):
     """``chronoprobe editing dataset``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"from_run": "from_", "model": "for_model", "read": "dataset"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
-    from_run: Path | None = None
+    from_: Path | None = None
     """An `outdated run` folder (run.json + items.jsonl) to build from."""
-    model: str | None = None
+    for_model: str | None = None
     """The model of the run to build for (needed when it has several)."""
     select: Selection = "outdated"
     """outdated: the facts to edit (no up-to-date answer, one outdated at least, none ambiguous: DyKnow's rule,
@@ -71,8 +74,10 @@ class DatasetToolConfig(BaseModel):
     out: Path | None = None
     """Where to write the dataset (default editing_dataset.json; with --from). An earlier dataset this command
     wrote is replaced; any other file is refused, never overwritten."""
-    read: Path | None = None
+    dataset: Path | None = None
     """Read an editing_dataset.json (DyKnow's or ours) and summarise it."""
+
+    _renamed = accept_renamed()
 
 
 class DatasetResult(BaseModel):
@@ -94,7 +99,6 @@ class DatasetTool(Tool[DatasetResult]):
     command = "editing dataset"
     renamed_options: ClassVar[dict[str, str]] = {"--model": "--for-model"}
     config_type = DatasetToolConfig
-    input_options: ClassVar[dict[str, str]] = {"from_run": "--from", "read": "--dataset", "model": "--for-model"}
     config: DatasetToolConfig
 
     @property
@@ -103,22 +107,22 @@ class DatasetTool(Tool[DatasetResult]):
 
     def check_inputs(self) -> None:
         config = self.config
-        if (config.from_run is None) == (config.read is None):
+        if (config.from_ is None) == (config.dataset is None):
             raise ConfigError("--from/--dataset", "give one of them: a run folder to build from, or a dataset to read")
-        if config.read is not None and (config.out is not None or config.model is not None):
-            raise ConfigError("--out/--model", "only with --from")
-        if config.from_run is not None:
-            check_run_folder(config.from_run)  # a parent of run folders is named as one, before any output is judged
+        if config.dataset is not None and (config.out is not None or config.for_model is not None):
+            raise ConfigError("--out/--for-model", "only with --from")
+        if config.from_ is not None:
+            check_run_folder(config.from_)  # a parent of run folders is named as one, before any output is judged
 
     def output(self) -> Output | None:
-        return Output("--out", self.target, DATASET) if self.config.from_run is not None else None
+        return Output("--out", self.target, DATASET) if self.config.from_ is not None else None
 
     def run(self, context: ToolContext) -> DatasetResult:
         config = self.config
-        if config.read is not None:
-            return DatasetResult(records=read_dataset(config.read), source=str(config.read))
-        assert config.from_run is not None
-        built = build_from_run(config.from_run, model=config.model, select=config.select)
+        if config.dataset is not None:
+            return DatasetResult(records=read_dataset(config.dataset), source=str(config.dataset))
+        assert config.from_ is not None
+        built = build_from_run(config.from_, model=config.for_model, select=config.select)
         per_fact = set(built.fact_notes.values())
         for note in built.notes:
             if note not in per_fact:
@@ -130,11 +134,11 @@ class DatasetTool(Tool[DatasetResult]):
             context.notice(f"[yellow]skipped[/] {fact}: {why}")
         if not built.records:
             raise ConfigError(
-                f"--from {config.from_run}",
+                f"--from {config.from_}",
                 f"no facts to edit for {built.model} with --select {config.select}"
                 + (" (try --select not-up-to-date)" if config.select == "outdated" else ""),
             )
-        source = f"{config.from_run} ({built.model}, --select {config.select})"
+        source = f"{config.from_} ({built.model}, --select {config.select})"
         return DatasetResult(records=built.records, source=source, built=built, path=self.target)
 
     def write(self, folder: Path, result: DatasetResult) -> None:
@@ -157,6 +161,8 @@ class ScoreToolConfig(BaseModel):
     """``chronoprobe editing score``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"model": "only_model"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     generations: Path
     """DyKnow's root (models_editing/results and RAG/) or its results folder:
@@ -167,8 +173,10 @@ class ScoreToolConfig(BaseModel):
     """Where to write scores.json and report.md (a folder)."""
     labels: Labels = "ours"
     """ours: re-classify every answer; original: DyKnow's labels from <category>_analysis.json."""
-    model: tuple[str, ...] = ()
+    only_model: tuple[str, ...] = ()
     """Only these models: their folders (repeatable; default: all)."""
+
+    _renamed = accept_renamed()
 
 
 class ScoreTool(Tool[EditingScoreSummary]):
@@ -178,7 +186,6 @@ class ScoreTool(Tool[EditingScoreSummary]):
     command = "editing score"
     renamed_options: ClassVar[dict[str, str]] = {"--model": "--only-model"}
     config_type = ScoreToolConfig
-    input_options: ClassVar[dict[str, str]] = {"model": "--only-model"}
     config: ScoreToolConfig
 
     def output(self) -> Output:
@@ -192,7 +199,7 @@ class ScoreTool(Tool[EditingScoreSummary]):
         config = self.config
         provenance = context.provenance(self.recipe())
         return scores_summary(
-            config.generations, config.dataset, provenance, labels=config.labels, models=config.model or None
+            config.generations, config.dataset, provenance, labels=config.labels, models=config.only_model or None
         )
 
     def write(self, folder: Path, result: EditingScoreSummary) -> None:

@@ -51,9 +51,9 @@ def check_model(config: EditingConfig, backend: Backend) -> None:
     from chronoprobe.lenses.editing.hparams import memit_hparams, rome_hparams
 
     arch = detect(hf.model, hf.info.model_id)
-    if "rome" in config.methods:
+    if "rome" in config.method:
         rome_hparams(arch, hf.info.model_id, config.hparams)
-    if "memit" in config.methods:
+    if "memit" in config.method:
         memit_hparams(arch, hf.info.model_id, config.hparams)
 
 
@@ -89,7 +89,7 @@ def plan(
         "method": method,
         "mode": mode,
         "hparams": hparams,
-        "seed": config.seed,
+        "seed": config.template_seed,
         "base": {"model": hf.info.model_id, "revision": hf.info.revision, "dtype": hf.info.dtype},
         "chat_template": hf.info.chat_template,
         "stats": stats,
@@ -102,7 +102,7 @@ def plan(
         hp=hp,
         arch=arch,
         add_special_tokens=not hf.info.chat_template,
-        seed=config.seed,
+        seed=config.template_seed,
         edit_hash=edit_hash,
         chain_base=stable_hash(identity),
         hparams=hparams,

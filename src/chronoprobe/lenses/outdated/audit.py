@@ -9,9 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -25,6 +26,7 @@ from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.metrics.knowledge_date import parse_month
 from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import ModelList, default_models
+from chronoprobe.renames import accept_renamed
 from chronoprobe.values import HttpUrl, KeyValues, PastDate
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
@@ -34,6 +36,8 @@ class AuditConfig(BaseModel):
     """Everything that determines an audit's results (each field's docstring is its option's help)."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"facts_file": "facts", "use_aliases": "aliases", "cutoffs": "cutoff"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
@@ -43,11 +47,11 @@ class AuditConfig(BaseModel):
     """Judge against today's answers: query the Wikidata Query Service now (and save them as a snapshot)."""
     endpoint: HttpUrl = WDQS_ENDPOINT
     """SPARQL endpoint for --live."""
-    facts_file: Path | None = None
+    facts: Path | None = None
     """Fact catalogue JSON, or an original grc_generated.json (its own prompts and answers)."""
     as_of: PastDate | None = None
     """Also judge answers against what was current on this date (YYYY-MM-DD), e.g. the model's release."""
-    use_aliases: bool = False
+    aliases: bool = False
     """Also match Wikidata aliases (off reproduces the paper)."""
     limit: int | None = Field(None, ge=1)
     """Only the first N facts."""
@@ -57,7 +61,7 @@ class AuditConfig(BaseModel):
     """Chat instruction to use instead of ours; must contain {sentence} (the paraphrase)."""
     instruction: str = CHAT_INSTRUCTION
     """The chat instruction around each paraphrase (``instruction_file`` reads it from a file)."""
-    cutoffs: KeyValues = Field(default_factory=dict)
+    cutoff: KeyValues = Field(default_factory=dict)
     """A model's published knowledge cutoff, NAME=YYYY-MM (repeatable; NAME as in --model NAME=SPEC, or the spec):
     a marker on the knowledge-date plot and a row in results."""
     claimed_cutoff: bool = True
@@ -70,21 +74,21 @@ class AuditConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _given_as_text(cls, data: Any) -> Any:
-        """``cutoffs`` as ``NAME=DATE`` texts (the command's ``--cutoff``), named after ``models``; the
+        """``cutoff`` as ``NAME=DATE`` texts (the command's ``--cutoff``), named after ``models``; the
         instruction from ``instruction_file``."""
         if not isinstance(data, dict):
             return data
-        cutoffs = data.get("cutoffs")
+        cutoffs = data.get("cutoff")
         if isinstance(cutoffs, list | tuple):
             from chronoprobe.lenses.outdated.cutoffs import cutoff_names, parse_cutoffs
 
             models = data.get("models") or default_models()
-            data = {**data, "cutoffs": parse_cutoffs(cutoffs, cutoff_names(models))}
-        if data.get("instruction_file") is not None:
+            data = {**data, "cutoff": parse_cutoffs(cutoffs, cutoff_names(models))}
+        if isinstance(data.get("instruction_file"), str | os.PathLike):  # anything else: the field refuses it
             data = {**data, "instruction": read_instruction(Path(data["instruction_file"]))}
         return data
 
-    @field_validator("cutoffs")
+    @field_validator("cutoff")
     @classmethod
     def _cutoff_dates(cls, cutoffs: dict[str, str]) -> dict[str, str]:
         for name, date in cutoffs.items():
@@ -103,6 +107,8 @@ class AuditConfig(BaseModel):
 
     def decoding(self) -> DecodingParams:
         return DecodingParams(max_new_tokens=self.max_new_tokens, temperature=0.0, seed=0)
+
+    _renamed = accept_renamed()  # last: the validators above see the new names
 
 
 class ResponseRecord(BaseModel):
@@ -158,7 +164,7 @@ def load_gold(
         save_snapshot(snapshot)
     elif grc_answers is not None and config.snapshot is None:
         snapshot = Snapshot(
-            name=f"grc:{config.facts_file}",
+            name=f"grc:{config.facts}",
             retrieved=dt.date(2023, 12, 18),
             endpoint="file",
             query_hash="-",
@@ -184,14 +190,14 @@ def load_gold(
 def _facts(config: AuditConfig) -> tuple[list[Fact], dict[str, FactAnswers] | None]:
     """The facts to ask, and their answers when the facts file is an original grc file."""
     grc_answers: dict[str, FactAnswers] | None = None
-    if config.facts_file is not None and is_grc_file(config.facts_file):
+    if config.facts is not None and is_grc_file(config.facts):
         from chronoprobe.knowledge.grc import load_grc
 
-        facts, grc_answers = load_grc(config.facts_file)
+        facts, grc_answers = load_grc(config.facts)
     else:
         from chronoprobe.knowledge.catalogue import load_catalogue
 
-        facts = load_catalogue(config.facts_file)
+        facts = load_catalogue(config.facts)
     return (facts[: config.limit] if config.limit is not None else facts), grc_answers
 
 
@@ -249,9 +255,7 @@ def run_audit(
     for (fact, index), generation in zip(owners, generations, strict=True):
         answers = snapshot.answers[fact.fact_id]
         template = fact.templates[index]
-        judge = functools.partial(
-            classify_response, use_aliases=config.use_aliases, prompt=template, subject=fact.subject
-        )
+        judge = functools.partial(classify_response, use_aliases=config.aliases, prompt=template, subject=fact.subject)
         now = judge(generation.text, answers)
         then = judge(generation.text, answers, as_of=config.as_of) if config.as_of else None
         records.append(

@@ -19,6 +19,7 @@ from rich.text import Text
 from chronoprobe.contract.lens import ProgressFactory
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
+from chronoprobe.renames import accept_renamed
 from chronoprobe.values import HttpUrl, PastDate
 
 if TYPE_CHECKING:
@@ -41,8 +42,10 @@ class BuildToolConfig(BaseModel):
     """``chronoprobe catalogue build``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"out_dir": "out", "limit": "per_template"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
-    out_dir: Path
+    out: Path
     """Where to write the build folder: catalogue.json, snapshot.json, report.json, pages/."""
     templates: tuple[str, ...] = ()
     """Shipped template names or .toml files (default: the whole shipped set)."""
@@ -50,10 +53,12 @@ class BuildToolConfig(BaseModel):
     """SPARQL endpoint (WDQS, a mirror, or the stand-in)."""
     as_of: PastDate | None = None
     """Read every history as it stood on this date (YYYY-MM-DD)."""
-    limit: int | None = Field(None, ge=1)
+    per_template: int | None = Field(None, ge=1)
     """At most N subjects (facts) asked per template."""
     timeout: float = Field(60.0, ge=1.0)
     """Seconds per request."""
+
+    _renamed = accept_renamed()
 
 
 def page_progress(ticks: ProgressFactory | None) -> PageProgress | None:
@@ -77,9 +82,9 @@ class BuildTool(Tool["BuildReport"]):
     name = "catalogue.build"
     command = "catalogue build"
     config_type = BuildToolConfig
-    input_options: ClassVar[dict[str, str]] = {"out_dir": "--out", "templates": "TEMPLATE", "limit": "--per-template"}
+    input_options: ClassVar[dict[str, str]] = {"templates": "TEMPLATE"}
     arguments = ("templates",)
-    output_fields = frozenset({"out_dir"})
+    output_fields = frozenset({"out"})
     text_paths = frozenset({"templates"})
     renamed_options: ClassVar[dict[str, str]] = {"--limit": "--per-template"}
     transient_progress = True  # a failed live query is then the only line left on the terminal
@@ -103,10 +108,10 @@ class BuildTool(Tool["BuildReport"]):
         with context.progress() as ticks:
             return build_catalogue(
                 self._chosen,
-                config.out_dir,
+                config.out,
                 endpoint=config.endpoint,
                 as_of=config.as_of,
-                limit=config.limit,
+                limit=config.per_template,
                 timeout_s=config.timeout,
                 progress=page_progress(ticks),
             )
@@ -114,7 +119,7 @@ class BuildTool(Tool["BuildReport"]):
     def present(self, result: BuildReport) -> list[str]:
         from chronoprobe.knowledge.catalogue_build import build_lines
 
-        return build_lines(result, self.config.out_dir, len(self._chosen))
+        return build_lines(result, self.config.out, len(self._chosen))
 
 
 class TemplatesToolConfig(BaseModel):

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
+from chronoprobe.renames import accept_renamed
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.outdated.history import History
@@ -24,14 +25,18 @@ class HistoryToolConfig(BaseModel):
     """``chronoprobe history``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"model": "only_model"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     dirs: tuple[Path, ...]
     """Check folders, `outdated run` folders, or folders holding them (searched three levels down)."""
     out: Path | None = None
     """Where to write history.md, history.json and history.png: a folder (default: a new
     results/history/<model>-<timestamp>)."""
-    model: tuple[str, ...] = ()
+    only_model: tuple[str, ...] = ()
     """Only these models: their names or specs in the runs (repeatable)."""
+
+    _renamed = accept_renamed()
 
 
 class HistoryTool(Tool["History"]):
@@ -40,7 +45,7 @@ class HistoryTool(Tool["History"]):
     name = "history"
     command = "history"
     config_type = HistoryToolConfig
-    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR", "model": "--only-model"}
+    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR"}
     arguments = ("dirs",)
     output_fields = frozenset({"out"})
     renamed_options: ClassVar[dict[str, str]] = {"--model": "--only-model"}
@@ -55,7 +60,7 @@ class HistoryTool(Tool["History"]):
         from chronoprobe.lenses.outdated.history import read_history
 
         # read first: the default folder is named after the models found (and a bad DIR is named before --out)
-        self._found = read_history(self.config.dirs, self.config.model)
+        self._found = read_history(self.config.dirs, self.config.only_model)
 
     def folder(self) -> Path:
         """``--out``, else a new ``results/history/<model>-<timestamp>`` named after the models found."""

@@ -43,12 +43,7 @@ class OutdatedLens(Lens[ResponseRecord]):
     name = "outdated"
     kind = "outdated run"
     command_help = "Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata."
-    input_options: ClassVar[dict[str, str]] = {
-        "facts_file": "--facts",
-        "live": "--live",
-        "use_aliases": "--aliases/--no-aliases",
-        "cutoffs": "--cutoff",
-    }
+    input_options: ClassVar[dict[str, str]] = {"live": "--live"}
     internal_fields = frozenset({"instruction"})
     unused_model_options = frozenset({"sampler"})
     """Every answer is decoded greedily."""
@@ -212,7 +207,7 @@ class OutdatedLens(Lens[ResponseRecord]):
         assert self.gold is not None, "load() first"
         given = [r.display_name for r in self.models if r.label == model.info.label]  # as --cutoff may name it
         names = (model.info.name, model.info.spec, *given)
-        cutoff = next((self.config.cutoffs[n] for n in names if n and n in self.config.cutoffs), None)
+        cutoff = next((self.config.cutoff[n] for n in names if n and n in self.config.cutoff), None)
         return rows_knowledge_summary(rows, self.gold, cutoff=cutoff, deployed_at=self.config.deployed_at)
 
     @classmethod
@@ -274,12 +269,12 @@ class OutdatedLens(Lens[ResponseRecord]):
                 "endpoint": self.gold.endpoint,
                 "query_hash": self.gold.query_hash,
             },
-            judge="string match on Wikidata labels" + (" and aliases" if self.config.use_aliases else " (no aliases)"),
+            judge="string match on Wikidata labels" + (" and aliases" if self.config.aliases else " (no aliases)"),
             extra={
                 "facts": len(self.facts),
                 "as_of": self.config.as_of.isoformat() if self.config.as_of else None,
                 "instruction": self.config.instruction,
-                "use_aliases": self.config.use_aliases,
+                "use_aliases": self.config.aliases,
             },
         )
 

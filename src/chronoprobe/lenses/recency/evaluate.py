@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -26,6 +26,7 @@ from chronoprobe.lenses.recency.prompts import (
     load_template,
 )
 from chronoprobe.models.base import DecodingParams, NewTokens, Prompt
+from chronoprobe.renames import accept_renamed
 from chronoprobe.values import comma_list
 
 Strategy = Literal["zero-shot", "few-shot", "cot"]
@@ -36,10 +37,16 @@ DEFAULT_MAX_NEW_TOKENS: dict[str, int] = {"zero-shot": 16, "few-shot": 12, "cot"
 
 class EvalConfig(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {
+        "strategies": "strategy",
+        "context": "context_mode",
+        "prompt_files": "prompt_file",
+    }
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
-    strategies: tuple[Strategy, ...] = ("zero-shot",)
+    strategy: tuple[Strategy, ...] = ("zero-shot",)
     """zero-shot, few-shot or cot (repeatable or comma-separated; 'all' for the three)."""
-    context: ContextMode = "both"
+    context_mode: ContextMode = "both"
     """with, without or both (both gives the Table 6 Δ%)."""
     temperature: float = Field(0.5, ge=0.0)
     """Sampling temperature (paper: 0.5; 0 = greedy)."""
@@ -48,14 +55,14 @@ class EvalConfig(BaseModel):
     """Decoding seed (also picks few-shot demonstrations)."""
     max_new_tokens: NewTokens | None = None
     """Tokens to generate per answer (default: 16 zero-shot, 12 few-shot, 160 CoT)."""
-    prompt_files: tuple[Path, ...] = ()
+    prompt_file: tuple[Path, ...] = ()
     """Prompt file replacing ours (repeatable); one with {context} is the with-context prompt. The original
     RecencyQA files work."""
     tolerance: int = 1
     answer_prefix: str = ""
     """Force the answer to start with this text, e.g. 'Label:' (helps tiny models that answer the question instead)."""
 
-    @field_validator("strategies", mode="before")
+    @field_validator("strategy", mode="before")
     @classmethod
     def _strategy_list(cls, value: Any) -> Any:
         """``"few-shot,cot"``, ``["all"]`` ...: the strategies named, each once, in order."""
@@ -69,7 +76,7 @@ class EvalConfig(BaseModel):
 
     @property
     def modes(self) -> tuple[Literal["with", "without"], ...]:
-        return ("without", "with") if self.context == "both" else (self.context,)
+        return ("without", "with") if self.context_mode == "both" else (self.context_mode,)
 
     def decoding(self, strategy: Strategy) -> DecodingParams:
         stop = ("\nQuestion:",) if strategy == "few-shot" else ()
@@ -80,6 +87,8 @@ class EvalConfig(BaseModel):
             seed=self.seed,
             stop=stop,
         )
+
+    _renamed = accept_renamed()  # last: the validators above see the new names
 
 
 class EvalItem(BaseModel):
@@ -175,14 +184,14 @@ class FewShotPicker:
 def resolve_templates(config: EvalConfig, strategy: Strategy) -> dict[str, Template]:
     """The with/without-context templates for a strategy (--prompt-file overrides ours)."""
     templates = {"without": eval_template(strategy, False), "with": eval_template(strategy, True)}
-    for path in config.prompt_files:
+    for path in config.prompt_file:
         template = load_template(path)
         mode = "with" if template.takes_context else "without"
         if mode not in config.modes:
             raise ConfigError(
                 f"prompt file {path}",
                 f"is a {mode}-context prompt ({'has' if mode == 'with' else 'no'} "
-                f"{{context}} placeholder), but this run has --context-mode {config.context}",
+                f"{{context}} placeholder), but this run has --context-mode {config.context_mode}",
             )
         templates[mode] = template
     for mode in config.modes:
@@ -226,10 +235,10 @@ def evaluate(
     ``progress(description, total)`` returns a callback that is told how many prompts finished.
     """
     picker = (
-        FewShotPicker(pool if pool is not None else questions, config.seed) if "few-shot" in config.strategies else None
+        FewShotPicker(pool if pool is not None else questions, config.seed) if "few-shot" in config.strategy else None
     )
     rows: list[dict[str, Any]] = []
-    for strategy in config.strategies:
+    for strategy in config.strategy:
         templates = resolve_templates(config, strategy)
         params = config.decoding(strategy)
         for mode in config.modes:

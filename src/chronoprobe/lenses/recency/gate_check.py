@@ -43,6 +43,7 @@ from chronoprobe.lenses.recency.prompts import eval_template
 from chronoprobe.metrics.recency import gate_estimates
 from chronoprobe.metrics.uncertainty import Estimate, wilson_clustered
 from chronoprobe.models.base import BackendInfo
+from chronoprobe.version import __version__
 
 SPLIT = "recencyqa-gate-heldout-v1"
 """Names the split's rule; a different rule must get a new name."""
@@ -155,8 +156,6 @@ def measure(
     progress: Callable[[int], None] | None = None,
 ) -> GateCheck:
     """Ask the gate's question of every held-out question (the first ``limit``), through the call cache."""
-    from chronoprobe import __version__
-
     items = heldout_split(pool)[:limit]
     if not items:
         raise DataError(dataset, "the held-out split is empty (too few questions)")

@@ -77,11 +77,6 @@ class RecencyLens(Lens[RecencyRow]):
     command_aliases: ClassVar[dict[str, str]] = {"eval": "The same as `recency run` (its first name, kept)."}
     renamed_options: ClassVar[dict[str, str]] = {"--context": "--context-mode"}
     """``--context`` is the gate's text."""
-    input_options: ClassVar[dict[str, str]] = {
-        "strategies": "--strategy",
-        "context": "--context-mode",
-        "prompt_files": "--prompt-file",
-    }
     internal_fields = frozenset({"top_p", "tolerance"})
     row_type = RecencyRow
     config_type = RecencyRunConfig
@@ -89,9 +84,9 @@ class RecencyLens(Lens[RecencyRow]):
     question = "Does it know how fresh an answer must be?"
     about = "RecencyQA: the update interval a question needs."
     sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"sample": 40, "strategies": ("zero-shot",)},
-        "standard": {"sample": 200, "strategies": ("zero-shot",)},
-        "full": {"strategies": ("zero-shot", "few-shot", "cot")},
+        "quick": {"sample": 40, "strategy": ("zero-shot",)},
+        "standard": {"sample": 200, "strategy": ("zero-shot",)},
+        "full": {"strategy": ("zero-shot", "few-shot", "cot")},
     }
     """A stratified sample zero-shot (with and without context), or every question under the paper's three strategies."""
     sizing = Sizing(metric="zero-shot.without.gate_agreement", option="sample", unit="questions", measured=True)
@@ -122,7 +117,7 @@ class RecencyLens(Lens[RecencyRow]):
         from chronoprobe.datasets.recencyqa import describe_source, load_recencyqa, stratified_sample
         from chronoprobe.lenses.recency.evaluate import resolve_templates
 
-        for name in self.config.strategies:
+        for name in self.config.strategy:
             resolve_templates(self.config, name)  # bad prompt files fail before any model loads
         data = self.config.data or default_data()
         self.pool = load_recencyqa(data)
@@ -173,7 +168,7 @@ class RecencyLens(Lens[RecencyRow]):
         if not self.loaded:
             self.load()
         per_strategy = sum(len(build_items(self.questions, mode)) for mode in self.config.modes)
-        return Workload(items=len(self.questions), unit="questions", calls=per_strategy * len(self.config.strategies))
+        return Workload(items=len(self.questions), unit="questions", calls=per_strategy * len(self.config.strategy))
 
     @classmethod
     def comparable(cls, run: Run, model: str) -> Comparable:
@@ -239,7 +234,7 @@ class RecencyLens(Lens[RecencyRow]):
     def recipe(self) -> RunRecipe:
         config = self.config
         return RunRecipe(
-            decoding={s: config.decoding(s).model_dump(mode="json") for s in config.strategies},
+            decoding={s: config.decoding(s).model_dump(mode="json") for s in config.strategy},
             seeds=[config.seed, config.sample_seed],
             extra={
                 "dataset": self.source,
@@ -247,8 +242,8 @@ class RecencyLens(Lens[RecencyRow]):
                 "pool": len(self.pool),
                 "sample": config.sample,
                 "sample_seed": config.sample_seed,
-                "context": config.context,
-                "prompt_files": [str(p) for p in config.prompt_files],
+                "context": config.context_mode,
+                "prompt_files": [str(p) for p in config.prompt_file],
                 "answer_prefix": config.answer_prefix,
             },
         )

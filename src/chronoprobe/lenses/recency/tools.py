@@ -19,7 +19,9 @@ from chronoprobe.lenses.recency.gate_check import GateCheck, GateQuality
 from chronoprobe.lenses.recency.gate_rule import DEFAULT_SAMPLES, DEFAULT_TEMPERATURE, GateDecision
 from chronoprobe.lenses.recency.label import LabelConfig, LabelReport, QuestionIn
 from chronoprobe.models.base import BackendInfo
+from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.renames import accept_renamed
 
 __all__ = [
     "LABELLED",
@@ -229,12 +231,14 @@ class GateToolConfig(BaseModel):
     """``chronoprobe recency gate``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"model": "models", "as_json": "json_"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     question: str | None = None
     """The question to route (or use --questions FILE)."""
     questions: Path | None = None
     """Text file, one question per line, or JSONL with a "question" field: gate them all with one model load."""
-    model: tuple[str, ...] = ()
+    models: ModelList = Field(default_factory=default_models)
     """The model spec that routes (one; default: the embedded SmolLM2)."""
     threshold: str = "A-Year"
     """Retrieve when the answer may change within this recency class or sooner."""
@@ -248,7 +252,7 @@ class GateToolConfig(BaseModel):
     """Situation in which the question is asked."""
     seed: int = Field(0, ge=0)
     """Decoding seed (when samples > 1)."""
-    as_json: bool = False
+    json_: bool = False
     """Print the decision as JSON (one compact record per line with --questions)."""
 
     _a_class = field_validator("threshold")(_recency_class)
@@ -260,12 +264,14 @@ class GateToolConfig(BaseModel):
             raise ValueError(f"{value} is not a share in (0, 1]")
         return value
 
-    @field_validator("model")
+    @field_validator("models")
     @classmethod
-    def _one_model(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if len(value) > 1:
+    def _one_model(cls, value: tuple[ModelRequest, ...]) -> tuple[ModelRequest, ...]:
+        if len(value) != 1:
             raise ValueError("the gate uses one model")
         return value
+
+    _renamed = accept_renamed()
 
 
 class GateResult(BaseModel):
@@ -287,7 +293,7 @@ class GateTool(Tool[GateResult]):
     command = "recency gate"
     config_type = GateToolConfig
     arguments = ("question",)
-    input_options: ClassVar[dict[str, str]] = {"question": "QUESTION", "as_json": "--json"}
+    input_options: ClassVar[dict[str, str]] = {"question": "QUESTION", "json_": "--json"}
     output_fields = frozenset()
     takes_model = True
     model_options = True
@@ -308,7 +314,7 @@ class GateTool(Tool[GateResult]):
         from chronoprobe.lenses.recency.gate_view import measured_quality
 
         config = self.config
-        [model] = context.load_models(config.model)
+        [model] = context.load_models(config.models)
 
         def ask(progress: Callable[[int], None] | None = None) -> list[GateDecision]:
             return recency_gate_many(  # warn=False: the gate's quality is said on the command's own lines
@@ -346,10 +352,10 @@ class GateTool(Tool[GateResult]):
         config = self.config
         shown: list[Answer] = []
         for decision in result.decisions:
-            lines = decision_lines(decision, result.quality, result.info.label, as_json=config.as_json, many=self._many)
+            lines = decision_lines(decision, result.quality, result.info.label, as_json=config.json_, many=self._many)
             shown.extend(Text.from_markup(line) if lines.markup else line for line in lines.lines)
         quality, _ = quality_lines(result.quality, result.info.spec, config.context)
-        if quality is not None and not (config.as_json or self._many):
+        if quality is not None and not (config.json_ or self._many):
             shown.append(Text.from_markup(quality))
         return shown
 
@@ -358,7 +364,7 @@ class GateTool(Tool[GateResult]):
         from chronoprobe.lenses.recency.gate_view import quality_lines
 
         quality, warnings = quality_lines(result.quality, result.info.spec, self.config.context)
-        above = [quality] if quality is not None and (self.config.as_json or self._many) else []
+        above = [quality] if quality is not None and (self.config.json_ or self._many) else []
         return [*above, *warnings]
 
 
@@ -366,8 +372,10 @@ class GateCheckToolConfig(BaseModel):
     """``chronoprobe recency gate-check``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    renamed_fields: ClassVar[dict[str, str]] = {"model": "models"}
+    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
-    model: tuple[str, ...] = ()
+    models: ModelList = Field(default_factory=default_models)
     """The model spec to measure (one; default: the embedded SmolLM2)."""
     samples: int = Field(DEFAULT_SAMPLES, ge=1)
     """Samples drawn per question, as `recency gate --samples` will ask."""
@@ -387,12 +395,14 @@ class GateCheckToolConfig(BaseModel):
 
     _a_class = field_validator("threshold")(_recency_class)
 
-    @field_validator("model")
+    @field_validator("models")
     @classmethod
-    def _one_model(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if len(value) > 1:
+    def _one_model(cls, value: tuple[ModelRequest, ...]) -> tuple[ModelRequest, ...]:
+        if len(value) != 1:
             raise ValueError("measure one model at a time")
         return value
+
+    _renamed = accept_renamed()
 
 
 class GateCheckResult(BaseModel):
@@ -440,7 +450,7 @@ class GateCheckTool(Tool[GateCheckResult]):
         config = self.config
         count = len(heldout_split(self._pool)[: config.limit])
         settings = GateSettings(samples=config.samples, temperature=config.temperature, seed=config.seed)
-        [model] = context.load_models(config.model)
+        [model] = context.load_models(config.models)
         with context.progress() as ticks:
             advance = ticks("gate check", count) if ticks is not None else None
             check = measure(
