@@ -595,72 +595,15 @@ class CachedModel:
     def _generate(
         self, backend: Backend, prompts: Sequence[Prompt], params: DecodingParams, progress: ProgressCallback | None
     ) -> list[Generation]:
-        info = backend.info
         rendered, keys = self._keys(backend, prompts, params)
-        results: list[Generation | None] = [None] * len(prompts)
-        namespace = f"model:{info.model_id}"
-
-        known: dict[str, CacheEntry] = {}
-        """What the cache held for the keys looked up: an answer once cached stays the answer, even where its batch
-        runs again for a sample it lacks (a sampled answer depends on its batch)."""
-
-        def from_cache(batch: list[int]) -> set[str]:
-            """The batch's missing keys; none missing: its results are filled in and its progress ticked."""
-            batch_keys = [k for i in batch for k in keys[i]]
-            cached = self.cache.get_entries(batch_keys)
-            known.update(cached)
-            missing = set(batch_keys) - set(cached)
-            if not missing:
-                for i in batch:
-                    samples = [_sample_from_cache(cached[k].payload, cached[k].array) for k in keys[i]]
-                    results[i] = Generation(rendered_prompt=rendered[i], samples=samples)
-                for key in batch_keys:
-                    self.tally.add(cached[key].producer, cached[key].created, cached=True)
-                if progress is not None:
-                    progress(len(batch))
-            return missing
-
-        def store(batch: list[int], fresh: list[Generation]) -> None:
-            self.calls_made += len(batch)
-            producer = self._producer(backend)
-            to_store = []
-            for i, generation in zip(batch, fresh, strict=True):
-                samples = []
-                for key, sample in zip(keys[i], generation.samples, strict=True):
-                    earlier = known.get(key)
-                    if earlier is not None:
-                        samples.append(_sample_from_cache(earlier.payload, earlier.array))
-                        continue
-                    samples.append(sample)
-                    payload = sample.model_dump(mode="json", exclude={"mean_distribution"})
-                    to_store.append((key, payload, sample.mean_distribution))
-                results[i] = generation.model_copy(update={"samples": samples})
-            # one transaction per batch: a kill loses at most this one
-            self.cache.put_many(namespace, to_store, producer=producer)
-            now = time.time()
-            for _ in to_store:
-                self.tally.add(producer, now, cached=False)
-            if progress is not None:
-                progress(len(batch))
-
-        speed = speed_subject(self.source.request.spec.raw if self.source else info.spec)
-
-        def run(batches: list[list[int]]) -> None:
-            started = time.perf_counter()
-            runs = self.engine.run(backend, self.source, [[prompts[i] for i in b] for b in batches], params)
-            for position, fresh in runs:
-                store(batches[position], fresh)
-                finished = time.perf_counter()  # the time since the previous batch: its share of the work
-                self.cache.add_timing(speed, len(batches[position]), finished - started)
-                started = finished
-
+        request = _Request(self, backend, prompts, params, rendered, keys, progress)
         plan = backend.plan_batches(rendered, params)
         if self.engine.local:  # look up, then run, one batch after another
             for batch in plan:
-                if from_cache(batch):
-                    run([batch])
-            return [r for r in results if r is not None]
-        if info.edit is not None:
+                if request.from_cache(batch):
+                    request.run([batch])
+            return request.results()
+        if backend.info.edit is not None:
             raise ConfigError(
                 f"--engine {self.engine.label}", "edited weights live in this process only; use --engine local"
             )
@@ -670,15 +613,94 @@ class CachedModel:
         waiting: list[list[int]] = []
         coming: set[str] = set()
         for batch in plan:
-            missing = from_cache(batch)
+            missing = request.from_cache(batch)
             if missing and missing <= coming:
                 waiting.append(batch)
             elif missing:
                 pending.append(batch)
                 coming.update(k for i in batch for k in keys[i])
-        run(pending)
-        run([batch for batch in waiting if from_cache(batch)])
-        return [r for r in results if r is not None]
+        request.run(pending)
+        request.run([batch for batch in waiting if request.from_cache(batch)])
+        return request.results()
+
+
+class _Request:
+    """One :meth:`CachedModel.generate` call: its prompts' keys, what the cache held for them, the answers so far."""
+
+    def __init__(
+        self,
+        model: CachedModel,
+        backend: Backend,
+        prompts: Sequence[Prompt],
+        params: DecodingParams,
+        rendered: list[str],
+        keys: list[list[str]],
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.model, self.backend, self.prompts, self.params = model, backend, prompts, params
+        self.rendered, self.keys, self.progress = rendered, keys, progress
+        self.found: list[Generation | None] = [None] * len(prompts)
+        self.known: dict[str, CacheEntry] = {}
+        """What the cache held for the keys looked up: an answer once cached stays the answer, even where its batch
+        runs again for a sample it lacks (a sampled answer depends on its batch)."""
+
+    def results(self) -> list[Generation]:
+        return [r for r in self.found if r is not None]
+
+    def from_cache(self, batch: list[int]) -> set[str]:
+        """The batch's missing keys; none missing: its results are filled in and its progress ticked."""
+        batch_keys = [k for i in batch for k in self.keys[i]]
+        cached = self.model.cache.get_entries(batch_keys)
+        self.known.update(cached)
+        missing = set(batch_keys) - set(cached)
+        if not missing:
+            for i in batch:
+                samples = [_sample_from_cache(cached[k].payload, cached[k].array) for k in self.keys[i]]
+                self.found[i] = Generation(rendered_prompt=self.rendered[i], samples=samples)
+            for key in batch_keys:
+                self.model.tally.add(cached[key].producer, cached[key].created, cached=True)
+            if self.progress is not None:
+                self.progress(len(batch))
+        return missing
+
+    def store(self, batch: list[int], fresh: list[Generation]) -> None:
+        """A batch's fresh answers, kept where the cache held none for their key, in one transaction."""
+        model = self.model
+        model.calls_made += len(batch)
+        producer = model._producer(self.backend)
+        to_store = []
+        for i, generation in zip(batch, fresh, strict=True):
+            samples = []
+            for key, sample in zip(self.keys[i], generation.samples, strict=True):
+                earlier = self.known.get(key)
+                if earlier is not None:
+                    samples.append(_sample_from_cache(earlier.payload, earlier.array))
+                    continue
+                samples.append(sample)
+                payload = sample.model_dump(mode="json", exclude={"mean_distribution"})
+                to_store.append((key, payload, sample.mean_distribution))
+            self.found[i] = generation.model_copy(update={"samples": samples})
+        # one transaction per batch: a kill loses at most this one
+        model.cache.put_many(f"model:{self.backend.info.model_id}", to_store, producer=producer)
+        now = time.time()
+        for _ in to_store:
+            model.tally.add(producer, now, cached=False)
+        if self.progress is not None:
+            self.progress(len(batch))
+
+    def run(self, batches: list[list[int]]) -> None:
+        """The batches on the model's engine, each stored as it comes back, with its share of the time."""
+        model = self.model
+        speed = speed_subject(model.source.request.spec.raw if model.source else self.backend.info.spec)
+        started = time.perf_counter()
+        runs = model.engine.run(
+            self.backend, model.source, [[self.prompts[i] for i in b] for b in batches], self.params
+        )
+        for position, fresh in runs:
+            self.store(batches[position], fresh)
+            finished = time.perf_counter()  # the time since the previous batch: its share of the work
+            model.cache.add_timing(speed, len(batches[position]), finished - started)
+            started = finished
 
 
 def _sample_from_cache(payload: dict[str, Any], array: np.ndarray | None) -> Sample:

@@ -394,5 +394,5 @@ def test_editing_refuses_two_models_of_one_name(
         monkeypatch, capsys, "editing", "run", "--dataset", str(EDITING_DATASET), "--method", "rag-gold",
         "--model", "a=mock:echo", "--model", "a=mock:constant=x", "--out", str(tmp_path / "ed"),
     )  # fmt: skip
-    assert code == 2 and "--model a: given twice" in text, text  # the edit sets are keyed by name
+    assert code == 2 and "two models are named 'a'" in text, text  # the pre-flight's, before the editing lens's own
     assert not (tmp_path / "ed").exists()
