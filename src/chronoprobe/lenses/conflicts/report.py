@@ -70,51 +70,11 @@ def persuasion_markdown(
 
     ``rows`` (the run's items) let the report say when an item's semantic entropy is negative."""
     heads = ["Model", *(_label(c) for c in classes), *(f"{_label(c)} {CI}" for c in classes)]
-    acc_rows, cp_rows, se_rows, sp_rows = [], [], [], []
-    cp_keys = ("cp", "cp_true_context", "cp_counterfactual")
-    cp_names = ("all", "true ctx", "counterfactual")
-    cp_heads = [
-        "Model",
-        *(f"{_label(c)} {k}" for c in classes for k in cp_names),
-        *(f"{_label(c)} {k} {CI}" for c in classes for k in cp_names),
+    pairs = [(spec, per_class) for spec, per_class in summary.items()]
+    accuracy = [
+        r for s, p in pairs for r in _without_and_with(s, p, classes, "accuracy_no_context", "accuracy_context")
     ]
-    for spec, per_class in summary.items():
-        acc_rows.append(
-            [
-                spec,
-                *(per_class[c]["accuracy_no_context"] for c in classes),
-                *_cis(per_class, classes, ["accuracy_no_context"]),
-            ]
-        )
-        acc_rows.append(
-            [
-                f"{spec} w/context",
-                *(per_class[c]["accuracy_context"] for c in classes),
-                *_cis(per_class, classes, ["accuracy_context"]),
-            ]
-        )
-        cp_rows.append(
-            [spec, *(per_class[c].get(k) for c in classes for k in cp_keys), *_cis(per_class, classes, cp_keys)]
-        )
-        se_rows.append(
-            [spec, *(per_class[c]["se_no_context"] for c in classes), *_cis(per_class, classes, ["se_no_context"])]
-        )
-        se_rows.append(
-            [
-                f"{spec} w/context",
-                *(per_class[c]["se_context"] for c in classes),
-                *_cis(per_class, classes, ["se_context"]),
-            ]
-        )
-        sp_rows.append(
-            [
-                spec,
-                *(_pct(per_class[c]["stubborn_pct"]) for c in classes),
-                *(_pct(per_class[c]["persuaded_pct"]) for c in classes),
-                *_cis(per_class, classes, ["stubborn_pct"], 1),
-                *_cis(per_class, classes, ["persuaded_pct"], 1),
-            ]
-        )
+    entropy = [r for s, p in pairs for r in _without_and_with(s, p, classes, "se_no_context", "se_context")]
     counts = ", ".join(f"{_label(c)} {next(iter(summary.values()))[c]['facts']}" for c in classes) if summary else ""
     parts = [
         f"# {title}",
@@ -125,35 +85,72 @@ def persuasion_markdown(
         "",
         "## Accuracy (Eq. 5 without context, Eq. 4 with context)",
         "",
-        table(heads, acc_rows, digits=3),
+        table(heads, accuracy, digits=3),
         "",
         "## Coherent Persuasion",
         "",
         '"all" is the paper\'s figure: the mean over every with-context item of the class, true-context '
         "and counterfactual alike; the means per context type are beside it.",
         "",
-        table(cp_heads, cp_rows, digits=3),
+        table(_cp_heads(classes), [_cp_row(s, p, classes) for s, p in pairs], digits=3),
         "",
         "## Semantic entropy",
         "",
-        table(heads, se_rows, digits=3),
+        table(heads, entropy, digits=3),
         "",
         *([note, ""] if (note := negative_entropy_note(summary, rows)) else []),
         "## Stubborn and persuaded instances (counterfactual contexts)",
         "",
-        table(
-            [
-                "Model",
-                *(f"% stubborn {_label(c)}" for c in classes),
-                *(f"% persuaded {_label(c)}" for c in classes),
-                *(f"% stubborn {_label(c)} {CI}" for c in classes),
-                *(f"% persuaded {_label(c)} {CI}" for c in classes),
-            ],
-            sp_rows,
-        ),
+        table(_stubborn_heads(classes), [_stubborn_row(s, p, classes) for s, p in pairs]),
         "",
     ]
     return "\n".join(parts)
+
+
+_CP_KEYS = ("cp", "cp_true_context", "cp_counterfactual")
+_CP_NAMES = ("all", "true ctx", "counterfactual")
+
+
+def _without_and_with(
+    spec: str, per_class: Mapping[str, Mapping[str, Any]], classes: Sequence[str], without: str, with_context: str
+) -> list[list[Any]]:
+    """A model's two rows of a measure: without context, then with it (``spec w/context``)."""
+    return [
+        [name, *(per_class[c][key] for c in classes), *_cis(per_class, classes, [key])]
+        for name, key in ((spec, without), (f"{spec} w/context", with_context))
+    ]
+
+
+def _cp_heads(classes: Sequence[str]) -> list[str]:
+    return [
+        "Model",
+        *(f"{_label(c)} {k}" for c in classes for k in _CP_NAMES),
+        *(f"{_label(c)} {k} {CI}" for c in classes for k in _CP_NAMES),
+    ]
+
+
+def _cp_row(spec: str, per_class: Mapping[str, Mapping[str, Any]], classes: Sequence[str]) -> list[Any]:
+    return [spec, *(per_class[c].get(k) for c in classes for k in _CP_KEYS), *_cis(per_class, classes, _CP_KEYS)]
+
+
+def _stubborn_heads(classes: Sequence[str]) -> list[str]:
+    return [
+        "Model",
+        *(f"% stubborn {_label(c)}" for c in classes),
+        *(f"% persuaded {_label(c)}" for c in classes),
+        *(f"% stubborn {_label(c)} {CI}" for c in classes),
+        *(f"% persuaded {_label(c)} {CI}" for c in classes),
+    ]
+
+
+def _stubborn_row(spec: str, per_class: Mapping[str, Mapping[str, Any]], classes: Sequence[str]) -> list[Any]:
+    return [
+        spec,
+        *(_pct(per_class[c]["stubborn_pct"]) for c in classes),
+        *(_pct(per_class[c]["persuaded_pct"]) for c in classes),
+        *_cis(per_class, classes, ["stubborn_pct"], 1),
+        *_cis(per_class, classes, ["persuaded_pct"], 1),
+    ]
 
 
 def _pct(value: float | None) -> str:
