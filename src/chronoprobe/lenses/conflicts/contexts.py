@@ -17,6 +17,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,44 @@ def build_contexts(
 
     ``pool``: queries whose objects may serve as substitutes (default: ``queries``), so a
     ``--balanced-limit``-ed run still draws substitutes from the whole dataset."""
+    facts = _facts(queries, templates)
+    params = DecodingParams(max_new_tokens=config.max_new_tokens, temperature=0.0)
+    generations = generator.generate([passage_prompt(wording, f.sentence) for f in facts], params, progress=progress)
+    passages = [g.samples[0].text.strip() for g in generations]
+    scores: list[float | None] = [None] * len(facts)
+    if entailment is not None:
+        scores = list(entailment([(p, f.sentence) for p, f in zip(passages, facts, strict=True)]))
+    substitutes = _Substitutes(pool if pool is not None else queries, embed)
+    dropped = {"no_object_mention": 0, "low_entailment": 0, "no_substitute": 0}
+    kept: list[ContextRow] = []
+    for fact, passage, score in zip(facts, passages, scores, strict=True):
+        masked = _mask(passage, fact.obj)
+        if masked is None:
+            dropped["no_object_mention"] += 1
+            continue
+        if config.min_entailment is not None and (score is None or score < config.min_entailment):
+            dropped["low_entailment"] += 1
+            continue
+        substitute = substitutes.nearest(fact)
+        if substitute is None:
+            dropped["no_substitute"] += 1
+            continue
+        kept.append(_row(fact, masked, substitute, score, aliases))
+    return subsample(kept, config.per_class, config.seed), dropped
+
+
+@dataclass(frozen=True)
+class _Fact:
+    """A fact's query, its subject and first object, and the sentence a passage is asked to support."""
+
+    query: MulanQuery
+    subject: str
+    obj: str
+    sentence: str
+
+
+def _facts(queries: Sequence[MulanQuery], templates: Mapping[str, Sequence[str]]) -> list[_Fact]:
+    """One fact per subject, with its template-0 sentence; a query its relation's templates cannot read is a DataError."""
     facts = []
     for q in _first_fact_per_subject(queries):
         rel_templates = templates.get(q.relation)
@@ -99,63 +138,58 @@ def build_contexts(
         if subject is None:
             raise DataError(q.source, f"query {q.query!r} matches none of {q.relation}'s templates")
         obj = q.answers[0].name
-        sentence = fill(rel_templates[0], subject, obj)
-        facts.append((q, subject, obj, sentence))
-    params = DecodingParams(max_new_tokens=config.max_new_tokens, temperature=0.0)
-    generations = generator.generate([passage_prompt(wording, s) for *_, s in facts], params, progress=progress)
-    passages = [g.samples[0].text.strip() for g in generations]
-    scores: list[float | None] = [None] * len(facts)
-    if entailment is not None:
-        scores = list(entailment([(p, s) for p, (*_, s) in zip(passages, facts, strict=True)]))
-    # Substitutes: nearest other object of the same relation by embedding cosine.
-    objects_by_relation: dict[str, list[str]] = {}
-    for q in pool if pool is not None else queries:
-        objects_by_relation.setdefault(q.relation, [])
-        for a in q.answers:
-            if a.name not in objects_by_relation[q.relation]:
-                objects_by_relation[q.relation].append(a.name)
-    all_objects = sorted({o for objs in objects_by_relation.values() for o in objs})
-    vectors = dict(zip(all_objects, embed(all_objects), strict=True)) if all_objects else {}
-    dropped = {"no_object_mention": 0, "low_entailment": 0, "no_substitute": 0}
-    kept: list[ContextRow] = []
-    for (q, subject, obj, sentence), passage, score in zip(facts, passages, scores, strict=True):
-        masked = _mask(passage, obj)
-        if masked is None:
-            dropped["no_object_mention"] += 1
-            continue
-        if config.min_entailment is not None and (score is None or score < config.min_entailment):
-            dropped["low_entailment"] += 1
-            continue
-        golds = {a.name for a in q.answers}
+        facts.append(_Fact(q, subject, obj, fill(rel_templates[0], subject, obj)))
+    return facts
+
+
+class _Substitutes:
+    """The other objects of each relation, embedded: a counterfactual takes the nearest by cosine."""
+
+    def __init__(self, pool: Sequence[MulanQuery], embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+        self.by_relation: dict[str, list[str]] = {}
+        for q in pool:
+            self.by_relation.setdefault(q.relation, [])
+            for a in q.answers:
+                if a.name not in self.by_relation[q.relation]:
+                    self.by_relation[q.relation].append(a.name)
+        every = sorted({o for objects in self.by_relation.values() for o in objects})
+        self.vectors = dict(zip(every, embed(every), strict=True)) if every else {}
+
+    def nearest(self, fact: _Fact) -> str | None:
+        """The object of the fact's relation nearest its own that is no gold answer and shares no word with the
+        object or the subject; None when there is none."""
+        golds = {a.name for a in fact.query.answers}
         candidates = [
             o
-            for o in objects_by_relation.get(q.relation, [])
-            if o not in golds and shares_no_word(o, obj) and shares_no_word(o, subject)
+            for o in self.by_relation.get(fact.query.relation, [])
+            if o not in golds and shares_no_word(o, fact.obj) and shares_no_word(o, fact.subject)
         ]
         if not candidates:
-            dropped["no_substitute"] += 1
-            continue
-        sims = [float(np.dot(vectors[obj], vectors[c])) for c in candidates]
-        substitute = candidates[int(np.argmax(sims))]
-        # in the query's order, then the aliases: a set's order would differ from one process to the next
-        named = [a.name for a in q.answers]
-        possible = list(dict.fromkeys([*named, *(al for a in q.answers if a.qid for al in aliases.get(a.qid, []))]))
-        kept.append(
-            ContextRow(
-                id=q.fact_id,
-                fact_class=q.fact_class,
-                relation=q.relation,
-                subject=subject,
-                question=mulan_question(q.relation, subject),
-                obj=obj,
-                replace_name=substitute,
-                context=masked,
-                possible_answers=possible,
-                fact_sentence=sentence,
-                entailment=score,
-            )
-        )
-    return subsample(kept, config.per_class, config.seed), dropped
+            return None
+        sims = [float(np.dot(self.vectors[fact.obj], self.vectors[c])) for c in candidates]
+        return candidates[int(np.argmax(sims))]
+
+
+def _row(
+    fact: _Fact, masked: str, substitute: str, score: float | None, aliases: Mapping[str, Sequence[str]]
+) -> ContextRow:
+    q = fact.query
+    # in the query's order, then the aliases: a set's order would differ from one process to the next
+    named = [a.name for a in q.answers]
+    possible = list(dict.fromkeys([*named, *(al for a in q.answers if a.qid for al in aliases.get(a.qid, []))]))
+    return ContextRow(
+        id=q.fact_id,
+        fact_class=q.fact_class,
+        relation=q.relation,
+        subject=fact.subject,
+        question=mulan_question(q.relation, fact.subject),
+        obj=fact.obj,
+        replace_name=substitute,
+        context=masked,
+        possible_answers=possible,
+        fact_sentence=fact.sentence,
+        entailment=score,
+    )
 
 
 def subsample(rows: Sequence[ContextRow], per_class: int, seed: int) -> list[ContextRow]:
