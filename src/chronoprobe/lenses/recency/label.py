@@ -365,9 +365,7 @@ def generate_contexts(
     Verified contexts win (the longest); without one, the candidate with the most
     agreeing relabellings (then the longest) is returned, marked unverified.
     """
-    gen_t = config.template("context_generation")
-    verify_t = config.template("label_with_context")
-    flat = [(qi, label) for qi, (_, labels) in enumerate(targets) for label in labels]
+    flat = [(targets[qi][0].question, label, qi) for qi, (_, labels) in enumerate(targets) for label in labels]
     report.context_targets = len(flat)
     # candidate pool per target: context -> agreeing relabellings
     pool: dict[int, dict[str, int]] = {t: {} for t in range(len(flat))}
@@ -376,63 +374,76 @@ def generate_contexts(
         if not pending:
             break
         report.context_rounds_used = round_number + 1
-        gen_prompts = [
-            gen_t.fill(
-                question=targets[flat[t][0]][0].question,
-                label=flat[t][1].label,
-                label_description=flat[t][1].description,
-            )
-            for t in pending
-        ]
-        gen_params = DecodingParams(
-            n=config.candidates,
-            temperature=config.context_temperature,
-            top_p=config.top_p,
-            seed=config.seed + round_number,
-            max_new_tokens=config.context_max_new_tokens,
-        )
-        callback = progress(f"contexts, round {round_number + 1}", len(gen_prompts)) if progress else None
-        generations = model.generate(gen_prompts, gen_params, progress=callback)
-        fresh: list[tuple[int, str]] = []
-        for t, generation in zip(pending, generations, strict=True):
-            found: list[str] = []
-            for sample in generation.samples:
-                for context in parse_contexts(sample.text):
-                    if context not in pool[t] and context not in found:
-                        found.append(context)
-            fresh += [(t, c) for c in found[: config.candidates]]
-        report.candidates_generated += len(fresh)
-        if fresh:
-            verify_prompts = [verify_t.fill(question=targets[flat[t][0]][0].question, context=c) for t, c in fresh]
-            relabels, _, _ = sample_labels(
-                verify_prompts,
-                model,
-                config,
-                n=config.verify_samples,
-                seed=config.seed,
-                progress=progress,
-                what=f"verifying contexts, round {round_number + 1}",
-            )
-            for (t, context), row in zip(fresh, relabels, strict=True):
-                agree = sum(label == flat[t][1] for label in row)
-                pool[t][context] = agree
-                report.candidates_verified += agree == config.verify_samples
+        _context_round(round_number, [(t, *flat[t][:2]) for t in pending], pool, model, config, report, progress)
         pending = [t for t in pending if not any(a == config.verify_samples for a in pool[t].values())]
-
-    chosen: list[tuple[str, bool, str] | None] = []
-    for t in range(len(flat)):
-        candidates = pool[t]
-        if not candidates:
-            chosen.append(None)
-            continue
-        verified = [c for c, a in candidates.items() if a == config.verify_samples]
-        if verified:
-            best = max(verified, key=_length)
-            report.context_targets_verified += 1
-        else:
-            best = max(candidates, key=lambda c: (candidates[c], *_length(c)))
-        chosen.append((best, bool(verified), f"{candidates[best]}/{config.verify_samples}"))
     result: list[list[tuple[str, bool, str] | None]] = [[] for _ in targets]
-    for (qi, _), entry in zip(flat, chosen, strict=True):
-        result[qi].append(entry)
+    for t, (_, _, qi) in enumerate(flat):
+        result[qi].append(_chosen_context(pool[t], config, report))
     return result
+
+
+def _context_round(
+    round_number: int,
+    pending: Sequence[tuple[int, str, RecencyClass]],
+    pool: dict[int, dict[str, int]],
+    model: CachedModel,
+    config: LabelConfig,
+    report: LabelReport,
+    progress: ProgressFactory | None,
+) -> None:
+    """One round for the targets still without a verified context (target, question, label): new candidate contexts,
+    each relabelled ``verify_samples`` times, into ``pool`` with its agreeing relabellings."""
+    gen_t, verify_t = config.template("context_generation"), config.template("label_with_context")
+    gen_prompts = [
+        gen_t.fill(question=question, label=label.label, label_description=label.description)
+        for _, question, label in pending
+    ]
+    gen_params = DecodingParams(
+        n=config.candidates,
+        temperature=config.context_temperature,
+        top_p=config.top_p,
+        seed=config.seed + round_number,
+        max_new_tokens=config.context_max_new_tokens,
+    )
+    callback = progress(f"contexts, round {round_number + 1}", len(gen_prompts)) if progress else None
+    generations = model.generate(gen_prompts, gen_params, progress=callback)
+    fresh: list[tuple[int, str, RecencyClass, str]] = []
+    for (t, question, label), generation in zip(pending, generations, strict=True):
+        found: list[str] = []
+        for sample in generation.samples:
+            for context in parse_contexts(sample.text):
+                if context not in pool[t] and context not in found:
+                    found.append(context)
+        fresh += [(t, question, label, c) for c in found[: config.candidates]]
+    report.candidates_generated += len(fresh)
+    if not fresh:
+        return
+    verify_prompts = [verify_t.fill(question=question, context=c) for _, question, _, c in fresh]
+    relabels, _, _ = sample_labels(
+        verify_prompts,
+        model,
+        config,
+        n=config.verify_samples,
+        seed=config.seed,
+        progress=progress,
+        what=f"verifying contexts, round {round_number + 1}",
+    )
+    for (t, _, label, context), row in zip(fresh, relabels, strict=True):
+        agree = sum(relabelled == label for relabelled in row)
+        pool[t][context] = agree
+        report.candidates_verified += agree == config.verify_samples
+
+
+def _chosen_context(
+    candidates: dict[str, int], config: LabelConfig, report: LabelReport
+) -> tuple[str, bool, str] | None:
+    """The longest verified candidate, else the most agreed with (then the longest); None without candidates."""
+    if not candidates:
+        return None
+    verified = [c for c, a in candidates.items() if a == config.verify_samples]
+    if verified:
+        best = max(verified, key=_length)
+        report.context_targets_verified += 1
+    else:
+        best = max(candidates, key=lambda c: (candidates[c], *_length(c)))
+    return best, bool(verified), f"{candidates[best]}/{config.verify_samples}"
