@@ -16,14 +16,14 @@ import pytest
 
 from chronoprobe.cli.main import main
 
-_LOADING = re.compile(r"^loading .+ \.\.\.$")
-"""The line a model load that takes a while prints in a pipe (``progress_lines.slow_step_lines``): progress, not
-part of an error."""
+_PROGRESS = re.compile(r"^(loading .+ \.\.\.|.+: \d[\d,]* done \d+:\d\d elapsed.*)$")
+"""The lines a slow step prints in a pipe while it goes on (``progress_lines``: a model load that takes a while, a
+live query's count): progress, not part of an error."""
 
 
 def said_lines(err: str) -> list[str]:
-    """What a command said on stderr, one entry per line: blank lines and a slow model load's line left out."""
-    return [line for line in err.splitlines() if line.strip() and not _LOADING.match(line.strip())]
+    """What a command said on stderr, one entry per line: blank lines and progress lines left out."""
+    return [line for line in err.splitlines() if line.strip() and not _PROGRESS.match(line.strip())]
 
 
 @dataclass(frozen=True)

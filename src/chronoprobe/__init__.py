@@ -6,6 +6,7 @@ stays fast. See docs/api.md.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from chronoprobe.moved import install as _install_old_names
@@ -83,8 +84,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'chronoprobe' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -50,6 +50,9 @@ from chronoprobe.models.base import (
     Prompt,
     Sample,
 )
+from chronoprobe.models.lazy import LazyBackend
+from chronoprobe.models.registry import canonical_spec
+from chronoprobe.paths import default_call_cache
 
 __all__ = [
     "SPEED_SAMPLES_KEPT",
@@ -171,7 +174,6 @@ def _unpack_array(blob: bytes | None) -> np.ndarray | None:
 
 def open_cache(path: Path | None = None) -> CallCache:
     """The call cache at ``path``, else the default one under ``CHRONOPROBE_HOME``."""
-    from chronoprobe.paths import default_call_cache
 
     return CallCache(path or default_call_cache())
 
@@ -431,7 +433,6 @@ def speed_subject(spec: str, what: str = "call") -> str:
     """The speed table's key for a model spec (as given to ``--model``) and what was timed.
 
     A hash of the redacted spec: a key in a model URL never reaches the cache file."""
-    from chronoprobe.models.registry import canonical_spec
 
     return stable_hash({"speed": canonical_spec(spec), "what": what})
 
@@ -531,7 +532,6 @@ class CachedModel:
     @property
     def backend(self) -> Backend:
         """The backend itself, loaded now if it was not."""
-        from chronoprobe.models.lazy import LazyBackend
 
         given = self.lazy_backend
         return given.load() if isinstance(given, LazyBackend) else given

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from rich.table import Table
+from rich.table import Table
 
 __all__ = ["TableView"]
 
@@ -28,8 +26,6 @@ class TableView:
 
     def rich(self) -> Table:
         """The table as rich draws it (the lines :attr:`after` are the caller's to print)."""
-        from rich.table import Table
-
         table = Table(title=self.title, caption=self.caption)
         for column in self.columns:
             table.add_column(column, overflow="fold" if self.fold else "ellipsis")

@@ -36,6 +36,8 @@ import os
 import sys
 import time
 
+from chronoprobe.errors import ConfigError
+
 ENV = "CHRONOPROBE_CPU_THREADS"
 MIN_WINDOW_S = 0.5
 """Shorter windows between generate calls are too noisy to act on; the previous count is kept."""
@@ -52,7 +54,6 @@ def policy() -> str:
         return value
     if value.isdigit() and int(value) > 0:
         return value
-    from chronoprobe.errors import ConfigError
 
     raise ConfigError(f"${ENV}", f"{value!r} is not auto, adaptive, torch or a positive number of threads")
 
@@ -115,7 +116,7 @@ class AdaptiveThreads:
             self._set(int(self.mode))
 
     def _set(self, threads: int) -> None:
-        import torch
+        import torch  # deferred: torch
 
         if threads != torch.get_num_threads():
             torch.set_num_threads(threads)
@@ -123,7 +124,7 @@ class AdaptiveThreads:
 
     def adjust(self) -> int | None:
         """Call before a burst of work; returns the thread count set (None when torch decides)."""
-        import torch
+        import torch  # deferred: torch
 
         if self.mode == "adaptive":
             self._follow_load()

@@ -23,7 +23,7 @@ import pytest
 
 from chronoprobe.cli.main import main
 from chronoprobe.knowledge import wikidata
-from cli_driver import changes, run_main, tree_state
+from cli_driver import changes, run_main, said_lines, tree_state
 
 PARIS = "mock:constant=Paris"
 CHECK = f"check -m {PARIS} --lens outdated"
@@ -315,7 +315,7 @@ def test_bad_check_input_is_one_line_and_touches_nothing(
     if not case.spec:
         monkeypatch.setattr("chronoprobe.contract.runner.load_backend", _refuse_models)
     if case.live:
-        monkeypatch.setattr(wikidata, "WikidataClient", _FastClient)
+        monkeypatch.setattr("chronoprobe.lenses.outdated.audit.WikidataClient", _FastClient)  # where --live makes one
     _prepare(tmp_path, finished)
     if case.damage is not None:
         case.damage(tmp_path)
@@ -324,7 +324,7 @@ def test_bad_check_input_is_one_line_and_touches_nothing(
     started = time.monotonic()
     ran = run_main(monkeypatch, capsys, *argv)
     took = time.monotonic() - started
-    lines = [line for line in ran.err.splitlines() if line.strip() and not line.startswith(("outdated: ", "total: "))]
+    lines = [line for line in said_lines(ran.err) if not line.startswith(("outdated: ", "total: "))]
     assert ran.code == 2, ran.text
     assert "Traceback" not in ran.text and "internal error" not in ran.text, ran.text
     assert len(lines) == 1 and lines[0].startswith("error: "), ran.err

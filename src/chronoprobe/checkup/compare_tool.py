@@ -11,8 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
+from rich.markup import escape
 
+from chronoprobe.contract.publish import check_not_input
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
+from chronoprobe.reports.compare import compare_runs, to_frame
+from chronoprobe.reports.compare_output import check_compare_file, table_view, write_compare_table
+from chronoprobe.reports.tidy_formats import encode, pick_format
+from chronoprobe.reports.tidy_table import find_runs
 
 if TYPE_CHECKING:
     from chronoprobe.contract.runlog import Run
@@ -80,16 +86,12 @@ class CompareTool(Tool[CompareResult]):
         self._warnings: list[str] = []
 
     def check_inputs(self) -> None:
-        from chronoprobe.reports.compare_output import check_compare_file
-        from chronoprobe.reports.tidy_formats import pick_format
 
         self.format = pick_format(self.config.fmt, self.config.out)
         if self.config.out is not None:
             check_compare_file(self.config.out)
 
     def load(self) -> None:
-        from chronoprobe.contract.publish import check_not_input
-        from chronoprobe.reports.tidy_table import find_runs
 
         found = find_runs(self.config.dirs)
         self._runs, self._warnings = found.runs, found.warnings
@@ -97,8 +99,6 @@ class CompareTool(Tool[CompareResult]):
             check_not_input(self.config.out, [("DIR", run.path) for run in found.runs])
 
     def run(self, context: ToolContext) -> CompareResult:
-        from chronoprobe.reports.compare import compare_runs
-        from chronoprobe.reports.compare_output import write_compare_table
 
         for warning in self._warnings:
             context.notice(f"[yellow]warning[/]: {warning}")
@@ -110,9 +110,6 @@ class CompareTool(Tool[CompareResult]):
 
     def answer(self, result: CompareResult) -> list[Answer]:
         """Each comparison's table with its sentences, or the rows as csv or json text."""
-        from chronoprobe.reports.compare import to_frame
-        from chronoprobe.reports.compare_output import table_view
-        from chronoprobe.reports.tidy_formats import encode
 
         if self.config.out is not None:
             return []
@@ -122,7 +119,6 @@ class CompareTool(Tool[CompareResult]):
 
     def present(self, result: CompareResult) -> list[str]:
         """The sentences, where the table that carries them is not on the terminal; then where the file is."""
-        from rich.markup import escape
 
         said = [] if self.format == "table" and self.config.out is None else [escape(s) for s in result.lines()]
         if self.config.out is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from chronoprobe.checkup.thresholds import GateResult
+from chronoprobe.contract.publish import staged_files
 
 SUITES_NAME = "chronoprobe check"
 JUNIT = "a JUnit file written by `chronoprobe check`"
@@ -53,7 +54,6 @@ def junit_xml(gate: Sequence[GateResult], lenses: Sequence[tuple[str, str | None
 
 def write_junit(path: Path, gate: Sequence[GateResult], lenses: Sequence[tuple[str, str | None]]) -> None:
     """Write the JUnit file at ``path`` (staged and renamed into place; only over a file we wrote)."""
-    from chronoprobe.contract.publish import staged_files
 
     document = junit_xml(gate, lenses)
     with staged_files(path, "--junit", ours=is_our_junit, what=JUNIT) as staging:

@@ -14,6 +14,7 @@ from typing import Any
 
 from chronoprobe.cache import CallCache
 from chronoprobe.contract.lens import Workload
+from chronoprobe.contract.power import measured_discordance, power_text, units_of
 from chronoprobe.estimate import TimeEstimate, estimate, total
 
 ROUGH_SECONDS_PER_CALL = 1.0
@@ -55,7 +56,6 @@ def estimate_lens(plan: LensPlan, specs: Sequence[str], cache_path: Path | None)
 def estimate_power(plan: LensPlan, lens: Any, cache_path: Path | None) -> None:
     """Fill in ``plan.power``: the smallest paired difference the lens's size detects (measured discordance from the
     call cache where it holds two models' answers to these prompts, else the stated assumption)."""
-    from chronoprobe.contract.power import measured_discordance, power_text, units_of
 
     sizing = type(lens).sizing
     if plan.status != "run" or plan.workload is None or sizing is None:

@@ -17,8 +17,11 @@ from chronoprobe.checkup.thresholds import GateResult
 from chronoprobe.contract.lens import Budget, Workload
 from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.io import write_json_atomic, write_text_atomic
+from chronoprobe.reports.card import render_card
+from chronoprobe.reports.compare_card import comparison_section
 from chronoprobe.reports.markdown import table
 from chronoprobe.reports.metric_format import quote, unit_note
+from chronoprobe.reports.tidy_table import read_run
 
 if TYPE_CHECKING:
     from chronoprobe.reports.compare import Comparison
@@ -186,9 +189,6 @@ def write_outputs(
 ) -> None:
     """``check.md``, ``card.html`` (with a section of the paired ``compared``) and (last, with ``complete``)
     ``check.json``."""
-    from chronoprobe.reports.card import render_card
-    from chronoprobe.reports.compare_card import comparison_section
-    from chronoprobe.reports.tidy_table import read_run
 
     write_text_atomic(folder / CHECK_MD, check_markdown(record, summaries, questions))
     runs = [read_run(folder / e.folder, run=e.folder) for e in record.lenses if e.folder]

@@ -22,6 +22,7 @@ from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
+from typer import rich_utils
 
 MIN_HELP_WIDTH = 40
 """Fewer columns than this for the descriptions, and each option gets a line of its own."""
@@ -42,7 +43,6 @@ def option_names(param: Any) -> str:
 
 def value_type(param: Any, ctx: Any) -> str:
     """What follows the option (``<path>``, ``<int range> [x>=1]``), empty for a flag."""
-    from typer import rich_utils
 
     shown = param.display_type_rich(ctx=ctx) or ""
     ranged = param._get_number_range_help_str() if hasattr(param, "_get_number_range_help_str") else ""
@@ -68,7 +68,6 @@ def table_fits(params: list[Any], ctx: Any, width: int) -> bool:
 
 
 def _help(param: Any, ctx: Any, markup_mode: Any) -> RenderableType:
-    from typer import rich_utils
 
     parts = rich_utils._get_parameter_help(param=param, ctx=ctx, markup_mode=markup_mode)
     pieces = list(getattr(parts, "renderables", [parts]))
@@ -79,7 +78,6 @@ def _help(param: Any, ctx: Any, markup_mode: Any) -> RenderableType:
 
 def stacked_panel(name: str, params: list[Any], ctx: Any, markup_mode: Any) -> Panel:
     """The options of one panel, each as a names line with its description indented below."""
-    from typer import rich_utils
 
     rows: list[RenderableType] = []
     for param in params:
@@ -104,7 +102,7 @@ def stacked_panel(name: str, params: list[Any], ctx: Any, markup_mode: Any) -> P
 def install() -> None:
     """Draw option panels that would squeeze their descriptions as :func:`stacked_panel` (idempotent)."""
     try:
-        from typer import rich_utils
+        from typer import rich_utils  # optional: typer installed without rich has none
     except ImportError:  # typer without rich: click's own plain help
         return
     original = getattr(rich_utils, "_print_options_panel", None)

@@ -13,13 +13,25 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer import core
 
+from chronoprobe.cli.help_layout import install
+from chronoprobe.cli.tool_command import lens_group, plugin_stub_app, tool_command, tool_group
+from chronoprobe.contract.lens import lens_class, listed_lenses
+from chronoprobe.contract.publish import Terminated
+from chronoprobe.contract.tool import GROUPS, tool_class
 from chronoprobe.errors import ChronoprobeError
+from chronoprobe.models.embedded import prepare_embedded
+from chronoprobe.models.registry import specs_view, strip_url_credentials
+from chronoprobe.plugins import Plugin, blame
+from chronoprobe.progress_lines import quiet_third_party_output
 
 try:  # recent typer vendors click; older typer uses click itself
     from typer._click.exceptions import ClickException, UsageError
@@ -51,7 +63,6 @@ def _readable_help_types() -> None:
     Typer (0.2x) labels every option with its annotation, ``<bool>`` on ``--help`` and every flag and
     ``<list[str]>`` on a repeatable option.
     """
-    from typer import core
 
     for cls in (core.TyperArgument, core.TyperOption):
         shown = getattr(cls, "display_type_rich", None)
@@ -69,7 +80,6 @@ def _readable_help_types() -> None:
 
 
 def _register(invoked: str | None = None) -> None:
-    from chronoprobe.cli.help_layout import install
 
     _readable_help_types()
     install()  # options on lines of their own where typer's table would squeeze them
@@ -85,9 +95,6 @@ def invoked_command(argv: list[str]) -> str | None:
 
 def _register_builtin() -> None:
     """The package's groups and commands (a failure to import one is loud, never a missing command)."""
-    from chronoprobe.cli.tool_command import lens_group, tool_command, tool_group
-    from chronoprobe.contract.lens import lens_class
-    from chronoprobe.contract.tool import GROUPS, tool_class
 
     for name in _GROUPS:
         app.add_typer(tool_group(name) if name in GROUPS else lens_group(lens_class(name)), name=name)
@@ -108,7 +115,6 @@ def _register_generated(invoked: str | None) -> None:
     lens of the built-in table whose name a command already has, or whose module cannot be
     imported, gets none (``chronoprobe.run`` still names the import error).
     """
-    from chronoprobe.contract.lens import listed_lenses
 
     taken = {*_GROUPS, *_COMMANDS}
     taken |= {c.name for c in app.registered_commands if c.name}
@@ -124,8 +130,6 @@ def _register_generated(invoked: str | None) -> None:
 
 
 def _generated_app(made_from: object, *, listing: bool) -> typer.Typer:
-    from chronoprobe.cli.tool_command import lens_group, plugin_stub_app
-    from chronoprobe.plugins import Plugin, blame
 
     if isinstance(made_from, Plugin):
         return plugin_stub_app(made_from, check=listing)
@@ -134,7 +138,6 @@ def _generated_app(made_from: object, *, listing: bool) -> typer.Typer:
 
 
 def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("chronoprobe")
@@ -160,7 +163,6 @@ def _root(
 @app.command("models")
 def list_models() -> None:
     """List the model specs --model accepts."""
-    from chronoprobe.models.registry import specs_view
 
     view = specs_view()
     Console().print(view.rich())
@@ -171,16 +173,13 @@ def list_models() -> None:
 @app.command("prepare")
 def prepare() -> None:
     """Convert the embedded models once into the local cache (run by setup)."""
-    from chronoprobe.models.embedded import prepare_embedded
 
     prepare_embedded(err_console.status, err_console.print)
 
 
 def _quiet_libraries() -> None:
-    from chronoprobe.progress_lines import quiet_third_party_output
 
     quiet_third_party_output()  # the load bars, as the Python API does
-    import warnings
 
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="transformers")
@@ -212,16 +211,12 @@ def main() -> None:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
         sys.exit(130)
     except SystemExit as exc:
-        from chronoprobe.contract.publish import Terminated
-
         if isinstance(exc, Terminated):  # SIGTERM while writing: unwound, nothing left beside --out
             err_console.print("terminated: finished model calls are cached; rerun the same command to resume")
         raise
     except Exception as exc:
         if os.environ.get("CHRONOPROBE_DEBUG"):
             raise
-        from chronoprobe.models.registry import strip_url_credentials
-
         first_line = strip_url_credentials((str(exc).strip().splitlines() or [""])[0][:300])
         err_console.print(
             Text.assemble(
@@ -240,7 +235,6 @@ def main() -> None:
 
 
 def _print_error(message: str) -> None:
-    from chronoprobe.models.registry import strip_url_credentials  # a key in a model URL is never printed
 
     message = strip_url_credentials(message)
     err_console.print(Text.assemble(("error", "bold red"), f": {message}"), highlight=False, soft_wrap=True)

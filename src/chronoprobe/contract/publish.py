@@ -58,6 +58,7 @@ from typing import Any
 from chronoprobe.contract.runlog import MARKER as MARKER  # re-exported: older code and tests import it from here
 from chronoprobe.contract.runlog import RUN_LOG, SUMMARY
 from chronoprobe.errors import ConfigError
+from chronoprobe.models.registry import strip_url_credentials
 
 """File in every folder chronoprobe publishes; its presence marks the folder as ours."""
 
@@ -503,7 +504,6 @@ def publish(staging: Path, out: Path) -> None:
 
 
 def _write_marker(folder: Path, kind: str) -> None:
-    from chronoprobe.models.registry import strip_url_credentials  # a key in a model URL is never recorded
 
     record = {
         "kind": kind,

@@ -210,7 +210,7 @@ class Run:
     def to_pandas(self) -> pandas.DataFrame:
         """One row per item (answer), one column per field."""
         try:
-            import pandas
+            import pandas  # deferred: pandas
         except ImportError:
             raise ConfigError("Run.to_pandas", "needs pandas: pip install pandas") from None
         return pandas.DataFrame([row.model_dump(mode="json") for row in self.rows])

@@ -26,9 +26,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chronoprobe.datasets.balance import take_balanced as spread
 from chronoprobe.datasets.sources import describe, packaged_dir, shared_copy
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
+from chronoprobe.models.hub import fetch_dataset_file
 
 PLACEHOLDER = "[ENTITY]"
 HUB_ID = "copenlu/dynamicqa"
@@ -185,7 +187,6 @@ def _hub_files(hub_id: str) -> dict[str, Path]:
         raise ConfigError(
             f"dataset {hub_id}", "loading from the hub needs huggingface_hub; pass --data <folder> instead"
         )
-    from chronoprobe.models.hub import fetch_dataset_file
 
     paths: dict[str, Path] = {}
     for fact_class, (_, hub_file) in FILES.items():
@@ -244,6 +245,5 @@ def load_dynamicqa(
 
 def take_balanced(facts: Sequence[ContextFact], limit: int | None) -> list[ContextFact]:
     """At most ``limit`` facts in total, spread evenly over classes (file order within a class)."""
-    from chronoprobe.datasets.balance import take_balanced as spread
 
     return spread(facts, limit, lambda fact: fact.fact_class)

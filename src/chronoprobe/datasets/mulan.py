@@ -171,7 +171,7 @@ def load_queries(source: str | Path) -> list[MulanQuery]:
 
 def _hub_rows(hub_id: str) -> Iterable[dict[str, Any]]:
     try:
-        import datasets
+        import datasets  # deferred: datasets
     except ImportError:
         raise ConfigError(
             f"dataset {hub_id}", f"{NOT_SHIPPED}; loading it needs pip install 'chronoprobe[hub]'"

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, Stationarity, parse_label
 from chronoprobe.datasets.sources import describe, packaged_dir, shared_copy
 from chronoprobe.errors import DataError
-from chronoprobe.io import read_text
+from chronoprobe.io import read_text, write_json_atomic
+from chronoprobe.models.hub import fetch_dataset_file
 
 DEFAULT_HUB_FILE = "Dataset/RecencyQA.json"
 ORIGIN = "github.com/DataScienceUIBK/RecencyQA@2d460b5, MIT"
@@ -177,8 +178,6 @@ def _download_from_hub(spec: str) -> Path:
     repo_id = "/".join(parts[:2])
     filename = "/".join(parts[2:]) or DEFAULT_HUB_FILE
     try:
-        from chronoprobe.models.hub import fetch_dataset_file
-
         return Path(fetch_dataset_file(repo_id, filename))
     except Exception as exc:  # offline, missing repo, auth: all one line for the user
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -190,7 +189,6 @@ def _download_from_hub(spec: str) -> Path:
 
 
 def write_recencyqa(path: Path, items: Sequence[RecencyItem]) -> None:
-    from chronoprobe.io import write_json_atomic
 
     write_json_atomic(path, [item.to_json() for item in items])
 

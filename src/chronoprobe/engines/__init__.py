@@ -16,6 +16,7 @@ import re
 
 from chronoprobe.engines.base import Engine, ModelSource
 from chronoprobe.engines.local import LocalEngine
+from chronoprobe.engines.ray_engine import RayEngine
 from chronoprobe.errors import ConfigError
 
 __all__ = ["Engine", "LocalEngine", "ModelSource", "parse_engine"]
@@ -46,6 +47,5 @@ def parse_engine(raw: str | Engine | None, *, where: str = "--engine") -> Engine
             )
     if importlib.util.find_spec("ray") is None:
         raise ConfigError(f"{where} {raw!r}", "Ray is not installed: pip install 'chronoprobe[ray]'")
-    from chronoprobe.engines.ray_engine import RayEngine
 
     return RayEngine(address or None)

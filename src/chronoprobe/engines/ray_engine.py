@@ -26,6 +26,7 @@ import numpy as np
 
 from chronoprobe.engines.base import Engine, ModelSource
 from chronoprobe.engines.ray_errors import first_line, user_error
+from chronoprobe.engines.ray_llm import vllm_batches
 from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
 from chronoprobe.models.registry import load_backend
@@ -94,7 +95,7 @@ class RayEngine(Engine):
 
     def stop(self) -> None:
         if self._owned:
-            import ray
+            import ray  # deferred: ray (an extra)
 
             ray.shutdown()
             self._owned = False
@@ -114,11 +115,9 @@ class RayEngine(Engine):
         if not batches:
             return
         if source.request.spec.kind == "vllm":
-            from chronoprobe.engines.ray_llm import vllm_batches
-
             yield from vllm_batches(self.label, self.workers, backend, source, batches, params)
             return
-        import ray
+        import ray  # deferred: ray (an extra)
 
         if not ray.is_initialized():
             self.start()
@@ -144,7 +143,7 @@ class RayEngine(Engine):
             raise user_error(exc, self.label) from None
 
     def _cluster_slots(self, gpu: bool) -> int:
-        import ray
+        import ray  # deferred: ray (an extra)
 
         resources = ray.cluster_resources()
         if gpu:
@@ -154,8 +153,8 @@ class RayEngine(Engine):
 
 def _import_ray(label: str) -> Any:
     try:
-        import ray
-        import ray.data
+        import ray  # deferred: ray (an extra)
+        import ray.data  # deferred: ray (an extra)
     except ImportError:
         raise ConfigError(f"--engine {label}", "Ray is not installed: pip install 'chronoprobe[ray]'") from None
     return ray

@@ -29,7 +29,7 @@ def user_error(exc: BaseException, label: str) -> Exception:
         where, _, problem = message.partition(": ")
         kind: type[ChronoprobeError] = getattr(errors, name)
         return kind(where, problem or message)
-    import ray.exceptions
+    import ray.exceptions  # deferred: ray (an extra)
 
     if isinstance(exc, ray.exceptions.RayError):
         return EndpointError(f"Ray cluster ({label})", first_line(exc))

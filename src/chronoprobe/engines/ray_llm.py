@@ -17,6 +17,7 @@ from chronoprobe.engines.base import ModelSource
 from chronoprobe.engines.ray_errors import user_error
 from chronoprobe.errors import CapabilityError, ChronoprobeError, ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt, Sample
+from chronoprobe.models.builtin import VLLMOptions, vllm_config
 
 
 def sampling_params(params: DecodingParams) -> dict[str, Any]:
@@ -50,11 +51,10 @@ def vllm_batches(
             where, "Ray Data LLM's vLLM processor gives one plain sample per prompt; use --engine local for this lens"
         )
     try:
-        import ray
-        from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+        import ray  # deferred: ray (an extra)
+        from ray.data.llm import build_processor, vLLMEngineProcessorConfig  # deferred: ray (an extra)
     except ImportError as exc:
         raise ConfigError(where, f"needs Ray Data LLM and vLLM: pip install 'ray[llm]' vllm ({exc})") from None
-    from chronoprobe.models.builtin import VLLMOptions, vllm_config
 
     vllm = vllm_config(source.request, source.options.for_backend(VLLMOptions))  # what the vllm backend would run
     config = vLLMEngineProcessorConfig(

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
+from chronoprobe.integrations.lm_eval_export import EXPORT_KIND, TASK_NAME, task_documents, write_task
 from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.values import PastDate
 
@@ -58,7 +59,6 @@ class LmEvalExportTool(Tool[LmEvalExport]):
     config: LmEvalExportToolConfig
 
     def output(self) -> Output:
-        from chronoprobe.integrations.lm_eval_export import EXPORT_KIND
 
         return Output("--out", self.config.out, ResultFolder(EXPORT_KIND))
 
@@ -67,7 +67,6 @@ class LmEvalExportTool(Tool[LmEvalExport]):
         self._documents: list[dict[str, Any]] = []
 
     def load(self) -> None:
-        from chronoprobe.integrations.lm_eval_export import task_documents
 
         config = self.config
         self._documents = task_documents(
@@ -82,12 +81,10 @@ class LmEvalExportTool(Tool[LmEvalExport]):
         return LmEvalExport(path=self.config.out, documents=self._documents)
 
     def write(self, folder: Path, result: LmEvalExport) -> None:
-        from chronoprobe.integrations.lm_eval_export import write_task
 
         write_task(folder, result.documents, out=self.config.out, as_of=self.config.as_of)
 
     def present(self, result: LmEvalExport) -> list[str]:
-        from chronoprobe.integrations.lm_eval_export import TASK_NAME
 
         out = result.path
         return [

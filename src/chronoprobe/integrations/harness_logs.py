@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.integrations.outdated_items import response_record
+from chronoprobe.integrations.run_folder import outdated_run
+from chronoprobe.knowledge.catalogue import load_catalogue
+from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.knowledge.types import Fact
+from chronoprobe.lenses.outdated.cutoffs import parse_cutoffs
+from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at
 
 if TYPE_CHECKING:
     from chronoprobe.contract.runlog import Run
@@ -137,7 +143,7 @@ def _with_template(answer: HarnessAnswer, facts: dict[str, Fact]) -> HarnessAnsw
 
 def _read_inspect(files: list[Path]) -> HarnessLog:
     try:
-        from inspect_ai.log import read_eval_log
+        from inspect_ai.log import read_eval_log  # deferred: inspect_ai (an extra)
     except ImportError:
         raise ConfigError(
             "--generations", "reading inspect logs needs inspect_ai: pip install 'chronoprobe[inspect]'"
@@ -342,12 +348,6 @@ def judge_harness_log(
     ``cutoffs``: ``--cutoff`` values, ``NAME=YYYY-MM`` with NAME the model as the log records it
     (a bare date when the log holds one model); ``deployed_at``: forecast the staleness from that date.
     """
-    from chronoprobe.integrations.outdated_items import response_record
-    from chronoprobe.integrations.run_folder import outdated_run
-    from chronoprobe.knowledge.catalogue import load_catalogue
-    from chronoprobe.knowledge.snapshot import load_snapshot
-    from chronoprobe.lenses.outdated.cutoffs import parse_cutoffs
-    from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at
 
     facts = {f.fact_id: f for f in load_catalogue()}
     gold = load_snapshot(snapshot)

@@ -16,7 +16,10 @@ from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.integrations.harness_logs import is_harness_log, judge_harness_log
-from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.integrations.run_folder import write_outdated_run
+from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
+from chronoprobe.lenses.outdated.lens import VERDICT_ORDER, OutdatedLens, share_text
+from chronoprobe.lenses.outdated.metric_records import read_run_detail
 from chronoprobe.lenses.outdated.score import ScoreSummary
 from chronoprobe.lenses.outdated.tools import ScoreTool, ScoreToolConfig
 
@@ -68,7 +71,6 @@ class HarnessScoreTool(Tool[ScoreSummary | Run]):
         )
 
     def write(self, folder: Path, result: ScoreSummary | Run) -> None:
-        from chronoprobe.integrations.run_folder import write_outdated_run
 
         if isinstance(result, Run):
             write_outdated_run(folder, result)
@@ -83,9 +85,6 @@ class HarnessScoreTool(Tool[ScoreSummary | Run]):
 
 def harness_lines(run: Run) -> list[str]:
     """The console's lines for a judged harness log: soft constraint per model (its metric records), the knowledge date."""
-    from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
-    from chronoprobe.lenses.outdated.lens import VERDICT_ORDER, share_text
-    from chronoprobe.lenses.outdated.metric_records import read_run_detail
 
     harness = run.provenance.extra["harness"]
     lines = []

@@ -35,8 +35,23 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
+from chronoprobe.datasets.recency_taxonomy import RecencyClass
+from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
 from chronoprobe.errors import ChronoprobeError, ConfigError
+from chronoprobe.integrations.outdated_items import judge, load_items
+from chronoprobe.lenses.recency.evaluate import (
+    DEFAULT_MAX_NEW_TOKENS,
+    STRATEGIES,
+    EvalConfig,
+    FewShotPicker,
+    build_items,
+    build_prompt,
+    resolve_templates,
+)
+from chronoprobe.lenses.recency.lens import default_data
+from chronoprobe.lenses.recency.parse import parse_recency_answer
 from chronoprobe.metrics.dyknow import VERDICTS, Verdict, soft_constraint
+from chronoprobe.metrics.recency import macro_f1, tolerant_accuracy
 from chronoprobe.models.base import Prompt
 
 RATES: tuple[Verdict, ...] = VERDICTS
@@ -119,7 +134,6 @@ def outdated_verdict(
     Any task whose samples carry ``fact_id`` and ``template_index`` metadata can use it. It takes
     names, not loaded data, so inspect's log records its options in a line.
     """
-    from chronoprobe.integrations.outdated_items import judge, load_items
 
     items, gold = load_items(snapshot=snapshot, facts=Path(facts) if facts else None)
     by_id = {item.fact.fact_id: item.fact for item in items}
@@ -170,7 +184,6 @@ def outdated(
     on that date (YYYY-MM-DD); ``facts``: a catalogue JSON; ``limit``: the first N facts (inspect's
     own ``--limit`` counts samples); ``aliases``: also match Wikidata aliases.
     """
-    from chronoprobe.integrations.outdated_items import load_items
 
     with _one_line_errors():
         _parse_date(as_of)  # a bad date fails before the model loads
@@ -210,7 +223,6 @@ def _labels(scores: Sequence[SampleScore]) -> tuple[list[int], list[int | None]]
 @metric(name="macro F1")
 def recency_macro_f1() -> Metric:
     """Unweighted mean of per-class F1 over the classes seen (chronoprobe.metrics.recency)."""
-    from chronoprobe.metrics.recency import macro_f1
 
     def compute(scores: list[SampleScore]) -> Value:
         return macro_f1(*_labels(scores)) or 0.0
@@ -221,7 +233,6 @@ def recency_macro_f1() -> Metric:
 @metric(name="accuracy within 1 class")
 def recency_tolerant_accuracy() -> Metric:
     """Share of predictions at most one class from gold on the ordered scale."""
-    from chronoprobe.metrics.recency import tolerant_accuracy
 
     def compute(scores: list[SampleScore]) -> Value:
         return tolerant_accuracy(*_labels(scores)) or 0.0
@@ -241,8 +252,6 @@ def recency_unparseable() -> Metric:
 @scorer(metrics=[accuracy(), stderr(), recency_macro_f1(), recency_tolerant_accuracy(), recency_unparseable()])
 def recency_label(*, last: bool = False) -> Scorer:
     """Our parser reads the label out of the answer; the value is 1 when it equals the gold class."""
-    from chronoprobe.datasets.recency_taxonomy import RecencyClass
-    from chronoprobe.lenses.recency.parse import parse_recency_answer
 
     async def score(state: TaskState, target: Target) -> Score:
         gold = RecencyClass.parse(target.text)
@@ -273,15 +282,6 @@ def _messages(prompt: Prompt) -> list[ChatMessage]:
 def _recency_samples(
     strategy: Literal["zero-shot", "few-shot", "cot"], context: Literal["with", "without"], sample: int | None
 ) -> list[Sample]:
-    from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
-    from chronoprobe.lenses.recency.evaluate import (
-        EvalConfig,
-        FewShotPicker,
-        build_items,
-        build_prompt,
-        resolve_templates,
-    )
-    from chronoprobe.lenses.recency.lens import default_data
 
     pool = load_recencyqa(default_data())
     questions = stratified_sample(pool, sample, 0)
@@ -320,7 +320,6 @@ def recency(
     gold = majority label) or with (one item per label context); ``sample``: a stratified sample of
     N questions; ``temperature``: as ``recency run``'s default.
     """
-    from chronoprobe.lenses.recency.evaluate import DEFAULT_MAX_NEW_TOKENS, STRATEGIES
 
     with _one_line_errors():
         if strategy not in STRATEGIES:
@@ -360,7 +359,7 @@ def conflicts() -> Task:
 def _prerequisite_error(message: str) -> Exception:
     """inspect prints a PrerequisiteError as its message alone, without a traceback."""
     try:
-        from inspect_ai._util.error import PrerequisiteError
+        from inspect_ai._util.error import PrerequisiteError  # deferred: inspect_ai (an extra)
     except ImportError:  # moved in some inspect release: a plain error still says it
         return RuntimeError(message)
     error: Exception = PrerequisiteError(message)

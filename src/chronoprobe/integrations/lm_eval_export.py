@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.integrations.outdated_items import load_items
 from chronoprobe.io import write_jsonl_atomic, write_text_atomic
 from chronoprobe.knowledge.types import Fact, FactAnswers
-from chronoprobe.metrics.dyknow import VERDICTS, Verdict, soft_constraint
+from chronoprobe.metrics.dyknow import VERDICTS, Verdict, classify_response, soft_constraint
 
 TASK_NAME = "chronoprobe_outdated"
 MAX_NEW_TOKENS = 20
@@ -129,7 +130,6 @@ def task_documents(
     as_of: dt.date | None = None,
 ) -> list[dict[str, Any]]:
     """The task's documents: one per paraphrase of the first ``limit`` facts, with their gold answers from ``snapshot``."""
-    from chronoprobe.integrations.outdated_items import load_items
 
     items, snap = load_items(snapshot=snapshot, facts=facts, limit=limit)
     asked = list({i.fact.fact_id: i.fact for i in items}.values())
@@ -150,7 +150,6 @@ def write_task(folder: Path, rows: Sequence[dict[str, Any]], *, out: Path, as_of
 
 
 def document_verdict(doc: dict[str, Any], text: str) -> Verdict:
-    from chronoprobe.metrics.dyknow import classify_response
 
     answers = FactAnswers.model_validate(doc["gold"])
     as_of = dt.date.fromisoformat(doc["as_of"]) if doc.get("as_of") else None

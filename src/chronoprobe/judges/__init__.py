@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from chronoprobe.cache import CallCache
 from chronoprobe.errors import ConfigError
 from chronoprobe.judges.base import Judge, cluster_many, cluster_pairwise
+from chronoprobe.judges.embedding import DEFAULT_THRESHOLD, EmbeddingJudge
+from chronoprobe.judges.exact import ExactJudge
+from chronoprobe.judges.nli import DEFAULT_NLI, NLIJudge, NLIModel
 
 __all__ = ["Judge", "JudgeChoice", "cluster_many", "cluster_pairwise", "load_judge"]
 
@@ -36,17 +39,11 @@ def load_judge(
 ) -> JudgeChoice:
     kind, _, target = spec.strip().partition(":")
     if kind == "exact" and not target:
-        from chronoprobe.judges.exact import ExactJudge
-
         return JudgeChoice(ExactJudge(), spec)
     if kind == "embedding":
-        from chronoprobe.judges.embedding import DEFAULT_THRESHOLD, EmbeddingJudge
-
         threshold = DEFAULT_THRESHOLD if embedding_threshold is None else embedding_threshold
         return JudgeChoice(EmbeddingJudge(target or None, threshold=threshold, cache=cache, device=device), spec)
     if kind == "nli":
-        from chronoprobe.judges.nli import DEFAULT_NLI, NLIJudge, NLIModel
-
         model, _, revision = (target or DEFAULT_NLI).partition("@")
         try:
             return JudgeChoice(NLIJudge(NLIModel(model, revision=revision or "main", cache=cache, device=device)), spec)

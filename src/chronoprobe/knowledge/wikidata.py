@@ -126,7 +126,7 @@ class WikidataClient:
         self._sleep = sleep
         self._clock = clock
         self._notice = notice
-        import httpx
+        import httpx  # deferred: httpx
 
         self._http = httpx.Client(
             transport=transport,
@@ -192,7 +192,7 @@ class WikidataClient:
         )
 
     def _attempt(self, query: str, check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        import httpx
+        import httpx  # deferred: httpx
 
         try:
             status, headers, body = self._receive(query)

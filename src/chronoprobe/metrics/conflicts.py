@@ -19,7 +19,7 @@ ROUGE_THRESHOLD = 0.3
 
 @lru_cache(maxsize=1)
 def _scorer() -> Any:  # rouge-score has no type information
-    from rouge_score import rouge_scorer
+    from rouge_score import rouge_scorer  # deferred: rouge-score and nltk
 
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.models import embedded
 from chronoprobe.models.base import DEFAULT_SAMPLER, Backend, Sampler
 from chronoprobe.models.chat_dates import AS_OF, TemplateDate
 from chronoprobe.models.defaults import (
@@ -23,8 +24,13 @@ from chronoprobe.models.defaults import (
     VLLM_BATCH,
     WAVE_PER_REQUEST,
 )
-from chronoprobe.models.placement import DeviceMap, DType, Quantize
+from chronoprobe.models.embedded import converted_gguf
+from chronoprobe.models.hub import ensure_available
+from chronoprobe.models.llamacpp_backend import LlamaCppBackend, LlamaCppConfig
+from chronoprobe.models.placement import DeviceMap, DType, Quantize, check_gguf_fits
+from chronoprobe.models.preview import gguf_files, hf_files
 from chronoprobe.models.registry import BackendKind, ModelRequest, ModelSpec, SpecForm, last_part
+from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -201,13 +207,11 @@ def _as_written(spec: ModelSpec) -> str:
 
 
 def _gguf_files(spec: ModelSpec, options: BaseModel) -> Any:
-    from chronoprobe.models.preview import gguf_files
 
     return gguf_files(spec)
 
 
 def _hf_files(spec: ModelSpec, options: BaseModel) -> Any:
-    from chronoprobe.models.preview import hf_files
 
     assert isinstance(options, HFOptions)
     if spec.adapter or options.trust_remote_code or options.device_map or options.quantize:
@@ -219,7 +223,6 @@ def _hf_files(spec: ModelSpec, options: BaseModel) -> Any:
 
 
 def _gguf_path(spec: ModelSpec) -> Path:
-    from chronoprobe.models import embedded
 
     if spec.kind == "gguf":
         return Path(spec.target).expanduser()
@@ -228,18 +231,15 @@ def _gguf_path(spec: ModelSpec) -> Path:
 
 def load_embedded(request: ModelRequest, options: EmbeddedOptions) -> Backend:
     """smollm2, gemma3-270m or any local GGUF file: converted once, run by transformers."""
-    from chronoprobe.models import embedded
-    from chronoprobe.models.embedded import converted_gguf
 
     spec = request.spec
     gguf_path = _gguf_path(spec)
     if not gguf_path.is_file():
         raise ConfigError(f"model spec {spec.raw!r}", f"GGUF file {gguf_path} does not exist")
-    from chronoprobe.models.placement import check_gguf_fits
 
     check_gguf_fits(f"model spec {spec.raw!r}", gguf_path, options.dtype, options.device, options.device_map)
     from chronoprobe.models.hf import HFBackend  # torch: only once the file is known to fit
-    from chronoprobe.models.loading import HFConfig
+    from chronoprobe.models.loading import HFConfig  # deferred: torch
 
     folder, digest = converted_gguf(gguf_path)
     config = HFConfig(
@@ -267,7 +267,6 @@ def load_embedded(request: ModelRequest, options: EmbeddedOptions) -> Backend:
 
 def _llamacpp_file(spec: ModelSpec) -> tuple[Path, str | None]:
     """The GGUF a ``llamacpp:`` spec runs, and the model id results call it (None: the file's name)."""
-    from chronoprobe.models import embedded
 
     if spec.target in {"smollm2", "default"}:
         return embedded.smollm2_gguf(), SMOLLM2_MODEL_ID
@@ -277,14 +276,12 @@ def _llamacpp_file(spec: ModelSpec) -> tuple[Path, str | None]:
 
 
 def _llamacpp_gguf(spec: ModelSpec, options: BaseModel) -> Any:
-    from chronoprobe.models.preview import gguf_files
 
     return gguf_files(spec.model_copy(update={"kind": "gguf", "target": str(_llamacpp_file(spec)[0])}))
 
 
 def load_llamacpp(request: ModelRequest, options: LlamaCppOptions) -> Backend:
     """A GGUF file run by llama.cpp (``models/llamacpp_backend.py``); smollm2 and gemma3-270m name the embedded files."""
-    from chronoprobe.models.llamacpp_backend import LlamaCppBackend, LlamaCppConfig
 
     path, model_id = _llamacpp_file(request.spec)
     return LlamaCppBackend(
@@ -305,12 +302,10 @@ def load_hf(request: ModelRequest, options: HFOptions) -> Backend:
     if spec.target.startswith(("/", "./", "../", "~")) and not Path(spec.target).expanduser().is_dir():
         raise ConfigError(f"model spec {raw!r}", f"no model folder at {spec.target}")
     if not Path(spec.target).expanduser().is_dir():
-        from chronoprobe.models.hub import ensure_available
-
         ensure_available(spec.target, spec.revision, f"model spec {raw!r}")  # fails in ~1 s, before torch loads
 
-    from chronoprobe.models.hf import HFBackend
-    from chronoprobe.models.loading import HFConfig
+    from chronoprobe.models.hf import HFBackend  # deferred: torch, transformers
+    from chronoprobe.models.loading import HFConfig  # deferred: torch
 
     try:
         return HFBackend(
@@ -338,7 +333,6 @@ def load_hf(request: ModelRequest, options: HFOptions) -> Backend:
 
 def vllm_config(request: ModelRequest, options: VLLMOptions) -> Any:
     """The ``VLLMConfig`` of a ``vllm:`` request: what the vllm backend and Ray's vLLM processor both run."""
-    from chronoprobe.models.vllm_backend import VLLMConfig
 
     return VLLMConfig(
         model=request.spec.target,
@@ -353,15 +347,13 @@ def vllm_config(request: ModelRequest, options: VLLMOptions) -> Any:
 
 
 def load_vllm(request: ModelRequest, options: VLLMOptions) -> Backend:
-    from chronoprobe.models.vllm_backend import VLLMBackend
 
     return VLLMBackend(vllm_config(request, options))
 
 
 def load_openai(request: ModelRequest, options: OpenAIOptions) -> Backend:
-    from pydantic import ValidationError
 
-    from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig
+    from chronoprobe.models.openai_backend import OpenAIBackend, OpenAIConfig  # deferred: httpx
 
     spec = request.spec
     try:

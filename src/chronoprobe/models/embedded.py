@@ -153,9 +153,9 @@ def gguf_digest(path: Path) -> str:
 
 
 def _convert(gguf_path: Path, target: Path) -> None:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
+    import torch  # deferred: torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # deferred: transformers
+    from transformers.utils import logging as hf_logging  # deferred: transformers
 
     hf_logging.disable_progress_bar()
     try:

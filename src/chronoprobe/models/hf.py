@@ -169,7 +169,7 @@ class HFBackend(Backend):
         return render_with_tokenizer(self.tokenizer, prompt, chat_template=self.use_chat_template, dates=self.dates)
 
     def producer(self) -> Producer:
-        import transformers
+        import transformers  # deferred: transformers
 
         on_cpu = torch.device(self.device).type == "cpu"
         return (

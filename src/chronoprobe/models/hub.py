@@ -51,7 +51,7 @@ def hub_reachable(endpoint: str | None = None, timeout_s: float = PROBE_TIMEOUT_
 
 def cached_on_disk(model_id: str, revision: str) -> bool:
     """The model's config.json for ``revision`` is in the local hub cache."""
-    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub import try_to_load_from_cache  # deferred: huggingface_hub
 
     return isinstance(try_to_load_from_cache(model_id, "config.json", revision=revision), str)
 
@@ -100,7 +100,7 @@ def fetch_dataset_file(repo_id: str, filename: str) -> str:
     instead of after the hub client's retries (about 25 s); transient errors (a 503, a timeout on a
     live connection) still get those retries. Any other failure is the hub client's own exception.
     """
-    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache  # deferred: huggingface_hub
 
     offline = hub_offline()
     if not isinstance(try_to_load_from_cache(repo_id, filename, repo_type="dataset"), str):

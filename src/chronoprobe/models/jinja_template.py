@@ -21,7 +21,7 @@ class JinjaChatTemplate:
 
     def __init__(self, template: str, *, bos: str = "", eos: str = "") -> None:
         from jinja2.ext import loopcontrols  # jinja2 comes with transformers; imported when a template is built
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
+        from jinja2.sandbox import ImmutableSandboxedEnvironment  # deferred: jinja2
 
         def raise_exception(message: str) -> None:
             raise ValueError(message)

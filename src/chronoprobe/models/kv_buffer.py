@@ -11,6 +11,7 @@ happens in the same copy.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
@@ -119,8 +120,7 @@ def cache_of(output: Any) -> Any:
 
 def cache_argument(model: Any) -> str:
     """The name under which ``model``'s forward takes a KV cache (``past_key_values`` before transformers 5.2x)."""
-    import inspect
 
-    from chronoprobe.models.loading import forward_of
+    from chronoprobe.models.loading import forward_of  # deferred: torch
 
     return "cache" if "cache" in inspect.signature(forward_of(model)).parameters else "past_key_values"

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from chronoprobe.models import preview
 from chronoprobe.models.base import (
     Backend,
     BackendInfo,
@@ -30,6 +31,7 @@ from chronoprobe.models.base import (
     Prompt,
 )
 from chronoprobe.models.registry import BackendOptions, ModelRequest
+from chronoprobe.models.registry import load_backend as default_load
 
 
 class BackendMemory(Protocol):
@@ -157,11 +159,9 @@ def open_backend(
     (``vllm:``, a hub id that may have moved on) load at once, with ``load`` (default
     :func:`~chronoprobe.models.registry.load_backend`).
     """
-    from chronoprobe.models.preview import load_key
-    from chronoprobe.models.registry import load_backend as default_load
 
     load_backend = load or default_load
-    key = load_key(request, options)
+    key = preview.load_key(request, options)  # through the module: what tests and stand-ins replace
     if key is None:
         return load_backend(request, options)
 

@@ -75,7 +75,7 @@ def import_llama_cpp(where: str) -> Any:
         # llama.cpp's OpenMP threads otherwise spin at every barrier and stall when other processes are busy.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
-        import llama_cpp
+        import llama_cpp  # deferred: llama-cpp-python (an extra)
     except ImportError as exc:
         raise ConfigError(
             where, f"llama-cpp-python is not installed or failed to load ({exc}); run {INSTALL}"

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from chronoprobe.errors import ConfigError
 from chronoprobe.models import placement
 from chronoprobe.models.base import Sampler
+from chronoprobe.models.hub import hub_offline, hub_reachable
 from chronoprobe.models.placement import DeviceMap, DType, Quantize
 from chronoprobe.models.placement import available_ram as available_ram
 from chronoprobe.models.placement import free_memory as free_memory
@@ -168,7 +169,7 @@ def check_quantisation(quantize: Quantize | None, device: str, where: str) -> No
 
 
 def quantisation_config(quantize: Quantize, compute_dtype: torch.dtype) -> Any:
-    from transformers import BitsAndBytesConfig
+    from transformers import BitsAndBytesConfig  # deferred: transformers
 
     if quantize == "8bit":
         return BitsAndBytesConfig(load_in_8bit=True)
@@ -183,7 +184,7 @@ def parameter_count(model: str, *, revision: str, trust_remote_code: bool) -> in
 
     None when the config cannot be built that way; the load itself then reports what is wrong.
     """
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM  # deferred: transformers
 
     try:
         config = AutoConfig.from_pretrained(model, revision=revision, trust_remote_code=trust_remote_code)
@@ -278,9 +279,7 @@ def find_adapter(source: str, revision: str, where: str) -> Adapter:
 
 
 def _hub_adapter_config(source: str, revision: str, where: str) -> tuple[Path, str]:
-    from huggingface_hub import hf_hub_download, try_to_load_from_cache
-
-    from chronoprobe.models.hub import hub_offline, hub_reachable
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache  # deferred: huggingface_hub
 
     try:
         cached = try_to_load_from_cache(source, "adapter_config.json", revision=revision)
@@ -336,7 +335,7 @@ def _mismatch_line(exc: BaseException) -> str:
 
 def attach_adapter(model: Any, adapter: Adapter, where: str, *, merge: bool) -> Any:
     """The model with the adapter applied (merged into the weights unless they are quantised)."""
-    from peft import PeftModel
+    from peft import PeftModel  # deferred: peft
 
     extra: dict[str, Any] = {} if adapter.local else {"revision": adapter.revision}
     try:
@@ -367,7 +366,7 @@ class Loaded:
 
 def load_model(config: HFConfig) -> Loaded:
     """Check everything that can be checked, then load tokenizer, weights and adapter."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # deferred: transformers
 
     where = f"model spec {config.spec or 'hf:' + config.model!r}"
     if config.device_map is not None and config.device != "auto":

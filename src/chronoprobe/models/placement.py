@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.models.gguf_header import gguf_parameters
 
 DType = Literal["auto", "float32", "bfloat16", "float16"]
 Quantize = Literal["8bit", "4bit"]
@@ -46,7 +47,7 @@ def cuda_available() -> bool:
     """``torch.cuda.is_available()``, without importing torch where no GPU driver is installed."""
     if "torch" not in sys.modules and not gpu_driver_present():
         return False
-    import torch
+    import torch  # deferred: torch
 
     return bool(torch.cuda.is_available())
 
@@ -70,7 +71,7 @@ def dtype_name(dtype: DType, device: str) -> str:
         return dtype
     kind = device_kind(device)
     if kind == "cuda" and cuda_available():
-        import torch
+        import torch  # deferred: torch
 
         index = device.partition(":")[2]
         major = torch.cuda.get_device_capability(int(index) if index.isdigit() else 0)[0]
@@ -121,7 +122,7 @@ def free_memory(device: str, device_map: DeviceMap | None) -> tuple[int, str] | 
     if device_map == "auto":
         on_gpus, count = 0, 0
         if cuda_available():
-            import torch
+            import torch  # deferred: torch
 
             count = torch.cuda.device_count()
             on_gpus = sum(torch.cuda.mem_get_info(i)[0] for i in range(count))
@@ -131,7 +132,7 @@ def free_memory(device: str, device_map: DeviceMap | None) -> tuple[int, str] | 
     if kind == "cpu":
         return available_ram(), "of RAM available"
     if kind == "cuda":
-        import torch
+        import torch  # deferred: torch
 
         index = device.partition(":")[2]
         number = int(index) if index.isdigit() else torch.cuda.current_device()
@@ -154,7 +155,6 @@ def check_gguf_fits(where: str, path: Path, dtype: DType, device: str, device_ma
     Reads only the file's tensor table (milliseconds); a file it cannot read is left to the conversion,
     which says what is wrong with it.
     """
-    from chronoprobe.models.gguf_header import gguf_parameters
 
     parameters = gguf_parameters(path)
     resolved = resolve_device(device)

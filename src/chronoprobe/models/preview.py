@@ -20,8 +20,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from chronoprobe import threads
 from chronoprobe.errors import ChronoprobeError
-from chronoprobe.models import chat_dates
+from chronoprobe.models import chat_dates, embedded
+from chronoprobe.models.hub import hub_offline
+from chronoprobe.models.placement import dtype_name, resolve_device
 from chronoprobe.models.registry import BackendOptions, ModelRequest, ModelSpec, backend_kind, parse_model
 
 KEY_FORMAT = 2
@@ -42,8 +45,6 @@ def load_key(model: str | ModelRequest, options: BackendOptions) -> str | None:
         return None  # the load itself gives the one-line error
     if files is None:
         return None
-    from chronoprobe import threads
-    from chronoprobe.models.placement import dtype_name, resolve_device
 
     threads.policy()  # a bad $CHRONOPROBE_CPU_THREADS fails here, as it would when the model loads
     device = resolve_device(getattr(own, "device", "cpu"))
@@ -78,7 +79,6 @@ def _version(package: str) -> str | None:
 
 def gguf_files(spec: ModelSpec) -> dict[str, str]:
     """A GGUF spec's file (``gguf:<file>``, or the embedded ``smollm2``/``gemma3-270m``) by its SHA-256."""
-    from chronoprobe.models import embedded
 
     if spec.kind == "smollm2":
         path = embedded.smollm2_gguf()
@@ -111,11 +111,10 @@ def _hub_snapshot(spec: ModelSpec) -> Any:
 
     Online, ``main`` may have moved on, and transformers would fetch the new commit: that load decides.
     """
-    from chronoprobe.models.hub import hub_offline
 
     if not (hub_offline() or _COMMIT.fullmatch(spec.revision)):
         return None
-    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub import try_to_load_from_cache  # deferred: huggingface_hub
 
     config = try_to_load_from_cache(spec.target, "config.json", revision=spec.revision)
     if not isinstance(config, str):

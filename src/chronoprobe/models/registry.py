@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import difflib
 import functools
 import importlib
 import re
@@ -30,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -40,6 +42,7 @@ from pydantic import (
     SecretStr,
     TypeAdapter,
     ValidationError,
+    create_model,
     model_validator,
 )
 
@@ -308,7 +311,6 @@ def bare_kinds() -> list[str]:
 
 def _did_you_mean(spec: str) -> str:
     """A close spec for a typo (``smolm2``, ``hff:gpt2``), or the kind a bare hub id or file wants."""
-    import difflib
 
     kind, sep, rest = spec.partition(":")
     prefixed = _prefixed()
@@ -331,7 +333,6 @@ def _did_you_mean(spec: str) -> str:
 
 def _check_url(url: str, where: str) -> None:
     """A base URL whose host and port can be used (``urlsplit`` checks the port only when asked for it)."""
-    from urllib.parse import urlsplit
 
     shown = strip_url_credentials(url)
     if not shown.startswith(("http://", "https://")):
@@ -583,7 +584,6 @@ def config_with_models(config_type: type[BaseModel]) -> type[BaseModel]:
     else a subclass that adds it, so the models of every run travel in its config."""
     if "models" in config_type.model_fields:
         return config_type
-    from pydantic import create_model
 
     derived: type[BaseModel] = create_model(
         config_type.__name__,

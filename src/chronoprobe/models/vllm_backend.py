@@ -58,7 +58,7 @@ class VLLMBackend(Backend):
 
     def __init__(self, config: VLLMConfig) -> None:
         try:
-            import vllm
+            import vllm  # deferred: vllm (an extra)
         except ImportError:
             raise ConfigError(
                 f"model spec {config.spec or config.model!r}",

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe import plugins
+from chronoprobe.contract.publish import check_not_input, check_output_file, staged_files
 from chronoprobe.errors import ConfigError
 from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import bounds, display_unit, unit_note, unit_scale, value_text
-from chronoprobe.reports.tidy_table import ALL, Row, Run, lens_order, run_rows
+from chronoprobe.reports.tidy_table import ALL, Row, Run, find_runs, lens_order, run_rows
 from chronoprobe.version import __version__
 
 GENERATOR = f"chronoprobe {__version__} card"
@@ -81,7 +82,6 @@ def is_card(path: Path) -> bool:
 
 def check_card_path(out: Path) -> None:
     """Refuse an output path that is a folder, cannot be written, or is a file that is not a card we wrote."""
-    from chronoprobe.contract.publish import check_output_file
 
     check_output_file(out, "--out", ours=is_card, what=CARD)
 
@@ -587,8 +587,6 @@ def write_card(
     """The card of every run folder under ``dirs`` (searched as ``chronoprobe results`` does), written to ``out``
     whole; only an earlier card there is replaced, never an input. ``warn`` gets each folder skipped, before the
     page is drawn. Returns the runs shown."""
-    from chronoprobe.contract.publish import check_not_input, staged_files
-    from chronoprobe.reports.tidy_table import find_runs
 
     check_card_path(out)
     found = find_runs(dirs)

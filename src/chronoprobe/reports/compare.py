@@ -443,7 +443,7 @@ def compare_folders(
 
 def to_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
     """The rows as a DataFrame with the :data:`COLUMNS`: counts as nullable integers, numbers as floats."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas
 
     frame = pd.DataFrame([r.as_dict() for r in rows], columns=list(COLUMNS))
     for column in ("run", "model", "lens", "dataset", "class", "metric", "test"):

@@ -3,12 +3,15 @@ replacing a file it wrote (``--out``), as ``chronoprobe results`` has them (:mod
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chronoprobe.reports.compare import COLUMNS, CompareRow, Comparison
+from chronoprobe.contract.publish import check_output_file, staged_files
+from chronoprobe.reports.compare import COLUMNS, CompareRow, Comparison, to_frame
 from chronoprobe.reports.plain_words import difference, difference_span, number, p_value
+from chronoprobe.reports.tidy_formats import encode
 from chronoprobe.tables import TableView
 
 if TYPE_CHECKING:
@@ -74,11 +77,10 @@ def table_view(comparison: Comparison) -> TableView:
 
 def is_compare_table(path: Path) -> bool:
     """A file ``compare`` wrote: a CSV, JSON or Parquet table with exactly its columns."""
-    import json
 
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
-            import pandas as pd
+            import pandas as pd  # deferred: pandas
 
             return tuple(pd.read_parquet(path).columns) == COLUMNS
         with path.open("rb") as handle:
@@ -93,16 +95,12 @@ def is_compare_table(path: Path) -> bool:
 
 def check_compare_file(out: Path) -> None:
     """A path we may write the table to: not a folder, not someone else's file, not inside a result folder."""
-    from chronoprobe.contract.publish import check_output_file
 
     check_output_file(out, "--out", ours=is_compare_table, what=COMPARE_TABLE)
 
 
 def write_compare_table(rows: Sequence[CompareRow], out: Path, fmt: Format) -> None:
     """The rows as a ``fmt`` file at ``out``, published whole; only an earlier table of ``compare`` is replaced."""
-    from chronoprobe.contract.publish import staged_files
-    from chronoprobe.reports.compare import to_frame
-    from chronoprobe.reports.tidy_formats import encode
 
     data = encode(to_frame(rows), fmt)
     with staged_files(out, ours=is_compare_table, what=COMPARE_TABLE) as staging:

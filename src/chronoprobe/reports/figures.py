@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from chronoprobe.io import staging_dir
+from chronoprobe.paths import home
 from chronoprobe.version import __version__
 
 KEEP = 256
@@ -29,7 +30,6 @@ KEEP = 256
 
 
 def figure_cache_dir() -> Path:
-    from chronoprobe.paths import home
 
     return home() / "figures"
 

@@ -8,21 +8,26 @@ table (:func:`print_table`, or :class:`TidyView` to draw it on a console of thei
 from __future__ import annotations
 
 import io
+import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from chronoprobe.contract.publish import check_output_file, staged_files
 from chronoprobe.contract.runlog import Metric
 from chronoprobe.errors import ConfigError
 from chronoprobe.reports.metric_format import bounds, unit_note, value_text
+from chronoprobe.reports.tidy_table import COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-    from rich.text import Text
-
 __all__ = [
     "INTERVALS",
     "TABLE",
@@ -68,13 +73,10 @@ TABLE = "a table written by `chronoprobe results`"
 
 def is_tidy_table(path: Path) -> bool:
     """A file ``results`` wrote: a CSV, JSON or Parquet table with exactly the tidy columns."""
-    import json
-
-    from chronoprobe.reports.tidy_table import COLUMNS
 
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
-            import pandas as pd
+            import pandas as pd  # deferred: pandas
 
             return tuple(pd.read_parquet(path).columns) == COLUMNS
         with path.open("rb") as handle:
@@ -89,7 +91,6 @@ def is_tidy_table(path: Path) -> bool:
 
 def check_table_file(out: Path) -> None:
     """A path we may write a table to: not a folder, not someone else's file, not inside a result folder."""
-    from chronoprobe.contract.publish import check_output_file
 
     check_output_file(out, "--out", ours=is_tidy_table, what=TABLE)
 
@@ -106,7 +107,7 @@ def encode(frame: pd.DataFrame, fmt: Format) -> bytes:
 
 
 def _number(value: object, digits: int = 4) -> str:
-    import pandas as pd
+    import pandas as pd  # deferred: pandas
 
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return "–"
@@ -182,7 +183,6 @@ def print_table(frame: pd.DataFrame, console: Console, metrics: Sequence[Metric]
 
 
 def _one_table(frame: pd.DataFrame, cells: list[list[str]], console: Console, about: str) -> Iterator[RenderableType]:
-    from rich.table import Table
 
     table = Table(show_lines=False, header_style="bold")
     for column in frame.columns:
@@ -212,16 +212,12 @@ def print_grouped(frame: pd.DataFrame, console: Console, metrics: Sequence[Metri
     rows), so no cell is cut and two runs of one lens stay apart; ``--format csv`` keeps the one
     table with every value.
     """
-    from rich.console import Group
 
     about = f"{INTERVALS}; {UNITS}" if metrics is not None else INTERVALS
     console.print(Group(*_grouped(frame, _cells(frame, metrics), console.width, about)), crop=False)
 
 
 def _grouped(frame: pd.DataFrame, cells: list[list[str]], width: int, about: str) -> Iterator[RenderableType]:
-    from rich.table import Table
-    from rich.text import Text
-
     column = {str(c): i for i, c in enumerate(frame.columns)}
     keys = list(zip(frame["run"], frame["model"], strict=True))
     groups = list(dict.fromkeys(keys))
@@ -259,7 +255,6 @@ def _grouped(frame: pd.DataFrame, cells: list[list[str]], width: int, about: str
 
 def write_table(frame: pd.DataFrame, out: Path, fmt: Format) -> None:
     """``frame`` as a ``fmt`` file at ``out``, published whole; only an earlier table there is replaced."""
-    from chronoprobe.contract.publish import staged_files
 
     data = encode(frame, fmt)
     with staged_files(out, ours=is_tidy_table, what=TABLE) as staging:

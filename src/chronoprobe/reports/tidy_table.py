@@ -225,7 +225,7 @@ def tidy_rows(runs: Sequence[Run]) -> list[Row]:
 
 def to_frame(rows: Sequence[Row]) -> pd.DataFrame:
     """The rows as a DataFrame with the :data:`COLUMNS`; n is a nullable integer."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas
 
     frame = pd.DataFrame([r.as_dict() for r in rows], columns=list(COLUMNS))
     for column in ("run", "model", "lens", "dataset", "class", "metric"):

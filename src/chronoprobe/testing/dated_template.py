@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.models import embedded
 
 __all__ = ["LLAMA3_SHAPED_TEMPLATE", "TEMPLATE_FILE", "smollm2_with_template"]
 
@@ -39,7 +40,6 @@ TEMPLATE_FILE = "chat_template.jinja"
 def smollm2_with_template(folder: Path, template: str = LLAMA3_SHAPED_TEMPLATE) -> Path:
     """``folder``: the embedded SmolLM2 (converted once, as ``smollm2`` loads it) with ``template`` as its chat
     template, every other file a link to the converted one. Load it as ``hf:<folder>``."""
-    from chronoprobe.models import embedded
 
     source, _ = embedded.converted_gguf(embedded.smollm2_gguf())
     if folder.exists() and any(folder.iterdir()):

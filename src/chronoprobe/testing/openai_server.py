@@ -47,6 +47,7 @@ from chronoprobe.models.base import (
     Prompt,
 )
 from chronoprobe.models.redact import SECRET_PARAMETERS
+from chronoprobe.models.registry import load_backend
 
 HOST = "127.0.0.1"
 FaultKind = Literal["429", "500", "garbage", "bad_shape", "slow"]
@@ -166,7 +167,7 @@ def _top_alternatives(backend: Backend, rendered: str, ids: list[int], k: int) -
     model, tokenizer = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
     if model is None or tokenizer is None or not ids or k <= 0:
         return None
-    import torch
+    import torch  # deferred: torch
 
     prompt_ids = tokenizer(rendered, add_special_tokens=not getattr(backend, "use_chat_template", False))["input_ids"]
     sequence = torch.tensor([list(prompt_ids) + list(ids)], device=getattr(backend, "device", "cpu"))
@@ -443,8 +444,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fail-first", type=int, default=1, help="requests the fault applies to (-1: all)")
     parser.add_argument("--retry-after", type=float, default=None, help="Retry-After seconds sent with 429/500")
     args = parser.parse_args(argv)
-
-    from chronoprobe.models.registry import load_backend
 
     try:
         backend = load_backend(args.model)

@@ -38,6 +38,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.io import write_text_atomic
+from chronoprobe.testing.wdqs_data import default_turtle
 
 HOST = "127.0.0.1"
 PATH = "/sparql"
@@ -49,7 +51,7 @@ DRIP_BYTES = 64
 
 def _pyoxigraph() -> Any:
     try:
-        import pyoxigraph
+        import pyoxigraph  # deferred: pyoxigraph
     except ImportError:
         raise ConfigError("chronoprobe.testing.wdqs", INSTALL_HINT) from None
     return pyoxigraph
@@ -59,8 +61,6 @@ def load_store(data: Path | None = None, *, turtle: str | None = None) -> Any:
     """A pyoxigraph store of ``data`` (a Turtle file), of ``turtle`` (text), or of the default stand-in data."""
     pyoxigraph = _pyoxigraph()
     if turtle is None and data is None:
-        from chronoprobe.testing.wdqs_data import default_turtle
-
         turtle = default_turtle()
     store = pyoxigraph.Store()
     try:
@@ -252,9 +252,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.dump is not None:
-            from chronoprobe.io import write_text_atomic
-            from chronoprobe.testing.wdqs_data import default_turtle
-
             if args.dump.exists():
                 raise ConfigError(f"--dump {args.dump}", "exists; refusing to overwrite it")
             write_text_atomic(args.dump, default_turtle())

@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.datasets.mulan import subject_of
+from chronoprobe.errors import DataError
 from chronoprobe.lenses.conflicts.prompts import PromptWording, completion_prompt
 from chronoprobe.lenses.conflicts.rows import CompletionRow, UpdateRow
 from chronoprobe.lenses.conflicts.templates import completion_prefix, fill
@@ -323,8 +325,6 @@ def mulan_completion_queries(
     queries: Sequence[Any], templates: Mapping[str, Sequence[str]], aliases: Mapping[str, Sequence[str]]
 ) -> list[CompletionQuery]:
     """MuLan queries -> completion queries (subject recovered from the query text)."""
-    from chronoprobe.datasets.mulan import subject_of
-    from chronoprobe.errors import DataError
 
     out = []
     for q in queries:
@@ -353,7 +353,6 @@ def mulan_completion_queries(
 
 def dynamicqa_completion_queries(facts: Sequence[Any], matcher: Any) -> list[CompletionQuery]:
     """DynamicQA facts -> five completion queries each (one per statement paraphrase)."""
-    from chronoprobe.errors import DataError
 
     out = []
     for fact in facts:

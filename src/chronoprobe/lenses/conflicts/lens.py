@@ -13,9 +13,11 @@ from chronoprobe.contract.lens import Lens, ModelLoader, ProgressFactory, RunRec
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
-from chronoprobe.judges import JudgeChoice
+from chronoprobe.judges import JudgeChoice, load_judge
 from chronoprobe.lenses.conflicts import metric_records
 from chronoprobe.lenses.conflicts import run as conflicts_run
+from chronoprobe.lenses.conflicts.compare import comparable
+from chronoprobe.lenses.conflicts.plain_words import sentences
 from chronoprobe.lenses.conflicts.prompts import PromptWording
 from chronoprobe.lenses.conflicts.rows import ConflictsRow
 from chronoprobe.lenses.conflicts.run import Dataset
@@ -121,7 +123,7 @@ def headline(summary: Summary, model: str, group: str, method: str) -> str:
 def judge_device(device: str) -> str:
     if device != "auto":
         return device
-    import torch
+    import torch  # deferred: torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -210,13 +212,11 @@ class ConflictsLens(Lens[ConflictsRow]):
     def comparable(cls, run: Run, model: str) -> Comparable:
         """Per class: persuaded and stubborn per fact, accuracy, CP and semantic entropy per item (clustered on the
         fact) under DynamicQA's methodology; F1 and confidence per query, update success under MuLan's."""
-        from chronoprobe.lenses.conflicts.compare import comparable
 
         return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:
-        from chronoprobe.lenses.conflicts.plain_words import sentences
 
         return sentences(summary, model)
 
@@ -224,7 +224,6 @@ class ConflictsLens(Lens[ConflictsRow]):
         """The DynamicQA methodology's equivalence judge, on the run's ``--device`` unless ``judge_device`` names one."""
         if self.config.methodology != "dynamicqa" or self.judge is not None:
             return
-        from chronoprobe.judges import load_judge
 
         device = self.config.judge_device if self.config.judge_device != "auto" else load_model.options.value("device")
         device = judge_device(device)  # chosen (torch imported for "auto") before the load is announced

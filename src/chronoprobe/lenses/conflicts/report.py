@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -271,12 +272,11 @@ def full_report(body: str, provenance: Provenance) -> str:
 
 def cp_bar_plot(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], classes: Sequence[str], path: Path) -> None:
     """Grouped bars: CP per class (x) per model (colour)."""
-    import io
 
-    import matplotlib
+    import matplotlib  # deferred: matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib
 
     models = list(summary)
     width = 0.8 / max(1, len(models))

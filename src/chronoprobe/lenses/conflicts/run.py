@@ -8,6 +8,7 @@ paper's) and, for the DynamicQA methodology, ``cp.png``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -22,6 +23,7 @@ from chronoprobe.judges import JudgeChoice
 from chronoprobe.lenses.conflicts import completion as comp
 from chronoprobe.lenses.conflicts import persuasion as pers
 from chronoprobe.lenses.conflicts import report
+from chronoprobe.lenses.conflicts.contexts import load_context_file
 from chronoprobe.lenses.conflicts.prompts import PromptWording
 from chronoprobe.lenses.conflicts.rows import CompletionRow, ConflictsRow, PersuasionRow, UpdateRow, typed_row
 from chronoprobe.lenses.conflicts.sources import Input, shared_path
@@ -70,7 +72,6 @@ def load_persuasion_facts(config: RunConfig) -> tuple[list[dq.ContextFact], tupl
             "--data",
             "MuLan through DynamicQA's methodology needs a contexts file from `chronoprobe conflicts contexts`",
         )
-    from chronoprobe.lenses.conflicts.contexts import load_context_file
 
     facts = load_context_file(config.data)
     return dq.take_balanced(facts, config.balanced_limit), ml.MULAN_CLASSES
@@ -95,7 +96,6 @@ CONVERTED_TEMPLATES = "temporal_conflicts/dynamicqa_converted_templates.csv"
 
 
 def _hub_available() -> bool:
-    from importlib.util import find_spec
 
     return find_spec("datasets") is not None
 

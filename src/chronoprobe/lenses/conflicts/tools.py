@@ -9,13 +9,20 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from chronoprobe import io
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import RunRecipe
 from chronoprobe.contract.publish import Output, RecordedFile
 from chronoprobe.contract.tool import Tool, ToolContext
+from chronoprobe.datasets import mulan as ml
 from chronoprobe.datasets.mulan import MulanQuery
+from chronoprobe.judges.embedding import Embedder
+from chronoprobe.judges.nli import NLIModel
 from chronoprobe.lenses.conflicts.contexts import ContextRow, ContextsConfig, build_contexts
+from chronoprobe.lenses.conflicts.lens import judge_device
 from chronoprobe.lenses.conflicts.prompts import PromptWording
+from chronoprobe.lenses.conflicts.run import MULAN_ALIASES, MULAN_TEMPLATES, mulan_inputs
+from chronoprobe.lenses.conflicts.sources import Input, check_inputs, shared_path
 from chronoprobe.models.base import NewTokens
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
@@ -128,8 +135,6 @@ class ContextsTool(Tool[ContextsResult]):
         self._record: dict[str, Any] = {}
 
     def check_inputs(self) -> None:
-        from chronoprobe.lenses.conflicts.run import mulan_inputs
-        from chronoprobe.lenses.conflicts.sources import Input, check_inputs
 
         config = self.config
         extra = [Input("--wording", config.wording)] if config.wording is not None else []
@@ -139,9 +144,6 @@ class ContextsTool(Tool[ContextsResult]):
         return Output("--out", self.config.out, CONTEXTS)
 
     def load(self) -> None:
-        from chronoprobe.datasets import mulan as ml
-        from chronoprobe.lenses.conflicts.run import MULAN_ALIASES, MULAN_TEMPLATES
-        from chronoprobe.lenses.conflicts.sources import shared_path
 
         config = self.config
         self._wording = PromptWording.from_file(config.wording)  # a bad prompt file fails before any model loads
@@ -157,16 +159,12 @@ class ContextsTool(Tool[ContextsResult]):
         self._aliases = ml.load_aliases(config.aliases_file or shared_path(MULAN_ALIASES, "--aliases-file"))
 
     def run(self, context: ToolContext) -> ContextsResult:
-        from chronoprobe.judges.embedding import Embedder
-        from chronoprobe.lenses.conflicts.lens import judge_device
 
         config = self.config
         device = judge_device(context.options.value("device"))
         entail = None
         nli_record = "none (--no-nli-filter)"
         if not config.no_nli_filter:
-            from chronoprobe.judges.nli import NLIModel
-
             with context.announce(f"loading NLI model {config.nli}"):
                 nli_model = NLIModel(config.nli, cache=context.cache, device=device)
             entail = nli_model.entailment
@@ -210,7 +208,6 @@ class ContextsTool(Tool[ContextsResult]):
         )
 
     def write(self, folder: Path, result: ContextsResult) -> None:
-        from chronoprobe import io
 
         out = self.config.out
         io.write_jsonl_atomic(folder / out.name, [row.model_dump(mode="json") for row in result.rows])

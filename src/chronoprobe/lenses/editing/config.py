@@ -8,6 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.lenses.editing.serac import SeracConfig
 from chronoprobe.lenses.outdated.prompts import CHAT_INSTRUCTION
 from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models, parse_model
@@ -166,8 +167,6 @@ class EditingConfig(BaseModel):
                 "give the facts to edit: from_ (an outdated run folder, --from) or dataset (a file, --dataset), one of them",
             )
         if "serac" in self.method:
-            from chronoprobe.lenses.editing.serac import SeracConfig
-
             SeracConfig(
                 scope=self.serac_scope, threshold=self.serac_threshold, counterfactual=str(self.serac_counterfactual)
             )

@@ -10,7 +10,10 @@ from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.knowledge.types import Fact
 from chronoprobe.lenses.editing.config import EditingConfig
+from chronoprobe.lenses.editing.ike import IkeBuilder, IkeVariant
+from chronoprobe.lenses.editing.rag import RagBuilder, RagMethod
 from chronoprobe.lenses.editing.rows import Role
+from chronoprobe.lenses.editing.serac import Serac, SeracConfig
 from chronoprobe.models.base import Prompt
 
 
@@ -63,7 +66,6 @@ def build(editor: Editor, method: str, subset: list[EditRecord]) -> Built:
 
 
 def _serac(editor: Editor, subset: list[EditRecord]) -> Built:
-    from chronoprobe.lenses.editing.serac import Serac, SeracConfig
 
     tools = editor.tools
     serac = Serac(
@@ -99,7 +101,6 @@ def _serac(editor: Editor, subset: list[EditRecord]) -> Built:
 
 
 def _ike(editor: Editor, method: str, subset: list[EditRecord]) -> Built:
-    from chronoprobe.lenses.editing.ike import IkeBuilder, IkeVariant
 
     variant: IkeVariant = "ike-null" if method == "ike-null" else "ike"
     builder = IkeBuilder(variant, subset, embedder=editor.tools.embedder, prompts=editor.tools.prompts)
@@ -120,7 +121,6 @@ def _ike(editor: Editor, method: str, subset: list[EditRecord]) -> Built:
 
 
 def _rag(editor: Editor, method: str, subset: list[EditRecord]) -> Built:
-    from chronoprobe.lenses.editing.rag import RagBuilder, RagMethod
 
     rag_methods: dict[str, RagMethod] = {
         "rag-gold": "rag-gold",

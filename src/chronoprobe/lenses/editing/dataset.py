@@ -18,11 +18,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from chronoprobe.datasets.editing_records import GROUPS, EditRecord, Group
+from chronoprobe.contract.lens import Summary
+from chronoprobe.contract.publish import text_digest
+from chronoprobe.datasets.editing_records import GROUPS, EditRecord, Group, group_heading
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import json_kind, read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact, Statement
+from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord, load_gold
+from chronoprobe.lenses.outdated.metric_records import read_run_detail
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, Verdict, is_fact_to_edit
 from chronoprobe.models.registry import ModelRequest, canonical_spec, parse_model
 from chronoprobe.renames import RECORDED
@@ -236,7 +240,6 @@ class BuildRecord(BaseModel):
 
     @classmethod
     def of(cls, built: BuiltDataset) -> BuildRecord:
-        from chronoprobe.contract.publish import text_digest
 
         return cls(
             sha256=text_digest(dataset_text(built.records)),
@@ -258,7 +261,6 @@ def build_record_path(out: Path) -> Path:
 
 def count_lines(records: Sequence[EditRecord], source: str, select: str | None = None, skipped: int = 0) -> list[str]:
     """The facts per editing group, and the one sentence that says how they were chosen (console lines)."""
-    from chronoprobe.datasets.editing_records import group_heading
 
     shown = ", ".join(f"{group_heading(group)} {n}" for group, n in group_counts(records).items())
     left_out = f"; {skipped} more qualified but cannot be edited (listed)" if skipped else ""
@@ -290,8 +292,6 @@ def read_json_object(path: Path) -> dict[str, Any]:
 def _check_run_log(log: dict[str, Any], where: str) -> RunDetail | None:
     """The run log's summary, config and provenance have the shape a run writes; a damaged one is named here.
     Returns the outdated summary's typed detail, when the log has a summary."""
-    from chronoprobe.contract.lens import Summary
-    from chronoprobe.lenses.outdated.metric_records import read_run_detail
 
     detail = None
     if "summary" in log:
@@ -308,7 +308,6 @@ def _check_run_log(log: dict[str, Any], where: str) -> RunDetail | None:
 
 def audit_config_of(log: dict[str, Any], where: str) -> Any:
     """The :class:`~chronoprobe.lenses.outdated.audit.AuditConfig` an outdated run's log records (a live run: its saved snapshot)."""
-    from chronoprobe.lenses.outdated.audit import AuditConfig
 
     recorded = {k: v for k, v in (log.get("config") or {}).items() if k != "models"}  # the audit's, not needed here
     try:
@@ -436,7 +435,6 @@ def build_from_run(
     run's order). Gold answers are re-read as the run read them (its config: facts file and
     snapshot; a ``--live`` run's saved snapshot).
     """
-    from chronoprobe.lenses.outdated.audit import ResponseRecord, load_gold
 
     if select not in SELECTIONS:
         raise ConfigError("--select", f"{select!r} is not one of {', '.join(SELECTIONS)}")

@@ -31,13 +31,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.datasets.editing_records import EditRecord
+from chronoprobe.judges.embedding import Embedder
 from chronoprobe.lenses.editing.prompts import DEFAULT_PROMPTS, EditingPrompts
 from chronoprobe.models.base import Prompt
 
 if TYPE_CHECKING:
     from chronoprobe.cache import CallCache
-    from chronoprobe.judges.embedding import Embedder
-
 IkeVariant = Literal["ike", "ike-null"]
 IKE_VARIANTS: tuple[IkeVariant, ...] = ("ike", "ike-null")
 TOP_K = 16
@@ -111,8 +110,6 @@ class IkeBuilder:
         if variant not in IKE_VARIANTS:
             raise ValueError(f"unknown IKE variant {variant!r}")
         if embedder is None:
-            from chronoprobe.judges.embedding import Embedder
-
             embedder = Embedder(cache=cache)
         self.variant = variant
         self.embedder = embedder

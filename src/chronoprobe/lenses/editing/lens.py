@@ -7,19 +7,54 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.text import Text
+
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import CheckContext, Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
+from chronoprobe.contract.publish import check_output_folder
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
+from chronoprobe.datasets.balance import take_balanced
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.judges.embedding import Embedder
+from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.lenses.editing import metric_records
+from chronoprobe.lenses.editing.compare import comparable
 from chronoprobe.lenses.editing.config import PROMPT_METHODS, WEIGHT_METHODS, EditingConfig
+from chronoprobe.lenses.editing.dataset import (
+    audit_config_of,
+    build_from_run,
+    check_run_folder,
+    count_lines,
+    fact_notes_line,
+    group_counts,
+    read_dataset,
+    read_json_object,
+    write_dataset,
+)
 from chronoprobe.lenses.editing.metric_records import EditSet
+from chronoprobe.lenses.editing.plain_words import sentences
 from chronoprobe.lenses.editing.plan import RunPlan, plan_line, plan_model
+from chronoprobe.lenses.editing.prompts import load_prompts
+from chronoprobe.lenses.editing.report import write_report_files
+from chronoprobe.lenses.editing.retrieval import PassageRetriever
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow, MethodRun
+from chronoprobe.lenses.editing.run import (
+    AuditContext,
+    ModelEditor,
+    baseline_calls,
+    check_backend,
+    check_spec,
+    method_calls,
+    method_plan,
+)
+from chronoprobe.lenses.editing.serac import check_scope_model
+from chronoprobe.lenses.editing.summary import summarise_model
+from chronoprobe.lenses.outdated.audit import AuditConfig, facts_without_gold, load_gold
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.base import Capability
+from chronoprobe.models.names import file_safe
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
 from chronoprobe.reports.metric_format import cell
@@ -103,19 +138,12 @@ class EditingLens(Lens[EditingRow]):
         """``--from`` must be an outdated run's folder (a parent of run folders is named as such, with those
         inside), and ``--save-edited`` a folder we may write."""
         if self.config.from_ is not None:
-            from chronoprobe.lenses.editing.dataset import check_run_folder
-
             check_run_folder(self.config.from_)
         if self.config.save_edited is not None:
-            from chronoprobe.contract.publish import check_output_folder
-
             check_output_folder(self.config.save_edited, "--save-edited")
 
     def notices(self) -> list[str]:
         """Per model: how its facts were chosen, the per-fact notes in one line, and the facts per group."""
-        from rich.text import Text
-
-        from chronoprobe.lenses.editing.dataset import count_lines, fact_notes_line
 
         lines = []
         for spec, chosen in self.sets.items():
@@ -141,23 +169,19 @@ class EditingLens(Lens[EditingRow]):
         return lines
 
     def load(self) -> None:
-        from chronoprobe.lenses.editing.prompts import load_prompts
 
         config = self.config
         prompts = load_prompts(config.wording)
         if config.hparams is not None:
-            from chronoprobe.lenses.editing.hparams import load_overrides
+            from chronoprobe.lenses.editing.hparams import load_overrides  # deferred: torch
 
             load_overrides(config.hparams)
         if "serac" in config.method:
-            from chronoprobe.lenses.editing.serac import check_scope_model
-
             check_scope_model(config.serac_scope)
         if config.stats_corpus is not None and "memit" in config.method:
-            from chronoprobe.lenses.editing.mom2 import load_corpus
+            from chronoprobe.lenses.editing.mom2 import load_corpus  # deferred: torch
 
             load_corpus(config.stats_corpus)
-        from chronoprobe.lenses.editing.run import check_spec
 
         for request in self.models:
             check_spec(request.spec, config.method)
@@ -173,8 +197,6 @@ class EditingLens(Lens[EditingRow]):
         """The facts for the model of one ``--model`` value."""
         config = self.config
         if config.dataset is not None:
-            from chronoprobe.lenses.editing.dataset import read_dataset
-
             chosen = EditSet(read_dataset(config.dataset), source=str(config.dataset))
         else:
             assert config.from_ is not None
@@ -186,7 +208,6 @@ class EditingLens(Lens[EditingRow]):
         return chosen
 
     def _from_run(self, request: ModelRequest) -> EditSet:
-        from chronoprobe.lenses.editing.dataset import build_from_run
 
         config = self.config
         assert config.from_ is not None
@@ -214,12 +235,8 @@ class EditingLens(Lens[EditingRow]):
     def _audit_context(self) -> Any:
         if not self.config.locality:
             return None
-        from chronoprobe.lenses.editing.run import AuditContext
-        from chronoprobe.lenses.outdated.audit import AuditConfig, facts_without_gold, load_gold
 
         if self.config.from_ is not None:
-            from chronoprobe.lenses.editing.dataset import audit_config_of, read_json_object
-
             log_path = self.config.from_ / "run.json"
             audit_config = audit_config_of(read_json_object(log_path), str(log_path))
         else:
@@ -248,7 +265,6 @@ class EditingLens(Lens[EditingRow]):
             self.tools.counterfactual = load_model(self.config.serac_counterfactual)  # with the run's --dtype, --device
         if not NEEDS_EMBEDDER & set(self.config.method):
             return
-        from chronoprobe.judges.embedding import Embedder
 
         with load_model.announce("loading the MiniLM embedder"):
             self.tools.embedder = Embedder(cache=cache)
@@ -257,17 +273,14 @@ class EditingLens(Lens[EditingRow]):
             with load_model.announce(f"loading the SERAC* scope embedder {scope_model}"):
                 self.tools.scope_embedder = Embedder(scope_model, cache=cache)
         if "rag-retrieved" in self.config.method:
-            from chronoprobe.lenses.editing.retrieval import PassageRetriever
-
             self.tools.retriever = PassageRetriever(embedder=self.tools.embedder)
 
     def check(self, model: CachedModel, engine: Engine) -> None:
-        from chronoprobe.lenses.editing.run import check_backend
 
         super().check(model, engine)
         check_backend(model, self.config.method)
         if WEIGHT_METHODS & set(self.config.method):
-            from chronoprobe.lenses.editing import weight_methods
+            from chronoprobe.lenses.editing import weight_methods  # deferred: torch, transformers
 
             weight_methods.check_model(self.config, model.backend)
             editor = self._editor(model)
@@ -282,8 +295,6 @@ class EditingLens(Lens[EditingRow]):
     def workload(self) -> Workload:
         """At most: the facts the audit may find wrong, every question about them asked before and after each
         method (with the fluency prompt), and the locality audit; the audit's run tells the real numbers."""
-        from chronoprobe.knowledge.catalogue import load_catalogue
-        from chronoprobe.lenses.editing.run import check_spec
 
         config = self.config
         for request in self.models:  # a method the backend cannot run fails now, before the audit runs
@@ -298,7 +309,6 @@ class EditingLens(Lens[EditingRow]):
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:
-        from chronoprobe.lenses.editing.plain_words import sentences
 
         return sentences(summary, model)
 
@@ -309,7 +319,6 @@ class EditingLens(Lens[EditingRow]):
         measured for the same model spec (model calls, and seconds per fact for each weight
         method); without a measurement, a rough default widened to a range stands in and the
         plan says so (:mod:`chronoprobe.lenses.editing.plan`)."""
-        from chronoprobe.lenses.editing.run import baseline_calls, method_calls, method_plan
 
         assert self.loaded, "load() first"
         opened = CallCache(cache) if isinstance(cache, Path) and cache.is_file() else None
@@ -339,13 +348,11 @@ class EditingLens(Lens[EditingRow]):
     # --- the run -------------------------------------------------------------------------------
 
     def _editor(self, model: CachedModel, progress: ProgressFactory | None = None) -> Any:
-        from chronoprobe.lenses.editing.run import ModelEditor
 
         records = self.sets[model.info.label].records
         return ModelEditor(self.config, model, records, self.audit, self.tools, progress)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[EditingRow]:
-        from chronoprobe.lenses.editing.run import baseline_calls, method_calls, method_plan
 
         editor = self._editor(model, progress)
         records = editor.records
@@ -363,7 +370,6 @@ class EditingLens(Lens[EditingRow]):
     # --- results -------------------------------------------------------------------------------
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[EditingRow]) -> Summary:
-        from chronoprobe.lenses.editing.summary import summarise_model
 
         per_model: dict[str, Any] = {}
         for model in models:
@@ -382,7 +388,6 @@ class EditingLens(Lens[EditingRow]):
     def comparable(cls, run: Run, model: str) -> Comparable:
         """Per method and Table 3 group: efficacy and soft constraint per fact, paraphrase success per answer
         (clustered on the fact) and the harmonic mean of the two over the facts."""
-        from chronoprobe.lenses.editing.compare import comparable
 
         return comparable(run, model)
 
@@ -450,9 +455,6 @@ class EditingLens(Lens[EditingRow]):
         )
 
     def report(self, folder: Path, rows: Sequence[EditingRow], summary: Summary, provenance: Provenance) -> None:
-        from chronoprobe.lenses.editing.dataset import write_dataset
-        from chronoprobe.lenses.editing.report import write_report_files
-        from chronoprobe.models.names import file_safe
 
         detail = metric_records.read_detail(summary.detail)
         for spec, chosen in self.sets.items():
@@ -474,8 +476,6 @@ def _settings(run: MethodRun) -> dict[str, Any]:
 
 def _limit(chosen: EditSet, limit: int) -> None:
     """Keep ``limit`` facts spread over Table 3's groups (as ``conflicts run --balanced-limit`` spreads over classes)."""
-    from chronoprobe.datasets.balance import take_balanced
-    from chronoprobe.lenses.editing.dataset import group_counts
 
     total = len(chosen.records)
     chosen.records = take_balanced(chosen.records, limit, lambda record: record.group)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from chronoprobe.cache import CallCache
 from chronoprobe.estimate import TimeEstimate, estimate, total
 from chronoprobe.lenses.editing.config import COLUMN, EditingConfig
+from chronoprobe.models.registry import canonical_spec
 
 ROUGH_SECONDS = {"call": 2.0, "rome": 60.0, "memit": 30.0}
 """Without a measurement in the call cache: SmolLM2 on 2 busy CPU cores took about 2 s per editing prompt (long
@@ -51,7 +52,6 @@ def plan_model(
     spec: str, label: str, facts: int, calls: dict[str, int], edits: dict[str, int], cache: CallCache | None
 ) -> RunPlan:
     """The plan for one model: ``calls`` per step (``unedited`` or a method), ``edits`` per weight method."""
-    from chronoprobe.models.registry import canonical_spec
 
     parts = [
         estimate(cache, spec, f"editing:{step}", count, default=ROUGH_SECONDS["call"], similar=("call",))

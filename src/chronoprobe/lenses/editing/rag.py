@@ -14,17 +14,15 @@ reports them as "no passage", outside the rates), so the three variants cover th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.lenses.editing.passages import gold_passage, noisy_passages
 from chronoprobe.lenses.editing.prompts import DEFAULT_PROMPTS, EditingPrompts
+from chronoprobe.lenses.editing.retrieval import PassageRetriever
 from chronoprobe.models.base import Prompt
-
-if TYPE_CHECKING:
-    from chronoprobe.lenses.editing.retrieval import PassageRetriever
 
 RagMethod = Literal["rag-gold", "rag-retrieved", "rag-noisy"]
 RAG_METHODS: tuple[RagMethod, ...] = ("rag-gold", "rag-retrieved", "rag-noisy")
@@ -105,8 +103,6 @@ class RagBuilder:
         self.seed = seed
         self._noisy = noisy_passages(records, seed) if method == "rag-noisy" else {}
         if method == "rag-retrieved" and retriever is None:
-            from chronoprobe.lenses.editing.retrieval import PassageRetriever
-
             retriever = PassageRetriever()
         self.retriever = retriever
 

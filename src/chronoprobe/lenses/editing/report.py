@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.datasets.editing_records import GROUPS
+from chronoprobe.datasets.editing_records import GROUPS, GROUPS_TEXT
 from chronoprobe.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from chronoprobe.lenses.editing.config import COLUMN
+from chronoprobe.lenses.editing.dataset import SELECTION_TEXT
 from chronoprobe.lenses.editing.metric_records import EditingDetail, MethodResult, ModelResults
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow
 from chronoprobe.metrics.editing import ALL
@@ -149,7 +150,7 @@ def plot_methods(path: Path, detail: EditingDetail) -> bool:
 
     One panel per model; the unedited model first, then the methods in the run's order. False when no
     model has a method result to show."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # deferred: matplotlib
 
     panels = []
     for spec, summary in detail["models"].items():
@@ -207,10 +208,10 @@ def plot_scaling(path: Path, detail: EditingDetail) -> bool:
     One small panel per method (shared axes), each model a line with its 95% bootstrap band and the
     number of facts at each point: overlaid on one axis, eight methods' bands hide each other.
     """
-    import matplotlib
+    import matplotlib  # deferred: matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib
 
     models = detail["models"]
     curves: dict[str, list[tuple[str, list[tuple[float, dict[str, Any], int]]]]] = {}
@@ -276,8 +277,6 @@ def _notes(summary: ModelResults) -> list[str]:
 
 def _selection(select: str | None) -> str:
     """How the edited facts were chosen, in one sentence (a dataset file has no selection of its own)."""
-    from chronoprobe.datasets.editing_records import GROUPS_TEXT
-    from chronoprobe.lenses.editing.dataset import SELECTION_TEXT
 
     groups = f" Groups: {GROUPS_TEXT}."
     if select is None:

@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from chronoprobe.judges.embedding import Embedder
 from chronoprobe.lenses.editing.passages import Passage, retrieval_corpus
 
 if TYPE_CHECKING:
     from chronoprobe.cache import CallCache
-    from chronoprobe.judges.embedding import Embedder
-
 SEPARATORS = ("\n\n", "\n", " ", "")
 CHUNK_SIZE = 1000
 CHUNK_OVERLAP = 200
@@ -121,8 +120,6 @@ class PassageRetriever:
         chunk_overlap: int = CHUNK_OVERLAP,
     ) -> None:
         if embedder is None:
-            from chronoprobe.judges.embedding import Embedder
-
             embedder = Embedder(cache=cache)
         self.passages = list(passages) if passages is not None else retrieval_corpus()
         self.embedder = embedder

@@ -26,10 +26,11 @@ from chronoprobe.lenses.editing import context_methods
 from chronoprobe.lenses.editing.config import WEIGHT_METHODS, EditingConfig
 from chronoprobe.lenses.editing.context_methods import Asked
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow, MethodRun, Role
+from chronoprobe.lenses.editing.score import scoring_gold
 from chronoprobe.lenses.outdated.prompts import audit_prompt
 from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.models.base import Prompt
-from chronoprobe.models.registry import ModelSpec
+from chronoprobe.models.registry import ModelSpec, backend_kind
 
 Tick = Callable[[int], None]
 
@@ -53,7 +54,6 @@ USABLE_ELSEWHERE = "ike, ike-null, serac, rag-gold, rag-retrieved, rag-noisy"
 
 def check_spec(spec: ModelSpec, methods: Sequence[str]) -> None:
     """Before any model loads: weight editing needs a local transformers model (its backend's registration says)."""
-    from chronoprobe.models.registry import backend_kind
 
     weight = [m for m in methods if m in WEIGHT_METHODS]
     kind = spec.kind
@@ -72,7 +72,7 @@ def check_backend(model: CachedModel, methods: Sequence[str]) -> None:
     weight = [m for m in methods if m in WEIGHT_METHODS]
     if not weight:
         return
-    from chronoprobe.models.hf import HFBackend
+    from chronoprobe.models.hf import HFBackend  # deferred: torch, transformers
 
     if not isinstance(model.backend, HFBackend):
         raise CapabilityError(
@@ -163,7 +163,6 @@ class ModelEditor:
         self.runs: list[MethodRun] = []
         self._before: dict[tuple[str, str], Verdict] = {}
         self._locality_before: dict[tuple[str, int], Verdict] = {}
-        from chronoprobe.lenses.editing.score import scoring_gold
 
         self._gold = {r.fact_id: scoring_gold(r) for r in records}
         """Each edited fact's answers as the judge uses them (national teams left out, as DyKnow)."""
@@ -292,7 +291,7 @@ class ModelEditor:
             self._in_context(method, fraction, subset, tick)
 
     def _weights(self, method: str, fraction: float, subset: list[EditRecord], tick: Tick | None) -> None:
-        from chronoprobe.lenses.editing import weight_methods
+        from chronoprobe.lenses.editing import weight_methods  # deferred: torch, transformers
 
         asked = self.scored(subset) + self.fluency(subset)
         if fraction == 1.0:

@@ -18,6 +18,7 @@ structure and replaces the trained parts:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,14 +26,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.errors import ConfigError
+from chronoprobe.judges.embedding import Embedder
+from chronoprobe.judges.nli import NLIModel
+from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.lenses.editing.prompts import DEFAULT_PROMPTS, EditingPrompts
 from chronoprobe.lenses.outdated.prompts import CHAT_INSTRUCTION, audit_prompt
 from chronoprobe.models.base import Prompt
+from chronoprobe.models.hub import ensure_available
 
 if TYPE_CHECKING:
     from chronoprobe.cache import CallCache
-    from chronoprobe.judges.embedding import Embedder
-    from chronoprobe.judges.nli import NLIModel
     from chronoprobe.knowledge.types import Fact
 
 SERAC_LABEL = (
@@ -93,12 +96,9 @@ def check_scope_model(scope: str) -> None:
     Checked before any model loads: otherwise a missing one fails only when SERAC* starts, after the
     methods before it have run.
     """
-    from pathlib import Path
 
     _, _, model = scope.partition(":")
     if model and not Path(model).expanduser().is_dir():
-        from chronoprobe.models.hub import ensure_available
-
         ensure_available(model, "main", f"--serac-scope {scope}")
 
 
@@ -164,14 +164,10 @@ class Serac:
         self.nli: NLIModel | None = None
         if kind == "nli":
             if nli is None:
-                from chronoprobe.judges.nli import NLIModel
-
                 nli = NLIModel(model, cache=cache)
             self.nli = nli
         else:
             if embedder is None:
-                from chronoprobe.judges.embedding import Embedder
-
                 embedder = Embedder(model or None, cache=cache)
             self.embedder = embedder
         self._keys: np.ndarray | None = None
@@ -248,12 +244,8 @@ class ThresholdChoice(BaseModel):
 def choose_threshold(facts: Sequence[Fact] | None = None, embedder: Embedder | None = None) -> ThresholdChoice:
     """How :data:`SCOPE_THRESHOLD` was chosen (see its docstring); ``facts`` default to the shipped catalogue."""
     if facts is None:
-        from chronoprobe.knowledge.catalogue import load_catalogue
-
         facts = load_catalogue()
     if embedder is None:
-        from chronoprobe.judges.embedding import Embedder
-
         embedder = Embedder()
     texts: list[str] = []
     owner: list[int] = []

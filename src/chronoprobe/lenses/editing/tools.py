@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from chronoprobe import io
 from chronoprobe.contract.lens import RunRecipe
 from chronoprobe.contract.publish import Output, RecordedFile, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
@@ -34,6 +35,7 @@ from chronoprobe.lenses.editing.score import (
     scoring_extra,
     write_scores,
 )
+from chronoprobe.metrics.editing import ALL
 from chronoprobe.renames import accept_renamed
 
 __all__ = [
@@ -142,7 +144,6 @@ class DatasetTool(Tool[DatasetResult]):
         return DatasetResult(records=built.records, source=source, built=built, path=self.target)
 
     def write(self, folder: Path, result: DatasetResult) -> None:
-        from chronoprobe import io
 
         assert result.built is not None
         write_dataset(folder / self.target.name, result.built.records)
@@ -206,7 +207,6 @@ class ScoreTool(Tool[EditingScoreSummary]):
         write_scores(folder, result)
 
     def present(self, result: EditingScoreSummary) -> list[str]:
-        from chronoprobe.metrics.editing import ALL
 
         lines = []
         for name, methods in result.models.items():

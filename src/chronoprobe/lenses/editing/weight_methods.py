@@ -13,6 +13,7 @@ from chronoprobe.datasets.editing_records import EditRequest
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.editing.checkpoints import ValueStore
 from chronoprobe.lenses.editing.config import EditingConfig
+from chronoprobe.lenses.editing.passages import stats_corpus_path
 from chronoprobe.lenses.editing.rome import EditTiming
 from chronoprobe.models.base import Backend
 
@@ -38,7 +39,7 @@ class WeightPlan:
 
 
 def _hf(backend: Backend) -> Any:
-    from chronoprobe.models.hf import HFBackend
+    from chronoprobe.models.hf import HFBackend  # deferred: torch, transformers
 
     assert isinstance(backend, HFBackend), "checked by check_backend"
     return backend
@@ -47,8 +48,8 @@ def _hf(backend: Backend) -> Any:
 def check_model(config: EditingConfig, backend: Backend) -> None:
     """The architecture is supported and the hyperparameters fit it (one-line errors, before any work)."""
     hf = _hf(backend)
-    from chronoprobe.lenses.editing.architectures import detect
-    from chronoprobe.lenses.editing.hparams import memit_hparams, rome_hparams
+    from chronoprobe.lenses.editing.architectures import detect  # deferred: torch
+    from chronoprobe.lenses.editing.hparams import memit_hparams, rome_hparams  # deferred: torch
 
     arch = detect(hf.model, hf.info.model_id)
     if "rome" in config.method:
@@ -58,8 +59,7 @@ def check_model(config: EditingConfig, backend: Backend) -> None:
 
 
 def _stats_identity(config: EditingConfig, tools: Any) -> tuple[Any, dict[str, Any]]:
-    from chronoprobe.lenses.editing.mom2 import load_corpus
-    from chronoprobe.lenses.editing.passages import stats_corpus_path
+    from chronoprobe.lenses.editing.mom2 import load_corpus  # deferred: torch
 
     path = config.stats_corpus or stats_corpus_path()
     corpus = load_corpus(path)
@@ -73,8 +73,8 @@ def plan(
 ) -> WeightPlan:
     """The edit's hyperparameters, statistics corpus and hash."""
     hf = _hf(backend)
-    from chronoprobe.lenses.editing.architectures import detect
-    from chronoprobe.lenses.editing.hparams import memit_hparams, rome_hparams
+    from chronoprobe.lenses.editing.architectures import detect  # deferred: torch
+    from chronoprobe.lenses.editing.hparams import memit_hparams, rome_hparams  # deferred: torch
 
     arch = detect(hf.model, hf.info.model_id)
     hp = (rome_hparams if method == "rome" else memit_hparams)(arch, hf.info.model_id, config.hparams)
@@ -119,7 +119,7 @@ def _apply(
     model, tokenizer = hf.model, hf.tokenizer
     stats = None
     if plan.corpus is not None:
-        from chronoprobe.lenses.editing.mom2 import second_moments
+        from chronoprobe.lenses.editing.mom2 import second_moments  # deferred: torch
 
         stats = second_moments(
             model,
@@ -133,7 +133,7 @@ def _apply(
         )
         plan.stats = {**(plan.stats or {}), **stats.describe()}
     if plan.method == "rome":
-        from chronoprobe.lenses.editing.rome import apply_rome
+        from chronoprobe.lenses.editing.rome import apply_rome  # deferred: torch, transformers
 
         timings = apply_rome(
             model,
@@ -147,7 +147,7 @@ def _apply(
             values=values,
         )
         return timings
-    from chronoprobe.lenses.editing.memit import apply_memit
+    from chronoprobe.lenses.editing.memit import apply_memit  # deferred: torch, transformers
 
     assert stats is not None
     batches = [plan.requests] if plan.mode == "batch" else [[r] for r in plan.requests]
@@ -183,7 +183,7 @@ def edited(
     edits it had not finished.
     """
     hf = _hf(backend)
-    from chronoprobe.lenses.editing.weights import WeightBackup, touched_modules
+    from chronoprobe.lenses.editing.weights import WeightBackup, touched_modules  # deferred: torch
 
     backup = WeightBackup(hf.model, touched_modules(plan.arch, plan.hp))
     try:

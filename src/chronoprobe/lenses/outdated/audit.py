@@ -19,8 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from chronoprobe.cache import CachedModel
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
-from chronoprobe.knowledge.snapshot import SnapshotRef
+from chronoprobe.knowledge.catalogue import load_catalogue
+from chronoprobe.knowledge.grc import load_grc
+from chronoprobe.knowledge.snapshot import SnapshotRef, load_snapshot, save_snapshot, unused_name
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
+from chronoprobe.knowledge.wikidata import WikidataClient, check_coverage
+from chronoprobe.lenses.outdated.cutoffs import cutoff_names, parse_cutoffs
 from chronoprobe.lenses.outdated.prompts import CHAT_INSTRUCTION, fact_prompts
 from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.metrics.knowledge_date import parse_month
@@ -80,8 +84,6 @@ class AuditConfig(BaseModel):
             return data
         cutoffs = data.get("cutoff")
         if isinstance(cutoffs, list | tuple):
-            from chronoprobe.lenses.outdated.cutoffs import cutoff_names, parse_cutoffs
-
             models = data.get("models") or default_models()
             data = {**data, "cutoff": parse_cutoffs(cutoffs, cutoff_names(models))}
         if isinstance(data.get("instruction_file"), str | os.PathLike):  # anything else: the field refuses it
@@ -154,9 +156,6 @@ def load_gold(
     """Facts to ask and the snapshot to judge them against, per the config."""
     facts, grc_answers = _facts(config)
     if config.live:
-        from chronoprobe.knowledge.snapshot import save_snapshot, unused_name
-        from chronoprobe.knowledge.wikidata import WikidataClient
-
         # A second live run on the same day saves wikidata-<day>-2 and so on, never over an earlier one.
         name = unused_name(f"wikidata-{dt.date.today().isoformat()}")
         with WikidataClient(endpoint=config.endpoint) as client:
@@ -171,8 +170,6 @@ def load_gold(
             answers=grc_answers,
         )
     else:
-        from chronoprobe.knowledge.snapshot import load_snapshot
-
         snapshot = load_snapshot(config.snapshot)
     missing = [f.fact_id for f in facts if f.fact_id not in snapshot.answers]
     if missing:
@@ -180,7 +177,6 @@ def load_gold(
             f"snapshot {snapshot.name}",
             f"has no answers for {len(missing)} fact(s), e.g. {missing[0]!r}; fetch a new snapshot or pass --snapshot",
         )
-    from chronoprobe.knowledge.wikidata import check_coverage
 
     counted = {f.fact_id: snapshot.answers[f.fact_id].counted() for f in facts}
     check_coverage(counted, [f.fact_id for f in facts], f"snapshot {snapshot.name}", DataError)
@@ -191,12 +187,8 @@ def _facts(config: AuditConfig) -> tuple[list[Fact], dict[str, FactAnswers] | No
     """The facts to ask, and their answers when the facts file is an original grc file."""
     grc_answers: dict[str, FactAnswers] | None = None
     if config.facts is not None and is_grc_file(config.facts):
-        from chronoprobe.knowledge.grc import load_grc
-
         facts, grc_answers = load_grc(config.facts)
     else:
-        from chronoprobe.knowledge.catalogue import load_catalogue
-
         facts = load_catalogue(config.facts)
     return (facts[: config.limit] if config.limit is not None else facts), grc_answers
 
@@ -219,7 +211,6 @@ def _with_catalogue_qids(facts: list[Fact]) -> list[Fact]:
     """Facts from an original grc file carry no QIDs; take them from our catalogue by fact id."""
     if all(f.subject_qid for f in facts):
         return facts
-    from chronoprobe.knowledge.catalogue import load_catalogue
 
     known = {f.fact_id: f for f in load_catalogue()}
     resolved = []

@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from rich.highlighter import ReprHighlighter
 from rich.text import Text
 
 from chronoprobe.contract.lens import ProgressFactory
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
+from chronoprobe.knowledge.catalogue_build import build_catalogue, build_lines, report_view
+from chronoprobe.knowledge.templates import resolve_templates, shipped_dir, shipped_templates
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
 from chronoprobe.renames import accept_renamed
 from chronoprobe.values import HttpUrl, PastDate
@@ -95,14 +98,12 @@ class BuildTool(Tool["BuildReport"]):
         self._chosen: list[PropertyTemplate] = []
 
     def load(self) -> None:
-        from chronoprobe.knowledge.templates import resolve_templates
 
         self._chosen = resolve_templates(self.config.templates)
 
     # output() stays None: the build writes and resumes its own folder (catalogue_build.check_out judges it)
 
     def run(self, context: ToolContext) -> BuildReport:
-        from chronoprobe.knowledge.catalogue_build import build_catalogue
 
         config = self.config
         with context.progress() as ticks:
@@ -117,7 +118,6 @@ class BuildTool(Tool["BuildReport"]):
             )
 
     def present(self, result: BuildReport) -> list[str]:
-        from chronoprobe.knowledge.catalogue_build import build_lines
 
         return build_lines(result, self.config.out, len(self._chosen))
 
@@ -137,14 +137,10 @@ class TemplatesTool(Tool[list["PropertyTemplate"]]):
     output_fields = frozenset()
 
     def run(self, context: ToolContext) -> list[PropertyTemplate]:
-        from chronoprobe.knowledge.templates import shipped_templates
 
         return shipped_templates()
 
     def answer(self, result: list[PropertyTemplate]) -> Sequence[Answer]:
-        from rich.highlighter import ReprHighlighter
-
-        from chronoprobe.knowledge.templates import shipped_dir
 
         highlight = ReprHighlighter()  # the heading as a console highlights it: numbers and brackets in colour
         lines: list[Answer] = []
@@ -184,7 +180,6 @@ class ReportTool(Tool["TableView"]):
         self._view: TableView | None = None
 
     def load(self) -> None:
-        from chronoprobe.knowledge.catalogue_build import report_view
 
         self._view = report_view(self.config.folder)
 

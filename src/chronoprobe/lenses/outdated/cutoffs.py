@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.metrics.knowledge_date import parse_month
+from chronoprobe.models.registry import parse_model
 
 if TYPE_CHECKING:
     from chronoprobe.models.registry import ModelRequest
@@ -57,7 +58,6 @@ def parse_cutoffs(values: Iterable[str], models: Sequence[Sequence[str]], option
 
 def cutoff_names(models: Sequence[str | ModelRequest]) -> list[tuple[str, str]]:
     """What ``--cutoff`` may call each ``--model`` value: its display name and its spec."""
-    from chronoprobe.models.registry import parse_model
 
     return [(request.display_name, request.spec.raw) for request in map(parse_model, models)]
 

@@ -8,6 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from chronoprobe.contract.runlog import RUN_LOG, SUMMARY, Run, read_folder
 from chronoprobe.errors import DataError
+from chronoprobe.knowledge.snapshot import load_snapshot
+from chronoprobe.lenses.outdated.audit import ResponseRecord
+from chronoprobe.lenses.outdated.knowledge_date import rows_knowledge_summary
+from chronoprobe.lenses.outdated.metric_records import read_knowledge_block, read_run_detail, read_score_detail
+from chronoprobe.metrics.knowledge_date import month_label
 
 if TYPE_CHECKING:
     import pandas
@@ -20,7 +25,6 @@ KNOWLEDGE_DATE_METRICS = ("knowledge_date", "knowledge_date_naive", "published_c
 def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
     """Model name -> ``knowledge_date`` block of an ``outdated run`` or ``outdated score`` folder (or a
     loaded run); an outdated run written before the block existed gets it computed from its rows."""
-    from chronoprobe.lenses.outdated.metric_records import read_knowledge_block, read_run_detail, read_score_detail
 
     path = run.path if isinstance(run, Run) else Path(run)
     folder = run if isinstance(run, Run) else read_folder(path)
@@ -43,9 +47,6 @@ def _knowledge_blocks(run: Run | Path | str) -> dict[str, dict[str, Any]]:
 
 
 def _recomputed_blocks(run: Run, names: dict[str, str]) -> dict[str, dict[str, Any]]:
-    from chronoprobe.knowledge.snapshot import load_snapshot
-    from chronoprobe.lenses.outdated.audit import ResponseRecord
-    from chronoprobe.lenses.outdated.knowledge_date import rows_knowledge_summary
 
     snapshot_name = (run.provenance.snapshot or {}).get("name")
     snapshot = load_snapshot(str(snapshot_name) if snapshot_name else None)
@@ -64,9 +65,7 @@ def knowledge_date(run: Run | Path | str) -> pandas.DataFrame:
     of the as-of curve), plus ``published_cutoff`` where one was given; columns ``model``, ``class``,
     ``metric``, ``value``, ``n``, ``ci_low``, ``ci_high`` and ``month`` (``YYYY-MM``). See docs/outdated.md.
     """
-    import pandas
-
-    from chronoprobe.metrics.knowledge_date import month_label
+    import pandas  # deferred: pandas
 
     records = []
     for model, block in _knowledge_blocks(run).items():
@@ -89,7 +88,7 @@ def staleness(run: Run | Path | str) -> pandas.DataFrame:
     snapshot), ``still_current`` (share of the values it knew at its knowledge date that still held),
     ``ci_low``, ``ci_high`` (95% bootstrap), ``n`` (values followed), ``half_life_years``.
     """
-    import pandas
+    import pandas  # deferred: pandas
 
     records = []
     for model, block in _knowledge_blocks(run).items():

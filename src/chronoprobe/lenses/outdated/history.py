@@ -24,8 +24,14 @@ from pydantic import BaseModel
 
 from chronoprobe.contract.runlog import ITEMS, Metric, Provenance, read_items
 from chronoprobe.errors import ChronoprobeError, DataError
+from chronoprobe.io import write_json_atomic, write_text_atomic
+from chronoprobe.knowledge.snapshot import diff_snapshots, load_snapshot
 from chronoprobe.lenses.outdated.audit import ResponseRecord
+from chronoprobe.lenses.outdated.plots import COLOURS, save_figure
 from chronoprobe.metrics.records import ALL
+from chronoprobe.reports.markdown import table
+from chronoprobe.reports.plain_words import brief
+from chronoprobe.reports.tidy_table import find_runs
 from chronoprobe.tables import TableView
 
 if TYPE_CHECKING:
@@ -140,7 +146,6 @@ def _rows(folder: Path) -> list[ResponseRecord]:
 
 def _diff(before: str, after: str) -> tuple[list[FactChange] | None, dict[str, FactChange]]:
     """The facts whose current answer changed, or None when a snapshot cannot be found by name."""
-    from chronoprobe.knowledge.snapshot import diff_snapshots, load_snapshot
 
     try:
         diff = diff_snapshots(load_snapshot(before), load_snapshot(after))
@@ -187,7 +192,6 @@ def _change(earlier: Point, later: Point, folders: dict[str, Path], shown: str) 
 def read_history(paths: Sequence[Path], models: Sequence[str] = ()) -> History:
     """Every ``outdated run`` under ``paths`` (check folders included), by model and snapshot date; ``models``
     (names or specs): only those."""
-    from chronoprobe.reports.tidy_table import find_runs
 
     found = find_runs(paths)
     runs = [r for r in found.runs if r.lens == "outdated" and r.kind == KIND]
@@ -209,7 +213,6 @@ def read_history(paths: Sequence[Path], models: Sequence[str] = ()) -> History:
 
 
 def _cell(metric: Metric | None) -> str:
-    from chronoprobe.reports.plain_words import brief
 
     return brief(metric) if metric is not None else "–"
 
@@ -247,7 +250,6 @@ def change_lines(history: History) -> list[str]:
 
 
 def history_markdown(history: History) -> str:
-    from chronoprobe.reports.markdown import table
 
     lines = ["# Is the model getting staler?", ""]
     lines.append(
@@ -300,9 +302,7 @@ def history_markdown(history: History) -> str:
 
 def history_figure(history: History) -> Figure:
     """The shares by snapshot, one panel per model, the intervals as error bars."""
-    from matplotlib.figure import Figure
-
-    from chronoprobe.lenses.outdated.plots import COLOURS
+    from matplotlib.figure import Figure  # deferred: matplotlib
 
     models = list(dict.fromkeys(p.spec for p in history.points))
     fig = Figure(figsize=(6.5, 3.2 * len(models)))
@@ -338,8 +338,6 @@ def history_figure(history: History) -> Figure:
 
 def write_history(folder: Path, history: History) -> None:
     """``history.md``, ``history.json`` and ``history.png`` (with its SVG) into ``folder``."""
-    from chronoprobe.io import write_json_atomic, write_text_atomic
-    from chronoprobe.lenses.outdated.plots import save_figure
 
     write_text_atomic(folder / "history.md", history_markdown(history))
     write_json_atomic(folder / "history.json", history.model_dump(mode="json"))

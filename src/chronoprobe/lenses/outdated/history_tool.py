@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.contract.publish import Output, ResultFolder
+from chronoprobe.contract.runner import named_folder
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
+from chronoprobe.lenses.outdated.history import HISTORY_KIND, change_lines, history_view, read_history, write_history
 from chronoprobe.renames import accept_renamed
 
 if TYPE_CHECKING:
@@ -57,7 +59,6 @@ class HistoryTool(Tool["History"]):
         self._folder: Path | None = None
 
     def check_inputs(self) -> None:
-        from chronoprobe.lenses.outdated.history import read_history
 
         # read first: the default folder is named after the models found (and a bad DIR is named before --out)
         self._found = read_history(self.config.dirs, self.config.only_model)
@@ -65,15 +66,11 @@ class HistoryTool(Tool["History"]):
     def folder(self) -> Path:
         """``--out``, else a new ``results/history/<model>-<timestamp>`` named after the models found."""
         if self._folder is None:
-            from chronoprobe.contract.runner import named_folder
-            from chronoprobe.lenses.outdated.history import HISTORY_KIND
-
             names = [point.name for point in self._history().points]  # named_folder keeps each once
             self._folder = self.config.out or named_folder(Path("results") / HISTORY_KIND, "", names)
         return self._folder
 
     def output(self) -> Output:
-        from chronoprobe.lenses.outdated.history import HISTORY_KIND
 
         return Output("--out", self.folder(), ResultFolder(HISTORY_KIND))
 
@@ -84,17 +81,14 @@ class HistoryTool(Tool["History"]):
         return found
 
     def write(self, folder: Path, result: History) -> None:
-        from chronoprobe.lenses.outdated.history import write_history
 
         write_history(folder, result)
 
     def answer(self, result: History) -> Sequence[Answer]:
-        from chronoprobe.lenses.outdated.history import history_view
 
         return [history_view(result)]
 
     def present(self, result: History) -> list[str]:
-        from chronoprobe.lenses.outdated.history import change_lines
 
         return [*change_lines(result), f"history: {self.folder() / 'history.md'}"]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.io import write_text_atomic
+from chronoprobe.lenses.outdated import plots
 from chronoprobe.lenses.outdated.claimed_cutoff import claim_words
 from chronoprobe.lenses.outdated.knowledge_date import ALL, FORECAST_MONTHS, WIDE_YEARS, is_wide
 from chronoprobe.metrics.knowledge_date import month_label
@@ -274,7 +275,6 @@ def _forecast_lines(blocks: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 def write_knowledge_plots(folder: Path, per_model: Mapping[str, Mapping[str, Any] | None]) -> None:
     """``knowledge_date.png``/``.svg`` and ``staleness.png``/``.svg`` when any model has a date."""
-    from chronoprobe.lenses.outdated import plots
 
     blocks = {name: block for name, block in per_model.items() if block and block.get("curve")}
     if not blocks:

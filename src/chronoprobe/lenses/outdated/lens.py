@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.text import Text
+
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import CheckContext, Lens, Metric, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
@@ -22,9 +24,17 @@ from chronoprobe.lenses.outdated.audit import (
     run_audit,
 )
 from chronoprobe.lenses.outdated.claimed_cutoff import ask_cutoff
+from chronoprobe.lenses.outdated.compare import comparable
+from chronoprobe.lenses.outdated.cutoffs import parse_deployed_at
+from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at, rows_knowledge_summary
+from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
+from chronoprobe.lenses.outdated.plain_words import sentences
 from chronoprobe.lenses.outdated.prompts import CUTOFF_QUESTIONS
+from chronoprobe.lenses.outdated.report import write_report_files
+from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import cell
 
 VERDICT_ORDER = ("up-to-date", "outdated", "irrelevant", "ambiguous")
@@ -94,7 +104,6 @@ class OutdatedLens(Lens[ResponseRecord]):
     def load(self, fetch_progress: Callable[[int], None] | None = None) -> None:
         """Facts and gold answers; with ``live``, the Wikidata query runs here (``fetch_progress`` counts rows,
         else :attr:`load_progress` shows it)."""
-        from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at
 
         if fetch_progress is None and self.config.live and self.load_progress is not None:
             fetch_progress = self.load_progress("querying Wikidata", None)
@@ -117,10 +126,6 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     def present(self, run: Run) -> list[str]:
         """Per model: the soft-constraint shares with their intervals, the facts judged, the new calls, its knowledge date."""
-        from rich.text import Text
-
-        from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
-        from chronoprobe.reports.markdown import template_date_text
 
         calls = run.provenance.model_calls_made or {}
         judged, missing = len(self.facts) - len(self.no_gold), len(self.no_gold)
@@ -143,7 +148,6 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     @classmethod
     def check_options(cls, context: CheckContext) -> dict[str, Any]:
-        from chronoprobe.lenses.outdated.cutoffs import parse_deployed_at
 
         options: dict[str, Any] = {"live": context.live, "snapshot": context.snapshot}
         if context.endpoint is not None:
@@ -164,13 +168,11 @@ class OutdatedLens(Lens[ResponseRecord]):
     def comparable(cls, run: Run, model: str) -> Comparable:
         """Per fact its soft-constraint verdict and inconsistency, per paraphrase its verdict (clustered on the
         fact), per category and overall; from an ``outdated run`` or an ``outdated score`` folder."""
-        from chronoprobe.lenses.outdated.compare import comparable
 
         return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:
-        from chronoprobe.lenses.outdated.plain_words import sentences
 
         return sentences(summary, model)
 
@@ -185,7 +187,6 @@ class OutdatedLens(Lens[ResponseRecord]):
         return rows
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ResponseRecord]) -> Summary:
-        from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 
         per_model: dict[str, dict[str, Any]] = {}
         for model in models:
@@ -202,7 +203,6 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     def _knowledge_date(self, model: CachedModel, rows: Sequence[ResponseRecord]) -> dict[str, Any]:
         """The model's knowledge date and staleness (no model calls: the rows and the snapshot's periods)."""
-        from chronoprobe.lenses.outdated.knowledge_date import rows_knowledge_summary
 
         assert self.gold is not None, "load() first"
         given = [r.display_name for r in self.models if r.label == model.info.label]  # as --cutoff may name it
@@ -279,7 +279,6 @@ class OutdatedLens(Lens[ResponseRecord]):
         )
 
     def report(self, folder: Path, rows: Sequence[ResponseRecord], summary: Summary, provenance: Provenance) -> None:
-        from chronoprobe.lenses.outdated.report import write_report_files
 
         detail = metric_records.read_run_detail(summary.detail)
         write_report_files(folder, rows, detail["models"], provenance, as_of=detail.get("as_of"))

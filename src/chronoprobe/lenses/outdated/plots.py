@@ -9,6 +9,7 @@ hub id cannot squeeze the plot.
 from __future__ import annotations
 
 import math
+import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -16,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from chronoprobe.lenses.outdated import knowledge_date
 from chronoprobe.lenses.outdated.knowledge_date import is_wide
 from chronoprobe.metrics.dyknow import VERDICTS
+from chronoprobe.models import names
 from chronoprobe.models.names import recorded_short_name, unique_names
+from chronoprobe.reports.figures import saved_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -46,8 +50,8 @@ def whisker_range(years: Sequence[float]) -> tuple[float, float]:
 
 
 def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator, ScalarFormatter
+    from matplotlib.figure import Figure  # deferred: matplotlib
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter  # deferred: matplotlib
 
     labels = model_labels(per_model)
     years = [[float(y) for y in summary.get("start_years") or []] for summary in per_model.values()]
@@ -128,7 +132,7 @@ def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
 
 def _box_legend(ax: Any) -> None:
     """Name the box plot's marks, right of the axes."""
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # deferred: matplotlib
 
     handles = [
         Line2D([], [], linestyle="none", label="mean", **MEAN_MARK),
@@ -140,7 +144,7 @@ def _box_legend(ax: Any) -> None:
 
 def verdicts_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
     """One panel per model (titled with its short name), stacked soft-constraint verdicts per category."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # deferred: matplotlib
 
     names = model_labels(per_model, width=28)
     summaries = list(per_model.values())
@@ -191,7 +195,7 @@ def tick_label(text: str, width: int = 24, lines: int = 2) -> str:
 def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
     """One panel per model: the as-of curve, the knowledge date with its 95% band, and the
     published cutoff (dashed) when one was given."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # deferred: matplotlib
 
     names = unique_names(per_model)
     blocks = list(per_model.values())
@@ -233,8 +237,8 @@ def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 
     """Small multiples, one panel per category (``all`` first): the share of what each model knew
     at its knowledge date that still holds later, with its 95% band; one line per model, one
     legend for the figure (long names wrap there), each panel's n in its title."""
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
+    from matplotlib.figure import Figure  # deferred: matplotlib
+    from matplotlib.lines import Line2D  # deferred: matplotlib
 
     names = unique_names(per_model)
     curves_of = [(block.get("staleness") or {}).get("per_category") or {} for block in per_model.values()]
@@ -276,18 +280,13 @@ def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 
 
 def saved(path: Path, name: str, data: Any, draw: Callable[[Path], list[Path]]) -> list[Path]:
     """``draw(path)``, or the files it drew for the same ``data`` before (:mod:`chronoprobe.reports.figures`)."""
-    import sys
-
-    from chronoprobe.lenses.outdated import knowledge_date
-    from chronoprobe.models import names
-    from chronoprobe.reports.figures import saved_figure
 
     return saved_figure(path, name, data, draw, code=(sys.modules[__name__], knowledge_date, names))
 
 
 def save_figure(fig: Figure, path: Path) -> list[Path]:
     """Save ``fig`` as ``path`` (PNG) and beside it as SVG, cropped to its content."""
-    import matplotlib
+    import matplotlib  # deferred: matplotlib
 
     svg = path.with_suffix(".svg")
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "chronoprobe"}):

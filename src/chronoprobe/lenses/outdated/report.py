@@ -18,6 +18,7 @@ from chronoprobe.io import (
     write_jsonl_atomic,
     write_text_atomic,
 )
+from chronoprobe.lenses.outdated import plots
 from chronoprobe.lenses.outdated.audit import ResponseRecord
 from chronoprobe.lenses.outdated.knowledge_report import claim_lines, knowledge_lines, write_knowledge_plots
 from chronoprobe.lenses.outdated.prompts import prompting_label
@@ -223,14 +224,12 @@ def _median(values: Sequence[int]) -> float | None:
 
 def plot_recency(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     """``recency.png`` and ``recency.svg``: start years of the matched answers, one box per model."""
-    from chronoprobe.lenses.outdated import plots
 
     plots.saved(path, "recency", per_model, lambda target: plots.plot_recency(per_model, target))
 
 
 def plot_verdicts(per_model: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     """``verdicts.png`` and ``verdicts.svg``: soft-constraint verdicts per category."""
-    from chronoprobe.lenses.outdated import plots
 
     plots.saved(path, "verdicts", per_model, lambda target: plots.plot_verdicts(per_model, target))
 

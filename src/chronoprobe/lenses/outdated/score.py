@@ -29,7 +29,11 @@ from pydantic import BaseModel, Field
 from chronoprobe.contract import publish
 from chronoprobe.errors import DataError
 from chronoprobe.io import read_text, write_json_atomic, write_jsonl_atomic
+from chronoprobe.knowledge.grc import load_grc
+from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.knowledge.types import FactAnswers
+from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at, dated_answers, knowledge_summary
+from chronoprobe.lenses.outdated.knowledge_report import write_score_report
 from chronoprobe.metrics.dyknow import (
     VERDICTS,
     Classification,
@@ -209,13 +213,10 @@ def load_gold(gold: Path | str | None) -> tuple[dict[str, FactAnswers], dict[str
     path, or None for the shipped default snapshot.
     """
     if gold is not None and Path(gold).is_file() and _looks_like_grc(Path(gold)):
-        from chronoprobe.knowledge.grc import load_grc
-
         path = Path(gold)
         _, answers = load_grc(path)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         return dict(answers), {"kind": "grc", "path": str(path), "sha256": digest, "retrieved": "2023-12-18"}
-    from chronoprobe.knowledge.snapshot import load_snapshot
 
     snapshot = load_snapshot(None if gold is None else str(gold))
     description = {
@@ -398,8 +399,6 @@ def write_scores(folder: Path, judged: Judged) -> None:
     summary = judged.summary
     write_json_atomic(folder / "summary.json", summary.model_dump(mode="json"))
     if summary.knowledge_date is not None:
-        from chronoprobe.lenses.outdated.knowledge_report import write_score_report
-
         write_score_report(folder, summary.model, summary.knowledge_date)
 
 
@@ -416,8 +415,6 @@ def load_scoring_inputs(
     else:
         gold_map, gold_description = dict(gold_answers), {"kind": "in-memory", "source": str(gold)}
     if deployed_at is not None:
-        from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at
-
         check_deployed_at(deployed_at, gold_map, "the gold answers")
     return files, gold_map, gold_description
 
@@ -468,7 +465,6 @@ def _knowledge_date(
     deployed_at: str | None,
 ) -> dict[str, Any] | None:
     """The knowledge-date block over the paraphrase answers; None when the gold carries no retrieval date."""
-    from chronoprobe.lenses.outdated.knowledge_date import dated_answers, knowledge_summary
 
     retrieved = description.get("retrieved")
     if retrieved is None:

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.errors import ChronoprobeError
-from chronoprobe.knowledge.snapshot import SnapshotRef
+from chronoprobe.knowledge.snapshot import SnapshotRef, shipped_dir, snapshot_path
+from chronoprobe.knowledge.snapshot_views import diff_view, fact_view, fetch_snapshot, listing_view, snapshot_view
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
 from chronoprobe.tables import TableView
@@ -61,7 +62,6 @@ class ListTool(_ViewTool):
     config_type = ListToolConfig
 
     def run(self, context: ToolContext) -> TableView:
-        from chronoprobe.knowledge.snapshot_views import listing_view
 
         return listing_view()
 
@@ -90,7 +90,6 @@ class DiffTool(_ViewTool):
     config: DiffToolConfig
 
     def run(self, context: ToolContext) -> TableView:
-        from chronoprobe.knowledge.snapshot_views import diff_view
 
         return diff_view(self.config.old, self.config.new, statements=self.config.statements)
 
@@ -117,7 +116,6 @@ class ShowTool(_ViewTool):
     config: ShowToolConfig
 
     def run(self, context: ToolContext) -> TableView:
-        from chronoprobe.knowledge.snapshot_views import fact_view, snapshot_view
 
         name, fact = self.config.name, self.config.fact
         return snapshot_view(name) if fact is None else fact_view(name, fact)
@@ -147,7 +145,6 @@ class FetchToolConfig(BaseModel):
     @classmethod
     def _snapshot_name(cls, value: str | None) -> str | None:
         """A name a snapshot can be saved under: a plain, printable, not overlong file name."""
-        from chronoprobe.knowledge.snapshot import shipped_dir, snapshot_path
 
         if value is not None:
             try:
@@ -183,7 +180,6 @@ class FetchTool(Tool[FetchResult]):
     config: FetchToolConfig
 
     def run(self, context: ToolContext) -> FetchResult:
-        from chronoprobe.knowledge.snapshot_views import fetch_snapshot
 
         config = self.config
         snapshot, path = fetch_snapshot(

@@ -18,6 +18,8 @@ from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.knowledge.types import FactAnswers
+from chronoprobe.lenses.outdated.cutoffs import parse_cutoffs, parse_deployed_at
+from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
 from chronoprobe.lenses.outdated.score import (
     SCORE_KIND,
     Judged,
@@ -63,7 +65,6 @@ class ScoreToolConfig(BaseModel):
     @field_validator("deployed_at")
     @classmethod
     def _a_month(cls, value: str | None) -> str | None:
-        from chronoprobe.lenses.outdated.cutoffs import parse_deployed_at
 
         return parse_deployed_at(value)
 
@@ -92,7 +93,6 @@ class ScoreTool(Tool[ScoreSummary]):
         self._judged: Judged | None = None
 
     def check_inputs(self) -> None:
-        from chronoprobe.lenses.outdated.cutoffs import parse_cutoffs
 
         generations = self.config.generations  # the scored model is named after its folder
         self._cutoffs = parse_cutoffs(self.config.cutoff, [[generations.name]])
@@ -137,7 +137,6 @@ class ScoreTool(Tool[ScoreSummary]):
 
 def score_lines(summary: ScoreSummary, out: Path) -> list[str]:
     """The console's lines: the verdict shares per category with their intervals, the knowledge date."""
-    from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
 
     lines = []
     for category, result in {**summary.categories, "all": summary.overall}.items():

@@ -18,6 +18,7 @@ from pathlib import Path
 from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.recency_taxonomy import RecencyClass
 from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.lenses.recency.gate_check import warn_if_weak
 from chronoprobe.lenses.recency.gate_rule import (
     DEFAULT_SAMPLES,
     DEFAULT_TEMPERATURE,
@@ -78,8 +79,6 @@ def recency_gate_many(
     settings = GateSettings(samples=samples, temperature=temperature, seed=seed, max_new_tokens=max_new_tokens)
     labels = gate_labels(cleaned, model, settings, context=context, template=template, progress=progress)
     if warn and context is None and template is None:
-        from chronoprobe.lenses.recency.gate_check import warn_if_weak
-
         warn_if_weak(model.info, settings, threshold, min_share)
     greedy = samples == 1
     return [

@@ -37,12 +37,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from chronoprobe.cache import CachedModel, model_identity, stable_hash
 from chronoprobe.datasets.recency_taxonomy import RecencyClass
+from chronoprobe.datasets.sources import packaged_root
 from chronoprobe.errors import DataError
+from chronoprobe.io import write_json_atomic
+from chronoprobe.lenses.recency.evaluate import FewShotPicker
 from chronoprobe.lenses.recency.gate_rule import GateSettings, decide_retrieval, gate_labels
 from chronoprobe.lenses.recency.prompts import eval_template
 from chronoprobe.metrics.recency import gate_estimates
 from chronoprobe.metrics.uncertainty import Estimate, wilson_clustered
 from chronoprobe.models.base import BackendInfo
+from chronoprobe.paths import home_dir
 from chronoprobe.version import __version__
 
 SPLIT = "recencyqa-gate-heldout-v1"
@@ -64,7 +68,6 @@ def _rank(q_id: object) -> str:
 
 def demonstration_ids(pool: Sequence[Any], seed: int = 0) -> set[str]:
     """The q_ids ``recency eval --strategy few-shot`` can show as demonstrations with ``seed`` (both context modes)."""
-    from chronoprobe.lenses.recency.evaluate import FewShotPicker
 
     picker = FewShotPicker(pool, seed)
     return {
@@ -182,20 +185,17 @@ def measure(
 
 
 def shipped_dir() -> Path:
-    from chronoprobe.datasets.sources import packaged_root
 
     return packaged_root() / "gate_checks"
 
 
 def saved_dir() -> Path:
-    from chronoprobe.paths import home_dir
 
     return home_dir() / "gate_checks"
 
 
 def save(check: GateCheck) -> Path:
     """Keep ``check`` where the gate finds it (``$CHRONOPROBE_HOME/gate_checks/<key>.json``)."""
-    from chronoprobe.io import write_json_atomic
 
     folder = saved_dir()
     folder.mkdir(parents=True, exist_ok=True)

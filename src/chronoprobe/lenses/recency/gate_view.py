@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from rich.markup import escape
 
+from chronoprobe.datasets.recency_taxonomy import RecencyClass
 from chronoprobe.errors import ConfigError
+from chronoprobe.lenses.recency.gate import GateSettings, read_gate_questions
+from chronoprobe.lenses.recency.gate_check import gate_quality, not_measured
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.recency.gate import GateDecision
@@ -33,7 +36,6 @@ class Shown(NamedTuple):
 
 def asked_questions(question: str | None, questions: Path | None) -> list[str]:
     """The questions to gate: the one given, or those of the ``--questions`` file; a ConfigError for both or neither."""
-    from chronoprobe.lenses.recency.gate import read_gate_questions
 
     if (question is None) == (questions is None):
         both = "give either one question or --questions FILE, not both"
@@ -77,9 +79,6 @@ def measured_quality(
     info: BackendInfo, threshold: str, samples: int, temperature: float, seed: int, min_share: float
 ) -> GateQuality | None:
     """The gate's measured quality with this model and these settings (None: never measured)."""
-    from chronoprobe.datasets.recency_taxonomy import RecencyClass
-    from chronoprobe.lenses.recency.gate import GateSettings
-    from chronoprobe.lenses.recency.gate_check import gate_quality
 
     settings = GateSettings(samples=samples, temperature=temperature, seed=seed)
     return gate_quality(info, settings, RecencyClass.parse(threshold), min_share)
@@ -88,7 +87,6 @@ def measured_quality(
 def quality_lines(measured: GateQuality | None, spec: str, context: str | None) -> tuple[str | None, list[str]]:
     """How well this model routes (rich markup; None when never measured), and the warnings: never measured,
     or measured as weak."""
-    from chronoprobe.lenses.recency.gate_check import not_measured
 
     if measured is None:
         return None, [f"[yellow]warning[/]: {escape(not_measured(spec))}"]

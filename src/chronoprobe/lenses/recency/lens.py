@@ -15,11 +15,16 @@ from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Metric, Run
 from chronoprobe.contract.sizing import Sizing
+from chronoprobe.datasets.recencyqa import default_source, describe_source, load_recencyqa, stratified_sample
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency import metric_records
-from chronoprobe.lenses.recency.evaluate import EvalConfig
+from chronoprobe.lenses.recency.compare import comparable
+from chronoprobe.lenses.recency.evaluate import EvalConfig, build_items, evaluate, resolve_templates
+from chronoprobe.lenses.recency.outputs import write_eval_files
+from chronoprobe.lenses.recency.plain_words import sentences
 from chronoprobe.lenses.recency.rows import RecencyRow
+from chronoprobe.lenses.recency.summary import summarise
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.metrics.records import ALL
 from chronoprobe.models.registry import ModelList, default_models
@@ -45,7 +50,6 @@ def default_data() -> str:
     if legacy:
         warnings.warn(LEGACY_NOTE, DeprecationWarning, stacklevel=2)
         return legacy
-    from chronoprobe.datasets.recencyqa import default_source
 
     return str(default_source())
 
@@ -114,8 +118,6 @@ class RecencyLens(Lens[RecencyRow]):
         self.questions: list[Any] = []
 
     def load(self) -> None:
-        from chronoprobe.datasets.recencyqa import describe_source, load_recencyqa, stratified_sample
-        from chronoprobe.lenses.recency.evaluate import resolve_templates
 
         for name in self.config.strategy:
             resolve_templates(self.config, name)  # bad prompt files fail before any model loads
@@ -163,7 +165,6 @@ class RecencyLens(Lens[RecencyRow]):
 
     def workload(self) -> Workload:
         """One prompt per question without context and one per context, for each strategy."""
-        from chronoprobe.lenses.recency.evaluate import build_items
 
         if not self.loaded:
             self.load()
@@ -174,24 +175,20 @@ class RecencyLens(Lens[RecencyRow]):
     def comparable(cls, run: Run, model: str) -> Comparable:
         """Per strategy and context mode, over every question and per stationarity: each answer's accuracy,
         tolerant accuracy, unparseable flag, gate agreement and confusion cell (clustered on the question)."""
-        from chronoprobe.lenses.recency.compare import comparable
 
         return comparable(run, model)
 
     @classmethod
     def plain_words(cls, summary: Summary, model: str) -> list[str]:
-        from chronoprobe.lenses.recency.plain_words import sentences
 
         return sentences(summary, model)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RecencyRow]:
-        from chronoprobe.lenses.recency.evaluate import evaluate
 
         rows = evaluate(self.questions, model, self.config, pool=self.pool, progress=progress)
         return [RecencyRow(**row) for row in rows]
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[RecencyRow]) -> Summary:
-        from chronoprobe.lenses.recency.summary import summarise
 
         detail = summarise(rows, self.config.tolerance)
         summary = self.summary_from_detail(detail)
@@ -249,7 +246,6 @@ class RecencyLens(Lens[RecencyRow]):
         )
 
     def report(self, folder: Path, rows: Sequence[RecencyRow], summary: Summary, provenance: Provenance) -> None:
-        from chronoprobe.lenses.recency.outputs import write_eval_files
 
         detail = copy.deepcopy(summary.detail)  # the files add plot names and provenance to their copy
         write_eval_files(folder, [r.model_dump(mode="json") for r in rows], detail, provenance.recorded())

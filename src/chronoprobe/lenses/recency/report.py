@@ -51,7 +51,7 @@ high-density screen."""
 
 def confusion_figure(matrix: list[list[int]], labels: list[str], title: str) -> Figure:
     """Rows = gold, columns = predicted (+ unparseable), sized to be read where the report card shows it."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # deferred: matplotlib
 
     data = np.asarray(matrix)
     columns = [*labels, "unparseable"]

@@ -11,13 +11,18 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from rich.text import Text
 
+from chronoprobe import io
 from chronoprobe.contract.lens import RunRecipe
 from chronoprobe.contract.publish import Output, RecordedFile
 from chronoprobe.contract.tool import Answer, Tool, ToolContext, config_error
-from chronoprobe.datasets.recencyqa import RecencyItem
-from chronoprobe.lenses.recency.gate_check import GateCheck, GateQuality
-from chronoprobe.lenses.recency.gate_rule import DEFAULT_SAMPLES, DEFAULT_TEMPERATURE, GateDecision
-from chronoprobe.lenses.recency.label import LabelConfig, LabelReport, QuestionIn
+from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
+from chronoprobe.datasets.recencyqa import RecencyItem, describe_source, load_recencyqa, write_recencyqa
+from chronoprobe.lenses.recency.gate import recency_gate_many
+from chronoprobe.lenses.recency.gate_check import Found, GateCheck, GateQuality, heldout_split, measure, quality, save
+from chronoprobe.lenses.recency.gate_rule import DEFAULT_SAMPLES, DEFAULT_TEMPERATURE, GateDecision, GateSettings
+from chronoprobe.lenses.recency.gate_view import asked_questions, decision_lines, measured_quality, quality_lines
+from chronoprobe.lenses.recency.label import LabelConfig, LabelReport, QuestionIn, label_dataset, read_questions
+from chronoprobe.lenses.recency.lens import default_data
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
@@ -158,14 +163,12 @@ class LabelTool(Tool[LabelResult]):
         return Output("--out", self.config.out, LABELLED)
 
     def load(self) -> None:
-        from chronoprobe.lenses.recency.label import read_questions
 
         for kind in PROMPT_KINDS:
             self.settings.template(kind)  # bad prompt files fail before any model loads
         self._questions = read_questions(self.config.questions)
 
     def run(self, context: ToolContext) -> LabelResult:
-        from chronoprobe.lenses.recency.label import label_dataset
 
         config = self.config
         specs = list(dict.fromkeys([config.labeller, *config.voter]))
@@ -192,8 +195,6 @@ class LabelTool(Tool[LabelResult]):
         )
 
     def write(self, folder: Path, result: LabelResult) -> None:
-        from chronoprobe import io
-        from chronoprobe.datasets.recencyqa import write_recencyqa
 
         write_recencyqa(folder / result.path.name, result.items)
         record = {
@@ -220,7 +221,6 @@ class LabelTool(Tool[LabelResult]):
 
 def _recency_class(value: str) -> str:
     """A threshold: one of the recency classes."""
-    from chronoprobe.datasets.recency_taxonomy import parse_label
 
     if parse_label(value) is None:
         raise ValueError(f"{value!r} is not a recency class (e.g. A-Few-Months, A-Year)")
@@ -305,13 +305,10 @@ class GateTool(Tool[GateResult]):
         self._asked: list[str] = []
 
     def load(self) -> None:
-        from chronoprobe.lenses.recency.gate_view import asked_questions
 
         self._asked = asked_questions(self.config.question, self.config.questions)
 
     def run(self, context: ToolContext) -> GateResult:
-        from chronoprobe.lenses.recency.gate import recency_gate_many
-        from chronoprobe.lenses.recency.gate_view import measured_quality
 
         config = self.config
         [model] = context.load_models(config.models)
@@ -347,7 +344,6 @@ class GateTool(Tool[GateResult]):
 
     def answer(self, result: GateResult) -> Sequence[Answer]:
         """The decisions (the command's output), then, under a single decision, the model's measured quality."""
-        from chronoprobe.lenses.recency.gate_view import decision_lines, quality_lines
 
         config = self.config
         shown: list[Answer] = []
@@ -361,7 +357,6 @@ class GateTool(Tool[GateResult]):
 
     def present(self, result: GateResult) -> list[str]:
         """The measured quality, with --json or --questions, and the warnings (never measured, or weak)."""
-        from chronoprobe.lenses.recency.gate_view import quality_lines
 
         quality, warnings = quality_lines(result.quality, result.info.spec, self.config.context)
         above = [quality] if quality is not None and (self.config.json_ or self._many) else []
@@ -435,17 +430,11 @@ class GateCheckTool(Tool[GateCheckResult]):
         self._source: str | Path = ""
 
     def load(self) -> None:
-        from chronoprobe.datasets.recencyqa import load_recencyqa
-        from chronoprobe.lenses.recency.lens import default_data
 
         self._source = self.config.data or default_data()
         self._pool = load_recencyqa(self._source)
 
     def run(self, context: ToolContext) -> GateCheckResult:
-        from chronoprobe.datasets.recency_taxonomy import RecencyClass
-        from chronoprobe.datasets.recencyqa import describe_source
-        from chronoprobe.lenses.recency.gate_check import Found, heldout_split, measure, quality, save
-        from chronoprobe.lenses.recency.gate_rule import GateSettings
 
         config = self.config
         count = len(heldout_split(self._pool)[: config.limit])
