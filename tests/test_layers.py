@@ -200,3 +200,67 @@ def test_readers_and_drivers_name_no_lens() -> None:
     ]
     assert len(files) >= 5
     assert [hit for path in files for hit in _lens_names_in(path)] == []
+
+
+FLOORS: list[tuple[str, tuple[str, ...]]] = [
+    ("foundation", ("version", "errors", "io", "paths", "retry", "threads", "plugins", "progress_lines",
+                    "progress_bars", "tables", "values", "renames", "moved")),
+    ("models", ("models", "testing")),
+    ("calls and records", ("cache", "estimate", "engines", "provenance", "contract.publish", "contract.runlog",
+                           "contract.fields")),
+    ("data and scoring", ("knowledge", "datasets", "metrics", "judges", "reports", "testing.wdqs",
+                          "testing.wdqs_data")),
+    ("lenses", ("contract", "lenses")),
+    ("entry points", ("checkup", "api", "cli", "integrations", "__main__", "")),
+]  # fmt: skip
+"""docs/architecture.md's floors, bottom up, by module name under ``chronoprobe`` (the longest prefix decides:
+``testing.wdqs``, the WDQS stand-in, reads ``knowledge/`` and sits with the data; ``""`` is the package face)."""
+
+
+def _floor(module: str) -> int:
+    name = module.removeprefix("chronoprobe").removeprefix(".")
+    found = [
+        (len(prefix), floor)
+        for floor, (_, prefixes) in enumerate(FLOORS)
+        for prefix in prefixes
+        if name == prefix or (prefix and name.startswith(prefix + "."))
+    ]
+    assert found, f"{module} is on no floor of FLOORS"
+    return max(found)[1]
+
+
+def test_no_import_points_up_a_floor() -> None:
+    """A module imports only from its own floor or the floors below, lazily inside a function too."""
+    up = sorted(
+        f"{module} ({FLOORS[_floor(module)][0]}) imports {target} ({FLOORS[_floor(target)][0]})"
+        for module, targets in _module_imports().items()
+        for target in targets
+        if _floor(target) > _floor(module)
+    )
+    assert up == []
+
+
+def test_every_function_level_import_says_what_it_defers() -> None:
+    """Imports sit at the top of their module; one inside a function defers a heavy or optional dependency and a
+    comment beside it (or on the line above) says which."""
+    bare = []
+    for path in PACKAGE.rglob("*.py"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for function in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    said = "#" in lines[node.lineno - 1] or "#" in lines[node.end_lineno - 1]  # type: ignore[operator]
+                    if not said and not lines[node.lineno - 2].strip().startswith("#"):
+                        bare.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert bare == []
+
+
+def test_the_floors_are_read_by_the_longest_prefix() -> None:
+    assert _floor("chronoprobe.testing.wdqs") > _floor("chronoprobe.testing.mock") == _floor("chronoprobe.models.hf")
+    assert (
+        _floor("chronoprobe.contract.runlog") < _floor("chronoprobe.reports.card") < _floor("chronoprobe.contract.lens")
+    )
+    assert _floor("chronoprobe") == _floor("chronoprobe.cli.main") == len(FLOORS) - 1
+    assert _floor("chronoprobe.version") == 0
