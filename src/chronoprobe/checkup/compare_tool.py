@@ -36,7 +36,7 @@ class CompareToolConfig(BaseModel):
     dirs: tuple[Path, ...]
     """Run folders or check folders (or folders holding them) of the same items, in order: each later one (B) is
     compared with each earlier one (A), lens by lens. One folder of a run with two models compares those."""
-    fmt: str | None = None
+    format: str | None = None
     """csv, json or parquet (default: from --out's suffix; a table without --out)."""
     out: Path | None = None
     """Where to write the table instead of the terminal (a file). An earlier table there is replaced; any other
@@ -73,7 +73,6 @@ class CompareTool(Tool[CompareResult]):
     config_type = CompareToolConfig
     input_options: ClassVar[dict[str, str]] = {
         "dirs": "DIR",
-        "fmt": "--format",
         "allow_different_items": "--allow-different-items",
     }
     arguments = ("dirs",)
@@ -87,7 +86,7 @@ class CompareTool(Tool[CompareResult]):
 
     def check_inputs(self) -> None:
 
-        self.format = pick_format(self.config.fmt, self.config.out)
+        self.format = pick_format(self.config.format, self.config.out)
         if self.config.out is not None:
             check_compare_file(self.config.out)
 

@@ -3,7 +3,6 @@ replacing a file it wrote (``--out``), as ``chronoprobe results`` has them (:mod
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING
 from chronoprobe.contract.publish import check_output_file, staged_files
 from chronoprobe.reports.compare import COLUMNS, CompareRow, Comparison, to_frame
 from chronoprobe.reports.plain_words import difference, difference_span, number, p_value
-from chronoprobe.reports.tidy_formats import encode
+from chronoprobe.reports.tidy_formats import encode, is_table_of
 from chronoprobe.tables import TableView
 
 if TYPE_CHECKING:
@@ -77,20 +76,7 @@ def table_view(comparison: Comparison) -> TableView:
 
 def is_compare_table(path: Path) -> bool:
     """A file ``compare`` wrote: a CSV, JSON or Parquet table with exactly its columns."""
-
-    try:
-        if path.suffix.lower() in (".parquet", ".pq"):
-            import pandas as pd  # deferred: pandas
-
-            return tuple(pd.read_parquet(path).columns) == COLUMNS
-        with path.open("rb") as handle:
-            head = handle.read(1 << 16).decode("utf-8", errors="replace")
-        if head.split("\n", 1)[0].strip() == ",".join(COLUMNS):
-            return True
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except Exception:  # unreadable, or not a table at all: not ours
-        return False
-    return isinstance(rows, list) and (not rows or (isinstance(rows[0], dict) and tuple(rows[0]) == COLUMNS))
+    return is_table_of(path, COLUMNS)
 
 
 def check_compare_file(out: Path) -> None:

@@ -71,22 +71,26 @@ TABLE = "a table written by `chronoprobe results`"
 """What ``results --out`` may replace (the refusal names it)."""
 
 
-def is_tidy_table(path: Path) -> bool:
-    """A file ``results`` wrote: a CSV, JSON or Parquet table with exactly the tidy columns."""
-
+def is_table_of(path: Path, columns: tuple[str, ...]) -> bool:
+    """A CSV, JSON or Parquet table with exactly ``columns``: one a command of ours wrote (``results``, ``compare``)."""
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             import pandas as pd  # deferred: pandas
 
-            return tuple(pd.read_parquet(path).columns) == COLUMNS
+            return tuple(pd.read_parquet(path).columns) == columns
         with path.open("rb") as handle:
             head = handle.read(1 << 16).decode("utf-8", errors="replace")
-        if head.split("\n", 1)[0].strip() == ",".join(COLUMNS):
+        if head.split("\n", 1)[0].strip() == ",".join(columns):
             return True
         rows = json.loads(path.read_text(encoding="utf-8"))
     except Exception:  # unreadable, or not a table at all: not ours
         return False
-    return isinstance(rows, list) and (not rows or (isinstance(rows[0], dict) and tuple(rows[0]) == COLUMNS))
+    return isinstance(rows, list) and (not rows or (isinstance(rows[0], dict) and tuple(rows[0]) == columns))
+
+
+def is_tidy_table(path: Path) -> bool:
+    """A file ``results`` wrote: a CSV, JSON or Parquet table with exactly the tidy columns."""
+    return is_table_of(path, COLUMNS)
 
 
 def check_table_file(out: Path) -> None:
