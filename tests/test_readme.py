@@ -275,7 +275,8 @@ def test_the_files_a_docs_command_names_exist(page: Path) -> None:
         for word in _words(line)
         if re.match(r"^(\w+=)?(\.\./shared|tests|examples|scripts|benchmarks)/", word)
     ]
-    missing = [path for path in named if not (REPO / path).exists()]
+    shared = (REPO / "../shared").is_dir()  # a checkout without it (CI's): its paths cannot be checked here
+    missing = [path for path in named if not (REPO / path).exists() and (shared or not path.startswith("../shared"))]
     assert missing == [], f"{page.name}: no such file in the checkout: {missing}"
 
 

@@ -27,6 +27,7 @@ function: a malformed binding, an odd label or date) and ``passthrough``.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import threading
 import time
@@ -266,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: --port {args.port}: cannot listen ({exc.strerror or exc})", file=sys.stderr)
         return 2
+    # Ctrl-C stops it, also when it was started from a shell that ignores SIGINT (a background job's child)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with stub:
         print(f"serving SPARQL at {stub.url} ({args.data or 'stand-in data'}); Ctrl-C stops", flush=True)
         try:
