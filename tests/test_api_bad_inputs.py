@@ -160,6 +160,7 @@ def test_a_careless_call_is_one_documented_error_and_writes_nothing(
     assert _paths(tmp_path) == before  # nothing written, nothing of the user's touched
 
 
+@pytest.mark.e2e
 def test_an_older_keyword_still_works_and_names_the_new_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     with pytest.warns(DeprecationWarning, match=r"'use_aliases' is deprecated .* use 'aliases'") as told:

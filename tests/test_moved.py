@@ -24,8 +24,9 @@ from chronoprobe.moved import MOVED, new_name
 )
 def test_an_old_name_is_the_new_module_with_a_warning(old: str, new: str) -> None:
     sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+    with pytest.warns(DeprecationWarning) as caught:  # an old parent package, if not yet imported, warns too
         module = importlib.import_module(old)
+    assert any(new in str(warned.message) for warned in caught), [str(w.message) for w in caught]
     assert module is importlib.import_module(new)
 
 
@@ -36,6 +37,7 @@ def test_names_that_did_not_move_are_left_alone() -> None:
     assert all(importlib.util.find_spec(target) is not None for target in MOVED.values())
 
 
+@pytest.mark.e2e
 def test_a_plugin_written_for_0_2_still_runs_in_a_fresh_process() -> None:
     """``from chronoprobe.lens import Lens`` and a class from an old lens module: one module object each, so an
     ``isinstance`` across the old and new names holds."""

@@ -97,6 +97,7 @@ STEPS = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("use_exchange", [True, False], ids=["exchange", "fallback"])
 @pytest.mark.parametrize("step", list(STEPS))
 def test_kill_at_every_step_leaves_a_whole_report(tmp_path: Path, step: str, use_exchange: bool) -> None:
@@ -263,6 +264,7 @@ with OutputClaim(Path(sys.argv[1])):
 """
 
 
+@pytest.mark.e2e
 def test_lock_is_held_across_processes_and_freed_by_a_kill(tmp_path: Path) -> None:
     out = tmp_path / "report"
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], stdout=subprocess.PIPE, text=True)
@@ -293,6 +295,7 @@ except ConfigError as exc:
 """
 
 
+@pytest.mark.e2e
 def test_concurrent_writers_never_mix_or_crash(tmp_path: Path) -> None:
     out = tmp_path / "report"
     procs = [
@@ -400,6 +403,7 @@ main()
 """
 
 
+@pytest.mark.e2e
 def test_sigterm_mid_run_leaves_no_lock_staging_or_folder(tmp_path: Path) -> None:
     """A run killed with SIGTERM (a scheduler's stop, `kill PID`) unwinds as Ctrl-C does: nothing stays beside --out."""
     out = tmp_path / "new" / "report"

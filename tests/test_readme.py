@@ -88,10 +88,11 @@ def test_the_readme_opens_with_setup_the_check_one_question_and_the_tests() -> N
         "./setup.sh",
         f"{CHRONOPROBE} check",
         f"{CHRONOPROBE} outdated run",
-        ".venv/bin/python -m pytest -q",
+        ".venv/bin/python -m pytest -q --tier all -n 2",
     ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("words", COMMANDS, ids=[" ".join(w)[:60] for w in COMMANDS])
 def test_every_command_runs_in_a_fresh_shell_and_is_known(words: list[str]) -> None:
     assert words[0] in FRESH_SHELL_PROGRAMS, f"{words[0]!r} is not found in a fresh shell: spell it {CHRONOPROBE}"
@@ -144,10 +145,12 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 CHEAP_COMMANDS = [w for w in COMMANDS if w[0] == CHRONOPROBE and tuple(_split(w[1:])[0]) in CHEAP]
 
 
+@pytest.mark.e2e
 def test_the_readme_has_cheap_commands_to_run() -> None:
     assert {tuple(_split(w[1:])[0]) for w in CHEAP_COMMANDS} == CHEAP
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("words", CHEAP_COMMANDS, ids=[" ".join(w) for w in CHEAP_COMMANDS])
 def test_the_cheap_commands_run_as_written(words: list[str], checkout: Path) -> None:
     fresh = {
@@ -249,6 +252,7 @@ def test_every_docs_command_is_spelled_as_the_readme_spells_it(page: Path) -> No
     assert bare == [], f"{page.name}: spell these {CHRONOPROBE} (or .venv/bin/<program>): {bare}"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("page", "line", "words"), DOC_COMMANDS, ids=[f"{p.name}: {' '.join(w[1:])[:50]}" for p, _, w in DOC_COMMANDS]
 )
@@ -338,6 +342,7 @@ def docs_checkout(checkout: Path) -> Path:
     return checkout
 
 
+@pytest.mark.e2e
 def test_the_cheap_docs_commands_run_as_written(docs_checkout: Path) -> None:
     """Each line whose every command is cheap runs, as written, in a fresh shell (a synopsis with ``[...]``
     or a placeholder is not written to run)."""

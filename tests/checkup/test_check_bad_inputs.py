@@ -301,6 +301,7 @@ def _argv(case: Case, tmp: Path, silent: int) -> list[str]:
     return argv
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])
 def test_bad_check_input_is_one_line_and_touches_nothing(
     case: Case,
@@ -358,6 +359,7 @@ def test_live_against_a_refusing_endpoint_fails_in_one_line_within_its_documente
     assert not (tmp_path / "check").exists()
 
 
+@pytest.mark.e2e
 def test_a_lens_with_nothing_to_do_in_the_checks_own_folder_is_skipped_not_the_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -42,6 +42,7 @@ def pct(metric: dict) -> str:
     return f"{scale * metric['value']:.1f}% "
 
 
+@pytest.mark.e2e
 def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkeypatch, capsys, tmp_path, half_knower):
     out, cache = tmp_path / "check", tmp_path / "calls.sqlite"
     args = ["check", "--model", half_knower, "--out", str(out), "--cache", str(cache)]
@@ -146,6 +147,7 @@ def _in_chromium(card: Path, paragraph: str, tmp_path: Path) -> None:
     assert browser.log.errors() == []
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("require", "message"),
     [
@@ -186,6 +188,7 @@ class Picky(ToyLens):  # type: ignore[misc]  # toy_lens is found by file name, u
     capabilities = frozenset({Capability.GENERATE, Capability.MEAN_DISTRIBUTION})
 
 
+@pytest.mark.e2e
 def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
     monkeypatch.setitem(lens_module.LENSES, "unsized", "test_check_cli:Unsized")
@@ -235,6 +238,7 @@ def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_pat
     assert [(o.lens, o.status) for o in result.lenses] == [("toy", "ran")]
 
 
+@pytest.mark.e2e
 def test_a_plugin_that_fails_skips_only_its_own_line(monkeypatch, capsys, tmp_path):
     """An entry-point lens whose run raises: named on its line, the rest of the check goes on."""
     site = tmp_path / "site"

@@ -18,6 +18,8 @@ from chronoprobe.testing import unregister_mock
 from chronoprobe.testing.wdqs import StubWDQS
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 CHANGED = {
     "countries_byGDP/Italy/President of Italy": "Jane Doe",
     "companies_byRevenue/Walmart": "John Roe",

@@ -23,6 +23,8 @@ import pytest
 from chronoprobe.cli.main import main
 from cli_driver import changes, run_main, tree_state
 
+pytestmark = pytest.mark.e2e
+
 RUNS = {
     "check": "check -m a=mock:constant=Paris --lens outdated",
     "paris": "outdated run -m a=mock:constant=Paris --limit 2",

@@ -16,6 +16,8 @@ from chronoprobe.knowledge.templates import shipped_dir
 from chronoprobe.testing.wdqs import Fault, StubWDQS
 from cli_driver import run_main, run_ok
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def wdqs() -> Iterator[StubWDQS]:

@@ -45,6 +45,8 @@ from chronoprobe.knowledge.wikidata import WikidataClient
 from chronoprobe.testing.wdqs import SPARQL_JSON, Fault, StubWDQS
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 RESULTS = ("catalogue.json", "snapshot.json", "report.json")
 MIB = 2**20
 PASS = Fault.passthrough()

@@ -91,6 +91,7 @@ def test_the_renamed_meanings_have_their_own_names() -> None:
     assert {c for c, _ in flags["--balanced-limit"]} == {"conflicts run", "conflicts contexts", "editing run"}
 
 
+@pytest.mark.e2e
 def test_an_older_spelling_still_works_for_a_release_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -112,6 +113,7 @@ def _facts(folder: Path) -> int:
     return len({row["fact_id"] for row in rows})
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("given", "refused"),
     [
@@ -137,6 +139,7 @@ def test_an_older_and_a_newer_spelling_with_different_values_are_refused_never_r
     assert not out.exists()
 
 
+@pytest.mark.e2e
 def test_an_older_and_a_newer_spelling_with_one_value_are_taken_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

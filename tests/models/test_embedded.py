@@ -61,6 +61,7 @@ def test_missing_chunk_is_a_config_error(tmp_path: Path) -> None:
         embedded.assemble_chunks(chunks, tmp_path / "model.gguf", "0" * 64)
 
 
+@pytest.mark.e2e
 def test_missing_package_names_the_install_command() -> None:
     with pytest.raises(ConfigError, match="not installed; run the setup command"):
         embedded._package_dir("chronoprobe_no_such_package", embedded.GEMMA3_INSTALL)
@@ -72,6 +73,7 @@ def test_gemma_spec_is_known_and_listed() -> None:
     assert any(name == "gemma3-270m" and "Gemma Terms of Use" in text for name, text in known_specs())
 
 
+@pytest.mark.e2e
 @needs_gemma
 def test_real_chunks_assemble_to_the_published_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path))

@@ -136,6 +136,7 @@ def test_a_remembered_record_it_cannot_read_means_a_load(tmp_path: Path, monkeyp
 # --- load keys ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_load_keys_follow_the_options_and_skip_what_cannot_be_pinned(tmp_path: Path) -> None:
     key = preview.load_key("smollm2", BackendOptions())
     assert key is not None and key == preview.load_key("smollm2", BackendOptions())
@@ -154,12 +155,14 @@ def test_load_keys_follow_the_options_and_skip_what_cannot_be_pinned(tmp_path: P
     assert preview.load_key("hf:org/never-downloaded", BackendOptions()) is None
 
 
+@pytest.mark.e2e
 def test_a_bad_thread_setting_fails_when_the_key_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHRONOPROBE_CPU_THREADS", "many")
     with pytest.raises(ConfigError, match="CHRONOPROBE_CPU_THREADS"):
         preview.load_key("smollm2", BackendOptions())
 
 
+@pytest.mark.e2e
 def test_a_load_key_needs_neither_torch_nor_transformers() -> None:
     code = (
         "import sys; from chronoprobe.models.preview import load_key; from chronoprobe.models.registry import "

@@ -63,6 +63,7 @@ def test_a_fully_cached_rerun_imports_no_model_library_and_says_what_made_its_an
     assert f"at {producer['threads']} thread" in report
 
 
+@pytest.mark.e2e
 def test_a_rerun_counts_its_answers_from_the_cache_and_names_their_producer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -47,7 +47,7 @@ def test_build_then_report_from_python(wdqs: StubWDQS, tmp_path: Path) -> None:
 
     out = tmp_path / "built"
     built = cp.produce(
-        "catalogue.build", out_dir=out, templates="heads_of_state", endpoint=wdqs.url, limit=3, progress=factory
+        "catalogue.build", out=out, templates="heads_of_state", endpoint=wdqs.url, limit=3, progress=factory
     )
     assert (built.facts, built.new_facts, built.dyknow_facts, built.limit) == (3, 0, 3, 3)
     assert [t.name for t in built.templates] == ["heads_of_state"] and built.templates[0].subjects == 3
@@ -61,7 +61,7 @@ def test_build_then_report_from_python(wdqs: StubWDQS, tmp_path: Path) -> None:
 
 def test_build_refuses_a_future_date_naming_the_option(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^--as-of: 2999-01-01 is in the future"):
-        cp.produce("catalogue.build", out_dir=tmp_path / "b", as_of="2999-01-01")
+        cp.produce("catalogue.build", out=tmp_path / "b", as_of="2999-01-01")
     assert not (tmp_path / "b").exists()
 
 
@@ -71,6 +71,7 @@ def test_templates_from_python_are_the_shipped_set() -> None:
     assert "heads_of_state" in {t.name for t in listed}
 
 
+@pytest.mark.e2e
 def test_the_deprecated_limit_still_works_with_a_warning(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wdqs: StubWDQS, tmp_path: Path
 ) -> None:

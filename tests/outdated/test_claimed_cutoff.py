@@ -105,6 +105,7 @@ def _metrics(out: Path) -> list[dict[str, object]]:
     return found
 
 
+@pytest.mark.e2e
 def test_the_claim_stands_beside_the_knowledge_date_and_horizon_in_every_output(
     claimers: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -143,6 +144,7 @@ def test_the_claim_stands_beside_the_knowledge_date_and_horizon_in_every_output(
     assert "claimed_cutoff" not in detail["models"][claims]
 
 
+@pytest.mark.e2e
 def test_the_check_paragraph_says_the_claim_beside_the_two_dates(
     claimers: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -84,6 +84,7 @@ def test_verdicts_use_short_labels_and_keep_a_real_plot_area(per_model) -> None:
         assert ax.get_window_extent().height / fig.dpi > 1.8  # inches: a plot, not a strip
 
 
+@pytest.mark.e2e
 def test_files_are_written_as_png_and_svg_with_a_tight_box(per_model, tmp_path: Path) -> None:
     plot_recency(per_model, tmp_path / "recency.png")
     plot_verdicts(per_model, tmp_path / "verdicts.png")
@@ -124,6 +125,7 @@ def _knowledge_block(start: float) -> dict[str, Any]:
     }
 
 
+@pytest.mark.e2e
 def test_knowledge_figures_keep_long_names_readable() -> None:
     from chronoprobe.lenses.outdated.plots import knowledge_date_figure, staleness_figure
 

@@ -23,7 +23,10 @@ from summary_values import expected
 from chronoprobe.lenses.recency.report import CONFUSION_DPI, CONFUSION_FONT_PT
 
 BROWSER = find_browser()
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium; .ci/run does)")
+pytestmark = [
+    pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium; .ci/run does)"),
+    pytest.mark.e2e,
+]
 
 CONFUSION_JS = (
     "JSON.stringify([...document.images].filter(i => i.alt.startsWith('confusion_'))"

@@ -150,6 +150,7 @@ def _check_md(markdown: str) -> dict[tuple[str, str, str], tuple[str, str]]:
     return rows
 
 
+@pytest.mark.e2e
 def test_check_md_the_card_and_results_print_every_metric_alike(
     run_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

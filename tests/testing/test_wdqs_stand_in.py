@@ -17,6 +17,7 @@ from chronoprobe.testing.wdqs import SPARQL_JSON, StubWDQS, main
 from chronoprobe.testing.wdqs_data import MADE_UP, default_turtle
 
 
+@pytest.mark.e2e
 def test_python_m_serves_sparql_at_slash_sparql() -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "chronoprobe.testing.wdqs", "--port", "0"],
@@ -42,6 +43,7 @@ def test_python_m_serves_sparql_at_slash_sparql() -> None:
     assert server.returncode == 0
 
 
+@pytest.mark.e2e
 def test_bad_data_and_dump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.ttl"
     bad.write_text("this is not turtle")
