@@ -90,7 +90,7 @@ def test_a_model_handle_serves_runs_and_the_gate_with_one_load(mock_spec: str, t
         models=handle,
         data=str(ASSETS / "recency_sample.json"),
         sample=3,
-        context="without",
+        context_mode="without",
         out=tmp_path / "a",
     )
     decisions = cp.recency_gate_many(["Who wrote Hamlet?", "Who wrote Hamlet, really?"], handle, samples=1)

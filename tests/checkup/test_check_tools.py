@@ -61,7 +61,7 @@ def test_produce_check_runs_the_lens_judges_the_thresholds_and_writes_junit(
         (False, f"{CURRENT} >= 40"),
     ]
     assert not result.passed
-    assert tool_class("check").from_options(model=PARIS).exit_status(result) == 1
+    assert tool_class("check").from_options(models=PARIS).exit_status(result) == 1
     cases = {
         suite.name: [(case.name, case.is_failure) for case in suite]
         for suite in JUnitXml.fromfile(str(root / "gate.xml"))

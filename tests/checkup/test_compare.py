@@ -234,7 +234,7 @@ def test_compare_counts_and_names_the_unshared_items_and_refuses_other_sources(t
     for name, options in (
         ("five", {"limit": 5}),
         ("eight", {"limit": 8}),
-        ("file", {"facts_file": tmp_path / "c.json"}),
+        ("file", {"facts": tmp_path / "c.json"}),
     ):
         if name == "file":
             shutil.copy(shipped_catalogue(), tmp_path / "c.json")

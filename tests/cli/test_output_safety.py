@@ -65,7 +65,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         models=MOCK,
         from_=audit,
         select="auto",
-        methods=("rag-gold",),
+        method=("rag-gold",),
         locality=False,
         fluency=False,
         out=root / "editing",
@@ -148,7 +148,7 @@ def test_an_output_that_is_in_or_holds_an_input_is_refused(
 def test_the_api_refuses_an_output_that_is_an_input(copies: dict[str, Path]) -> None:
     before = tree(copies["audit"])
     with pytest.raises(ConfigError, match="is the --from input"):
-        cp.run("editing", models=MOCK, from_run=copies["audit"], methods=("rag-gold",), out=copies["audit"])
+        cp.run("editing", models=MOCK, from_=copies["audit"], method=("rag-gold",), out=copies["audit"])
     assert tree(copies["audit"]) == before
 
 
@@ -168,8 +168,8 @@ def test_saved_weights_may_not_lie_in_the_report_folder(
         cp.run(
             "editing",
             models=MOCK,
-            from_run=copies["audit"],
-            methods=("rome",),
+            from_=copies["audit"],
+            method=("rome",),
             save_edited=copies["editing"] / "weights",
             out=copies["editing"],
         )

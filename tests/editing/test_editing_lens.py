@@ -67,7 +67,7 @@ def test_prompt_methods_fix_the_facts_and_leave_others_alone(tmp_path: Path, dat
         "editing",
         reader,
         dataset=dataset,
-        methods=("rag-gold", "rag-noisy", "serac", "ike"),
+        method=("rag-gold", "rag-noisy", "serac", "ike"),
         out=tmp_path / "run",
         cache=tmp_path / "calls.sqlite",
     )
@@ -248,7 +248,7 @@ def test_serac_counterfactual_model_answers_in_scope_questions(tmp_path: Path, d
         "editing",
         reader,
         dataset=dataset,
-        methods=("serac",),
+        method=("serac",),
         serac_counterfactual="mock:constant=Andy Jassy",
         locality=False,
         out=tmp_path / "run",
@@ -274,13 +274,13 @@ def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> Non
     audit = run("outdated", spec, limit=4, out=tmp_path / "audit", cache=tmp_path / "calls.sqlite")
     assert {r.verdict for r in audit.rows} == {"irrelevant"}
     with pytest.raises(ChronoprobeError, match=r"no facts to edit .*--select not-up-to-date takes every fact"):
-        run("editing", spec, from_run=tmp_path / "audit", methods=("rag-gold",), cache=tmp_path / "calls.sqlite")
+        run("editing", spec, from_=tmp_path / "audit", method=("rag-gold",), cache=tmp_path / "calls.sqlite")
     result = run(
         "editing",
         spec,
-        from_run=tmp_path / "audit",
+        from_=tmp_path / "audit",
         select="auto",
-        methods=("rag-gold",),
+        method=("rag-gold",),
         out=tmp_path / "editing",
         cache=tmp_path / "calls.sqlite",
     )
@@ -296,7 +296,7 @@ def test_the_summary_layout_is_read_through_its_typed_view(tmp_path: Path, datas
     from chronoprobe.errors import DataError
     from chronoprobe.lenses.editing.metric_records import read_detail
 
-    result = run("editing", reader, dataset=dataset, methods=("rag-gold",), out=tmp_path / "run", cache=tmp_path / "c")
+    result = run("editing", reader, dataset=dataset, method=("rag-gold",), out=tmp_path / "run", cache=tmp_path / "c")
     detail = result.summary.detail
     assert read_detail(detail) is detail  # the view is the stored dict: its layout is not rewritten
     assert [r["method"] for r in read_detail(detail)["models"][reader]["results"]] == ["unedited", "rag-gold"]
@@ -322,7 +322,7 @@ def test_a_serac_scope_naming_an_embedder_uses_that_embedder(tmp_path: Path, dat
         "editing",
         reader,
         dataset=dataset,
-        methods=("serac",),
+        method=("serac",),
         serac_scope=f"embedding:{folder}",
         locality=False,
         fluency=False,

@@ -70,8 +70,8 @@ def test_the_three_counts_agree(
         edited = cp.run(
             "editing",
             models="mock:past-answers",
-            from_run=audit,
-            methods=("rag-gold",),
+            from_=audit,
+            method=("rag-gold",),
             locality=False,
             fluency=False,
             out=audit.parent / "editing",

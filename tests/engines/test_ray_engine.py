@@ -80,7 +80,7 @@ def test_an_outdated_run_on_smollm2_through_ray_equals_the_local_engine(cluster:
     Equality is row by row, so more facts only repeat the check; each of Ray's actors loads the
     model whatever the size, and the two more facts of before cost 8 s of generation.
     """
-    common: dict[str, Any] = {"model": "smollm2", "limit": 1, "batch_size": 2, "claimed_cutoff": False}
+    common: dict[str, Any] = {"models": "smollm2", "limit": 1, "batch_size": 2, "claimed_cutoff": False}
     local = cp.run("outdated", out=tmp_path / "local", cache=tmp_path / "local.sqlite", **common)
     remote = cp.run("outdated", out=tmp_path / "ray", cache=tmp_path / "ray.sqlite", engine="ray", **common)
     assert _rows(remote) == _rows(local)

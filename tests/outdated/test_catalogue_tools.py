@@ -47,7 +47,7 @@ def test_build_then_report_from_python(wdqs: StubWDQS, tmp_path: Path) -> None:
 
     out = tmp_path / "built"
     built = cp.produce(
-        "catalogue.build", out=out, templates="heads_of_state", endpoint=wdqs.url, limit=3, progress=factory
+        "catalogue.build", out=out, templates="heads_of_state", endpoint=wdqs.url, per_template=3, progress=factory
     )
     assert (built.facts, built.new_facts, built.dyknow_facts, built.limit) == (3, 0, 3, 3)
     assert [t.name for t in built.templates] == ["heads_of_state"] and built.templates[0].subjects == 3
