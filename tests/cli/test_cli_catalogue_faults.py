@@ -494,7 +494,7 @@ def test_kill_9_mid_request_then_rerun_gives_the_clean_build(
             time.sleep(0.05)
         assert build.poll() is None, build.communicate()[1]
         os.kill(build.pid, signal.SIGKILL)
-        build.wait()
+        build.communicate()  # waits, and closes the pipe
     finally:
         wdqs.faults.clear()
     assert not any((out / name).exists() for name in RESULTS)

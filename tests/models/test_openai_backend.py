@@ -422,4 +422,4 @@ def test_server_command_prints_its_url_and_serves() -> None:
         assert generation.text.strip()
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.communicate(timeout=30)  # waits, and closes the pipe

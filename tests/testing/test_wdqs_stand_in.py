@@ -39,7 +39,7 @@ def test_python_m_serves_sparql_at_slash_sparql() -> None:
         assert httpx.get(url, params={"query": "SELEKT nothing"}, timeout=10).status_code == 400
     finally:
         server.send_signal(signal.SIGINT)
-        server.wait(timeout=10)
+        server.communicate(timeout=10)  # waits, and closes the pipes
     assert server.returncode == 0
 
 
