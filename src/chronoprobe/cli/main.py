@@ -23,11 +23,12 @@ from rich.text import Text
 from typer import core
 
 from chronoprobe.cli.help_layout import install
+from chronoprobe.cli.resume import with_resume
 from chronoprobe.cli.tool_command import lens_group, plugin_stub_app, tool_command, tool_group
 from chronoprobe.contract.lens import lens_class, listed_lenses
 from chronoprobe.contract.publish import Terminated
 from chronoprobe.contract.tool import GROUPS, tool_class
-from chronoprobe.errors import ChronoprobeError
+from chronoprobe.errors import CacheUnavailable, ChronoprobeError
 from chronoprobe.models.embedded import prepare_embedded
 from chronoprobe.models.registry import specs_view, strip_url_credentials
 from chronoprobe.plugins import Plugin, blame
@@ -204,6 +205,9 @@ def main() -> None:
     except typer.Abort:
         err_console.print("aborted")
         sys.exit(1)
+    except CacheUnavailable as exc:
+        _print_error(" ".join(with_resume(exc, sys.argv[1:]).split()))
+        sys.exit(2)
     except ChronoprobeError as exc:
         _print_error(" ".join(str(exc).split()))
         sys.exit(2)
