@@ -586,12 +586,20 @@ class AnswerSource:
 
 
 class AnswerTally:
-    """Where the answers a model returned came from: how many the cache served, and who wrote them when."""
+    """Where the answers a model returned came from: how many the cache served, and who wrote them when.
+
+    Every answer a call asked for is added once, served or computed, so ``answers`` is what the run asked for
+    and ``answers == from_cache + computed``."""
 
     def __init__(self) -> None:
         self.answers = 0
         self.from_cache = 0
         self._sources: dict[str, AnswerSource] = {}
+
+    @property
+    def computed(self) -> int:
+        """Answers the model computed for this run (the rest the cache served)."""
+        return self.answers - self.from_cache
 
     def add(self, producer: Producer | None, written: float, *, cached: bool) -> None:
         self.answers += 1
@@ -781,6 +789,7 @@ class _Request:
                 earlier = self.known.get(key)
                 if earlier is not None:
                     samples.append(_sample_from_cache(earlier.payload, earlier.array))
+                    model.tally.add(earlier.producer, earlier.created, cached=True)  # asked for, and served
                     continue
                 samples.append(sample)
                 payload = sample.model_dump(mode="json", exclude={"mean_distribution"})
