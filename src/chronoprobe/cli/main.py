@@ -197,7 +197,7 @@ def main() -> None:
         # a bad option value: one line naming the option, like every other user error
         if type(exc).__name__ == "NoArgsIsHelpError":  # the help text is already printed
             sys.exit(2)
-        _print_error(" ".join(exc.format_message().split()))
+        _print_error(" ".join(_usage_line(exc).split()))
         sys.exit(2)
     except ClickException as exc:
         _print_error(" ".join(exc.format_message().split()))
@@ -236,6 +236,16 @@ def main() -> None:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
     if isinstance(status, int) and status:  # typer.Exit(n) returns its code in this mode
         sys.exit(status)
+
+
+def _usage_line(exc: UsageError) -> str:
+    """A refused option value in the house form, ``--template-date: 'today' is not ...`` (click's own
+    ``Invalid value for '--template-date': ...`` was retired); any other usage error as click words it."""
+    param = getattr(exc, "param", None)
+    if type(exc).__name__ != "BadParameter" or param is None or getattr(exc, "param_hint", None) is not None:
+        return exc.format_message()
+    names = [name for name in getattr(param, "opts", []) if name.startswith("--")]
+    return f"{names[0]}: {exc.message}" if names else exc.format_message()
 
 
 def _print_error(message: str) -> None:
