@@ -194,7 +194,7 @@ def test_another_template_date_loads_only_a_template_that_takes_a_date(
     a template that takes a date renders other prompts, so that day's answers are not cached and it loads."""
     monkeypatch.setattr(preview, "load_key", lambda request, options: f"key told {options.value('template_date')}")
     monkeypatch.setattr(preview, "undated_key", lambda request, options: "key told no day")
-    cache, loads = CallCache(tmp_path / "c.sqlite"), []
+    cache, loads = CallCache(tmp_path / "c.sqlite"), list[str]()
     first = _open_told(cache, "2024-01-01", template, loads)
     first.generate(PROMPTS, DecodingParams())
     again = _open_told(cache, "2021-03-04", template, loads)
