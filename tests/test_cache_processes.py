@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from chronoprobe import cache as cache_module
 from chronoprobe.cache import CallCache
+from chronoprobe.retry import RetryPolicy
+from cli_driver import run_main, said_lines
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -78,3 +82,37 @@ def test_a_slice_of_the_suite_leaves_the_users_home_untouched(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stdout[-2000:]
     assert sorted(p.relative_to(user) for p in user.rglob("*")) == before
+
+
+def test_a_cache_locked_through_every_retry_is_one_line_with_the_command_that_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another process holds the write lock past every retry (short ones here): the run stops with one line that
+    names the cache and the command to run again, with the folder the run was writing."""
+    monkeypatch.chdir(tmp_path)  # the run's own folder goes under results/ here
+    cache = tmp_path / "c.sqlite"
+    CallCache(cache).close()
+    monkeypatch.setattr(cache_module, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(cache_module, "CACHE_RETRIES", RetryPolicy(max_retries=2, backoff_s=0.01))
+    blocker = sqlite3.connect(cache, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process's long write
+    try:
+        ran = run_main(
+            monkeypatch, capsys, "outdated", "run", "-m", "mock:constant=Paris", "--limit", "2", "--cache", str(cache)
+        )
+    finally:
+        blocker.execute("ROLLBACK")
+    lines = said_lines(ran.err)
+    assert ran.code == 2 and "Traceback" not in ran.err, ran.err
+    [line] = [ln for ln in lines if ln.startswith("error:")]
+    assert line.startswith(f"error: call cache {cache}: cannot be ")
+    assert "(database is locked; 3 attempts over" in line
+    folder = line.rsplit(" --out ", 1)[1]
+    assert line.endswith(
+        f"resume with chronoprobe outdated run -m mock:constant=Paris --limit 2 --cache {cache} --out {folder}"
+    )
+    assert folder.startswith("results")
+    # the command it prints resumes: the same words, the same folder, once the lock is gone
+    rerun = run_main(monkeypatch, capsys, *line.split("resume with chronoprobe ", 1)[1].split())
+    assert rerun.code == 0, rerun.err
+    assert (Path(folder) / "run.json").is_file()
