@@ -13,6 +13,7 @@ from chronoprobe import cache as cache_module
 from chronoprobe.cache import CACHE_RETRIES, CallCache, check_cache_file, held_in_this_process
 from chronoprobe.cli.resume import resume_command, with_resume
 from chronoprobe.errors import CacheUnavailable, ConfigError
+from chronoprobe.models.base import Producer
 
 
 def _blocker(path: Path) -> sqlite3.Connection:
@@ -97,3 +98,19 @@ def test_the_line_ends_in_the_command_that_resumes() -> None:
 )
 def test_resume_command_sets_the_folder_once(argv: list[str], expected: str) -> None:
     assert resume_command(argv, "--out", "f") == expected
+
+
+def test_a_retried_write_stores_its_producer_again(tmp_path: Path, quick_busy: None) -> None:
+    """The producer row inserted in a transaction that rolled back is gone: the retry must not reuse its id."""
+    path = tmp_path / "c.sqlite"
+    cache = CallCache(path)
+    producer = Producer(backend="mock", version="1", device="cpu", dtype="float32")
+    cache._producer_ids[producer.model_dump_json()] = 7  # as if learned in a transaction that then rolled back
+    blocker = _blocker(path)
+
+    def release(seconds: float) -> None:
+        blocker.execute("ROLLBACK")
+
+    cache.sleep = release
+    cache.put_many("ns", [("k", {"v": 1}, None)], producer=producer)
+    assert cache.get_entries(["k"])["k"].producer == producer

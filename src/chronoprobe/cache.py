@@ -304,6 +304,7 @@ class CallCache:
                         f"call cache {self.path}",
                         f"cannot be {doing} ({exc}; {CACHE_RETRIES.attempts} attempts over {waited:.0f} s)",
                     ) from None
+                self._producer_ids.clear()  # an id learned in the transaction that rolled back may be gone
                 self.sleep(CACHE_RETRIES.backoff(retry + 1))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
