@@ -1,17 +1,19 @@
 """Many processes on one call cache at once: nothing a finished batch reported written is lost, nobody crashes.
 
-    python scripts/cache_stress.py CACHE [--seconds 60] [--writers 4] [--readers 2] [--kill-every 3] [--seed 0]
+    python scripts/cache_stress.py CACHE [--seconds 60] [--writers 4] [--readers 2] [--kill-every 3] [--checks 2]
 
 Writers store batches of answers with distributions of the real sizes (Gemma 3 270M's 262k-token
 float32 vector, about 1 MB; SmolLM2's 49k, about 185 KB), reopen the cache now and then (a second
 connection in the same process, as ``chronoprobe check`` opens one per lens), and log each batch's keys
 only once ``put_many`` has returned: that log is what was "reported written". Readers look keys up and
-count; a checkpointer truncates the WAL over and over while an opener opens and closes the cache (each
-close may take itself for the last connection). Every ``--kill-every`` seconds a random writer is
-killed with SIGKILL and started again. At the end every logged key must be in the cache with its exact
-distribution, and every process that was not killed must have exited 0 with nothing on stderr.
+count; a checkpointer truncates the WAL over and over while it opens and closes the cache (each close
+may take itself for the last connection). Every ``--kill-every`` seconds a random writer is killed with
+SIGKILL and started again. ``--checks N`` adds N processes running ``chronoprobe check`` on a mock model
+over two lenses, one check after another, each of which must succeed. At the end every logged key must
+be in the cache with its exact distribution, and every process that was not killed must have exited 0
+with nothing on stderr.
 
-Exit status 0 when nothing was lost and nothing crashed, 1 otherwise. tests/test_cache_company.py runs it
+Exit status 0 when nothing was lost and nothing crashed, 1 otherwise. tests/test_cache_processes.py runs it
 small; docs/scale.md gives a longer run's numbers.
 """
 
@@ -86,6 +88,22 @@ def checkpointer(cache_path: Path, until: float) -> None:
         time.sleep(0.05)
 
 
+def checker(cache_path: Path, number: int, until: float) -> None:
+    """``chronoprobe check`` over two lenses of a mock model, again and again: each lens opens its own cache
+    while the previous one's connection is still alive, as the crashed check did. Every one must succeed."""
+    runs = 0
+    while time.time() < until:
+        runs += 1
+        out = cache_path.with_name(f"{cache_path.name}.check{number}-{runs}")
+        model = f"mock:constant=answer {number}-{runs}"  # new answers: every run writes
+        command = [sys.executable, "-m", "chronoprobe", "check", "-m", model, "--lens", "outdated", "--lens"]
+        command += ["recency", "--budget", "quick", "--cache", str(cache_path), "--out", str(out)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            sys.stderr.write(f"check exited {done.returncode}: {done.stderr[-300:]}")
+            sys.exit(1)
+
+
 def _start(role: str, args: argparse.Namespace, *extra: str) -> subprocess.Popen[bytes]:
     command = [sys.executable, __file__, str(args.cache), "--role", role, "--until", str(args.until), *extra]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -109,6 +127,7 @@ def drive(args: argparse.Namespace) -> int:
     writers = {n: _start("writer", args, "--number", str(n), "--log", str(logs[n])) for n in range(args.writers)}
     others = [_start("reader", args, *(a for log in logs for a in ("--log", str(log)))) for _ in range(args.readers)]
     others.append(_start("checkpointer", args))
+    others += [_start("checker", args, "--number", str(n)) for n in range(args.checks)]
     rng, kills, crashed = random.Random(args.seed), 0, []
     while time.time() < args.until - args.kill_every:
         time.sleep(rng.uniform(0.5, 1.5) * args.kill_every)
@@ -117,7 +136,10 @@ def drive(args: argparse.Namespace) -> int:
         writers[victim].wait()
         kills += 1
         writers[victim] = _start("writer", args, "--number", str(victim), "--log", str(logs[victim]))
-    for role, process in [*(("writer", w) for w in writers.values()), *(("reader or checkpointer", o) for o in others)]:
+    for role, process in [
+        *(("writer", w) for w in writers.values()),
+        *(("reader, checkpointer or check", o) for o in others),
+    ]:
         _, stderr = process.communicate(timeout=args.seconds + 120)
         if process.returncode != 0 or stderr.strip():
             crashed.append(f"a {role} exited {process.returncode}: {stderr.decode()[-300:].strip()}")
@@ -133,8 +155,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--writers", type=int, default=4)
     parser.add_argument("--readers", type=int, default=2)
     parser.add_argument("--kill-every", type=float, default=3.0)
+    parser.add_argument("--checks", type=int, default=0, help="chronoprobe check processes (mock model) beside")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--role", choices=["driver", "writer", "reader", "checkpointer"], default="driver")
+    parser.add_argument("--role", choices=["driver", "writer", "reader", "checkpointer", "checker"], default="driver")
     parser.add_argument("--until", type=float, default=0.0)
     parser.add_argument("--number", type=int, default=0)
     parser.add_argument("--log", type=Path, action="append", default=[])
@@ -145,6 +168,8 @@ def main(argv: list[str]) -> int:
         reader(args.cache, args.log, args.until)
     elif args.role == "checkpointer":
         checkpointer(args.cache, args.until)
+    elif args.role == "checker":
+        checker(args.cache, args.number, args.until)
     else:
         return drive(args)
     return 0

@@ -47,8 +47,9 @@ def test_a_second_cache_in_one_process_keeps_its_writes_visible_to_others(tmp_pa
 
 def test_many_processes_with_kills_lose_nothing_reported_written(tmp_path: Path) -> None:
     """scripts/cache_stress.py at a small size: 3 writers of 1 MB and 185 KB distributions (killed with SIGKILL
-    and restarted every few seconds), a reader, and a process truncating the WAL while it opens and closes."""
-    sizes = ["--seconds", "30", "--writers", "3", "--readers", "1", "--kill-every", "3"]
+    and restarted every few seconds), a reader, a process truncating the WAL while it opens and closes, and
+    ``chronoprobe check`` over two lenses of a mock model, which must succeed."""
+    sizes = ["--seconds", "30", "--writers", "3", "--readers", "1", "--kill-every", "3", "--checks", "1"]
     done = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "cache_stress.py"), str(tmp_path / "c.sqlite"), *sizes],
         capture_output=True,
