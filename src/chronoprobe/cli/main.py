@@ -23,11 +23,12 @@ from rich.text import Text
 from typer import core
 
 from chronoprobe.cli.help_layout import install
+from chronoprobe.cli.resume import with_resume
 from chronoprobe.cli.tool_command import lens_group, plugin_stub_app, tool_command, tool_group
 from chronoprobe.contract.lens import lens_class, listed_lenses
 from chronoprobe.contract.publish import Terminated
 from chronoprobe.contract.tool import GROUPS, tool_class
-from chronoprobe.errors import ChronoprobeError
+from chronoprobe.errors import CacheUnavailable, ChronoprobeError
 from chronoprobe.models.embedded import prepare_embedded
 from chronoprobe.models.registry import specs_view, strip_url_credentials
 from chronoprobe.plugins import Plugin, blame
@@ -196,7 +197,7 @@ def main() -> None:
         # a bad option value: one line naming the option, like every other user error
         if type(exc).__name__ == "NoArgsIsHelpError":  # the help text is already printed
             sys.exit(2)
-        _print_error(" ".join(exc.format_message().split()))
+        _print_error(" ".join(_usage_line(exc).split()))
         sys.exit(2)
     except ClickException as exc:
         _print_error(" ".join(exc.format_message().split()))
@@ -204,6 +205,9 @@ def main() -> None:
     except typer.Abort:
         err_console.print("aborted")
         sys.exit(1)
+    except CacheUnavailable as exc:
+        _print_error(" ".join(with_resume(exc, sys.argv[1:]).split()))
+        sys.exit(2)
     except ChronoprobeError as exc:
         _print_error(" ".join(str(exc).split()))
         sys.exit(2)
@@ -232,6 +236,16 @@ def main() -> None:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
     if isinstance(status, int) and status:  # typer.Exit(n) returns its code in this mode
         sys.exit(status)
+
+
+def _usage_line(exc: UsageError) -> str:
+    """A refused option value in the house form, ``--template-date: 'today' is not ...`` (click's own
+    ``Invalid value for '--template-date': ...`` was retired); any other usage error as click words it."""
+    param = getattr(exc, "param", None)
+    if type(exc).__name__ != "BadParameter" or param is None or getattr(exc, "param_hint", None) is not None:
+        return exc.format_message()
+    names = [name for name in getattr(param, "opts", []) if name.startswith("--")]
+    return f"{names[0]}: {exc.message}" if names else exc.format_message()
 
 
 def _print_error(message: str) -> None:

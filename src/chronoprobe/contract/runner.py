@@ -22,6 +22,7 @@ from chronoprobe.contract.publish import Output
 from chronoprobe.contract.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run
 from chronoprobe.contract.tool import RunSettings, Tool, ToolContext
 from chronoprobe.engines import Engine, ModelSource, parse_engine
+from chronoprobe.errors import CacheUnavailable
 from chronoprobe.models.base import Backend
 from chronoprobe.models.lazy import open_backend
 from chronoprobe.models.names import check_distinct, file_safe, unique_names
@@ -163,12 +164,17 @@ def run_tool(tool: Tool[ResultT], context: ToolContext) -> ResultT:
     loaded, the work run and the output published whole. (``chronoprobe check`` runs each lens so, with the
     check's context.)"""
     output = preflight(tool, context)
-    with output.claim() if output is not None else nullcontext():
-        _load(tool, context)
-        result = tool.run(context)
-        if output is not None:
-            with output.staged() as folder:
-                tool.write(folder, result)
+    try:
+        with output.claim() if output is not None else nullcontext():
+            _load(tool, context)
+            result = tool.run(context)
+            if output is not None:
+                with output.staged() as folder:
+                    tool.write(folder, result)
+    except CacheUnavailable as exc:
+        if output is not None:  # the outermost run's folder wins: a check's, not its lens's
+            exc.resume = (output.option, str(output.path))
+        raise
     return result
 
 
