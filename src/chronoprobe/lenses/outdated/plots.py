@@ -49,6 +49,28 @@ def whisker_range(years: Sequence[float]) -> tuple[float, float]:
     return float(inside.min()), float(inside.max())
 
 
+def off_scale(years: Sequence[float], bottom: int, top: int) -> str:
+    """The lines under a box's name that count its start years outside the axis (``bottom`` to ``top``), with the
+    farthest one; empty when none is."""
+    below = [y for y in years if y < bottom]
+    above = [y for y in years if y > top]
+    said = ""
+    if below:
+        said += f"\n{len(below)} before {bottom}, not drawn\n(earliest {int(min(below))})"
+    if above:
+        said += f"\n{len(above)} after {top}, not drawn\n(latest {int(max(above))})"
+    return said
+
+
+def year_axis(axis: Any, most: int = 5) -> None:
+    """Whole years on ``axis``, at most ``most`` ticks, printed without decimals or an offset: a panel a few years
+    wide otherwise gets a tick every half year ("2021.0", "2021.5"), and their labels run together."""
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter  # deferred: matplotlib
+
+    axis.set_major_locator(MaxNLocator(nbins=most, integer=True, min_n_ticks=2))
+    axis.set_major_formatter(StrMethodFormatter("{x:.0f}"))
+
+
 def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
     from matplotlib.figure import Figure  # deferred: matplotlib
     from matplotlib.ticker import MaxNLocator, ScalarFormatter  # deferred: matplotlib
@@ -81,32 +103,10 @@ def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
         pad = max(1.0, 0.08 * (high - low))
         bottom, top = math.floor(low - pad), math.ceil(high + pad)
         ax.set_ylim(bottom, top)
-        # answers far outside the whiskers would squash every box: clip them and say so
-        for x, ys in filled:
-            below = [y for y in ys if y < bottom]
-            above = [y for y in ys if y > top]
-            if below:
-                ax.annotate(
-                    f"{len(below)} below, earliest {int(min(below))}",
-                    xy=(x, bottom),
-                    xytext=(0, 3),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    fontsize=7,
-                    color="#b03a2e",
-                )
-            if above:
-                ax.annotate(
-                    f"{len(above)} above, latest {int(max(above))}",
-                    xy=(x, top),
-                    xytext=(0, -3),
-                    textcoords="offset points",
-                    ha="center",
-                    va="top",
-                    fontsize=7,
-                    color="#b03a2e",
-                )
+        # answers far outside the whiskers would squash every box: clip them and say so, under the box's name
+        labels = [
+            label + off_scale(ys, bottom, top) if ys else label for label, ys in zip(labels, years, strict=True)
+        ]
     for x, ys in zip(positions, years, strict=True):
         if not ys:
             ax.text(
@@ -221,6 +221,7 @@ def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: i
         wide = ", wide interval: few dated facts" if is_wide(estimate) else ""
         ax.set_title(f"{_wrap(name)}\n(n={estimate['n']} facts{wide})", fontsize=9)
         ax.set_xlabel("date (year)")
+        year_axis(ax.xaxis, most=6)
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower left")
@@ -231,6 +232,15 @@ def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: i
     fig.suptitle("When does the model's knowledge stop?", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def values_title(names: Sequence[str], counts: Sequence[int | None]) -> str:
+    """A staleness panel's count: ``67 values`` for one model; ``values: half 67, third 51`` for several, a model
+    with no curve in the panel as ``none``, never a bare dash."""
+    if len(counts) == 1:
+        return "no values" if counts[0] is None else f"{counts[0]:,} values"
+    shown = [f"{name} {'none' if count is None else f'{count:,}'}" for name, count in zip(names, counts, strict=True)]
+    return _wrap("values: " + ", ".join(shown), 40)
 
 
 def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
@@ -252,7 +262,7 @@ def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 
         counts = []
         for index, curves in enumerate(curves_of):
             curve = curves.get(category)
-            counts.append("–" if curve is None else str(curve["n"]))
+            counts.append(None if curve is None else int(curve["n"]))
             if curve is None:
                 continue
             colour = palette[index % len(palette)]
@@ -263,10 +273,11 @@ def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 
                     dates, [100 * v for v in curve["low"]], [100 * v for v in curve["high"]], color=colour, alpha=0.15
                 )
         ax.axhline(50, color="#999999", lw=0.8, ls=":")
-        ax.set_title(f"{_wrap(category, 34)}\nn = {', '.join(counts)} values", fontsize=9)
+        ax.set_title(f"{_wrap(category, 34)}\n{values_title(names, counts)}", fontsize=9)
         ax.set_ylim(0, 102)
         ax.grid(alpha=0.3)
         ax.set_xlabel("date (year)")
+        year_axis(ax.xaxis, most=4)
     for ax in axes[len(categories) :]:
         ax.set_visible(False)
     for ax in axes[::cols]:
