@@ -62,13 +62,32 @@ def off_scale(years: Sequence[float], bottom: int, top: int) -> str:
     return said
 
 
-def year_axis(axis: Any, most: int = 5) -> None:
-    """Whole years on ``axis``, at most ``most`` ticks, printed without decimals or an offset: a panel a few years
-    wide otherwise gets a tick every half year ("2021.0", "2021.5"), and their labels run together."""
-    from matplotlib.ticker import MaxNLocator, StrMethodFormatter  # deferred: matplotlib
+YEAR_STEPS = (1, 2, 5, 10, 20, 50, 100)
+MONTH_STEPS = (1, 2, 3, 6)
 
-    axis.set_major_locator(MaxNLocator(nbins=most, integer=True, min_n_ticks=2))
-    axis.set_major_formatter(StrMethodFormatter("{x:.0f}"))
+
+def year_ticks(low: float, high: float, most: int = 6) -> tuple[list[float], list[str]]:
+    """Ticks for a decimal-year axis from ``low`` to ``high``, at most ``most``: whole years at the smallest step of
+    :data:`YEAR_STEPS` that gives two or more, else months (``2022-03``) for a span too short to hold two years."""
+    for step in YEAR_STEPS:
+        years = list(range(math.ceil(low / step) * step, math.floor(high) + 1, step))
+        if len(years) < 2:
+            break
+        if len(years) <= most:
+            return [float(y) for y in years], [str(y) for y in years]
+    first, last = math.ceil(low * 12 - 1e-9), math.floor(high * 12 + 1e-9)
+    for months in MONTH_STEPS:
+        marks = [m for m in range(first, last + 1) if m % months == 0]
+        if len(marks) <= most:
+            return [m / 12 for m in marks], [f"{m // 12}-{m % 12 + 1:02d}" for m in marks]
+    return [low, high], [f"{low:.2f}", f"{high:.2f}"]
+
+
+def year_axis(ax: Any, most: int = 6) -> None:
+    """``ax``'s x axis (decimal years) ticked by :func:`year_ticks` over its limits: matplotlib's own ticks on a
+    panel a few years wide fall every half or quarter year ("2021.0", "2021.5", "2022.0"), and run together."""
+    ticks, labels = year_ticks(*ax.get_xlim(), most=most)
+    ax.set_xticks(ticks, labels)
 
 
 def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
@@ -104,9 +123,7 @@ def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
         bottom, top = math.floor(low - pad), math.ceil(high + pad)
         ax.set_ylim(bottom, top)
         # answers far outside the whiskers would squash every box: clip them and say so, under the box's name
-        labels = [
-            label + off_scale(ys, bottom, top) if ys else label for label, ys in zip(labels, years, strict=True)
-        ]
+        labels = [label + off_scale(ys, bottom, top) if ys else label for label, ys in zip(labels, years, strict=True)]
     for x, ys in zip(positions, years, strict=True):
         if not ys:
             ax.text(
@@ -221,7 +238,7 @@ def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: i
         wide = ", wide interval: few dated facts" if is_wide(estimate) else ""
         ax.set_title(f"{_wrap(name)}\n(n={estimate['n']} facts{wide})", fontsize=9)
         ax.set_xlabel("date (year)")
-        year_axis(ax.xaxis, most=6)
+        year_axis(ax)
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower left")
@@ -277,7 +294,7 @@ def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 
         ax.set_ylim(0, 102)
         ax.grid(alpha=0.3)
         ax.set_xlabel("date (year)")
-        year_axis(ax.xaxis, most=4)
+        year_axis(ax)
     for ax in axes[len(categories) :]:
         ax.set_visible(False)
     for ax in axes[::cols]:
