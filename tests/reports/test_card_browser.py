@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cdp_browser import Browser, find_browser, is_local
@@ -159,13 +160,13 @@ def _svg_figures(card: Path, folder: Path) -> list[Path]:
     return found
 
 
-def overlapping(boxes: list[dict[str, object]], gap: float = 0.5) -> list[tuple[object, object]]:
+def overlapping(boxes: list[dict[str, Any]], gap: float = 0.5) -> list[tuple[str, str]]:
     """Pairs of boxes (left, right, top, bottom) that share more than ``gap`` px both ways."""
     pairs = []
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
-            wide = min(a["right"], b["right"]) - max(a["left"], b["left"])  # type: ignore[type-var, operator]
-            tall = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])  # type: ignore[type-var, operator]
+            wide = min(a["right"], b["right"]) - max(a["left"], b["left"])
+            tall = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
             if wide > gap and tall > gap:
                 pairs.append((a["text"], b["text"]))
     return pairs
@@ -220,7 +221,7 @@ def test_a_narrow_staleness_panel_keeps_its_years_apart_and_the_check_can_fail(t
 
     fitted = staleness_figure(_narrow_staleness(40))
     titles = [ax.get_title() for ax in fitted.axes if ax.get_visible()]
-    assert titles == ["all\nvalues: half 5, third 5", "countries\nvalues: half 5, third none"]
+    assert titles == ["all\nn = 5, 5 values", "countries\nvalues: 5 for half, none for third"]
     crowded = staleness_figure(_narrow_staleness(40))
     for ax in crowded.axes:  # as matplotlib ticked it
         ax.set_xticks([2019.5 + i / 2 for i in range(9)], [f"{2019.5 + i / 2:.1f}" for i in range(9)])

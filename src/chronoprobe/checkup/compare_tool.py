@@ -42,8 +42,8 @@ class CompareToolConfig(BaseModel):
     """Where to write the table instead of the terminal (a file). An earlier table there is replaced; any other
     file is refused, never overwritten."""
     wide: bool = False
-    """Draw each pair's whole table at its own width, raw metric names included, however wide the terminal (by
-    default the table fits the terminal, and many pairs are summarised)."""
+    """Draw the whole table at its own width (each pair's, raw metric names included), however wide the terminal;
+    by default the table fits the terminal, and many pairs are summarised."""
     allow_different_items: bool = False
     """Compare runs whose items come from different snapshots, catalogues or datasets, on the items they share
     (refused otherwise)."""

@@ -56,9 +56,9 @@ def off_scale(years: Sequence[float], bottom: int, top: int) -> str:
     above = [y for y in years if y > top]
     said = ""
     if below:
-        said += f"\n{len(below)} before {bottom}, not drawn\n(earliest {int(min(below))})"
+        said += f"\n{len(below)} before {bottom}\nnot drawn\n(earliest {int(min(below))})"
     if above:
-        said += f"\n{len(above)} after {top}, not drawn\n(latest {int(max(above))})"
+        said += f"\n{len(above)} after {top}\nnot drawn\n(latest {int(max(above))})"
     return said
 
 
@@ -86,7 +86,8 @@ def year_ticks(low: float, high: float, most: int = 6) -> tuple[list[float], lis
 def year_axis(ax: Any, most: int = 6) -> None:
     """``ax``'s x axis (decimal years) ticked by :func:`year_ticks` over its limits: matplotlib's own ticks on a
     panel a few years wide fall every half or quarter year ("2021.0", "2021.5", "2022.0"), and run together."""
-    ticks, labels = year_ticks(*ax.get_xlim(), most=most)
+    low, high = ax.get_xlim()
+    ticks, labels = year_ticks(low, high, most=most)
     ax.set_xticks(ticks, labels)
 
 
@@ -252,11 +253,13 @@ def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: i
 
 
 def values_title(names: Sequence[str], counts: Sequence[int | None]) -> str:
-    """A staleness panel's count: ``67 values`` for one model; ``values: half 67, third 51`` for several, a model
-    with no curve in the panel as ``none``, never a bare dash."""
-    if len(counts) == 1:
-        return "no values" if counts[0] is None else f"{counts[0]:,} values"
-    shown = [f"{name} {'none' if count is None else f'{count:,}'}" for name, count in zip(names, counts, strict=True)]
+    """A staleness panel's count: ``n = 67, 51 values`` (the legend's order) where every model has a curve in the
+    panel, else each model named, ``values: 5 for third, none for half``; never a bare dash."""
+    if all(count is not None for count in counts):
+        return f"n = {', '.join(f'{count:,}' for count in counts)} values"
+    shown = [
+        f"{'none' if count is None else f'{count:,}'} for {name}" for name, count in zip(names, counts, strict=True)
+    ]
     return _wrap("values: " + ", ".join(shown), 40)
 
 
