@@ -24,7 +24,7 @@ from typer import core
 
 from chronoprobe.cli.help_layout import install
 from chronoprobe.cli.resume import with_resume
-from chronoprobe.cli.tool_command import lens_group, plugin_stub_app, tool_command, tool_group
+from chronoprobe.cli.tool_command import lens_group, plugin_stub_app, show_answer, tool_command, tool_group
 from chronoprobe.contract.lens import lens_class, listed_lenses
 from chronoprobe.contract.publish import Terminated
 from chronoprobe.contract.tool import GROUPS, tool_class
@@ -165,10 +165,7 @@ def _root(
 def list_models() -> None:
     """List the model specs --model accepts."""
 
-    view = specs_view()
-    Console().print(view.rich())
-    for line in view.after:
-        Console().print(line, highlight=False)
+    show_answer([specs_view()])
 
 
 @app.command("prepare")

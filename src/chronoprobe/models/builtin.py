@@ -481,7 +481,7 @@ OPENAI = BackendKind(
     forms=(
         SpecForm(
             "openai:<model>@<base url>",
-            "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1",
+            "an OpenAI-compatible server, e.g. openai:gpt-4o@https://api.openai.com/v1",
         ),
     ),
     defaults={"batch_size": f"{WAVE_PER_REQUEST} per request in flight"},
