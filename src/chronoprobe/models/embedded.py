@@ -20,10 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.errors import ConfigError
-from chronoprobe.models.model_packages import CORE, GEMMA3, MINILM, SMOLLM2, ModelPackage, ModelsMissing, missing
-from chronoprobe.models.model_packages import install as install_packages
-from chronoprobe.models.model_packages import install_line
 from chronoprobe.io import staging_dir, write_json_atomic
+from chronoprobe.models.model_packages import (
+    CORE,
+    GEMMA3,
+    MINILM,
+    SMOLLM2,
+    ModelPackage,
+    ModelsMissing,
+    install_line,
+    missing,
+)
+from chronoprobe.models.model_packages import install as install_packages
 from chronoprobe.paths import model_cache_dir
 
 Step = Callable[[str], AbstractContextManager[Any]]
