@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import link_prepared_models
 
 pytestmark = pytest.mark.e2e
