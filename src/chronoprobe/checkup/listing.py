@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -120,8 +120,9 @@ class DocsTool(Tool[str]):
     name = "docs"
     command = "docs"
     config_type = DocsToolConfig
-    input_options = {"topic": "TOPIC"}  # noqa: RUF012  # the metavar, as the Tool declares it
+    input_options: ClassVar[dict[str, str]] = {"topic": "TOPIC"}
     arguments = ("topic",)
+    config: DocsToolConfig
 
     def check_inputs(self) -> None:
 
