@@ -276,8 +276,6 @@ def quiet_third_party_output() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    if not sys.stderr.isatty():  # tqdm's own bars (transformers' GGUF conversion) would flood a log line by line
-        os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported: the libraries come later
     logging.getLogger("transformers").setLevel(logging.ERROR)
     if os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS") != "1":
         return  # the user asked for the bars

@@ -91,3 +91,20 @@ def test_lenses_lists_a_plug_in_with_its_distribution_and_one_that_fails_with_it
     assert listed["toy"].origin == "plug-in from toy-plugin 0.1 (toy_lens:ToyLens)"
     assert listed["toy"].question == "Does it name a year?" and listed["toy"].budgets.startswith("quick: limit 2")
     assert listed["broken"].question == "" and "failed to import" in listed["broken"].problem
+
+
+def test_off_a_terminal_the_commands_turn_tqdm_bars_off_and_leave_a_users_choice(monkeypatch) -> None:
+    """transformers' GGUF conversion draws a tqdm bar, which a log receives as one line per refresh."""
+    import io
+    import os
+    import sys
+
+    from chronoprobe.cli import main as cli_main
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a pipe, a CI log
+    cli_main._quiet_libraries()
+    assert os.environ["TQDM_DISABLE"] == "1"
+    monkeypatch.setenv("TQDM_DISABLE", "0")  # the user's own setting wins
+    cli_main._quiet_libraries()
+    assert os.environ["TQDM_DISABLE"] == "0"

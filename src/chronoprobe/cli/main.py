@@ -202,6 +202,8 @@ def prepare(
 def _quiet_libraries() -> None:
 
     quiet_third_party_output()  # the load bars, as the Python API does
+    if not sys.stderr.isatty():  # tqdm's own bars (transformers' GGUF conversion) would flood a log line by line
+        os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported, which no command has done yet
 
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="transformers")
