@@ -115,7 +115,7 @@ class DocsToolConfig(BaseModel):
 
 
 class DocsTool(Tool[str]):
-    """Print a documentation page shipped with chronoprobe (the checkout's docs/), or list them."""
+    """Print a documentation page shipped with chronoprobe (the same pages as a checkout's), or list them."""
 
     name = "docs"
     command = "docs"
