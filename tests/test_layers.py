@@ -210,7 +210,7 @@ def test_readers_and_drivers_name_no_lens() -> None:
 
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "io", "paths", "retry", "threads", "plugins", "progress_lines",
-                    "progress_bars", "tables", "values", "renames", "moved")),
+                    "progress_bars", "tables", "values", "renames", "moved", "docs_pages")),
     ("models", ("models", "testing")),
     ("calls and records", ("cache", "estimate", "engines", "provenance", "contract.publish", "contract.runlog",
                            "contract.fields")),

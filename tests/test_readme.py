@@ -27,7 +27,16 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 CHRONOPROBE = ".venv/bin/chronoprobe"
 FRESH_SHELL_PROGRAMS = ("./setup.sh", CHRONOPROBE, ".venv/bin/python")
-CHEAP = {("models",), ("snapshot", "list"), ("catalogue", "templates"), ("results",), ("card",), ("compare",)}
+CHEAP = {
+    ("models",),
+    ("snapshot", "list"),
+    ("catalogue", "templates"),
+    ("results",),
+    ("card",),
+    ("compare",),
+    ("lenses",),
+    ("docs",),
+}
 """Commands that need no model: run for real on a small results folder."""
 
 
@@ -121,8 +130,8 @@ def test_the_python_block_uses_the_public_api() -> None:
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder laid out like the checkout for these commands: ``.venv`` and a ``results/`` with three runs (two of
-    them the ones ``compare`` names)."""
+    """A folder laid out like the checkout for these commands: ``.venv`` and a ``results/`` with four runs, named as
+    runs without ``--out`` name theirs (``compare results/outdated/smollm2`` reads the latest ``smollm2-<timestamp>``)."""
     import chronoprobe as cp
 
     venv = REPO / ".venv"
@@ -130,7 +139,13 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"no {venv}/bin/chronoprobe: run ./setup.sh first")
     folder = tmp_path_factory.mktemp("checkout")
     (folder / ".venv").symlink_to(venv)
-    for name, out in (("paris", "paris-run"), ("smollm2", "smollm2"), ("qwen", "qwen")):  # compare names the last two
+    stamped = (
+        ("paris", "paris-run"),
+        ("smollm2", "smollm2-20261201T090000Z"),  # an older run of the model: compare takes the latest
+        ("smollm2", "smollm2-20261202T090000Z"),
+        ("qwen", "qwen-20261202T100000Z"),
+    )
+    for name, out in stamped:
         cp.run(
             "outdated",
             f"{name}=mock:constant={'Paris' if name == 'paris' else name}",

@@ -26,6 +26,7 @@ from chronoprobe.contract.runlog import Metric, Run, read_folder
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics.paired import Draws
 from chronoprobe.metrics.records import ALL
+from chronoprobe.paths import latest_named
 from chronoprobe.reports.compare import CompareRow, Comparison, Side, compare_runs, compare_sides, sentence
 
 __all__ = ["Baseline", "baseline_comparisons", "judge_deltas", "open_baseline", "verdicts"]
@@ -76,6 +77,7 @@ def _differences(
 def open_baseline(path: Path, chosen: Sequence[Chosen], out: Path, *, allow_different_items: bool = False) -> Baseline:
     """The check folder at ``path`` with its lens runs; a ConfigError (before any model loads) when it is not one,
     or when a lens of it was asked other items than this check will ask, unless ``allow_different_items``."""
+    path = latest_named(path) or path  # results/check/smollm2: its latest smollm2-<timestamp>
     record = read_record(path) if path.is_dir() else None
     if record is None:
         raise ConfigError("--baseline", f"{path} is not a check folder (no check.json): give an earlier check's --out")

@@ -34,7 +34,7 @@ from chronoprobe.models.registry import (
     load_backend,
     parse_model,
 )
-from chronoprobe.paths import default_call_cache
+from chronoprobe.paths import RUN_STAMP, default_call_cache
 
 ResultT = TypeVar("ResultT")
 
@@ -114,7 +114,7 @@ def default_folder(
 def named_folder(folder: Path, label: str, names: Sequence[str], *, now: dt.datetime | None = None) -> Path:
     """:func:`default_folder` for models known by the names a run recorded (a short name, not a spec to parse)."""
     model_part = file_safe("+".join(dict.fromkeys(file_safe(name) for name in names)))  # long: cut, with a hash
-    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime(RUN_STAMP)
     base = f"{model_part}{label}-{stamp}"
     candidate, count = folder / base, 1
     while candidate.exists():

@@ -94,6 +94,8 @@ TOOLS: dict[str, str] = {
     "compare": "chronoprobe.checkup.compare_tool:CompareTool",
     "card": "chronoprobe.checkup.tools:CardTool",
     "history": "chronoprobe.lenses.outdated.history_tool:HistoryTool",
+    "lenses": "chronoprobe.checkup.listing:LensesTool",
+    "docs": "chronoprobe.checkup.listing:DocsTool",
 }
 """Tool name (``<group>.<command>``, or a command of its own) -> ``module:Class``, imported on first use; a group
 lists its commands in this order. ``outdated.score`` is the outdated lens's

@@ -159,6 +159,6 @@ def comparison_section(comparisons: Sequence[Comparison]) -> str:
         '<section class="answer" id="compared"><h2>Compared, paired</h2>'
         "<p>B − A on the items both were asked, with its 95% interval: a bar clear of the dashed zero line in "
         "colour decides (exact McNemar with Newcombe's paired interval for a share over facts, a paired "
-        "bootstrap otherwise; docs/statistics.md).</p>"
+        "bootstrap otherwise; chronoprobe docs statistics).</p>"
         f"{''.join(blocks)}</section>"
     )

@@ -205,7 +205,11 @@ def read_history(paths: Sequence[Path], models: Sequence[str] = ()) -> History:
     history = History(points=points, changes=[], warnings=found.warnings)
     for spec in dict.fromkeys(p.spec for p in points):  # by the model itself: one name may be two models
         mine = [p for p in points if p.spec == spec]
-        history.changes += [_change(a, b, folders, history.label(b)) for a, b in itertools.pairwise(mine)]
+        history.changes += [
+            _change(a, b, folders, history.label(b))
+            for a, b in itertools.pairwise(mine)
+            if a.snapshot != b.snapshot  # two audits against one snapshot: the same gold, nothing changed
+        ]
     return history
 
 

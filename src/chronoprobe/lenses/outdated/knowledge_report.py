@@ -100,7 +100,7 @@ def claim_lines(per_model: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[
     lines = [
         "## What the model says its cutoff is",
         "",
-        'Each model was asked three paraphrases of "what is your knowledge cutoff date?" (docs/outdated.md, What '
+        'Each model was asked three paraphrases of "what is your knowledge cutoff date?" (chronoprobe docs outdated, What '
         "the model is told, and what it says). The claim is the year most answers name, with its month where they "
         "name one; nothing is read where an answer names no date. Beside it, the knowledge date (the month its "
         "answers describe best) and the knowledge horizon (the latest change whose current value it gives).",
@@ -175,7 +175,7 @@ def knowledge_lines(per_model: Mapping[str, Mapping[str, Any] | None]) -> list[s
         "## Knowledge date",
         "",
         "The date whose world a model's answers describe best: a maximum-likelihood fit to the validity periods "
-        "of the values its answers name (docs/outdated.md, Knowledge date). Dates are months; decimal years "
+        "of the values its answers name (chronoprobe docs outdated, Knowledge date). Dates are months; decimal years "
         "beside them (2021.5 is the start of July 2021). The naive column is the month where the as-of curve "
         "peaks, the floor the estimate is compared with.",
         "",
