@@ -172,3 +172,42 @@ def test_a_thousand_thresholds_parse_judge_and_write_as_one_junit_file(tmp_path)
     write_junit(tmp_path / "gate.xml", gate, [("outdated", None)])
     suites = list(JUnitXml.fromfile(str(tmp_path / "gate.xml")))
     assert [len(list(suite)) for suite in suites] == [1000, 1]
+
+
+@pytest.mark.parametrize(
+    ("text", "record", "expected"),
+    [
+        (
+            "outdated.soft_constraint_pct.up-to-date.delta >= 0",
+            metric(20.8, 13.1, 28.9, "soft_constraint_pct.up-to-date.delta"),
+            "+20.8 points (95% CI +13.1 to +28.9 points, n=50); threshold >= 0 points: holds",
+        ),
+        (
+            "outdated.inconsistency_pct.delta <= -5",
+            metric(-2.0, -4.0, 1.5, "inconsistency_pct.delta"),
+            "−2.0 points (95% CI −4.0 to +1.5 points, n=50); threshold <= -5 points: fails; the whole 95%",
+        ),
+        (
+            "outdated.knowledge_date.delta >= -1",
+            metric(-1.2, -2.5, -0.4, "knowledge_date.delta", "year"),
+            "−1.2 years (95% CI −2.5 to −0.4 years, n=50); threshold >= -1 years: holds",
+        ),
+        (
+            "outdated.knowledge_date.delta > 0",
+            metric(-1.2, -2.5, -0.4, "knowledge_date.delta", "year"),
+            "−1.2 years (95% CI −2.5 to −0.4 years, n=50); threshold > 0 years: fails",
+        ),
+    ],
+)
+def test_a_change_prints_in_points_or_years_and_its_bound_too(text: str, record: Metric, expected: str) -> None:
+    threshold = parse_threshold(text, PATTERNS)
+    assert threshold.delta and threshold.value == pytest.approx(float(text.rsplit(" ", 1)[1]))
+    assert judge(threshold, record, "b vs baseline").line().startswith(f"{threshold.name} (b vs baseline): {expected}")
+
+
+def test_a_change_over_no_shared_item_never_holds() -> None:
+    from chronoprobe.checkup.thresholds import NOTHING_SHARED, GateResult
+
+    threshold = parse_threshold("outdated.soft_constraint_pct.up-to-date.delta >= -100", PATTERNS)
+    result = GateResult(threshold, "b vs baseline", None, passed=False, why=NOTHING_SHARED)
+    assert result.line().endswith("no items shared with the baseline, so no change is measured; fails")

@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Literal
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.checkup.baseline import Baseline, baseline_comparisons, judge_deltas, open_baseline, verdicts
+from chronoprobe.checkup.baseline import (
+    Baseline,
+    baseline_comparisons,
+    baseline_lines,
+    judge_deltas,
+    open_baseline,
+    verdicts,
+)
 from chronoprobe.checkup.config import CheckToolConfig
 from chronoprobe.checkup.folder import check_lens_folders, check_same_models, clear_stale_writes, discard_if_unused
 from chronoprobe.checkup.junit import write_junit
@@ -105,9 +112,8 @@ class CheckResult:
         if self.record.comparisons:
             said.append("[bold]Paired[/]: " + " ".join(self.record.comparisons))
         if self.record.baseline is not None:
-            said.append(
-                f"[bold]Against the baseline {self.record.baseline}[/]: " + " ".join(self.record.against_baseline)
-            )
+            said.append(f"[bold]Against the baseline {self.record.baseline}[/]:")
+            said += [f"  - {line}" for line in self.record.against_baseline]
         return said + [("holds " if gate.passed else "[red]FAILS[/] ") + gate.line() for gate in self.gate]
 
     def write_junit(self, path: Path) -> None:
@@ -174,7 +180,7 @@ def _baseline(
     if config.baseline is None:
         return None
     publish.check_not_input(out, [("--baseline", config.baseline)])
-    return open_baseline(config.baseline, chosen, out, allow_different_items=config.allow_different_items)
+    return open_baseline(config.baseline, chosen, out, thresholds, allow_different_items=config.allow_different_items)
 
 
 def plan(prepared: Prepared) -> list[LensPlan]:
@@ -350,7 +356,7 @@ class _Runner:
             return []
         against = baseline_comparisons(baseline, runs)
         self.record.baseline = str(baseline.path)
-        self.record.against_baseline = [line for comparison in against for line in comparison.lines()]
+        self.record.against_baseline = baseline_lines(against, self.prepared.thresholds)
         return against
 
 
