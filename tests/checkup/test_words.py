@@ -114,8 +114,8 @@ def test_recency_and_what_to_do() -> None:
     )
     [sentence] = EditingLens.plain_words(editing, "x")
     assert sentence == (
-        "What to do: on the 20 facts it got wrong, retrieval (RAG gold) fixes 70.0% (95% CI 55.0–85.0%, n=20) of them "
-        "against 10.0% (3.0–20.0%) for editing (IKE), by the harmonic mean of efficacy and paraphrase success. "
+        "What to do: on the 20 facts it got wrong, the harmonic mean of efficacy and paraphrase success is 70.0% "
+        "(95% CI 55.0–85.0%, n=20) for retrieval (RAG gold) over them against 10.0% (3.0–20.0%) for editing (IKE). "
         "Retrieval is the better fix."
     )
 
@@ -143,7 +143,7 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
     [sentence] = EditingLens.plain_words(decided, "x")
     assert sentence.endswith(
         "Editing is the better fix: paired on the same 6 facts, editing scores +35.6 points against retrieval "
-        "(95% CI +8.1 to +70.2; exact sign-flip p = 0.031)."
+        "(95% bootstrap CI +8.1 to +70.2; exact sign-flip p = 0.031)."
     )
     undecided = summary("editing", *metrics, labels=labels)
     undecided.detail = {"models": {"x": {"paired": [{**paired, "ci_low": -5.0, "p": 0.09}]}}}
