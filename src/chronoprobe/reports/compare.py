@@ -75,6 +75,8 @@ COLUMNS: tuple[str, ...] = (
 )
 """The columns of ``chronoprobe results`` that name a number (run, model, lens, dataset, class, metric), then
 A, B, B − A with its 95% interval, the shared items, the test and its p-value, and the discordant counts."""
+INTERVAL_METHODS = {"exact McNemar": "Newcombe", "exact sign-flip": "bootstrap"}
+"""Per test, the method that made its row's interval where that is another (docs/statistics.md)."""
 SHOWN_UNSHARED = 3
 """Unshared items named in the line that counts them (the rest as a count)."""
 
@@ -129,6 +131,20 @@ class CompareRow:
     @property
     def decides(self) -> bool:
         return self.paired is not None and self.paired.decides
+
+    @property
+    def interval_method(self) -> str:
+        """What made the interval where the test is another method (``Newcombe`` beside exact McNemar,
+        ``bootstrap`` beside the exact sign-flip test); empty where one method gives both."""
+        return INTERVAL_METHODS.get(self.test, "")
+
+    @property
+    def disagrees(self) -> bool:
+        """The interval and the test say different things (one clears 0, the other does not): undecided, and said so."""
+        if self.paired is None or self.ci_low is None or self.ci_high is None or self.p is None:
+            return False
+        clears = self.ci_low > 0 or self.ci_high < 0
+        return clears != (self.p < 1.0 - self.paired.level)
 
     def as_dict(self) -> dict[str, Any]:
         """The row as the table's :data:`COLUMNS`."""
