@@ -349,11 +349,13 @@ def bootstrap_mean(
     level: float = LEVEL,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    share: bool = False,
 ) -> Estimate:
     """The mean of ``values`` with a percentile-bootstrap interval over the items.
 
     ``point``: the value to report (default: the mean itself); pass the number a table
-    already shows when it was computed in another order of operations.
+    already shows when it was computed in another order of operations. ``share``: the values are 0/1
+    outcomes and their mean a share, which takes Wilson's interval where they are all alike.
     """
     data = np.asarray(values, dtype=np.float64)
     if data.ndim != 1:
@@ -361,7 +363,7 @@ def bootstrap_mean(
     if point is None and data.size:
         point = float(data.mean())
     found = bootstrap(data.size, lambda idx: data[idx].mean(axis=1), point, level=level, resamples=resamples, seed=seed)
-    return _share_where_flat(found, data, data.size, level)
+    return _share_where_flat(found, data, data.size, level) if share else found
 
 
 def _share_where_flat(found: Estimate, data: np.ndarray, units: int, level: float) -> Estimate:
@@ -380,6 +382,7 @@ def bootstrap_mean_clustered(
     level: float = LEVEL,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    share: bool = False,
 ) -> Estimate:
     """:func:`bootstrap_mean` for values that come in clusters: the bootstrap resamples clusters, each
     resample's mean over the items its clusters hold. With every item its own cluster this is
@@ -389,7 +392,7 @@ def bootstrap_mean_clustered(
         raise ValueError("bootstrap_mean_clustered needs a flat sequence of numbers")
     index, units = _cluster_index(clusters, data.size)
     if units == data.size:
-        return bootstrap_mean(data, point=point, level=level, resamples=resamples, seed=seed)
+        return bootstrap_mean(data, point=point, level=level, resamples=resamples, seed=seed, share=share)
     if point is None and data.size:
         point = float(data.mean())
     sums = np.bincount(index, data, minlength=units)
@@ -402,7 +405,7 @@ def bootstrap_mean_clustered(
 
     found = bootstrap(units, means, point, level=level, resamples=resamples, seed=seed)
     found = found.model_copy(update={"n": int(data.size), "method": "cluster-bootstrap"})
-    return _share_where_flat(found, data, units, level)
+    return _share_where_flat(found, data, units, level) if share else found
 
 
 def as_estimate(value: Estimate | Mapping[str, Any] | None) -> Estimate | None:
