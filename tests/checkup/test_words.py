@@ -149,3 +149,20 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
     undecided.detail = {"models": {"x": {"paired": [{**paired, "ci_low": -5.0, "p": 0.09}]}}}
     [sentence] = EditingLens.plain_words(undecided, "x")
     assert sentence.endswith("6 facts are too few to choose between them.")  # where the data does not decide
+
+
+def test_no_interval_is_ever_empty_or_of_no_width() -> None:
+    """One dated fact gives no interval: it says too few, never "(95% CI , from 1 dated facts)"; a statistic whose
+    resamples never vary says "no variation in n = 40", never "[0.000, 0.000]"."""
+    from chronoprobe.reports.metric_format import cell
+
+    shares = [m(f"soft_constraint_pct.{v}", 50, 40, 60, 130) for v in ("up-to-date", "outdated", "irrelevant")]
+    one = Metric(model="x", group="all", name="knowledge_date", value=2019.04, n=1, unit="year")
+    _, date = OutdatedLens.plain_words(summary("outdated", *shares, one), "x")
+    assert date == "Knowledge date: about 2019-01; too few dated facts (1) to give it an interval."
+    flat_date = m("knowledge_date", 2019.04, 2019.04, 2019.04, 5, unit="year")
+    _, date = OutdatedLens.plain_words(summary("outdated", *shares, flat_date), "x")
+    assert date == "Knowledge date: about 2019-01 (no variation over 5 dated facts), too few facts to rely on."
+    macro = m("zero-shot.without.macro_f1", 0.0, 0.0, 0.0, 40, unit="rate")
+    assert quote(macro) == "0.000 (no variation in n = 40)" and brief(macro) == "0.000 (no variation)"
+    assert cell(macro) == "0.000 (no variation in n = 40)" and span(macro) == "no variation"
