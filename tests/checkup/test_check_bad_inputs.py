@@ -176,6 +176,16 @@ CASES: list[Case] = [
     ),
     Case("require-bad-date", f"{CHECK} --require 'outdated.knowledge_date >= 2023-13'", "'2023-13' is not a date"),
     Case(
+        "require-unknown-class",
+        f"{CHECK} --require 'outdated.soft_constraint_pct.up-to-date.Politicians >= 1'",
+        "'Politicians' is not a class of the outdated lens's items; its classes: all, athletes_byPayment",
+    ),
+    Case(
+        "require-misspelt-class",
+        f"{CHECK} --require 'outdated.inconsistency_pct.organisations <= 50'",
+        "'organisations' is not a class of the outdated lens's items; its classes: ",
+    ),
+    Case(
         "require-lens-not-selected",
         f"{CHECK} --require 'recency.zero-shot.without.accuracy >= 0.5'",
         "'recency' is not a lens this check runs; its lenses: outdated",

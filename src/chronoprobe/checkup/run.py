@@ -44,7 +44,7 @@ from chronoprobe.checkup.report import (
     write_record,
 )
 from chronoprobe.checkup.select import Chosen, choose, selection
-from chronoprobe.checkup.thresholds import GateResult, Threshold, judge_all, parse_threshold
+from chronoprobe.checkup.thresholds import GateResult, Threshold, check_classes, judge_all, parse_threshold
 from chronoprobe.contract import publish
 from chronoprobe.contract.lens import Budget, CheckContext, Workload, lens_class
 from chronoprobe.contract.runlog import MARKER, RUN_LOG, Run, Summary, load_run, read_folder
@@ -186,7 +186,8 @@ def _baseline(
 def plan(prepared: Prepared) -> list[LensPlan]:
     """The plan line of every lens: skipped, kept from an earlier run in the folder, or its workload and time.
 
-    May read each lens's items (``Lens.workload`` loads what it needs); asks no model."""
+    May read each lens's items (``Lens.workload`` loads what it needs); asks no model. A threshold on a class the
+    items of its lens do not have is refused here (``Lens.record_classes``), before any model loads."""
     config = prepared.config
     earlier = prepared.earlier = read_record(prepared.out) if not config.live else None
     specs = [request.spec.raw for request in config.models]
@@ -213,8 +214,24 @@ def plan(prepared: Prepared) -> list[LensPlan]:
         estimate_power(line, item.lens, cache)
         line.sized = prepared.sized.get(item.name)
         plans.append(line)
+    check_classes(prepared.thresholds, _classes(prepared.chosen, rerun))
     prepared.plans = plans
     return plans
+
+
+def _classes(chosen: Sequence[Chosen], running: set[str]) -> dict[str, list[str]]:
+    """Lens -> the classes its records will have, for each lens that runs and knows them before the run."""
+    found = {}
+    for item in chosen:
+        if item.lens is not None and item.name in running:
+            try:
+                with blame(item.lens, "failed in record_classes()"):
+                    classes = item.lens.record_classes()
+            except PluginError:  # a plug-in that cannot say: its thresholds are looked up after the run
+                continue
+            if classes is not None:
+                found[item.name] = list(classes)
+    return found
 
 
 def _kept(out: Path, item: Chosen, earlier: CheckRecord | None) -> bool:

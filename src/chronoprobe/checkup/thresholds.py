@@ -150,6 +150,19 @@ def parse_threshold(text: str, patterns: Mapping[str, Sequence[str]]) -> Thresho
     )
 
 
+def check_classes(thresholds: Sequence[Threshold], classes: Mapping[str, Sequence[str]]) -> None:
+    """Each threshold's class against the classes its lens will record (lens -> classes, where the lens knows them
+    before the run): a ConfigError naming the threshold and the classes that can be used, before any model loads."""
+    for threshold in thresholds:
+        known = classes.get(threshold.lens)
+        if known is not None and threshold.group not in known:
+            raise ConfigError(
+                f"--require {threshold.text!r}",
+                f"{threshold.group!r} is not a class of the {threshold.lens} lens's items; its classes: "
+                f"{', '.join(known)}",
+            )
+
+
 @dataclass(frozen=True)
 class GateResult:
     """One threshold judged for one model."""
