@@ -117,6 +117,13 @@ def _without(name: str, text: str) -> Callable[[Path], None]:
     return damage
 
 
+def _rename_facts(tmp: Path) -> None:
+    """Every fact id of the baseline's answers renamed: it reads whole, but shares no fact with a new check."""
+    items = tmp / "check" / "outdated" / "items.jsonl"
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    items.write_text("".join(json.dumps({**r, "fact_id": f"elsewhere/{r['fact_id']}"}) + "\n" for r in rows))
+
+
 def _future_snapshot(tmp: Path) -> None:
     data = json.loads(SHIPPED.read_text(encoding="utf-8"))
     (tmp / "future.json").write_text(json.dumps({**data, "name": "future", "retrieved": "2999-01-01"}))
@@ -225,6 +232,13 @@ CASES: list[Case] = [
         f"{BASELINE} --require 'outdated.soft_constraint_pct.up-to-date.organizations.delta >= -2'",
         "items.jsonl: holds no items for soft_constraint_pct.up-to-date over organizations",
         _without("check/outdated/items.jsonl", '"category": "organizations"'),
+    ),
+    Case(
+        "baseline-shares-no-fact",
+        f"{BASELINE} {DELTA}",
+        "{tmp}/check/outdated/items.jsonl: shares no item with the 130 this check's outdated lens will ask (it "
+        "holds 130 others): a change over nothing cannot be gated",
+        _rename_facts,
     ),
     Case(
         "baseline-lacks-the-gated-lens",
@@ -477,29 +491,3 @@ def test_a_lens_with_nothing_to_do_in_the_checks_own_folder_is_skipped_not_the_c
         ("editing", "skipped"),
     ]
     assert (out / "check.md").is_file() and (out / "card.html").is_file()
-
-
-def _rename_facts(items: Path) -> None:
-    """Every fact id of the file renamed: the baseline reads whole, but shares no fact with a new check."""
-    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
-    items.write_text("".join(json.dumps({**r, "fact_id": f"elsewhere/{r['fact_id']}"}) + "\n" for r in rows))
-
-
-@pytest.mark.e2e
-def test_a_change_over_no_shared_item_fails_the_gate_and_says_why(
-    finished: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    shutil.copytree(finished / "check", tmp_path / "baseline")
-    _rename_facts(tmp_path / "baseline" / "outdated" / "items.jsonl")
-    out = tmp_path / "now"
-    ran = run_main(monkeypatch, capsys, *shlex.split(CHECK), "--out", str(out), "--cache", str(finished / "calls.sqlite"),
-                   "--baseline", str(tmp_path / "baseline"), *shlex.split(DELTA), columns=400)  # fmt: skip
-    assert ran.code == 1, ran.text
-    assert (
-        f"FAILS outdated.soft_constraint_pct.up-to-date.delta >= -2 (constant=Paris vs baseline {tmp_path / 'baseline'}"
-        " (constant=Paris)): no items shared with the baseline, so no change is measured; fails"
-    ) in ran.text
-    markdown = (out / "check.md").read_text(encoding="utf-8")
-    listed = markdown.split(f"**Against the baseline {tmp_path / 'baseline'}.**\n\n", 1)[1].split("\n\n", 1)[0]
-    assert [line[:2] for line in listed.splitlines()] == ["- "] * len(listed.splitlines())
-    assert "130 facts only in A (elsewhere/" in listed and "no items shared with the baseline" in markdown

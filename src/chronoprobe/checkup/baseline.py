@@ -43,6 +43,8 @@ class Baseline:
     path: Path
     runs: dict[str, Run] = field(default_factory=dict)
     allow_different_items: bool = False
+    units: dict[str, set[str]] = field(default_factory=dict)
+    """Lens -> the units (facts, questions) its run holds, where the lens compares paired (read in the pre-flight)."""
 
 
 def _recorded(run: Run) -> dict[str, Any]:
@@ -118,7 +120,7 @@ def open_baseline(
             f"the baseline {path} has no finished {threshold.lens} run to compare with "
             f"(it has {', '.join(baseline.runs)})",
         )
-    check_baseline_items(baseline.runs, {c.name for c in chosen if c.lens is not None}, thresholds)
+    baseline.units = check_baseline_items(baseline.runs, {c.name for c in chosen if c.lens is not None}, thresholds)
     return baseline
 
 

@@ -16,7 +16,7 @@ from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics.paired import ItemOutcomes
 from chronoprobe.reports.compare import Side, comparable_of
 
-__all__ = ["check_baseline_items"]
+__all__ = ["check_baseline_items", "check_shared"]
 
 
 def _outcomes(run: Run) -> list[ItemOutcomes] | None:
@@ -44,10 +44,18 @@ def _check_gated(threshold: Threshold, run: Run, outcomes: list[ItemOutcomes] | 
         )
 
 
-def check_baseline_items(runs: Mapping[str, Run], running: Collection[str], thresholds: Sequence[Threshold]) -> None:
+def _units(outcomes: Sequence[ItemOutcomes]) -> set[str]:
+    return {o.unit_of(item) for o in outcomes for item in o.values}
+
+
+def check_baseline_items(
+    runs: Mapping[str, Run], running: Collection[str], thresholds: Sequence[Threshold]
+) -> dict[str, set[str]]:
     """Each baseline run of a lens this check runs: its answers read whole, some there, and items for every
-    metric a ``.delta`` threshold gates; a ConfigError naming the file otherwise (before any model loads)."""
+    metric a ``.delta`` threshold gates; a ConfigError naming the file otherwise (before any model loads).
+    Returns lens -> the units (facts, questions) its baseline run holds, where its lens compares paired."""
     changes = [t for t in thresholds if t.delta]
+    units: dict[str, set[str]] = {}
     for lens, run in runs.items():
         if lens not in running:
             continue
@@ -64,3 +72,22 @@ def check_baseline_items(runs: Mapping[str, Run], running: Collection[str], thre
             )
         for threshold in gated:
             _check_gated(threshold, run, outcomes, items)
+        if outcomes is not None:
+            units[lens] = _units(outcomes)
+    return units
+
+
+def check_shared(
+    baseline: Mapping[str, Run], units: Mapping[str, set[str]], planned: Mapping[str, Collection[str]], gated: set[str]
+) -> None:
+    """Each gated lens whose units this check knows before the run (lens -> its units) shares some with the
+    baseline's run; a ConfigError naming the baseline's file otherwise (before any model loads)."""
+    for lens in sorted(gated):
+        mine, theirs = planned.get(lens), units.get(lens)
+        if mine is None or theirs is None or set(mine) & theirs:
+            continue
+        raise ConfigError(
+            str(baseline[lens].path / ITEMS),
+            f"shares no item with the {len(mine)} this check's {lens} lens will ask (it holds {len(theirs)} others): "
+            "a change over nothing cannot be gated",
+        )

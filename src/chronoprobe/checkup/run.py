@@ -29,6 +29,7 @@ from chronoprobe.checkup.baseline import (
     open_baseline,
     verdicts,
 )
+from chronoprobe.checkup.baseline_items import check_shared
 from chronoprobe.checkup.config import CheckToolConfig
 from chronoprobe.checkup.folder import check_lens_folders, check_same_models, clear_stale_writes, discard_if_unused
 from chronoprobe.checkup.junit import write_junit
@@ -215,8 +216,28 @@ def plan(prepared: Prepared) -> list[LensPlan]:
         line.sized = prepared.sized.get(item.name)
         plans.append(line)
     check_classes(prepared.thresholds, _classes(prepared.chosen, rerun))
+    _check_shared(prepared, rerun)
     prepared.plans = plans
     return plans
+
+
+def _check_shared(prepared: Prepared, running: set[str]) -> None:
+    """A gated baseline shares some unit with each lens that runs and knows its units before the run."""
+    baseline = prepared.baseline
+    gated = {t.lens for t in prepared.thresholds if t.delta}
+    if baseline is None or not gated:
+        return
+    planned = {}
+    for item in prepared.chosen:
+        if item.lens is not None and item.name in running and item.name in gated:
+            try:
+                with blame(item.lens, "failed in item_units()"):
+                    units = item.lens.item_units()
+            except PluginError:  # a plug-in that cannot say: a change over nothing fails after the run
+                continue
+            if units is not None:
+                planned[item.name] = units
+    check_shared(baseline.runs, baseline.units, planned, gated)
 
 
 def _classes(chosen: Sequence[Chosen], running: set[str]) -> dict[str, list[str]]:
