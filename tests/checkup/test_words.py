@@ -114,8 +114,8 @@ def test_recency_and_what_to_do() -> None:
     )
     [sentence] = EditingLens.plain_words(editing, "x")
     assert sentence == (
-        "What to do: on the 20 facts it got wrong, retrieval (RAG gold) fixes 70.0% (95% CI 55.0–85.0%, n=20) of them "
-        "against 10.0% (3.0–20.0%) for editing (IKE), by the harmonic mean of efficacy and paraphrase success. "
+        "What to do: on the 20 facts it got wrong, the harmonic mean of efficacy and paraphrase success is 70.0% "
+        "(95% CI 55.0–85.0%, n=20) for retrieval (RAG gold) over them against 10.0% (3.0–20.0%) for editing (IKE). "
         "Retrieval is the better fix."
     )
 
@@ -143,9 +143,26 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
     [sentence] = EditingLens.plain_words(decided, "x")
     assert sentence.endswith(
         "Editing is the better fix: paired on the same 6 facts, editing scores +35.6 points against retrieval "
-        "(95% CI +8.1 to +70.2; exact sign-flip p = 0.031)."
+        "(95% bootstrap CI +8.1 to +70.2; exact sign-flip p = 0.031)."
     )
     undecided = summary("editing", *metrics, labels=labels)
     undecided.detail = {"models": {"x": {"paired": [{**paired, "ci_low": -5.0, "p": 0.09}]}}}
     [sentence] = EditingLens.plain_words(undecided, "x")
     assert sentence.endswith("6 facts are too few to choose between them.")  # where the data does not decide
+
+
+def test_no_interval_is_ever_empty_or_of_no_width() -> None:
+    """One dated fact gives no interval: it says too few, never "(95% CI , from 1 dated facts)"; a statistic whose
+    resamples never vary says "no variation in n = 40", never "[0.000, 0.000]"."""
+    from chronoprobe.reports.metric_format import cell
+
+    shares = [m(f"soft_constraint_pct.{v}", 50, 40, 60, 130) for v in ("up-to-date", "outdated", "irrelevant")]
+    one = Metric(model="x", group="all", name="knowledge_date", value=2019.04, n=1, unit="year")
+    _, date = OutdatedLens.plain_words(summary("outdated", *shares, one), "x")
+    assert date == "Knowledge date: about 2019-01; too few dated facts (1) to give it an interval."
+    flat_date = m("knowledge_date", 2019.04, 2019.04, 2019.04, 5, unit="year")
+    _, date = OutdatedLens.plain_words(summary("outdated", *shares, flat_date), "x")
+    assert date == "Knowledge date: about 2019-01 (no variation over 5 dated facts), too few facts to rely on."
+    macro = m("zero-shot.without.macro_f1", 0.0, 0.0, 0.0, 40, unit="rate")
+    assert quote(macro) == "0.000 (no variation in n = 40)" and brief(macro) == "0.000 (no variation)"
+    assert cell(macro) == "0.000 (no variation in n = 40)" and span(macro) == "no variation"

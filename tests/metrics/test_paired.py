@@ -242,7 +242,14 @@ def test_few_units_take_the_exact_sign_flip_p() -> None:
     six = paired_statistic(_mean_components([0] * 6), _mean_components([1] * 6), [f"f{i}" for i in range(6)], ratio)
     assert (six.test, six.p, six.decides) == ("exact sign-flip", 2 / 64, True)
     ten = paired_statistic(_mean_components([0] * 10), _mean_components([1] * 10), [f"f{i}" for i in range(10)], ratio)
-    assert ten.test == "paired bootstrap"
+    assert (ten.test, ten.p) == ("exact sign-flip", 2 / 1024)  # the design allows no smaller p over 10 facts
+    twelve = paired_statistic(
+        _mean_components([0] * 12), _mean_components([1] * 12), [f"f{i}" for i in range(12)], ratio
+    )
+    assert (twelve.test, twelve.p) == ("exact sign-flip", 2 / 4096)
+    thirteen = [f"f{i}" for i in range(13)]
+    over = paired_statistic(_mean_components([0] * 13), _mean_components([1] * 13), thirteen, ratio)
+    assert (over.test, over.p) == ("paired bootstrap", 2 / 8192)  # every resample favours B: floored, not 0
     # against every swap counted by hand, on uneven data
     rng = np.random.default_rng(3)
     a, b = rng.random((5, 2)), rng.random((5, 2))

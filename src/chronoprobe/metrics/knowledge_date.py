@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chronoprobe.knowledge.types import FactAnswers, Statement, WikidataDate
-from chronoprobe.metrics.uncertainty import LEVEL, RESAMPLES, SEED, Estimate, bootstrap
+from chronoprobe.metrics.uncertainty import LEVEL, RESAMPLES, SEED, Estimate, bootstrap, share_bounds
 
 GRID_START = 2000.0
 """First date of the default grid: no audited model's knowledge is older."""
@@ -376,6 +376,11 @@ def staleness(
         idx = rng.integers(0, len(values), size=(resamples, len(values)))
         tail = (1.0 - level) / 2.0
         low, high = np.quantile(holding[idx].mean(axis=1), [tail, 1.0 - tail], axis=0)
+        ends = [
+            share_bounds(float(s), float(a), float(b), len(values), level=level)
+            for s, a, b in zip(share, low, high, strict=True)
+        ]
+        low, high = np.asarray([a for a, _ in ends]), np.asarray([b for _, b in ends])
     else:
         low = high = np.full_like(share, np.nan)
     changed, exposure = _events(holding, grid, horizon)

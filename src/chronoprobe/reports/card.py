@@ -31,7 +31,15 @@ from chronoprobe import plugins
 from chronoprobe.contract.publish import check_not_input, check_output_file, staged_files
 from chronoprobe.errors import ConfigError
 from chronoprobe.reports.markdown import template_date_text
-from chronoprobe.reports.metric_format import bounds, display_unit, unit_note, unit_scale, value_text
+from chronoprobe.reports.metric_format import (
+    FLAT,
+    bounds,
+    display_unit,
+    no_variation,
+    unit_note,
+    unit_scale,
+    value_text,
+)
 from chronoprobe.reports.tidy_table import ALL, Row, Run, find_runs, lens_order, run_rows
 from chronoprobe.version import __version__
 
@@ -149,7 +157,9 @@ def _number_cell(row: Row | None) -> str:
         return f'<td class="num" {_attrs(row)}><span class="v none">not estimable</span>{n}</td>'
     parts = [f'<span class="v">{escape(value_text(row.metric))}</span>']
     ends = bounds(row.metric)
-    if ends is not None:
+    if no_variation(row.metric):
+        parts.append(f'<span class="ci">{FLAT}</span>')
+    elif ends is not None:
         parts.append(f'<span class="ci">[{escape(ends[0])}, {escape(ends[1])}]</span>')
     if row.metric.n is not None:
         parts.append(f'<span class="n">n={row.metric.n}</span>')

@@ -15,7 +15,7 @@ from html import escape
 from chronoprobe.metrics.records import ALL
 from chronoprobe.reports.card import method_names, metric_label
 from chronoprobe.reports.compare import CompareRow, Comparison, counted
-from chronoprobe.reports.plain_words import difference, difference_span
+from chronoprobe.reports.plain_words import difference, difference_span, p_is
 
 __all__ = ["axis_ticks", "comparison_section", "forest_plot"]
 
@@ -96,7 +96,10 @@ def forest_plot(rows: Sequence[CompareRow], methods: Mapping[str, str] | None = 
     for index, ((row, (delta, low, high)), label) in enumerate(zip(drawn, labels, strict=True)):
         y = TOP + ROW * index + ROW / 2
         colour = "#2f5fd0" if row.decides else "#9aa3b5"
-        title = f"{label}: {delta:+.1f} points, 95% CI {low:+.1f} to {high:+.1f}; {row.test} p = {row.p}"
+        made = f" {row.interval_method}" if row.interval_method else ""
+        p = "" if row.p is None else f" {p_is(row.p)}"
+        verdict = "decides" if row.decides else "undecided"
+        title = f"{label}: {delta:+.1f} points, 95%{made} CI {low:+.1f} to {high:+.1f}; {row.test}{p}; {verdict}"
         parts += [
             f"<g><title>{escape(title)}</title>",
             f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" class="label">{escape(label)}</text>',
@@ -134,13 +137,19 @@ def _others(rows: Sequence[CompareRow], methods: Mapping[str, str] | None = None
     cells = []
     for row in listed:
         span = "" if row.ci_low is None or row.ci_high is None else difference_span(row.ci_low, row.ci_high, row.unit)
+        span = f"no variation in n = {row.units or row.n}" if span and row.ci_low == row.ci_high else span
         label = _label(row, methods)
         cells.append(
             f"<tr><td>{escape(label)}</td><td class='num'>{escape(difference(row.delta or 0.0, row.unit))}</td>"
-            f"<td class='num'>{escape(span)}</td><td>{escape(row.test)}</td></tr>"
+            f"<td class='num'>{escape(span)}</td><td>{escape(_test(row))}</td></tr>"
         )
     head = "<tr><th>metric</th><th>B − A</th><th>95% CI</th><th>test</th></tr>"
     return f'<table class="flat">{head}{"".join(cells)}</table>'
+
+
+def _test(row: CompareRow) -> str:
+    made = f" (interval: {row.interval_method})" if row.interval_method else ""
+    return f"{row.test}{made}" + ("; undecided: the interval and the test disagree" if row.disagrees else "")
 
 
 def comparison_section(comparisons: Sequence[Comparison]) -> str:
@@ -157,8 +166,10 @@ def comparison_section(comparisons: Sequence[Comparison]) -> str:
         )
     return (
         '<section class="answer" id="compared"><h2>Compared, paired</h2>'
-        "<p>B − A on the items both were asked, with its 95% interval: a bar clear of the dashed zero line in "
-        "colour decides (exact McNemar with Newcombe's paired interval for a share over facts, a paired "
-        "bootstrap otherwise; chronoprobe docs statistics).</p>"
+        "<p>B − A on the items both were asked, with its 95% interval: a bar in colour decides, its interval clear "
+        "of the dashed zero line and its test at p < 0.05, the one rule of every verdict; a grey bar clear of the "
+        "line is undecided, its test disagreeing (exact "
+        "McNemar with Newcombe's paired interval for a share over facts, the exact sign-flip test with a bootstrap "
+        "interval up to 12 units, a paired bootstrap otherwise; chronoprobe docs statistics).</p>"
         f"{''.join(blocks)}</section>"
     )

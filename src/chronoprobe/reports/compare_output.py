@@ -30,7 +30,7 @@ __all__ = [
 COMPARE_TABLE = "a table written by `chronoprobe compare`"
 """What ``compare --out`` may replace (the refusal names it)."""
 HEADER = ("metric", "class", "A", "B", "B − A [95% CI]", "n", "p", "test", "A only / B only")
-TESTS = {"exact McNemar": "McNemar", "paired bootstrap": "bootstrap", "none": "–"}
+TESTS = {"exact McNemar": "McNemar", "exact sign-flip": "sign-flip", "paired bootstrap": "bootstrap", "none": "–"}
 SHORT = {"B − A [95% CI]": "B − A [CI]", "A only / B only": "A/B only"}
 """Shorter headers, where the table is narrowed to the terminal."""
 DROPPABLE = ("test", "A only / B only", "n")
@@ -51,7 +51,16 @@ def _delta(row: CompareRow) -> str:
     shown = difference(row.delta, row.unit).removesuffix(" points").replace(" years", " y")
     if row.ci_low is None or row.ci_high is None:
         return shown
-    return f"{shown} [{difference_span(row.ci_low, row.ci_high, row.unit).replace(' to ', ', ')}]"
+    if row.ci_low == row.ci_high:  # every resample alike: no interval to show, and no variation to test against
+        return f"{shown} (no variation in n = {row.units or row.n})"
+    undecided = " undecided" if row.disagrees else ""  # the interval and the test disagree: neither decides alone
+    return f"{shown} [{difference_span(row.ci_low, row.ci_high, row.unit).replace(' to ', ', ')}]{undecided}"
+
+
+def _test(row: CompareRow) -> str:
+    """The test, and the interval's method where that is another: ``McNemar (CI Newcombe)``."""
+    shown = TESTS.get(row.test, row.test)
+    return f"{shown} (CI {row.interval_method})" if row.interval_method and row.ci_low is not None else shown
 
 
 def _discordant(row: CompareRow) -> str:
@@ -72,13 +81,16 @@ def table_view(comparison: Comparison, *, wide: bool = False) -> TableView:
             _delta(row),
             "–" if row.n is None else f"{row.n:,}",
             "–" if row.p is None else p_value(row.p),
-            TESTS.get(row.test, row.test),
+            _test(row),
             _discordant(row),
         )
         for row, shown in zip(comparison.rows, [None, *(r.metric for r in comparison.rows)], strict=False)
     ]  # narrowed, a metric is named on its first row only
     a, b = comparison.names
-    caption = "B − A in points for shares; A only / B only: the discordant units of a rate"
+    caption = (
+        "B − A in points for shares; a difference decides only where its interval clears 0 and its test gives "
+        'p < 0.05 ("undecided": the two disagree); A only / B only: the discordant units of a rate'
+    )
     return TableView(
         title=comparison.title,
         columns=HEADER,

@@ -22,7 +22,7 @@ from rich.text import Text
 from chronoprobe.contract.publish import check_output_file, staged_files
 from chronoprobe.contract.runlog import Metric
 from chronoprobe.errors import ConfigError
-from chronoprobe.reports.metric_format import bounds, unit_note, value_text
+from chronoprobe.reports.metric_format import FLAT, bounds, no_variation, unit_note, value_text
 from chronoprobe.reports.tidy_table import COLUMNS
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ UNITS = "rates in percent, those marked (0–1) on 0-1 as their paper prints the
 
 def _shown(metric: Metric) -> dict[str, str]:
     """A record's cells as the card shows them: its value and interval's ends in its unit, its name marked."""
-    ends = bounds(metric) or ("–", "–")
+    ends = (FLAT, "–") if no_variation(metric) else bounds(metric) or ("–", "–")
     return {
         "metric": metric.name + unit_note(metric),
         "value": value_text(metric),

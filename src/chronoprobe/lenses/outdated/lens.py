@@ -112,6 +112,18 @@ class OutdatedLens(Lens[ResponseRecord]):
         self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
         self.loaded = True
 
+    def item_units(self) -> set[str]:
+        """The facts it will ask (those with a gold answer), by their ids."""
+        if not self.loaded:
+            self.load()
+        return {f.fact_id for f in self.facts if f.fact_id not in self.no_gold}
+
+    def record_classes(self) -> list[str]:
+        """``all`` and every category of the facts it will ask (those with a gold answer)."""
+        if not self.loaded:
+            self.load()
+        return [ALL, *sorted({f.category for f in self.facts if f.fact_id not in self.no_gold})]
+
     def template_as_of(self) -> dt.date:
         """The day the gold describes: ``--as-of``, else the snapshot's retrieval date."""
         assert self.gold is not None, "load() first"

@@ -11,6 +11,7 @@ from chronoprobe.contract.runlog import Summary
 from chronoprobe.lenses.outdated.claimed_cutoff import claim_words
 from chronoprobe.lenses.outdated.knowledge_date import is_wide
 from chronoprobe.lenses.outdated.metric_records import read_run_detail
+from chronoprobe.reports.metric_format import no_variation
 from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, quote, span, too_few, value_text
 
 SHARE = "soft_constraint_pct"
@@ -49,7 +50,11 @@ def knowledge_date(summary: Summary, model: str) -> str | None:
         return "Knowledge date: none of its answers named a dated value, so the world they describe cannot be dated."
     when = value_text(date)
     known = f"95% CI {span(date)}" + (f", from {date.n} dated facts" if date.n is not None else "")
-    if date.n is not None and date.n < MIN_ITEMS:
+    if no_variation(date):
+        known = f"no variation over {date.n} dated facts"
+    if date.ci_low is None and date.ci_high is None:  # too few to resample: no interval, never an empty one
+        sentence = f"Knowledge date: about {when}; too few dated facts ({date.n or 0}) to give it an interval."
+    elif date.n is not None and date.n < MIN_ITEMS:
         sentence = f"Knowledge date: about {when} ({known}), too few facts to rely on."
     elif is_wide({"ci_low": date.ci_low, "ci_high": date.ci_high}):
         sentence = f"Knowledge date: about {when} ({known}); the interval is too wide to date it closely."
