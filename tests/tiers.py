@@ -134,7 +134,9 @@ def unit_tier_guard(item: pytest.Item) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(subprocess.Popen, "__init__", _refuse("started a subprocess"))
         _patch_if_loaded(patch, "chronoprobe.cli.main", "_register", "ran the CLI's main()")
-        _patch_if_loaded(patch, "chronoprobe.models.embedded", "_package_dir", "reached a real embedded model")
+        for name in ("smollm2_gguf", "gemma3_gguf", "minilm_dir"):
+            _patch_if_loaded(patch, "chronoprobe.models.embedded", name, "reached a real embedded model")
+        _patch_if_loaded(patch, "chronoprobe.judges.embedding", "minilm_dir", "reached the embedded MiniLM")
         runner = sys.modules.get("typer.testing")
         if runner is not None:
             patch.setattr(runner.CliRunner, "invoke", _refuse("ran the CLI through typer's runner"))
