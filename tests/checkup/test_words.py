@@ -53,12 +53,15 @@ def test_freshness_says_when_the_intervals_cannot_tell() -> None:
         m(base[1], 20, 14, 28, 130),
         m(base[2], 20, 14, 28, 130),
         m("knowledge_date", 2022.5, 2022.1, 2022.9, 40, unit="year"),
+        m("knowledge_cutoff", 2021.5, 2020.75, 2022.0, 40, unit="year"),
     )
     fresh, date = OutdatedLens.plain_words(apart, "x")
     assert fresh.endswith("It is more often current than outdated.")
-    assert (
-        date
-        == "Knowledge date: its answers describe the world of about 2022-07 (95% CI 2022-02 to 2022-11, from 40 dated facts)."
+    assert date == (
+        "Knowledge cutoff: it knows changes up to about 2021-07 (2020-10 to 2022-01, from 40 dated facts); its answers"
+        " most often describe 2022-07 (95% CI 2022-02 to 2022-11, from 40 dated facts). The two differ because the"
+        " values it names began before its cutoff and still held later, so the world they describe runs past the last"
+        " change it knows."
     )
     few = summary("outdated", *(m(n, 50, 10, 90, 4) for n in base))
     assert OutdatedLens.plain_words(few, "x")[0].startswith(

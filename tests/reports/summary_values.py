@@ -29,6 +29,8 @@ def _knowledge(block: dict[str, Any], cls: str, metric: str) -> tuple[float | No
         return found["value"], found["n"]
     if metric == "published_cutoff":
         return block["published_cutoff_year"], None
+    if metric == "knowledge_cutoff":
+        return block["cutoff"]["estimate"]["value"], block["cutoff"]["estimate"]["n"]
     if metric == "knowledge_horizon":
         return block["horizon"]["value"], block["horizon"]["n"]
     curve = block["staleness"]["per_category"].get(cls)
@@ -42,6 +44,7 @@ def _knowledge(block: dict[str, Any], cls: str, metric: str) -> tuple[float | No
 
 
 KNOWLEDGE_METRICS = (
+    "knowledge_cutoff",
     "knowledge_date",
     "knowledge_horizon",
     "published_cutoff",

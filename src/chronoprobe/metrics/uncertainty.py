@@ -47,7 +47,7 @@ SEED = 0
 _CHUNK = 200
 """Resamples drawn per batch: bounds memory to _CHUNK x n indices; fixed, so results stay reproducible."""
 
-Method = Literal["wilson", "bootstrap", "newcombe", "wilson-clustered", "cluster-bootstrap"]
+Method = Literal["wilson", "bootstrap", "newcombe", "wilson-clustered", "cluster-bootstrap", "profile-likelihood"]
 
 
 class Estimate(BaseModel):

@@ -60,6 +60,7 @@ METRIC_LABELS = {
     "unparseable_rate": "unparseable",
     "knowledge_date": "knowledge date",
     "knowledge_date_naive": "knowledge date, naive argmax",
+    "knowledge_cutoff": "knowledge cutoff: knows changes up to about",
     "knowledge_horizon": "knowledge horizon: latest change it knows",
     "claimed_cutoff": "cutoff it claims",
     "published_cutoff": "published cutoff",

@@ -84,6 +84,7 @@ class OutdatedLens(Lens[ResponseRecord]):
         "as_of.inconsistency_pct",
         "knowledge_date",
         "knowledge_date_naive",
+        "knowledge_cutoff",
         "knowledge_horizon",
         "claimed_cutoff",
         "published_cutoff",

@@ -26,8 +26,8 @@ _HEADLINE = [f"soft_constraint_pct.{v}" for v in VERDICTS] + ["inconsistency_pct
 HEADLINE = (
     *_HEADLINE,
     *(f"as_of.{m}" for m in _HEADLINE),
+    "knowledge_cutoff",
     "knowledge_date",
-    "knowledge_horizon",
     "claimed_cutoff",
     "published_cutoff",
     "freshness_half_life_years",
@@ -173,7 +173,8 @@ def score_metrics(detail: ScoreDetail) -> list[Metric]:
 
 
 def knowledge_date_metrics(model: str, block: Mapping[str, Any] | None) -> list[Metric]:
-    """The knowledge date (decimal years), its naive floor, the published cutoff, and per category
+    """The knowledge cutoff and date (decimal years), the date's naive floor, the horizon (a secondary row, off the
+    card's headline), the published cutoff, and per category
     the freshness half-life, the share still current at the snapshot and the deployment forecast."""
     if not block:
         return []
@@ -181,6 +182,9 @@ def knowledge_date_metrics(model: str, block: Mapping[str, Any] | None) -> list[
     for category, entry in (block.get("per_category") or {}).items():
         found.append(from_estimate(model, category, "knowledge_date", entry["estimate"]))
         found.append(from_estimate(model, category, "knowledge_date_naive", entry["naive"]))
+    cutoff = block.get("cutoff") or {}
+    if cutoff.get("estimate"):
+        found.append(from_estimate(model, ALL, "knowledge_cutoff", cutoff["estimate"]))
     if block.get("horizon"):
         found.append(from_estimate(model, ALL, "knowledge_horizon", block["horizon"]))
     if block.get("published_cutoff_year") is not None:

@@ -1,0 +1,97 @@
+"""The knowledge cutoff: a changepoint in P(answer current) against the date of the change, hand-computed cases."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from chronoprobe.knowledge.types import FactAnswers, Statement, WikidataDate
+from chronoprobe.metrics.knowledge_cutoff import (
+    MIN_FACTS,
+    ChangeFact,
+    change_date,
+    changepoint_threshold,
+    estimate_knowledge_cutoff,
+)
+
+START, END = 2000.0, 2024.0
+
+
+def _facts(known: Sequence[float], first: int = 2010) -> list[ChangeFact]:
+    return [ChangeFact(f"f{i}", float(first + i), share) for i, share in enumerate(known)]
+
+
+def test_a_clean_step_is_found_between_the_last_known_and_the_first_unknown_change() -> None:
+    found = estimate_knowledge_cutoff(_facts([1, 1, 1, 1, 1, 0, 0, 0, 0, 0]), start=START, end=END)
+    assert found is not None
+    assert (found.last_known, found.first_unknown) == (2014.0, 2015.0)
+    assert found.estimate.value == 2014.5 and found.estimate.n == 10
+    assert (found.before, found.after, found.flat) == (1.0, 0.0, False)
+    # one fact off (split 4 or 6): 2 * -(ln 1/6 + 5 ln 5/6) = 5.41 <= 7.35, kept; two off (split 3 or 7):
+    # 2 * -(2 ln 2/7 + 5 ln 5/7) = 8.37 > 7.35, not kept; so from the change before split 4's gap to split 6's end
+    assert (found.estimate.ci_low, found.estimate.ci_high) == (2013.0, 2016.0)
+    assert found.estimate.method == "profile-likelihood"
+
+
+def test_the_interval_holds_every_split_within_the_threshold() -> None:
+    known = [1, 1, 1, 0, 1, 0, 0, 1, 0, 0]
+    found = estimate_knowledge_cutoff(_facts(known), start=START, end=END)
+    assert found is not None
+
+    def loglik(k: int) -> float:
+        total = 0.0
+        for side in (known[:k], known[k:]):
+            if side:
+                p = sum(side) / len(side)
+                total += sum(math.log(p) if y else math.log(1 - p) for y in side if 0 < p < 1)
+        return total
+
+    splits = [loglik(k) for k in range(11)]
+    best = max(splits)
+    assert found.estimate.value == pytest.approx(2012.5)  # split 3 (1, 1, 1 | ...) is the maximum
+    kept = [k for k in range(11) if 2 * (best - splits[k]) <= changepoint_threshold()]
+    low = 2010 + min(kept) - 1 if min(kept) > 0 else START
+    high = 2010 + max(kept) if max(kept) < 10 else END
+    assert (found.estimate.ci_low, found.estimate.ci_high) == (low, high)
+    assert found.estimate.ci_low < found.estimate.value < found.estimate.ci_high
+
+
+def test_no_drop_gives_the_widest_interval_and_says_it_is_flat() -> None:
+    for known in ([1.0] * 12, [0.0] * 12, [0.0] * 6 + [1.0] * 6):  # all known, none, a rise (not a drop)
+        found = estimate_knowledge_cutoff(_facts(known), start=START, end=END)
+        assert found is not None and found.flat
+        assert (found.estimate.ci_low, found.estimate.ci_high) == (START, END)
+
+
+def test_too_few_dated_facts_give_no_cutoff() -> None:
+    assert estimate_knowledge_cutoff(_facts([1] * (MIN_FACTS - 1)), start=START, end=END) is None
+    assert estimate_knowledge_cutoff(_facts([1] * MIN_FACTS), start=START, end=END) is not None
+
+
+def test_the_threshold_is_the_changepoint_quantile_not_chi_square() -> None:
+    # P(max of two independent sides <= x) = (1 - e^-x)^2 = 0.95 -> x = 3.676, the ratio is 2x
+    assert changepoint_threshold(0.95) == pytest.approx(7.352, abs=1e-3)
+    assert changepoint_threshold(0.95) > 3.841  # wider than chi-square with one degree of freedom
+
+
+def test_the_change_is_the_latest_start_among_current_values_from_its_first_possible_day() -> None:
+    def statement(label: str, start: str, end: str | None = None) -> Statement:
+        return Statement(
+            label=label,
+            start=WikidataDate.parse(start),
+            end=WikidataDate.parse(end) if end else None,
+        )
+
+    answers = FactAnswers(
+        fact_id="x",
+        statements=(
+            statement("Old", "+2010-03-01T00:00:00Z", "+2015-00-00T00:00:00Z"),
+            statement("Team", "+2003-00-00T00:00:00Z"),
+            statement("Club", "+2019-07-00T00:00:00Z"),
+        ),
+        retrieved=dt.date(2023, 12, 18),
+    )
+    assert change_date(answers) == pytest.approx(2019.5)  # July 2019, known to the month: its first day
