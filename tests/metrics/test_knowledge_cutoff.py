@@ -6,6 +6,7 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from chronoprobe.knowledge.types import FactAnswers, Statement, WikidataDate
@@ -14,6 +15,8 @@ from chronoprobe.metrics.knowledge_cutoff import (
     ChangeFact,
     change_date,
     changepoint_threshold,
+    cutoff_components,
+    cutoff_of_sums,
     estimate_knowledge_cutoff,
 )
 
@@ -95,3 +98,16 @@ def test_the_change_is_the_latest_start_among_current_values_from_its_first_poss
         retrieved=dt.date(2023, 12, 18),
     )
     assert change_date(answers) == pytest.approx(2019.5)  # July 2019, known to the month: its first day
+
+
+def test_the_summed_components_give_the_fitted_cutoff_on_a_monthly_grid() -> None:
+    facts = _facts([1, 1, 1, 0, 1, 0, 0, 1, 0, 0])
+    grid = np.arange(2000 * 12, 2024 * 12) / 12.0
+    sums = np.sum([cutoff_components(f, grid) for f in facts], axis=0)[None, :]
+    found = estimate_knowledge_cutoff(facts, start=START, end=END)
+    assert found is not None
+    on_grid = float(cutoff_of_sums(sums, grid)[0])
+    assert found.last_known is not None and found.first_unknown is not None
+    assert found.last_known <= on_grid < found.first_unknown  # the same best split, at a month inside its gap
+    # no facts on the known side at all: a resample with no dated fact reads as flat, not an error
+    assert np.isfinite(cutoff_of_sums(np.zeros((1, 2 * len(grid) + 2)), grid)).all()

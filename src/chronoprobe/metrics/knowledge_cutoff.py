@@ -198,3 +198,28 @@ def estimate_knowledge_cutoff(
         after=(total - k1) / (len(facts) - n1) if len(facts) > n1 else math.nan,
         flat=bool(np.all(distance <= _TINY)),
     )
+
+
+# --- the cutoff over a monthly grid, from summed components (a paired bootstrap over facts) ------------------
+
+
+def cutoff_components(fact: ChangeFact, grid: np.ndarray) -> np.ndarray:
+    """A fact's components: per grid month whether its change is on the known side (change <= month) and, if so,
+    its known share; then 1 and its known share. Summed over facts they give every split's counts."""
+    before = (fact.change <= grid).astype(np.float64)
+    return np.concatenate([before, before * fact.known, [1.0, fact.known]])
+
+
+def cutoff_of_sums(sums: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """(rows, components) summed :func:`cutoff_components` -> the cutoff of each row on ``grid`` (the middle of the
+    best months where several tie), by the same profile likelihood as :func:`estimate_knowledge_cutoff`."""
+    size = len(grid)
+    n1, k1 = sums[:, :size], sums[:, size : 2 * size]
+    total, hits = sums[:, 2 * size : 2 * size + 1], sums[:, 2 * size + 1 : 2 * size + 2]
+    n2, k2 = total - n1, hits - k1
+    split = _bernoulli(k1, n1) + _bernoulli(k2, n2)
+    none = _bernoulli(hits, total)
+    before = np.where(n1 > 0, k1 / np.maximum(n1, _TINY), 1.0)
+    after = np.where(n2 > 0, k2 / np.maximum(n2, _TINY), 0.0)
+    loglik = np.where(before < after, none, split)
+    return np.asarray([grid[_middle_of_best(row)] for row in loglik], dtype=np.float64)

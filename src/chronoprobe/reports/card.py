@@ -60,6 +60,8 @@ METRIC_LABELS = {
     "unparseable_rate": "unparseable",
     "knowledge_date": "knowledge date",
     "knowledge_date_naive": "knowledge date, naive argmax",
+    "dated_pct": "gives a dated answer, current or not",
+    "current_among_dated_pct": "current, of the facts it dates",
     "knowledge_cutoff": "knowledge cutoff: knows changes up to about",
     "knowledge_horizon": "knowledge horizon: latest change it knows",
     "claimed_cutoff": "cutoff it claims",
