@@ -122,4 +122,5 @@ def claimed(summary: Summary, model: str) -> str | None:
 
 
 def sentences(summary: Summary, model: str) -> list[str]:
-    return [s for s in (freshness(summary, model), knowledge_date(summary, model), claimed(summary, model)) if s]
+    """The knowledge cutoff (with the knowledge date) first, then freshness, then what it claims."""
+    return [s for s in (knowledge_date(summary, model), freshness(summary, model), claimed(summary, model)) if s]
