@@ -118,8 +118,8 @@ def claim_lines(per_model: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[
         "",
         'Each model was asked three paraphrases of "what is your knowledge cutoff date?" (docs/outdated.md, What '
         "the model is told, and what it says). The claim is the year most answers name, with its month where they "
-        "name one; nothing is read where an answer names no date. Beside it, the knowledge date (the month its "
-        "answers describe best) and the knowledge horizon (the latest change whose current value it gives).",
+        "name one; nothing is read where an answer names no date. Beside it, the knowledge cutoff (up to when it "
+        "knows changes) and the knowledge date (the month its answers most often describe).",
         "",
         *(f"- `{name}` {dates_line(claim, block)}." for name, (claim, block) in claimed.items()),
         "",
