@@ -14,7 +14,6 @@ from chronoprobe.metrics.knowledge_cutoff import (
     MIN_FACTS,
     ChangeFact,
     change_date,
-    changepoint_threshold,
     cutoff_components,
     cutoff_of_sums,
     estimate_knowledge_cutoff,
@@ -33,9 +32,10 @@ def test_a_clean_step_is_found_between_the_last_known_and_the_first_unknown_chan
     assert (found.last_known, found.first_unknown) == (2014.0, 2015.0)
     assert found.estimate.value == 2014.5 and found.estimate.n == 10
     assert (found.before, found.after, found.flat) == (1.0, 0.0, False)
-    # one fact off (split 4 or 6): 2 * -(ln 1/6 + 5 ln 5/6) = 5.41 <= 7.35, kept; two off (split 3 or 7):
-    # 2 * -(2 ln 2/7 + 5 ln 5/7) = 8.37 > 7.35, not kept; so from the change before split 4's gap to split 6's end
-    assert (found.estimate.ci_low, found.estimate.ci_high) == (2013.0, 2016.0)
+    # fitted p1 = 1, p2 = 0: every world drawn from the step is the data again, the ratio at the fit is 0, so the
+    # interval is the best gap alone: from the last known change to the first unknown one, never a point
+    assert found.threshold == 0.0
+    assert (found.estimate.ci_low, found.estimate.ci_high) == (2014.0, 2015.0)
     assert found.estimate.method == "profile-likelihood"
 
 
@@ -55,7 +55,8 @@ def test_the_interval_holds_every_split_within_the_threshold() -> None:
     splits = [loglik(k) for k in range(11)]
     best = max(splits)
     assert found.estimate.value == pytest.approx(2012.5)  # split 3 (1, 1, 1 | ...) is the maximum
-    kept = [k for k in range(11) if 2 * (best - splits[k]) <= changepoint_threshold()]
+    assert 0.0 < found.threshold < 20.0
+    kept = [k for k in range(11) if 2 * (best - splits[k]) <= found.threshold + 1e-9]
     low = 2010 + min(kept) - 1 if min(kept) > 0 else START
     high = 2010 + max(kept) if max(kept) < 10 else END
     assert (found.estimate.ci_low, found.estimate.ci_high) == (low, high)
@@ -74,10 +75,16 @@ def test_too_few_dated_facts_give_no_cutoff() -> None:
     assert estimate_knowledge_cutoff(_facts([1] * MIN_FACTS), start=START, end=END) is not None
 
 
-def test_the_threshold_is_the_changepoint_quantile_not_chi_square() -> None:
-    # P(max of two independent sides <= x) = (1 - e^-x)^2 = 0.95 -> x = 3.676, the ratio is 2x
-    assert changepoint_threshold(0.95) == pytest.approx(7.352, abs=1e-3)
-    assert changepoint_threshold(0.95) > 3.841  # wider than chi-square with one degree of freedom
+def test_the_threshold_is_seeded_and_grows_as_the_drop_weakens() -> None:
+    sharp = _facts([1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0])
+    weak = _facts([1, 0, 1, 1, 0, 1, 0, 1, 0, 0, 1, 0, 0, 0])
+    first = estimate_knowledge_cutoff(sharp, start=START, end=END)
+    again = estimate_knowledge_cutoff(sharp, start=START, end=END)
+    loose = estimate_knowledge_cutoff(weak, start=START, end=END)
+    assert first is not None and again is not None and loose is not None
+    assert first.threshold == again.threshold  # seeded: the same facts give the same interval
+    assert loose.threshold > first.threshold
+    assert loose.estimate.ci_high - loose.estimate.ci_low > first.estimate.ci_high - first.estimate.ci_low
 
 
 def test_the_change_is_the_latest_start_among_current_values_from_its_first_possible_day() -> None:

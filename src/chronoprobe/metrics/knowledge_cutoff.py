@@ -16,13 +16,12 @@ where several tie), the changes it falls between are reported beside it. A split
 knows less than its ``after`` side has no drop, and gets the likelihood of no change at all.
 
 The 95% interval is a **profile likelihood** interval: every c whose likelihood ratio to the best,
-2 (log L(best) - log L(c)), is at most :func:`changepoint_threshold` (7.35 at 95%), from the first such
-gap's start to the last one's end. A changepoint is not a regular parameter, so chi-square's 3.84 would
-be too narrow; 7.35 is the large-sample quantile for a changepoint in a sequence (below). The interval
-always spans at least one whole gap, so it is never a single point; a flat likelihood (every fact
-known, or none) makes it as wide as the dates allow. Its coverage is simulated in
-``scripts/knowledge_date_simulation.py --cutoff`` (docs/outdated.md, "The knowledge cutoff"): 95-100%
-per kind of model, conservative where the drop is sharp.
+2 (log L(best) - log L(c)), is at most the 95% quantile of that ratio at the changepoint in worlds drawn
+from the fitted step (:func:`bootstrap_threshold`, a seeded parametric bootstrap: a changepoint is not a
+regular parameter, so chi-square's 3.84 does not apply), from the first such gap's start to the last
+one's end. The interval always spans at least one whole gap, so it is never a single point; a flat
+likelihood (every fact known, or none) makes it as wide as the dates allow. Its coverage is simulated in
+``scripts/knowledge_date_simulation.py --cutoff`` (docs/outdated.md, "The knowledge cutoff").
 
 With fewer than :data:`MIN_FACTS` dated facts no cutoff is estimated (the caller says "too few
 dated facts (N)"). Dates are decimal years, as in :mod:`chronoprobe.metrics.knowledge_date`.
@@ -38,7 +37,7 @@ import numpy as np
 
 from chronoprobe.knowledge.types import FactAnswers
 from chronoprobe.metrics.knowledge_date import DatedAnswer, decimal_year
-from chronoprobe.metrics.uncertainty import LEVEL, Estimate
+from chronoprobe.metrics.uncertainty import LEVEL, RESAMPLES, SEED, Estimate
 
 MIN_FACTS = 10
 """No cutoff is estimated from fewer dated facts than this."""
@@ -72,6 +71,8 @@ class KnowledgeCutoff:
     """P(known) for changes after it."""
     flat: bool
     """True when no split beats "no change at all": the data show no drop."""
+    threshold: float
+    """The likelihood ratio the interval admits (:func:`bootstrap_threshold`)."""
 
 
 def change_date(answers: FactAnswers) -> float | None:
@@ -139,12 +140,17 @@ def _split_loglik(data: _Sorted, known: np.ndarray) -> np.ndarray:
     return np.asarray(np.where(before < after, none, split), dtype=np.float64)
 
 
-def changepoint_threshold(level: float = LEVEL) -> float:
-    """The ``level`` quantile of the likelihood ratio at the true changepoint, in the large-sample limit
-    of a small drop: twice the larger of two independent maxima of a Brownian motion drifting down at
-    half its variance (each exceeds x with probability exp(-x)), so -2 log(1 - sqrt(level)); 7.35 at 95%,
-    where chi-square's 3.84 would be too narrow for a changepoint."""
-    return -2.0 * math.log(1.0 - math.sqrt(level))
+def bootstrap_threshold(data: _Sorted, best: int, *, level: float, resamples: int, seed: int) -> float:
+    """The ``level`` quantile of the likelihood ratio at the changepoint, 2 (log L(best) - log L(c)), in worlds
+    drawn from the fitted step: each fact known (1) or not (0) with its side's fitted probability, the change
+    dates as they are (a parametric bootstrap, seeded). A changepoint is not a regular parameter, so
+    chi-square's 3.84 does not apply; a sharp drop gives a small quantile, a weak one a large one."""
+    cut = int(data.starts[best]) if best < len(data.edges) else len(data.known)
+    sides = (data.known[:cut], data.known[cut:])
+    chance = np.concatenate([np.full(len(side), side.mean() if len(side) else 0.0) for side in sides])
+    drawn = (np.random.default_rng(seed).random((resamples, len(chance))) < chance).astype(np.float64)
+    loglik = _split_loglik(data, drawn)
+    return float(np.quantile(2.0 * (loglik.max(axis=1) - loglik[:, best]), level))
 
 
 def _gap(edges: np.ndarray, k: int, start: float, end: float) -> tuple[float, float]:
@@ -167,6 +173,8 @@ def estimate_knowledge_cutoff(
     end: float,
     level: float = LEVEL,
     min_facts: int = MIN_FACTS,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> KnowledgeCutoff | None:
     """The knowledge cutoff of ``facts``; None below ``min_facts`` facts.
 
@@ -179,7 +187,8 @@ def estimate_knowledge_cutoff(
     best = _middle_of_best(loglik)
     gap_low, gap_high = _gap(data.edges, best, start, end)
     distance = 2.0 * (loglik.max() - loglik)
-    inside = np.flatnonzero(distance <= changepoint_threshold(level) + _TINY)
+    threshold = bootstrap_threshold(data, best, level=level, resamples=resamples, seed=seed)
+    inside = np.flatnonzero(distance <= threshold + _TINY)
     n1 = float(data.count[:best].sum())
     k1 = float(data.known[: int(n1)].sum())
     total = float(data.known.sum())
@@ -197,6 +206,7 @@ def estimate_knowledge_cutoff(
         before=k1 / n1 if n1 else math.nan,
         after=(total - k1) / (len(facts) - n1) if len(facts) > n1 else math.nan,
         flat=bool(np.all(distance <= _TINY)),
+        threshold=threshold,
     )
 
 
