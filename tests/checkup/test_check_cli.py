@@ -77,18 +77,25 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
     # The paragraph: a sentence per question, each quoting the run folders' own records.
     sentences = written["paragraphs"][half_knower]
     assert [s.split(":")[0].split(" (")[0] for s in sentences] == [
+        "Knowledge cutoff",
         "Freshness",
-        "Knowledge date",
         "Claimed cutoff",
         "Context",
         "Recency",
         "What to do",
     ]
-    fresh, date, claim, context, recency, fix = sentences
+    date, fresh, claim, context, recency, fix = sentences
     up = record(out, "outdated", "soft_constraint_pct.up-to-date")
     assert f"{pct(up)}get a current answer (95% CI {up['ci_low']:.1f}–{up['ci_high']:.1f}%)" in fresh
     known = record(out, "outdated", "knowledge_date")
-    assert f"about {month_label(known['value'])} (95% CI {month_label(known['ci_low'])} to" in date
+    assert "its answers most often describe " in date
+    assert f"{month_label(known['value'])} (95% CI {month_label(known['ci_low'])} to" in date
+    metrics = json.loads((out / "outdated" / "run.json").read_text())["summary"]["metrics"]
+    cutoff = next((m for m in metrics if m["name"] == "knowledge_cutoff"), None)
+    if cutoff is not None:
+        assert date.startswith(f"Knowledge cutoff: it knows changes up to about {month_label(cutoff['value'])} (")
+    else:  # a quick check may date fewer facts than the cutoff needs
+        assert date.startswith("Knowledge cutoff: too few dated facts (")
     assert claim.startswith("Claimed cutoff: it says nothing that reads as a date when asked its knowledge cutoff (")
     persuaded = record(out, "conflicts", "persuaded_pct", "static")
     assert f"{pct(persuaded)}({persuaded['ci_low']:.1f}–{persuaded['ci_high']:.1f}%) on static" in context

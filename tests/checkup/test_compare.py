@@ -113,7 +113,11 @@ def test_a_folder_against_itself_differs_by_zero_with_p_one(two_models, tmp_path
 def test_the_check_ends_its_paragraph_with_the_paired_verdicts_and_the_card_plots_them(two_models) -> None:
     check, _, result = two_models
     said = result.record.comparisons
-    assert any(s.startswith("Fresher: half.") for s in said), said  # half knows every second fact, third every third
+    # both date every fact, half with the current value on every second one, third on every third: neither knows
+    # more, half is fresher where both answer; never "fresher" from the up-to-date share alone
+    assert any(s.startswith("Which of half and third knows more: cannot tell;") for s in said), said
+    assert any(s.startswith("Fresher where both answer: half. third gives the current value where both") for s in said)
+    assert not any(s.startswith("Fresher:") for s in said), said
     assert any("more persuadable" in s for s in said) and any("fresh data" in s for s in said)
     assert "**Paired.**" in (check / "check.md").read_text()
     assert any(line.startswith("[bold]Paired[/]") for line in result.lines())
@@ -260,7 +264,8 @@ def test_compare_counts_and_names_the_unshared_items_and_refuses_other_sources(t
 def test_the_command_prints_a_table_csv_or_a_file_and_refuses_bad_output(two_models, monkeypatch, capsys, tmp_path):
     check, _, _ = two_models
     table = run_main(monkeypatch, capsys, "compare", str(check / "outdated"), columns=200)
-    assert table.code == 0 and "B − A [95% CI]" in table.out and "Fresher" not in table.out
+    assert table.code == 0 and "B − A [95% CI]" in table.out and "Fresher:" not in table.out
+    assert "Fresher where both answer: " in table.out  # never "fresher" from the up-to-date share alone
     assert "gives a current answer on" in table.out
     csv = run_main(monkeypatch, capsys, "compare", str(check / "outdated"), "--format", "csv")
     assert csv.code == 0 and csv.out.splitlines()[0] == ",".join(COLUMNS)

@@ -40,7 +40,7 @@ def test_freshness_says_when_the_intervals_cannot_tell() -> None:
         "outdated",
         *(m(n, v, lo, hi, 130) for n, (v, lo, hi) in zip(base, [(5, 2, 10), (7, 4, 12), (88, 81, 92)], strict=True)),
     )
-    [fresh, date] = OutdatedLens.plain_words(overlapping, "x")
+    [date, fresh] = OutdatedLens.plain_words(overlapping, "x")
     assert fresh == (
         "Freshness: of 130 time-sensitive facts, 5.0% get a current answer (95% CI 2.0–10.0%), 7.0% (4.0–12.0%) "
         "an outdated one and 88.0% (81.0–92.0%) none that names a dated value. Whether it is more often current "
@@ -53,15 +53,18 @@ def test_freshness_says_when_the_intervals_cannot_tell() -> None:
         m(base[1], 20, 14, 28, 130),
         m(base[2], 20, 14, 28, 130),
         m("knowledge_date", 2022.5, 2022.1, 2022.9, 40, unit="year"),
+        m("knowledge_cutoff", 2021.5, 2020.75, 2022.0, 40, unit="year"),
     )
-    fresh, date = OutdatedLens.plain_words(apart, "x")
+    date, fresh = OutdatedLens.plain_words(apart, "x")
     assert fresh.endswith("It is more often current than outdated.")
-    assert (
-        date
-        == "Knowledge date: its answers describe the world of about 2022-07 (95% CI 2022-02 to 2022-11, from 40 dated facts)."
+    assert date == (
+        "Knowledge cutoff: it knows changes up to about 2021-07 (2020-10 to 2022-01, from 40 dated facts); its answers"
+        " most often describe 2022-07 (95% CI 2022-02 to 2022-11, from 40 dated facts). The two differ because the"
+        " values it names began before its cutoff and still held later, so the world they describe runs past the last"
+        " change it knows."
     )
     few = summary("outdated", *(m(n, 50, 10, 90, 4) for n in base))
-    assert OutdatedLens.plain_words(few, "x")[0].startswith(
+    assert OutdatedLens.plain_words(few, "x")[1].startswith(
         "Freshness: only 4 time-sensitive facts were judged, too few"
     )
 

@@ -249,3 +249,24 @@ def test_the_horizon_of_the_authors_outputs_is_the_table_in_the_docs(tmp_path: P
             f"{horizon['label']} [{month_label(horizon['ci_low'])}, {month_label(horizon['ci_high'])}] | {horizon['n']} |"
         )
         assert cells in docs, cells
+
+
+def test_the_cutoff_of_the_authors_outputs_is_the_table_in_the_docs(tmp_path: Path) -> None:
+    """docs/outdated.md's validation of the knowledge cutoff, recomputed: date, interval, n and gap per model."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "outdated.md").read_text(encoding="utf-8")
+    cutoffs = {}
+    for model, shown in HORIZON_ROWS.items():
+        summary = score_generations(_authors() / model, tmp_path / model)
+        assert summary.knowledge_date is not None
+        cutoff = summary.knowledge_date["cutoff"]
+        estimate = cutoff["estimate"]
+        assert estimate["ci_low"] < estimate["value"] < estimate["ci_high"]  # never a point
+        cells = (
+            f"| {shown} | {estimate['label']} [{estimate['ci_low_label']}, {estimate['ci_high_label']}], "
+            f"{estimate['n']} | {month_label(cutoff['last_known_change'])} to "
+            f"{month_label(cutoff['first_unknown_change'])} |"
+        )
+        assert cells in docs, cells
+        cutoffs[model] = estimate["value"]
+    assert cutoffs["gpt2-xl"] < cutoffs["OLMo-1B"] < cutoffs["Mistral-7B-Instruct-v0.1"]
+    assert cutoffs["gpt2-xl"] < 2018.0  # DyKnow §3: GPT-2's data were collected before 2018

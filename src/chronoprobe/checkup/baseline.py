@@ -28,7 +28,17 @@ from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics.paired import Draws
 from chronoprobe.metrics.records import ALL
 from chronoprobe.paths import latest_named
-from chronoprobe.reports.compare import CompareRow, Comparison, Side, compare_runs, compare_sides, counted, sentence
+from chronoprobe.reports.compare import (
+    CompareRow,
+    Comparison,
+    Side,
+    cannot_tell,
+    compare_runs,
+    compare_sides,
+    counted,
+    needs_text,
+    sentence,
+)
 from chronoprobe.reports.plain_words import difference
 
 __all__ = ["Baseline", "baseline_comparisons", "baseline_lines", "judge_deltas", "open_baseline", "verdicts"]
@@ -246,22 +256,42 @@ def verdicts(runs: Mapping[str, Run]) -> list[str]:
     return said
 
 
+_VERBS = ("knows", "has", "gives")
+"""A verdict that starts with one of these is a predicate of its own (``knows more``); the others follow "is"."""
+
+
 def _lens_verdicts(comparison: Comparison) -> list[str]:
+    """Per verdict the lens names (``knows more``, ``fresher where both answer`` ...), in the order its rows come."""
+    rows = [r for r in comparison.rows if r.outcome is not None and r.outcome.verdict]
+    said: list[str] = []
+    for verdict in dict.fromkeys(r.outcome.verdict for r in rows if r.outcome is not None):
+        said += _verdict_sentences(
+            comparison, [r for r in rows if r.outcome is not None and r.outcome.verdict == verdict]
+        )
+    return said
+
+
+def _verdict_sentences(comparison: Comparison, rows: list[CompareRow]) -> list[str]:
+    """One verdict's sentences: each class where the paired difference decides, else one "cannot tell" (with how
+    many items both models have, where the lens names them: "cannot tell (both date only 11 facts)")."""
     a, b = comparison.names
-    rows = [r for r in comparison.rows if r.outcome is not None and r.outcome.verdict and r.delta is not None]
-    deciding = [r for r in rows if r.decides]
+    measured = [r for r in rows if r.delta is not None]
+    deciding = [r for r in measured if r.decides]
     said = []
     for row in deciding:
         assert row.outcome is not None and row.delta is not None
         winner = b if row.delta > 0 else a
         where = "" if row.group == ALL else f" on {row.group} {row.outcome.unit}"
-        text = sentence(row, a, b, any_class=True)
+        text = sentence(row, a, b, any_class=True, named=False)
         said.append(f"{row.outcome.verdict.capitalize()}{where}: {winner}. {text}")
-    if rows and not deciding:
-        shown = next((r for r in rows if r.group == ALL), None) or max(rows, key=lambda r: abs(r.delta or 0.0))
-        assert shown.outcome is not None
-        text = sentence(shown, a, b, any_class=True) or ""
-        reason = text.split(": cannot tell; ", 1)[-1]
-        where = "" if shown.group == ALL else f" on {shown.group} {shown.outcome.unit}"
-        said.append(f"Which of {a} and {b} is {shown.outcome.verdict}{where}: cannot tell; {reason}")
-    return said
+    if deciding or not rows:
+        return said
+    shown = next((r for r in measured if r.group == ALL), None) or max(
+        measured or rows, key=lambda r: abs(r.delta or 0.0)
+    )
+    assert shown.outcome is not None
+    where = "" if shown.group == ALL else f" on {shown.group} {shown.outcome.unit}"
+    reason = f"; {needs_text(shown)}" if shown.paired is not None and shown.delta is not None else ""
+    verdict = shown.outcome.verdict
+    asked = verdict if verdict.split()[0] in _VERBS else f"is {verdict}"
+    return [f"Which of {a} and {b} {asked}{where}: {cannot_tell(shown)}{reason}"]

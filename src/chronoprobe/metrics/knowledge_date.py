@@ -244,6 +244,22 @@ def _weights(idx: np.ndarray, facts: int) -> np.ndarray:
     return weights
 
 
+def fact_logliks(
+    answers: Sequence[DatedAnswer], grid: np.ndarray, noise: Sequence[float] = NOISE_GRID
+) -> dict[str, np.ndarray]:
+    """Per fact, its (noise, grid) mean log likelihood: the components whose sum over facts the knowledge date
+    maximises (a paired bootstrap over facts sums them per resample, :func:`date_of_sums`)."""
+    if not answers:
+        return {}
+    return dict(zip(_by_fact(answers), _fact_arrays(answers, grid, noise).loglik, strict=True))
+
+
+def date_of_sums(sums: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """(rows, noise x grid) summed log likelihoods -> the knowledge date of each row (decimal years)."""
+    shaped = sums.reshape(sums.shape[0], -1, len(grid))
+    return np.asarray([grid[_mle_index(row)] for row in shaped], dtype=np.float64)
+
+
 def estimate_knowledge_date(
     answers: Sequence[DatedAnswer],
     grid: np.ndarray,

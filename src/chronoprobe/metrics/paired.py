@@ -116,6 +116,9 @@ class ItemOutcomes:
     """For the check's paragraph, what a model with the higher value is (``fresher``); empty: none."""
     statistic: Statistic | None = None
     """For a statistic, how its value follows from the items' summed components (see :data:`Statistic`)."""
+    shared: str = ""
+    """Where a model has items only where it answered (``current_among_dated_pct``: the facts it dates), what the
+    items both models have are (``both date``): the verdict that cannot tell says how many there are."""
 
     def unit_of(self, item: str) -> str:
         return item if self.clusters is None else self.clusters.get(item, item)

@@ -48,7 +48,7 @@ SEED = 0
 _CHUNK = 200
 """Resamples drawn per batch: bounds memory to _CHUNK x n indices; fixed, so results stay reproducible."""
 
-Method = Literal["wilson", "bootstrap", "newcombe", "wilson-clustered", "cluster-bootstrap"]
+Method = Literal["wilson", "bootstrap", "newcombe", "wilson-clustered", "cluster-bootstrap", "profile-likelihood"]
 """How an interval was made (a share of 0/1 outcomes all alike takes ``wilson`` over its units, whatever resampled
 it: a resample of them never varies)."""
 

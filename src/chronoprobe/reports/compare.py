@@ -392,15 +392,38 @@ def needed(row: CompareRow) -> int | None:
     return units_needed_for_mean(paired.delta, paired.spread)
 
 
-def sentence(row: CompareRow, a: str = "A", b: str = "B", *, any_class: bool = False) -> str | None:
+def sentence(row: CompareRow, a: str = "A", b: str = "B", *, any_class: bool = False, named: bool = True) -> str | None:
     """One sentence about a headline row over every item: the difference where it decides, else what a difference
-    of its size would need; None for a row without a paired test, or over one class unless ``any_class``."""
+    of its size would need; None for a row without a paired test, or over one class unless ``any_class``. A row
+    whose lens names a verdict (``knows more``) starts with it, unless ``named`` is False (the check's paragraph
+    names it itself)."""
     paired, outcome = row.paired, row.outcome
     if (row.group != ALL and not any_class) or paired is None or outcome is None or row.delta is None:
         return None
     name = row.metric
+    if outcome.verdict:  # ``knows more (dated_pct)``; a verdict that names its metric already stands alone
+        named_in = row.metric.replace("_", " ") in outcome.verdict
+        name = outcome.verdict if named_in else f"{outcome.verdict} ({row.metric})"
     if not paired.decides:
-        return f"{name}: cannot tell; {_needs(row)}."
+        return f"{name}: {cannot_tell(row)}; {needs_text(row)}."
+    said = _decided(row, a, b)
+    return f"{outcome.verdict.capitalize()}: {said}" if named and outcome.verdict else said
+
+
+def cannot_tell(row: CompareRow) -> str:
+    """``cannot tell``, with how many items both models have where the lens names them (``cannot tell (both date
+    only 11 facts)``)."""
+    outcome = row.outcome
+    if outcome is None or not outcome.shared:
+        return "cannot tell"
+    count = row.paired.n if row.paired is not None else 0
+    return f"cannot tell ({outcome.shared} only {counted(count, outcome.unit)})"
+
+
+def _decided(row: CompareRow, a: str, b: str) -> str:
+    paired, outcome = row.paired, row.outcome
+    assert paired is not None and outcome is not None and row.delta is not None
+    name = row.metric
     shown = (
         f"{difference(row.delta, row.unit)}, 95% CI {difference_span(row.ci_low or 0.0, row.ci_high or 0.0, row.unit)}"
     )
@@ -412,11 +435,13 @@ def sentence(row: CompareRow, a: str = "A", b: str = "B", *, any_class: bool = F
     if outcome.kind == "rate" and outcome.phrase:
         side = "more" if row.delta > 0 else "less"
         return f"{b} {outcome.phrase} {side} often than {a} ({shown}, over {counted(paired.n, outcome.unit)}; {test})."
-    side = "higher" if row.delta > 0 else "lower"
-    return f"{name}: {b}'s is {side} than {a}'s ({shown}, over {counted(paired.n, outcome.unit)}; {test})."
+    side = ("later" if row.delta > 0 else "earlier") if row.unit == "year" else ("higher" if row.delta > 0 else "lower")
+    said = f"is {side} than {a}'s ({shown}, over {counted(paired.n, outcome.unit)}; {test})."
+    return f"{b}'s {name} {said}" if outcome.verdict else f"{name}: {b}'s {said}"
 
 
-def _needs(row: CompareRow) -> str:
+def needs_text(row: CompareRow) -> str:
+    """What a difference of the measured size needs (or that the two agree, or that none was measured)."""
     paired, outcome = row.paired, row.outcome
     assert paired is not None and outcome is not None
     if paired.delta is None or math.isclose(paired.delta, 0.0, abs_tol=1e-12):
