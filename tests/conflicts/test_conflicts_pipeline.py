@@ -41,7 +41,7 @@ def test_dynamicqa_methodology_end_to_end(cached: CachedModel, tmp_path: Path):
         dataset="dynamicqa",
         methodology="dynamicqa",
         data=ASSETS / "dynamicqa_small",
-        limit=1,
+        balanced_limit=1,
         persuasion=persuasion,
     )
     rows = [json.loads(line) for line in (tmp_path / "out" / "items.jsonl").read_text().splitlines()]
@@ -124,7 +124,7 @@ def test_cross_dataset_runs(cached: CachedModel, tmp_path: Path, shared_data: Pa
         dataset="mulan",
         methodology="dynamicqa",
         data=ASSETS / "mulan_contexts.jsonl",
-        limit=1,
+        balanced_limit=1,
         persuasion=pers.PersuasionConfig(n_samples=2, max_new_tokens=6),
     )
     assert result.detail["classes"] == ["immutable-1", "immutable-N", "mutable"]
@@ -137,7 +137,7 @@ def test_cross_dataset_runs(cached: CachedModel, tmp_path: Path, shared_data: Pa
         dataset="dynamicqa",
         methodology="mulan",
         data=ASSETS / "dynamicqa_small",
-        limit=2,
+        balanced_limit=2,
         templates=shared_data / "temporal_conflicts" / "dynamicqa_converted_templates.csv",
         completion=comp.CompletionConfig(max_new_tokens=6),
     )
