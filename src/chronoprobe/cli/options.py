@@ -67,6 +67,8 @@ MEANINGS: dict[str, str] = {
     "--live": "today's answers",
     "--max-new-tokens": "Tokens to generate per",
     "--min-share": "share of samples",
+    "--questions": "Text file, one question per line",
+    "--weights": "Folder of router weights",
     "--prompt-file": "Prompt file",
     "--wording": "JSON file",
     "--samples": "Samples drawn per",
