@@ -69,6 +69,7 @@ MEANINGS: dict[str, str] = {
     "--min-share": "share of samples",
     "--questions": "Text file, one question per line",
     "--weights": "Folder of router weights",
+    "--json": "Print the decision as JSON",
     "--prompt-file": "Prompt file",
     "--wording": "JSON file",
     "--samples": "Samples drawn per",
