@@ -291,6 +291,7 @@ CASES: list[Case] = [
     Case("gate-bad-model", "recency gate 'Who is the CEO?' -m banana:split", "banana:split", spec=True),
     Case("gate-min-share-word", f"recency gate 'Who is the CEO?' {MOCK} --min-share most", "--min-share"),
     Case("gate-router-unknown", "recency gate 'Who is the CEO?' --router smart", "--router"),
+    Case("gate-trained-with-context", "recency gate 'Who is the CEO?' --context 'at a meeting'", "--context"),
     Case("gate-weights-missing", "recency gate 'Who is the CEO?' --weights {tmp}/nope", "nope"),
     # --- recency route (the trained router): refused before the embedding model loads
     Case("route-no-question", "recency route", "question"),

@@ -17,6 +17,7 @@ from chronoprobe.contract.publish import Output, RecordedFile
 from chronoprobe.contract.tool import Answer, Tool, ToolContext, config_error
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
 from chronoprobe.datasets.recencyqa import RecencyItem, describe_source, load_recencyqa, write_recencyqa
+from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency.gate import recency_gate_many
 from chronoprobe.lenses.recency.gate_check import Found, GateCheck, GateQuality, heldout_split, measure, quality, save
 from chronoprobe.lenses.recency.gate_rule import DEFAULT_SAMPLES, DEFAULT_TEMPERATURE, GateDecision, GateSettings
@@ -339,6 +340,13 @@ class GateTool(Tool[GateResult]):
 
     def requested_models(self) -> tuple[ModelRequest, ...]:
         return self.config.llm_models()
+
+    def check_inputs(self) -> None:
+
+        if self.config.chosen_router == "trained" and self.config.context is not None:
+            raise ConfigError(
+                "--context", "the trained router reads the question alone; give --router llm for a context"
+            )
 
     def load(self) -> None:
 
