@@ -84,6 +84,13 @@ CASES = [
     Case("run-editing-without-facts", lambda tmp: cp.run("editing", SPEC, progress=False), ConfigError, "--from"),
     Case("run-old-and-new-keyword", _run(models=SPEC, facts_file="a.json", facts="b.json"), ConfigError, "facts"),
     Case("run-old-and-new-models", _run(model=SPEC, models="mock:echo"), ConfigError, "models"),
+    # cp.route: refused before the embedding model loads
+    Case("route-no-questions", lambda tmp: cp.route([]), ConfigError, "questions"),
+    Case("route-empty-question", lambda tmp: cp.route(["Who?", " "]), ConfigError, "question 2"),
+    Case("route-threshold-unknown", lambda tmp: cp.route("Who?", threshold="often"), ConfigError, "--threshold"),
+    Case("route-cut-off-above-one", lambda tmp: cp.route("Who?", min_share=1.5), ConfigError, "--min-share"),
+    Case("route-weights-missing", lambda tmp: cp.route("Who?", weights=tmp / "none"), ConfigError, "none"),
+    Case("route-weights-not-a-router", lambda tmp: cp.route("Who?", weights=tmp / "empty"), ConfigError, "empty"),
     # cp.produce
     Case("produce-tool-not-text", lambda tmp: cp.produce(["results"]), ConfigError, "tool"),  # type: ignore[arg-type]
     Case("produce-tool-unknown", lambda tmp: cp.produce("recency.labels"), ConfigError, "tool"),
@@ -152,6 +159,7 @@ def test_a_careless_call_is_one_documented_error_and_writes_nothing(
         raise AssertionError("a model loaded before the mistake was named")
 
     monkeypatch.setattr("chronoprobe.contract.runner.load_backend", no_model)
+    monkeypatch.setattr("chronoprobe.judges.embedding.Embedder.__init__", no_model)
     (tmp_path / "file.txt").write_text("not a run\n")
     (tmp_path / "empty").mkdir()
     before = _paths(tmp_path)

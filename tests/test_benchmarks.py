@@ -58,12 +58,20 @@ def smallest(tiny: str) -> dict[str, list[str]]:
         "engine_ray.py": [*model, "--facts", "1", "--batch-size", "1", "--cpus", "1", "--workers", "1"],
         "outdated_throughput.py": [*model, "--facts", "1", "--phases", "idle", "--settings", "auto"],
         "roofline.py": [*model, "--facts", "1", "--workload", "audit,conflicts"],
+        "router_speed.py": [*model, "--questions", "4", "--llm-questions", "1", "--single", "1"],
     }
 
 
 GROUPS = (
     {"engine_ray.py", "conflicts_speed.py", "decode_sampling.py", "editing_speed.py"},
-    {"cached_rerun.py", "outdated_throughput.py", "roofline.py", "cpu_backends.py", "compare_speed.py"},
+    {
+        "cached_rerun.py",
+        "outdated_throughput.py",
+        "roofline.py",
+        "cpu_backends.py",
+        "compare_speed.py",
+        "router_speed.py",
+    },
 )
 """The two interpreters' shares: Ray's cluster start is in the first."""
 GPU_ONLY = {"vllm_throughput.py", "gpu_check.sh"}

@@ -214,7 +214,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("models", ("models", "testing")),
     ("calls and records", ("cache", "estimate", "engines", "provenance", "contract.publish", "contract.runlog",
                            "contract.fields")),
-    ("data and scoring", ("knowledge", "datasets", "metrics", "judges", "reports", "testing.wdqs",
+    ("data and scoring", ("knowledge", "datasets", "metrics", "judges", "router", "reports", "testing.wdqs",
                           "testing.wdqs_data")),
     ("lenses", ("contract", "lenses")),
     ("entry points", ("checkup", "api", "cli", "integrations", "__main__", "")),

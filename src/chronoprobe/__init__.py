@@ -36,6 +36,7 @@ __all__ = [
     "produce",
     "recency_gate",
     "recency_gate_many",
+    "route",
     "run",
     "staleness",
     "tools",
@@ -57,6 +58,7 @@ _LAZY = {
     "Run": "chronoprobe.contract.runlog",
     "recency_gate": "chronoprobe.lenses.recency.gate",
     "recency_gate_many": "chronoprobe.lenses.recency.gate",
+    "route": "chronoprobe.router.route",
     "ChronoprobeError": "chronoprobe.errors",
     "ConfigError": "chronoprobe.errors",
     "DataError": "chronoprobe.errors",
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
     )
     from chronoprobe.lenses.outdated.frames import knowledge_date, staleness
     from chronoprobe.lenses.recency.gate import recency_gate, recency_gate_many
+    from chronoprobe.router.route import route
 
 
 def __getattr__(name: str) -> Any:

@@ -290,6 +290,26 @@ CASES: list[Case] = [
     Case("gate-empty-question", f"recency gate '  ' {MOCK}", "QUESTION"),
     Case("gate-bad-model", "recency gate 'Who is the CEO?' -m banana:split", "banana:split", spec=True),
     Case("gate-min-share-word", f"recency gate 'Who is the CEO?' {MOCK} --min-share most", "--min-share"),
+    Case("gate-router-unknown", "recency gate 'Who is the CEO?' --router smart", "--router"),
+    Case("gate-trained-with-context", "recency gate 'Who is the CEO?' --context 'at a meeting'", "--context"),
+    Case("gate-weights-missing", "recency gate 'Who is the CEO?' --weights {tmp}/nope", "nope"),
+    # --- recency route (the trained router): refused before the embedding model loads
+    Case("route-no-question", "recency route", "question"),
+    Case("route-empty-file", "recency route --questions {tmp}/empty.json", "holds no questions"),
+    Case(
+        "route-bad-jsonl-line",
+        "recency route --questions {tmp}/lines.jsonl",
+        "lines.jsonl line 2",
+        _write("lines.jsonl", '{"question": "Who?"}\n{not json\n'),
+    ),
+    Case("route-weights-missing", "recency route 'Who is the CEO?' --weights {tmp}/nope", "nope"),
+    Case(
+        "route-weights-not-a-router",
+        "recency route 'Who is the CEO?' --weights {tmp}/folder",
+        "holds no router weights",
+    ),
+    Case("route-cut-off-above-one", "recency route 'Who is the CEO?' --min-share 1.5", "--min-share"),
+    Case("route-unknown-threshold", "recency route 'Who is the CEO?' --threshold often", "often"),
     # --- snapshot
     Case("snapshot-show-missing", "snapshot show no-such-snapshot", "no-such-snapshot"),
     Case("snapshot-show-unknown-fact", "snapshot show --fact Q0-no-such-fact", "Q0-no-such-fact"),
@@ -741,7 +761,7 @@ def _argv(case: Case, tmp: Path) -> list[str]:
     text = case.argv.replace("{tmp}", str(tmp)).replace("{port}", str(_unreachable_port()))
     argv = shlex.split(text)
     runs_models = argv[:2] in (["outdated", "run"], ["conflicts", "run"], ["conflicts", "contexts"], ["editing", "run"])
-    runs_models = runs_models or argv[:1] == ["recency"]
+    runs_models = runs_models or (argv[:1] == ["recency"] and argv[:2] != ["recency", "route"])
     if runs_models and "--cache" not in argv:
         argv += ["--cache", str(tmp / "calls.sqlite")]
     if runs_models and "--out" not in argv and argv[:2] != ["recency", "gate"] and not case.default_out:
@@ -766,6 +786,7 @@ def test_bad_input_is_one_clean_line(
         # where the name is used: a module imported while chronoprobe.judges.load_judge was replaced keeps the
         # replacement for good (the order-dependent failure of conflicts-unknown-judge)
         monkeypatch.setattr("chronoprobe.lenses.conflicts.lens.load_judge", _refuse_models)
+        monkeypatch.setattr("chronoprobe.judges.embedding.Embedder.__init__", _refuse_models)
     _prepare(tmp_path, good_run)
     if case.damage is not None:
         case.damage(tmp_path)

@@ -162,6 +162,8 @@ def test_progress_lines_reach_a_log_file(tmp_path: Path) -> None:
                 "gate",
                 "--questions",
                 str(questions),
+                "--router",
+                "llm",
                 "--samples",
                 "1",
                 "--batch-size",

@@ -135,7 +135,9 @@ def test_cli_label_then_eval_then_gate(tmp_path: Path, cache_path: Path) -> None
     rows = (tmp_path / "eval" / "items.jsonl").read_text().splitlines()
     assert len(rows) == len(items) + sum(len(i.label_contexts) for i in items)
     assert "Table 6" in (tmp_path / "eval" / "report.md").read_text()
-    result = runner.invoke(app, ["gate", "Who wrote Hamlet?", "--samples", "2", "--json", "--cache", cache])
+    result = runner.invoke(
+        app, ["gate", "Who wrote Hamlet?", "--router", "llm", "--samples", "2", "--json", "--cache", cache]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout[result.stdout.index("{") :])["threshold"] == "A-Year"
 

@@ -139,7 +139,7 @@ def test_cli_bad_gate_input_is_one_line(args: list[str], expected: str) -> None:
 @pytest.mark.slow
 def test_cli_decisions_go_to_stdout_one_per_question(tmp_path: Path) -> None:
     cache = str(tmp_path / "calls.sqlite")
-    single = _cli("Who wrote Hamlet?", "--samples", "2", "--cache", cache)
+    single = _cli("Who wrote Hamlet?", "--router", "llm", "--samples", "2", "--cache", cache)
     assert single.returncode == 0, single.stderr
     assert single.stdout.startswith(("RETRIEVE", "NO RETRIEVAL")) and "why:" in single.stdout
     assert "RETRIEV" not in single.stderr and "greedy" not in single.stdout
@@ -147,14 +147,16 @@ def test_cli_decisions_go_to_stdout_one_per_question(tmp_path: Path) -> None:
     questions.write_text(
         "Who wrote Hamlet?\nWhat is the current price of bitcoin?\nWho is the UK prime minister?\n", encoding="utf-8"
     )
-    many = _cli("--questions", str(questions), "--samples", "2", "--json", "--cache", cache)
+    many = _cli("--questions", str(questions), "--router", "llm", "--samples", "2", "--json", "--cache", cache)
     assert many.returncode == 0, many.stderr
     records = [json.loads(line) for line in many.stdout.splitlines() if line.strip()]
     assert [r["question"] for r in records] == questions.read_text(encoding="utf-8").splitlines()
     for record in records:
         assert record["threshold"] == "A-Year" and record["samples"] == 2
         assert record["predicted_class"] is None or isinstance(record["predicted_class"], str)
-    lines = _cli("--questions", str(questions), "--samples", "2", "--cache", cache).stdout.splitlines()
+    lines = _cli(
+        "--questions", str(questions), "--router", "llm", "--samples", "2", "--cache", cache
+    ).stdout.splitlines()
     assert len(lines) == 3 and all(line.split("\t")[-1] in questions.read_text(encoding="utf-8") for line in lines)
 
 

@@ -85,6 +85,7 @@ TOOLS: dict[str, str] = {
     "conflicts.contexts": "chronoprobe.lenses.conflicts.tools:ContextsTool",
     "recency.label": "chronoprobe.lenses.recency.tools:LabelTool",
     "recency.gate": "chronoprobe.lenses.recency.tools:GateTool",
+    "recency.route": "chronoprobe.lenses.recency.route_tool:RouteTool",
     "recency.gate-check": "chronoprobe.lenses.recency.tools:GateCheckTool",
     "editing.dataset": "chronoprobe.lenses.editing.tools:DatasetTool",
     "editing.score": "chronoprobe.lenses.editing.tools:ScoreTool",

@@ -11,13 +11,12 @@ is fresh enough).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.recency_taxonomy import RecencyClass
-from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency.gate_check import warn_if_weak
 from chronoprobe.lenses.recency.gate_rule import (
     DEFAULT_SAMPLES,
@@ -30,6 +29,7 @@ from chronoprobe.lenses.recency.gate_rule import (
     gate_labels,
 )
 from chronoprobe.lenses.recency.prompts import Template
+from chronoprobe.router.questions import read_questions
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -118,32 +118,9 @@ def recency_gate(
 
 
 def read_gate_questions(path: Path) -> list[str]:
-    """Questions from a text file (one per line) or JSONL (one object with a "question" field per line).
+    """Questions from a text file (one per line) or JSONL (one object with a "question" field per line); ``-``
+    reads standard input.
 
     Blank lines and, in text files, lines starting with ``#`` are skipped.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(str(path), "no such file" if not path.exists() else "is not a file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(str(path), f"is not UTF-8 text (byte {exc.start})") from None
-    lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    as_jsonl = path.suffix.lower() in {".jsonl", ".ndjson"} or (bool(lines) and lines[0][1].startswith("{"))
-    questions: list[str] = []
-    for number, line in lines:
-        if not as_jsonl:
-            if not line.startswith("#"):
-                questions.append(line)
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path} line {number}", f"invalid JSON: {exc.msg}") from None
-        if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not row["question"].strip():
-            raise DataError(f"{path} line {number}", 'expected an object with a non-empty "question" string')
-        questions.append(row["question"].strip())
-    if not questions:
-        raise DataError(str(path), "holds no questions")
-    return questions
+    return read_questions(path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
@@ -18,36 +18,14 @@ from chronoprobe.lenses.recency.parse import parse_recency_answer
 from chronoprobe.lenses.recency.prompts import Template, eval_template
 from chronoprobe.metrics import recency as m
 from chronoprobe.models.base import DecodingParams
+from chronoprobe.router.decision import (
+    GateDecision as GateDecision,  # re-exported: the gate's record, defined below the lens
+)
 
 DEFAULT_THRESHOLD = RecencyClass.A_YEAR
 DEFAULT_SAMPLES = 5
 """Label samples per question, for the CLI and the Python API alike."""
 DEFAULT_TEMPERATURE = 0.7
-
-
-class GateDecision(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    question: str
-    predicted_class: RecencyClass | None
-    retrieve: bool
-    reason: str
-    distribution: dict[str, float] = Field(default_factory=dict)
-    """Share of each class among the parsed samples (empty for one greedy sample that did not parse)."""
-    samples: int
-    unparseable: int
-    threshold: RecencyClass
-    share_within_threshold: float | None = None
-
-    @field_validator("predicted_class", "threshold", mode="before")
-    @classmethod
-    def _class_from_name(cls, value: object) -> object:
-        return RecencyClass.parse(value) if isinstance(value, str) else value
-
-    @field_serializer("predicted_class", "threshold")
-    def _class_name(self, value: RecencyClass | None) -> str | None:
-        # JSON shows the class as the dataset spells it ("A-Year"), not its index
-        return value.label if value is not None else None
 
 
 def decide_retrieval(
@@ -74,6 +52,7 @@ def decide_retrieval(
             samples=len(labels),
             unparseable=unparseable,
             threshold=threshold,
+            cut_off=min_share,
             reason=f"could not read a recency class from {_drawn(len(labels), greedy)}; retrieving to be safe",
         )
     distribution = m.label_distribution(parsed)
@@ -107,6 +86,7 @@ def decide_retrieval(
         unparseable=unparseable,
         threshold=threshold,
         share_within_threshold=within,
+        cut_off=min_share,
     )
 
 

@@ -18,13 +18,14 @@ from chronoprobe.datasets.recency_taxonomy import RecencyClass
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency.gate import GateSettings, read_gate_questions
 from chronoprobe.lenses.recency.gate_check import gate_quality, not_measured
+from chronoprobe.router.model import measured_figures
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.recency.gate import GateDecision
     from chronoprobe.lenses.recency.gate_check import GateQuality
     from chronoprobe.models.base import BackendInfo
 
-__all__ = ["Shown", "asked_questions", "decision_lines", "measured_quality", "quality_lines"]
+__all__ = ["Shown", "asked_questions", "decision_lines", "measured_quality", "quality_lines", "router_line"]
 
 
 class Shown(NamedTuple):
@@ -66,7 +67,10 @@ def decision_lines(
         f"{verdict}  predicted class: {predicted}  (threshold {decision.threshold.label}, {escape(model)})",
         f"why: {escape(decision.reason)}",
     ]
-    if decision.distribution:
+    if decision.router == "trained":
+        top = sorted(decision.distribution.items(), key=lambda kv: -kv[1])[:3]
+        lines.append("most likely classes: " + ", ".join(f"{k} {v:.0%}" for k, v in top))
+    elif decision.distribution:
         shown = ", ".join(f"{k} {v:.0%}" for k, v in sorted(decision.distribution.items(), key=lambda kv: -kv[1]))
         unparseable = f"; {decision.unparseable} unparseable" if decision.unparseable else ""
         lines.append(
@@ -93,3 +97,19 @@ def quality_lines(measured: GateQuality | None, spec: str, context: str | None) 
     line = measured.line() + (" (measured without --context)" if context is not None else "")
     weak = [] if measured.useful else [f"[yellow]warning[/]: {escape(spec)} is {escape(measured.verdict())}"]
     return escape(line), weak
+
+
+def router_line(weights: Path | None) -> str | None:
+    """How well the trained router routes, from its manifest (None: the weights carry no manifest)."""
+
+    figures = measured_figures(weights)
+    if figures is None:
+        return None
+    gate, accuracy = figures.get("gate_balanced_accuracy"), figures.get("accuracy")
+    if gate is None or accuracy is None:
+        return None
+    return (
+        f"trained router, grouped 5-fold CV on RecencyQA: gate balanced accuracy {gate['value']:.2f} "
+        f"[{gate['low']:.2f}, {gate['high']:.2f}], class accuracy {accuracy['value']:.2f} "
+        f"[{accuracy['low']:.2f}, {accuracy['high']:.2f}] (docs/router.md; outside RecencyQA it may be lower)"
+    )

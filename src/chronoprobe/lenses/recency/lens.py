@@ -23,6 +23,7 @@ from chronoprobe.lenses.recency.compare import comparable
 from chronoprobe.lenses.recency.evaluate import EvalConfig, build_items, evaluate, resolve_templates
 from chronoprobe.lenses.recency.outputs import write_eval_files
 from chronoprobe.lenses.recency.plain_words import sentences
+from chronoprobe.lenses.recency.router_beside import router_beside
 from chronoprobe.lenses.recency.rows import RecencyRow
 from chronoprobe.lenses.recency.summary import summarise
 from chronoprobe.metrics.paired import Comparable
@@ -191,6 +192,7 @@ class RecencyLens(Lens[RecencyRow]):
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[RecencyRow]) -> Summary:
 
         detail = summarise(rows, self.config.tolerance)
+        detail["router"] = router_beside(rows)
         summary = self.summary_from_detail(detail)
         for model in models:  # a model without rows still shows up
             summary.headline.setdefault(model.info.label, {})

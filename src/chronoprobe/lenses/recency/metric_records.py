@@ -47,6 +47,8 @@ class RecencyDetail(TypedDict):
     table6: NotRequired[list[dict[str, Any]] | None]
     """Per model, strategy and stationarity: with vs without context (absent in older folders)."""
     table7: NotRequired[list[dict[str, Any]] | None]
+    router: NotRequired[list[dict[str, Any]]]
+    """The trained router beside each model and strategy, paired, without context (absent in older folders)."""
 
 
 _VIEW = TypeAdapter(RecencyDetail)
@@ -85,8 +87,22 @@ def metrics(detail: RecencyDetail) -> list[Metric]:
                 found.append(Metric(model=model, group=group, name=name, value=number(row[key]), unit=unit_for(name)))
     for row in detail.get("table7") or []:
         found.extend(group_metrics(str(row["model"]), "Non-Stationary", row, f"{row['strategy']}."))
+    found.extend(router_metrics(detail.get("router") or []))
     for metric in found:
         metric.headline = metric.group == ALL and metric.name.rsplit(".", 1)[-1] in HEADLINE
+    return found
+
+
+def router_metrics(rows: list[dict[str, Any]]) -> list[Metric]:
+    """Per model and strategy, without context: the router's accuracy on the model's questions and the paired
+    difference router - model (``zero-shot.without.router_accuracy``, ``...router_minus_model_accuracy``)."""
+    found: list[Metric] = []
+    for row in rows:
+        prefix = f"{row['strategy']}.without."
+        found.append(from_estimate(str(row["model"]), ALL, prefix + "router_accuracy", row["router_accuracy"]))
+        found.append(
+            from_estimate(str(row["model"]), ALL, prefix + "router_minus_model_accuracy", row["router_minus_model"])
+        )
     return found
 
 

@@ -4,9 +4,20 @@ with the labels and the unparseable share, each with its 95% interval and n."""
 
 from __future__ import annotations
 
-from chronoprobe.contract.runlog import Summary
+from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.reports.metric_format import unit_note
-from chronoprobe.reports.plain_words import MIN_ITEMS, brief, find, interval, quote, side, too_few, value_text
+from chronoprobe.reports.plain_words import (
+    MIN_ITEMS,
+    brief,
+    difference,
+    difference_span,
+    find,
+    interval,
+    quote,
+    side,
+    too_few,
+    value_text,
+)
 
 
 def _setting(summary: Summary, model: str) -> str | None:
@@ -38,10 +49,34 @@ def recency(summary: Summary, model: str) -> str | None:
             f"; a retrieval gate on its answer (retrieve when the answer changes within a year) decides as "
             f"the labels would for {brief(agreement)}"
         )
-    sentence += "."
+    sentence += "." + _router_sentence(summary, model, prefix, accuracy)
     if unparseable is not None and side(unparseable, 0.5) == "above":
         sentence += f" Most of its answers, {brief(unparseable)}, name no interval at all, so these numbers say little."
     return sentence
+
+
+def _router_sentence(summary: Summary, model: str, prefix: str, accuracy: Metric) -> str:
+    """The shipped router on the same questions, paired; and, where the model does worse, what to do."""
+    router = find(summary, model, prefix + "router_accuracy")
+    gap = find(summary, model, prefix + "router_minus_model_accuracy")
+    if router is None or router.value is None or gap is None or gap.value is None:
+        return ""
+    sentence = (
+        f" The router shipped with chronoprobe names the right interval for {brief(router)} of the same questions "
+        f"(paired, n = {gap.n}: {difference(gap.value, 'rate')}{_span(gap)})."
+    )
+    if side(gap, 0.0) == "above":
+        sentence += (
+            " What to do: do not trust this model's own judgement of when to retrieve; gate retrieval with the "
+            "router (`chronoprobe recency route`, `chronoprobe.route`; docs/router.md)."
+        )
+    return sentence
+
+
+def _span(gap: Metric) -> str:
+    if gap.ci_low is None or gap.ci_high is None:
+        return ""
+    return f", 95% interval {difference_span(gap.ci_low, gap.ci_high, 'rate')}"
 
 
 def sentences(summary: Summary, model: str) -> list[str]:

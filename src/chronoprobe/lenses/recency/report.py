@@ -119,6 +119,9 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
         "",
     ]
     lines += _classification(summary)
+    if summary.get("router"):
+        lines += ["", "## The trained router beside the model (paired, without context)", ""]
+        lines += _router(summary["router"])
     lines += ["", "## Context effect by stationarity (Table 6 style)", ""]
     lines += _context_effect(summary)
     lines += ["", "## Recency transition on non-stationary questions (Table 7 style)", ""]
@@ -133,6 +136,28 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
             lines += [f"**{title}**", "", f"![{title}]({name})", ""]
     lines += ["", provenance_section(Provenance.model_validate(summary["provenance"]))]
     return "\n".join(lines)
+
+
+def _router(rows: list[dict[str, Any]]) -> list[str]:
+    """The model's accuracy and the shipped router's on the same questions, and the paired difference."""
+    lines = [
+        "The router's answer for each question is its grouped-CV prediction (from a fold that did not train on it);"
+        " difference = router - model, exact McNemar with Newcombe's paired interval (docs/router.md).",
+        "",
+        "| model | strategy | n | model accuracy | router accuracy | router - model | p |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        gap = row["router_minus_model"]
+        shown = (
+            "–" if gap.get("value") is None else f"{gap['value']:+.3f} [{gap['ci_low']:+.3f}, {gap['ci_high']:+.3f}]"
+        )
+        p = "–" if gap.get("p") is None else f"{gap['p']:.3g}"
+        lines.append(
+            f"| {row['model']} | {row['strategy']} | {row['n']} | {cell(row['model_accuracy'], 3)} | "
+            f"{cell(row['router_accuracy'], 3)} | {shown} | {p} |"
+        )
+    return lines
 
 
 def _classification(summary: dict[str, Any]) -> list[str]:

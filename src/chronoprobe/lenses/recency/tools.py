@@ -17,16 +17,26 @@ from chronoprobe.contract.publish import Output, RecordedFile
 from chronoprobe.contract.tool import Answer, Tool, ToolContext, config_error
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
 from chronoprobe.datasets.recencyqa import RecencyItem, describe_source, load_recencyqa, write_recencyqa
+from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.recency.gate import recency_gate_many
 from chronoprobe.lenses.recency.gate_check import Found, GateCheck, GateQuality, heldout_split, measure, quality, save
 from chronoprobe.lenses.recency.gate_rule import DEFAULT_SAMPLES, DEFAULT_TEMPERATURE, GateDecision, GateSettings
-from chronoprobe.lenses.recency.gate_view import asked_questions, decision_lines, measured_quality, quality_lines
+from chronoprobe.lenses.recency.gate_view import (
+    asked_questions,
+    decision_lines,
+    measured_quality,
+    quality_lines,
+    router_line,
+)
 from chronoprobe.lenses.recency.label import LabelConfig, LabelReport, QuestionIn, label_dataset, read_questions
 from chronoprobe.lenses.recency.lens import default_data
+from chronoprobe.lenses.recency.route_tool import ROUTER_LABEL
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
 from chronoprobe.renames import accept_renamed
+from chronoprobe.router.model import load_weights
+from chronoprobe.router.route import Router
 
 __all__ = [
     "LABELLED",
@@ -50,6 +60,7 @@ LABELLED = RecordedFile(
 """A labelled dataset is ours when its report sits beside it."""
 
 PROMPT_KINDS = ("label", "label_with_context", "stationarity", "context_generation")
+ROUTERS = ("trained", "llm")
 
 
 class LabelToolConfig(BaseModel):
@@ -238,16 +249,23 @@ class GateToolConfig(BaseModel):
     """The question to route (or use --questions FILE)."""
     questions: Path | None = None
     """Text file, one question per line, or JSONL with a "question" field: gate them all with one model load."""
-    models: ModelList = Field(default_factory=default_models)
-    """The model spec that routes (one; default: the embedded SmolLM2)."""
+    router: str | None = None
+    """Which gate decides: trained (the classifier shipped with chronoprobe, no generation) or llm (the model
+    prompted); default: trained, or llm when --model is given."""
+    models: ModelList = ()
+    """The model spec that routes with --router llm (one; default: the embedded SmolLM2)."""
+    weights: Path | None = None
+    """Folder of router weights written by scripts/train_router.py --out DIR (default: the weights shipped
+    with chronoprobe), for --router trained."""
     threshold: str = "A-Year"
     """Retrieve when the answer may change within this recency class or sooner."""
     samples: int = Field(DEFAULT_SAMPLES, ge=1)
-    """Samples drawn per question (1 = one greedy answer; more gives a distribution)."""
+    """Samples drawn per question by the LLM gate (1 = one greedy answer; more gives a distribution)."""
     temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0)
     """Sampling temperature when samples > 1."""
     min_share: float = 0.5
-    """Retrieve when at least this share of samples is within the threshold."""
+    """The probability cut-off: retrieve when P(the answer changes within the threshold) is at least this (for
+    the LLM gate, the share of samples)."""
     context: str | None = None
     """Situation in which the question is asked."""
     seed: int = Field(0, ge=0)
@@ -267,9 +285,25 @@ class GateToolConfig(BaseModel):
     @field_validator("models")
     @classmethod
     def _one_model(cls, value: tuple[ModelRequest, ...]) -> tuple[ModelRequest, ...]:
-        if len(value) != 1:
+        if len(value) > 1:
             raise ValueError("the gate uses one model")
         return value
+
+    @field_validator("router")
+    @classmethod
+    def _a_router(cls, value: str | None) -> str | None:
+        if value is not None and value not in ROUTERS:
+            raise ValueError(f"{value!r} is not a router: {' or '.join(ROUTERS)}")
+        return value
+
+    @property
+    def chosen_router(self) -> str:
+        """The gate that decides: the one asked, else trained unless a model was given."""
+        return self.router or ("llm" if self.models else "trained")
+
+    def llm_models(self) -> tuple[ModelRequest, ...]:
+        """The model the LLM gate asks (none for the trained router)."""
+        return (self.models or default_models()) if self.chosen_router == "llm" else ()
 
     _renamed = accept_renamed()
 
@@ -279,8 +313,8 @@ class GateResult(BaseModel):
 
     decisions: list[GateDecision]
     quality: GateQuality | None
-    info: BackendInfo
-    """The model that routed."""
+    info: BackendInfo | None
+    """The model that routed (None: the trained router)."""
 
 
 class GateTool(Tool[GateResult]):
@@ -304,14 +338,33 @@ class GateTool(Tool[GateResult]):
         super().__init__(config)
         self._asked: list[str] = []
 
+    def requested_models(self) -> tuple[ModelRequest, ...]:
+        return self.config.llm_models()
+
+    def check_inputs(self) -> None:
+
+        if self.config.chosen_router == "trained" and self.config.context is not None:
+            raise ConfigError(
+                "--context", "the trained router reads the question alone; give --router llm for a context"
+            )
+
     def load(self) -> None:
 
+        if self.config.chosen_router == "trained":
+            load_weights(self.config.weights)  # a missing folder fails before the embedder loads
         self._asked = asked_questions(self.config.question, self.config.questions)
 
     def run(self, context: ToolContext) -> GateResult:
 
         config = self.config
-        [model] = context.load_models(config.models)
+        if config.chosen_router == "trained":
+            router = Router(config.weights)
+            with context.announce("loading the embedding model"):
+                router.embedder  # noqa: B018  (loads it under the announcement)
+            return GateResult(
+                decisions=router.route(self._asked, config.threshold, config.min_share), quality=None, info=None
+            )
+        [model] = context.load_models(config.llm_models())
 
         def ask(progress: Callable[[int], None] | None = None) -> list[GateDecision]:
             return recency_gate_many(  # warn=False: the gate's quality is said on the command's own lines
@@ -346,10 +399,13 @@ class GateTool(Tool[GateResult]):
         """The decisions (the command's output), then, under a single decision, the model's measured quality."""
 
         config = self.config
+        label = result.info.label if result.info is not None else ROUTER_LABEL
         shown: list[Answer] = []
         for decision in result.decisions:
-            lines = decision_lines(decision, result.quality, result.info.label, as_json=config.json_, many=self._many)
+            lines = decision_lines(decision, result.quality, label, as_json=config.json_, many=self._many)
             shown.extend(Text.from_markup(line) if lines.markup else line for line in lines.lines)
+        if result.info is None:
+            return shown
         quality, _ = quality_lines(result.quality, result.info.spec, config.context)
         if quality is not None and not (config.json_ or self._many):
             shown.append(Text.from_markup(quality))
@@ -358,6 +414,9 @@ class GateTool(Tool[GateResult]):
     def present(self, result: GateResult) -> list[str]:
         """The measured quality, with --json or --questions, and the warnings (never measured, or weak)."""
 
+        if result.info is None:
+            line = router_line(self.config.weights)
+            return [line] if line else []
         quality, warnings = quality_lines(result.quality, result.info.spec, self.config.context)
         above = [quality] if quality is not None and (self.config.json_ or self._many) else []
         return [*above, *warnings]
