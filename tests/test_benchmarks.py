@@ -49,6 +49,7 @@ def smallest(tiny: str) -> dict[str, list[str]]:
     """Each Python benchmark's arguments at its smallest size (``None``: runs only on a GPU)."""
     model = ["--model", f"hf:{tiny}"]
     return {
+        "cache_bytes.py": [*model, "--lens", "outdated,conflicts", "--size", "1"],
         "cached_rerun.py": [*model, "--limit", "1", "--max-ratio", "1"],
         "compare_speed.py": ["--facts", "20", "--repeats", "1", "--max-seconds", "60"],  # no model: two written runs
         "conflicts_speed.py": [*model, "--facts", "1", "--samples", "2"],
@@ -63,7 +64,14 @@ def smallest(tiny: str) -> dict[str, list[str]]:
 
 GROUPS = (
     {"engine_ray.py", "conflicts_speed.py", "decode_sampling.py", "editing_speed.py"},
-    {"cached_rerun.py", "outdated_throughput.py", "roofline.py", "cpu_backends.py", "compare_speed.py"},
+    {
+        "cache_bytes.py",
+        "cached_rerun.py",
+        "outdated_throughput.py",
+        "roofline.py",
+        "cpu_backends.py",
+        "compare_speed.py",
+    },
 )
 """The two interpreters' shares: Ray's cluster start is in the first."""
 GPU_ONLY = {"vllm_throughput.py", "gpu_check.sh"}
