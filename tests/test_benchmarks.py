@@ -55,6 +55,7 @@ def smallest(tiny: str) -> dict[str, list[str]]:
         "conflicts_speed.py": [*model, "--facts", "1", "--samples", "2"],
         "cpu_backends.py": [*model, "--rounds", "1", "--facts", "1", "--paths", "torch16"],
         "decode_sampling.py": [*model, "--prompts", "1", "--samples", "2", "--tokens", "4"],
+        "embedded_speed.py": [*model, "--facts", "1", "--samples", "2"],
         "editing_speed.py": [*model, "--batch", "1", "--rome-edits", "1", "--steps", "1"],
         "engine_ray.py": [*model, "--facts", "1", "--batch-size", "1", "--cpus", "1", "--workers", "1"],
         "outdated_throughput.py": [*model, "--facts", "1", "--phases", "idle", "--settings", "auto"],
@@ -63,7 +64,7 @@ def smallest(tiny: str) -> dict[str, list[str]]:
 
 
 GROUPS = (
-    {"engine_ray.py", "conflicts_speed.py", "decode_sampling.py", "editing_speed.py"},
+    {"engine_ray.py", "conflicts_speed.py", "decode_sampling.py", "editing_speed.py", "embedded_speed.py"},
     {
         "cache_bytes.py",
         "cached_rerun.py",

@@ -66,7 +66,9 @@ def encode_array(array: np.ndarray | None) -> bytes | None:
     """``array`` as stored: its dtype and shape, then its bytes shuffled by position within a value, zlib'd."""
     if array is None:
         return None
-    values = np.asarray(array).copy(order="C")  # a copy: 0-d stays 0-d (np.ascontiguousarray makes it 1-d)
+    values = np.asarray(array)
+    if not values.flags.c_contiguous:  # copied only then (np.ascontiguousarray would make a 0-d array 1-d)
+        values = values.copy(order="C")
     width = values.dtype.itemsize
     kind = values.dtype.str.encode("ascii")
     header = struct.pack(f"<B{len(kind)}sB{values.ndim}Q", len(kind), kind, values.ndim, *values.shape)
