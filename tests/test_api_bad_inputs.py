@@ -109,6 +109,20 @@ CASES = [
     Case("produce-card-out-not-a-path", lambda tmp: cp.produce("card", dirs=[tmp], out=5), ConfigError, "--out"),
     Case("produce-handles-to-a-tool", lambda tmp: cp.produce("results", dirs=[tmp], models=5), ConfigError, "models"),
     Case("produce-option-unknown", lambda tmp: cp.produce("snapshot.show", frame="x"), ConfigError, "frame"),
+    Case("produce-cache-prune-nothing", lambda tmp: cp.produce("cache.prune"), ConfigError, "cache prune"),
+    Case(
+        "produce-cache-prune-age-word",
+        lambda tmp: cp.produce("cache.prune", older_than="week"),
+        ConfigError,
+        "--older-than",
+    ),
+    Case(
+        "produce-cache-prune-missing-cache",
+        lambda tmp: cp.produce("cache.prune", model_id="m", cache=tmp / "none.sqlite"),
+        ConfigError,
+        "none.sqlite",
+    ),
+    Case("produce-cache-info-folder", lambda tmp: cp.produce("cache.info", cache=tmp), ConfigError, "call cache"),
     Case(
         "produce-old-and-new-keyword",
         lambda tmp: cp.produce("results", dirs=[tmp], fmt="csv", format="json"),

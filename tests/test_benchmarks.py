@@ -49,11 +49,13 @@ def smallest(tiny: str) -> dict[str, list[str]]:
     """Each Python benchmark's arguments at its smallest size (``None``: runs only on a GPU)."""
     model = ["--model", f"hf:{tiny}"]
     return {
+        "cache_bytes.py": [*model, "--lens", "outdated,conflicts", "--size", "1"],
         "cached_rerun.py": [*model, "--limit", "1", "--max-ratio", "1"],
         "compare_speed.py": ["--facts", "20", "--repeats", "1", "--max-seconds", "60"],  # no model: two written runs
         "conflicts_speed.py": [*model, "--facts", "1", "--samples", "2"],
         "cpu_backends.py": [*model, "--rounds", "1", "--facts", "1", "--paths", "torch16"],
         "decode_sampling.py": [*model, "--prompts", "1", "--samples", "2", "--tokens", "4"],
+        "embedded_speed.py": [*model, "--facts", "1", "--samples", "2"],
         "editing_speed.py": [*model, "--batch", "1", "--rome-edits", "1", "--steps", "1"],
         "engine_ray.py": [*model, "--facts", "1", "--batch-size", "1", "--cpus", "1", "--workers", "1"],
         "outdated_throughput.py": [*model, "--facts", "1", "--phases", "idle", "--settings", "auto"],
@@ -63,8 +65,9 @@ def smallest(tiny: str) -> dict[str, list[str]]:
 
 
 GROUPS = (
-    {"engine_ray.py", "conflicts_speed.py", "decode_sampling.py", "editing_speed.py"},
+    {"engine_ray.py", "conflicts_speed.py", "decode_sampling.py", "editing_speed.py", "embedded_speed.py"},
     {
+        "cache_bytes.py",
         "cached_rerun.py",
         "outdated_throughput.py",
         "roofline.py",

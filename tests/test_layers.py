@@ -212,7 +212,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "io", "paths", "retry", "threads", "plugins", "progress_lines",
                     "progress_bars", "tables", "values", "renames", "moved", "docs_pages")),
     ("models", ("models", "testing")),
-    ("calls and records", ("cache", "estimate", "engines", "provenance", "contract.publish", "contract.runlog",
+    ("calls and records", ("cache", "cache_admin", "estimate", "engines", "provenance", "contract.publish", "contract.runlog",
                            "contract.fields")),
     ("data and scoring", ("knowledge", "datasets", "metrics", "judges", "router", "reports", "testing.wdqs",
                           "testing.wdqs_data")),

@@ -28,14 +28,12 @@ reads and writes a cache with them.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import sqlite3
 import threading
 import time
 import weakref
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,6 +43,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
+from chronoprobe.cache_admin import decode_array, encode_array, hold_in_use
 from chronoprobe.engines.base import Engine, ModelSource
 from chronoprobe.engines.local import LocalEngine
 from chronoprobe.errors import CacheUnavailable, ConfigError, DataError
@@ -199,18 +198,11 @@ def stable_hash(obj: Any) -> str:
 
 
 def _pack_array(array: np.ndarray | None) -> bytes | None:
-    if array is None:
-        return None
-    buffer = io.BytesIO()
-    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
-    return zlib.compress(buffer.getvalue(), level=1)
+    return encode_array(array)
 
 
 def _unpack_array(blob: bytes | None) -> np.ndarray | None:
-    if blob is None:
-        return None
-    array: np.ndarray = np.load(io.BytesIO(zlib.decompress(blob)), allow_pickle=False)
-    return array
+    return decode_array(blob)
 
 
 _P = ParamSpec("_P")
@@ -250,6 +242,8 @@ class CallCache:
         except OSError as exc:
             raise ConfigError(f"call cache {self.path}", f"cannot create its folder ({exc.strerror or exc})") from None
         self._lock = threading.Lock()
+        self._in_use = hold_in_use(self.path)
+        """Held shared while open: ``chronoprobe cache prune`` waits for no process with it open (:mod:`chronoprobe.cache_admin`)."""
         self._producer_ids: dict[str, int] = {}
         self._producers: dict[int, Producer | None] = {}
         """Producers by id, as read; None for one this release cannot read (written by a later one)."""
@@ -496,6 +490,8 @@ class CallCache:
         with self._lock:
             self._conn.close()
             self.is_open = False
+            if self._in_use is not None:
+                self._in_use.close()
 
 
 @dataclass(frozen=True)

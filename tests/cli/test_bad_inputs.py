@@ -731,6 +731,13 @@ CASES: list[Case] = [
     Case("export-out-is-run", "export lm-eval --out {tmp}/run", "--out"),
     Case("outdated-out-inside-run", f"outdated run {MOCK} --out {{tmp}}/run/again", "lies inside"),
     Case("score-out-inside-run", "outdated score --generations {tmp}/gens --out {tmp}/run/scored", "lies inside"),
+    # --- the call cache
+    Case("cache-info-folder", "cache info --cache {tmp}/folder", "is a folder"),
+    Case("cache-info-not-sqlite", "cache info --cache {tmp}/bad.json", "is not an SQLite database"),
+    Case("cache-prune-nothing-chosen", "cache prune --cache {tmp}/calls.sqlite", "say what to remove"),
+    Case("cache-prune-negative-age", "cache prune --older-than -1", "--older-than -1"),
+    Case("cache-prune-age-word", "cache prune --older-than week", "--older-than"),
+    Case("cache-prune-missing-cache", "cache prune --cache {tmp}/none.sqlite --model-id x", "none.sqlite"),
 ]
 
 

@@ -51,7 +51,7 @@ app = typer.Typer(
 )
 err_console = Console(stderr=True)
 
-_GROUPS = ["outdated", "snapshot", "catalogue", "conflicts", "recency", "editing", "export"]
+_GROUPS = ["outdated", "snapshot", "catalogue", "conflicts", "recency", "editing", "export", "cache"]
 """The command groups, in ``--help`` order: a built-in lens's, generated whole from its declaration (its run and
 its tools), or a group of tools (``tool.GROUPS``)."""
 _COMMANDS = ["check", "results", "compare", "card", "history", "lenses", "docs"]

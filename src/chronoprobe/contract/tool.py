@@ -97,6 +97,8 @@ TOOLS: dict[str, str] = {
     "history": "chronoprobe.lenses.outdated.history_tool:HistoryTool",
     "lenses": "chronoprobe.checkup.listing:LensesTool",
     "docs": "chronoprobe.checkup.listing:DocsTool",
+    "cache.info": "chronoprobe.checkup.cache_tools:InfoTool",
+    "cache.prune": "chronoprobe.checkup.cache_tools:PruneTool",
 }
 """Tool name (``<group>.<command>``, or a command of its own) -> ``module:Class``, imported on first use; a group
 lists its commands in this order. ``outdated.score`` is the outdated lens's
@@ -108,6 +110,7 @@ GROUPS: dict[str, str] = {
     "snapshot": "Pinned Wikidata answer snapshots for the outdated audit: list, fetch live, diff, show.",
     "catalogue": "Build fact catalogues from Wikidata property templates: build, list the templates, report a build.",
     "export": "Write chronoprobe's questions as tasks for other evaluation harnesses.",
+    "cache": "The call cache: where it is and what it holds (info), and removing calls from it (prune).",
 }
 """Command group -> its ``--help`` line, for the tools named ``<group>.<command>`` whose group is not a lens
 (``snapshot``); a tool named without a group (``results``) is a command of its own."""

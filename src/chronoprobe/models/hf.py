@@ -394,8 +394,11 @@ class HFBackend(Backend):
                 token = pick_tokens(logits, params, uniforms)
             token = torch.where(finished, torch.full_like(token, pad_id), token)
             active = ~finished
-            if dist_sum is not None:
-                dist_sum.index_add_(0, present, (logits - log_norm).exp() * active.unsqueeze(-1))
+            if dist_sum is not None:  # one vocabulary-wide temporary, exponentiated in place; masked only when needed
+                probabilities = (logits - log_norm).exp_()
+                if not bool(active.all()):
+                    probabilities *= active.unsqueeze(-1)
+                dist_sum.index_add_(0, present, probabilities)
             tokens[present, step] = token
             token_logprobs[present, step] = (logits.gather(-1, token.unsqueeze(-1)) - log_norm).squeeze(-1)
             steps_taken.index_add_(0, present, active.long())
@@ -433,7 +436,8 @@ class HFBackend(Backend):
     ) -> list[Sample]:
         means = None
         if dist_sum is not None:
-            means = (dist_sum.cpu() / lengths.clamp(min=1).unsqueeze(-1)).numpy().astype(np.float32)
+            # float32 already (the logits are cast to it): astype would copy every row's vocabulary once more
+            means = (dist_sum.cpu() / lengths.clamp(min=1).unsqueeze(-1)).numpy().astype(np.float32, copy=False)
         eos_set = set(self.eos_ids)
         samples: list[Sample] = []
         for row in range(tokens.shape[0]):
