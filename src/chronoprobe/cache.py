@@ -242,8 +242,10 @@ class CallCache:
         except OSError as exc:
             raise ConfigError(f"call cache {self.path}", f"cannot create its folder ({exc.strerror or exc})") from None
         self._lock = threading.Lock()
-        self._in_use = hold_in_use(self.path)
-        """Held shared while open: ``chronoprobe cache prune`` waits for no process with it open (:mod:`chronoprobe.cache_admin`)."""
+        # held shared while open: `chronoprobe cache prune` waits for no process with it open (cache_admin); a cache
+        # nobody closed lets go of it when collected, rather than leaving the handle to the garbage collector
+        in_use = hold_in_use(self.path)
+        self._release_in_use = weakref.finalize(self, in_use.close) if in_use is not None else None
         self._producer_ids: dict[str, int] = {}
         self._producers: dict[int, Producer | None] = {}
         """Producers by id, as read; None for one this release cannot read (written by a later one)."""
@@ -490,8 +492,8 @@ class CallCache:
         with self._lock:
             self._conn.close()
             self.is_open = False
-            if self._in_use is not None:
-                self._in_use.close()
+            if self._release_in_use is not None:
+                self._release_in_use()
 
 
 @dataclass(frozen=True)
