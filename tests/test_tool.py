@@ -21,7 +21,7 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 TABLES = json.loads((Path(__file__).resolve().parent / "cli" / "option_tables.json").read_text(encoding="utf-8"))
 MULAN = {
     "data": ASSETS / "mulan_queries.jsonl",
-    "aliases": ASSETS / "mulan_aliases.jsonl",
+    "aliases_file": ASSETS / "mulan_aliases.jsonl",
     "templates": ASSETS / "mulan_templates.json",
 }
 BORDERS = "mock:constant=France shares a long border with Spain, its neighbour to the south."
@@ -140,17 +140,17 @@ def _datasets() -> Path:
 def test_contexts_from_python_are_the_commands_and_keep_the_answers_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    options: dict[str, Any] = {"model": BORDERS, **MULAN, "no_nli_filter": True, "cache": tmp_path / "c.sqlite"}
+    options: dict[str, Any] = {"models": BORDERS, **MULAN, "no_nli_filter": True, "cache": tmp_path / "c.sqlite"}
     made = cp.produce("conflicts.contexts", **options, out=tmp_path / "api" / "c.jsonl", progress=False)
     args = ["conflicts", "contexts", "-m", BORDERS, "--no-nli-filter", "--cache", str(tmp_path / "c.sqlite")]
-    args += [f"--{k}={v}" for k, v in MULAN.items()]
+    args += [f"--{k.replace('_', '-')}={v}" for k, v in MULAN.items()]
     ran = run_main(monkeypatch, capsys, *args, "--out", str(tmp_path / "cli" / "c.jsonl"))
     assert ran.code == 0, ran.err
     assert (tmp_path / "api" / "c.jsonl").read_bytes() == (tmp_path / "cli" / "c.jsonl").read_bytes()
     [france] = [row for row in made.rows if row.subject == "France"]
     query = next(json.loads(line) for line in MULAN["data"].read_text().splitlines() if "France shares" in line)
     aliases = {
-        json.loads(line)["id"]: json.loads(line)["aliases"] for line in MULAN["aliases"].read_text().splitlines()
+        json.loads(line)["id"]: json.loads(line)["aliases"] for line in MULAN["aliases_file"].read_text().splitlines()
     }
     named = [a["name"] for a in query["answer"]]
     expected = list(dict.fromkeys(named + [al for a in query["answer"] for al in aliases.get(a["wikidata_id"], [])]))

@@ -228,7 +228,7 @@ def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_pat
     assert written["gate"][0]["passed"] and written["gate"][0]["model"] == "year"
 
     # The same through Python, on a mock: a typed result.
-    result = cp.check("year=mock:constant=In 2019.", lenses=["toy"], out=tmp_path / "api", cache=cache)
+    result = cp.check("year=mock:constant=In 2019.", lens=["toy"], out=tmp_path / "api", cache=cache)
     assert isinstance(result, cp.CheckResult) and result.passed and result.calls_made == 2
     assert result.runs["toy"].summary.metrics[0].value == 100.0
     assert result.paragraphs == {"year": written["paragraphs"]["year"][0]}
@@ -269,11 +269,11 @@ def test_a_plugin_that_fails_skips_only_its_own_line(monkeypatch, capsys, tmp_pa
 def test_the_embedded_model_through_a_check(monkeypatch, tmp_path):
     """The real SmolLM2 behind a check (the toy lens: two prompts), the paragraph from its answers."""
     monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
-    result = cp.check("smollm2", lenses=["toy"], out=tmp_path / "check", cache=tmp_path / "c.sqlite")
+    result = cp.check("smollm2", lens=["toy"], out=tmp_path / "check", cache=tmp_path / "c.sqlite")
     [outcome] = result.lenses
     assert (outcome.lens, outcome.status, outcome.calls_made) == ("toy", "ran", 2)
     [row] = result.runs["toy"].summary.metrics
     assert row.n == 2 and row.ci_low is not None
     assert result.paragraphs["smollm2"].startswith("Years: it names a year in ")
-    again = cp.check("smollm2", lenses=["toy"], out=tmp_path / "check", cache=tmp_path / "c.sqlite")
+    again = cp.check("smollm2", lens=["toy"], out=tmp_path / "check", cache=tmp_path / "c.sqlite")
     assert [(o.status, o.calls_made) for o in again.lenses] == [("kept", 0)]

@@ -33,7 +33,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[cp.CheckResult, P
     root = tmp_path_factory.mktemp("check")
     result = cp.produce(
         "check",
-        model=PARIS,
+        models=PARIS,
         lens="outdated",
         out=root / "check",
         cache=root / "calls.sqlite",
@@ -60,7 +60,7 @@ def test_produce_check_runs_the_lens_judges_the_thresholds_and_writes_junit(
         (False, f"{CURRENT} >= 40"),
     ]
     assert not result.passed
-    assert tool_class("check").from_options(model=PARIS).exit_status(result) == 1
+    assert tool_class("check").from_options(models=PARIS).exit_status(result) == 1
     cases = {
         suite.name: [(case.name, case.is_failure) for case in suite]
         for suite in JUnitXml.fromfile(str(root / "gate.xml"))
@@ -69,7 +69,7 @@ def test_produce_check_runs_the_lens_judges_the_thresholds_and_writes_junit(
 
     # the engine travels with the other model options, and a bad one is refused before a folder is made
     with pytest.raises(cp.ConfigError, match=r"^--engine 'banana': unknown engine"):
-        cp.produce("check", model=PARIS, out=tmp_path / "again", engine="banana", progress=False)
+        cp.produce("check", models=PARIS, out=tmp_path / "again", engine="banana", progress=False)
     assert not (tmp_path / "again").exists()
     with pytest.raises(cp.ConfigError, match=r"^--engine 'banana': unknown engine"):  # cp.check alike
         cp.check(PARIS, out=tmp_path / "again", engine="banana")
@@ -103,4 +103,4 @@ def test_produce_results_is_the_tidy_table_of_the_check_folder(
     assert out.read_text().splitlines()[0] == "run,model,lens,dataset,class,metric,value,n,ci_low,ci_high"
     assert len(out.read_text().splitlines()) == len(frame) + 1
     with pytest.raises(cp.ConfigError, match=r"^--format: unknown format 'xml'"):
-        cp.produce("results", dirs=[root / "check"], fmt="xml", progress=False)
+        cp.produce("results", dirs=[root / "check"], format="xml", progress=False)

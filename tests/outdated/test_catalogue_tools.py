@@ -47,7 +47,7 @@ def test_build_then_report_from_python(wdqs: StubWDQS, tmp_path: Path) -> None:
 
     out = tmp_path / "built"
     built = cp.produce(
-        "catalogue.build", out_dir=out, templates="heads_of_state", endpoint=wdqs.url, limit=3, progress=factory
+        "catalogue.build", out=out, templates="heads_of_state", endpoint=wdqs.url, per_template=3, progress=factory
     )
     assert (built.facts, built.new_facts, built.dyknow_facts, built.limit) == (3, 0, 3, 3)
     assert [t.name for t in built.templates] == ["heads_of_state"] and built.templates[0].subjects == 3
@@ -61,7 +61,7 @@ def test_build_then_report_from_python(wdqs: StubWDQS, tmp_path: Path) -> None:
 
 def test_build_refuses_a_future_date_naming_the_option(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^--as-of: 2999-01-01 is in the future"):
-        cp.produce("catalogue.build", out_dir=tmp_path / "b", as_of="2999-01-01")
+        cp.produce("catalogue.build", out=tmp_path / "b", as_of="2999-01-01")
     assert not (tmp_path / "b").exists()
 
 
@@ -71,7 +71,7 @@ def test_templates_from_python_are_the_shipped_set() -> None:
     assert "heads_of_state" in {t.name for t in listed}
 
 
-def test_the_deprecated_limit_still_works_with_a_warning(
+def test_the_cli_build_bar_goes_when_the_build_ends(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wdqs: StubWDQS, tmp_path: Path
 ) -> None:
     import chronoprobe.cli.console as progress_display
@@ -85,9 +85,9 @@ def test_the_deprecated_limit_still_works_with_a_warning(
 
     monkeypatch.setattr("chronoprobe.cli.tool_command.progress_ticks", recorded)
     out = tmp_path / "built"
-    args = ["catalogue", "build", "heads_of_state", "--limit", "2", "--out", str(out), "--endpoint", wdqs.url]
+    args = ["catalogue", "build", "heads_of_state", "--per-template", "2", "--out", str(out), "--endpoint", wdqs.url]
     ran = run_main(monkeypatch, capsys, *args)
     assert ran.code == 0, ran.text
-    assert "warning: --limit is deprecated and goes in the next release; use --per-template" in ran.err
+    assert "deprecated" not in ran.err
     assert "2 facts in 1 categories (0 new, 2 DyKnow) from 1 templates" in ran.err and ran.out == ""
     assert bars == [True]  # the bar goes when the build ends: an error would be the only line left

@@ -168,10 +168,10 @@ def test_produce_gates_each_question_and_the_tool_says_it_as_the_command_does(tm
     questions.write_text("Who is the CEO of Apple?\nWho wrote Hamlet?\n", encoding="utf-8")
     register_mock("by-subject", _class_by_subject)
     try:
-        options: dict[str, Any] = {"questions": questions, "model": "mock:by-subject", "samples": 1}
+        options: dict[str, Any] = {"questions": questions, "models": "mock:by-subject", "samples": 1}
         gated = cp.produce("recency.gate", cache=tmp_path / "calls.sqlite", **options)
         with pytest.raises(ConfigError, match=r"^--model: the gate uses one model$"):
-            cp.produce("recency.gate", question="Who?", model=("mock:by-subject", "mock:echo"))
+            cp.produce("recency.gate", question="Who?", models=("mock:by-subject", "mock:echo"))
     finally:
         unregister_mock("by-subject")
     assert [(d.question, d.predicted_class, d.retrieve, d.samples) for d in gated.decisions] == [

@@ -273,7 +273,8 @@ class Tool(ABC, Generic[ResultT]):
     omit_model_options: ClassVar[tuple[str, ...]] = ()
     """The shared model options it does not offer (``engine``, ``sampler`` ...), as ``with_model_options(*omit)``."""
     renamed_options: ClassVar[dict[str, str]] = {}
-    """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release."""
+    """Options renamed for one meaning per flag, old spelling (one 0.1.0 released) -> new: the old one still works
+    until 0.4.0."""
     transient_progress: ClassVar[bool] = False
     """The CLI's progress bar is erased when the work ends (so that an error raised inside, a failed live query,
     is the only line left on the terminal)."""
@@ -290,7 +291,7 @@ class Tool(ABC, Generic[ResultT]):
 
     @classmethod
     def from_options(cls, **values: Any) -> Self:
-        """The tool with its config built from ``values`` (its fields, or their older names for a release; None keeps
+        """The tool with its config built from ``values`` (its fields, or their older names until 0.4.0; None keeps
         a field's default, a text for a repeatable field is its one value).
 
         A value the config refuses is one ConfigError naming its option; so is a name it does not know.

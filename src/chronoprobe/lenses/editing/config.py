@@ -62,7 +62,7 @@ class EditingConfig(BaseModel):
         "seed": "template_seed",
         "facts_file": "facts",
     }
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
+    """Keywords 0.1.0 released, accepted until 0.4.0 (:mod:`chronoprobe.renames`)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""

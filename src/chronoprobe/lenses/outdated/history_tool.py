@@ -15,7 +15,6 @@ from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.runner import named_folder
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.lenses.outdated.history import HISTORY_KIND, change_lines, history_view, read_history, write_history
-from chronoprobe.renames import accept_renamed
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.outdated.history import History
@@ -27,8 +26,6 @@ class HistoryToolConfig(BaseModel):
     """``chronoprobe history``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"model": "only_model"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     dirs: tuple[Path, ...]
     """Check folders, `outdated run` folders, or folders holding them (searched three levels down)."""
@@ -37,8 +34,6 @@ class HistoryToolConfig(BaseModel):
     results/history/<model>-<timestamp>)."""
     only_model: tuple[str, ...] = ()
     """Only these models: their names or specs in the runs (repeatable)."""
-
-    _renamed = accept_renamed()
 
 
 class HistoryTool(Tool["History"]):
@@ -50,7 +45,6 @@ class HistoryTool(Tool["History"]):
     input_options: ClassVar[dict[str, str]] = {"dirs": "DIR"}
     arguments = ("dirs",)
     output_fields = frozenset({"out"})
-    renamed_options: ClassVar[dict[str, str]] = {"--model": "--only-model"}
     config: HistoryToolConfig
 
     def __init__(self, config: BaseModel) -> None:

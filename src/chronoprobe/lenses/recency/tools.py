@@ -26,7 +26,6 @@ from chronoprobe.lenses.recency.lens import default_data
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
-from chronoprobe.renames import accept_renamed
 
 __all__ = [
     "LABELLED",
@@ -231,8 +230,6 @@ class GateToolConfig(BaseModel):
     """``chronoprobe recency gate``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"model": "models", "as_json": "json_"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     question: str | None = None
     """The question to route (or use --questions FILE)."""
@@ -270,8 +267,6 @@ class GateToolConfig(BaseModel):
         if len(value) != 1:
             raise ValueError("the gate uses one model")
         return value
-
-    _renamed = accept_renamed()
 
 
 class GateResult(BaseModel):
@@ -367,8 +362,6 @@ class GateCheckToolConfig(BaseModel):
     """``chronoprobe recency gate-check``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"model": "models"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The model spec to measure (one; default: the embedded SmolLM2)."""
@@ -396,8 +389,6 @@ class GateCheckToolConfig(BaseModel):
         if len(value) != 1:
             raise ValueError("measure one model at a time")
         return value
-
-    _renamed = accept_renamed()
 
 
 class GateCheckResult(BaseModel):
