@@ -229,19 +229,32 @@ class ToolContext:
             return
         yield self.settings.progress
 
-    def provenance(self, recipe: RunRecipe | None = None) -> Provenance:
-        """What produced the result: the models loaded, the recipe, and (with models) the duration and cache."""
+    def provenance(
+        self,
+        recipe: RunRecipe | None = None,
+        *,
+        models: Sequence[CachedModel] | None = None,
+        cache: CallCache | None = None,
+        started: float | None = None,
+        engine: Engine | None = None,
+    ) -> Provenance:
+        """What produced the result: the models loaded, the recipe, and (with models) the duration and cache.
+
+        A lens's run says what it asked instead: its ``models`` (a caller's handles among them), their ``cache``,
+        when it ``started``, and the ``engine`` where it is not the local one."""
         recipe = recipe or RunRecipe(decoding={}, seeds=[])
-        with_models = self._cache is not None
+        cache = cache if cache is not None else self._cache
         return build_provenance(
-            self.models,
+            self.models if models is None else models,
             decoding=recipe.decoding,
             seeds=recipe.seeds,
             snapshot=recipe.snapshot,
             judge=recipe.judge,
             extra=recipe.extra,
-            started=self.started if with_models else None,
-            call_cache=self._cache.path if self._cache is not None else None,
+            started=(self.started if started is None else started) if cache is not None else None,
+            call_cache=cache.path if cache is not None else None,
+            # results are the local engine's; where they ran is still worth a line
+            engine=None if engine is None or engine.local else engine.label,
         )
 
 

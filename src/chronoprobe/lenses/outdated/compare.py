@@ -17,12 +17,11 @@ from pydantic import BaseModel
 
 from chronoprobe.contract.runlog import Run, read_items
 from chronoprobe.lenses.outdated.audit import ResponseRecord
-from chronoprobe.metrics.dyknow import VERDICTS, Verdict, inconsistent_by_labels, soft_constraint
+from chronoprobe.metrics.dyknow import EXCLUDED_PROMPT_KEYS, VERDICTS, Verdict, inconsistent_by_labels, soft_constraint
 from chronoprobe.metrics.paired import Comparable, ItemOutcomes
 from chronoprobe.metrics.records import ALL
 
 SCORE_ROWS = "classifications.jsonl"
-EXCLUDED_PROMPT_KEYS = ("generic",)
 
 WORDS: dict[str, tuple[str, str]] = {
     "up-to-date": ("gives a current answer", "fresher"),
