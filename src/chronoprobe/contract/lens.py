@@ -227,7 +227,7 @@ class Lens(ABC, Generic[RowT]):
         given = getattr(self.config, "models", None)
         if not given:
             return default_models()
-        return tuple(m if isinstance(m, ModelRequest) else parse_model(m) for m in given)
+        return tuple(parse_model(m) for m in given)
 
     @abstractmethod
     def load(self) -> None:

@@ -57,7 +57,7 @@ def default_out(
         folder = root / lens.default_folder()
     with blame(lens, "failed in run_label()"):
         label = lens.run_label()
-    chosen = lens.models if models is None else [m if isinstance(m, ModelRequest) else parse_model(m) for m in models]
+    chosen = lens.models if models is None else [parse_model(m) for m in models]
     return default_folder(folder, label, chosen, now=now)
 
 

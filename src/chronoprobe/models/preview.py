@@ -34,7 +34,7 @@ _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 def load_key(model: str | ModelRequest, options: BackendOptions) -> str | None:
     """The load key of ``model`` under ``options``, or None when the backend should just load."""
-    spec = (model if isinstance(model, ModelRequest) else parse_model(model)).spec  # a request: parsed already
+    spec = parse_model(model).spec  # a request: returned as it is, parsed already
     kind = backend_kind(spec.kind)
     if kind.files is None:
         return None

@@ -390,7 +390,8 @@ def parse_model(value: str | ModelRequest) -> ModelRequest:
     """A ``--model`` value (``NAME=SPEC`` or a spec) as a :class:`ModelRequest`; one-line ConfigError otherwise.
 
     Text before the first ``=`` that holds no ``:`` can only be meant as a name, so one that
-    breaks the naming rule is refused here rather than read as an unknown backend.
+    breaks the naming rule is refused here rather than read as an unknown backend. A request is returned as it
+    is (parsed already), so a caller holding either needs no test of its own.
     """
     if isinstance(value, ModelRequest):
         return value
@@ -548,7 +549,7 @@ def _backend_options(kind: BackendKind, spec: ModelSpec, options: BackendOptions
 
 def load_backend(model: str | ModelRequest, options: BackendOptions | None = None) -> Backend:
     """Build the backend for ``model`` (a request, or a ``--model`` value to parse). One-line errors for bad specs."""
-    request = model if isinstance(model, ModelRequest) else parse_model(model)  # a request: parsed already
+    request = parse_model(model)  # a request: returned as it is, parsed already
     options = options or BackendOptions()
     check_options(request, options)
     kind = backend_kind(request.spec.kind)

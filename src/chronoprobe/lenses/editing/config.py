@@ -41,7 +41,7 @@ Selection = Literal["auto", "outdated", "not-up-to-date"]
 
 
 def _counterfactual(value: Any) -> Any:
-    return value if value == "base-with-context" or isinstance(value, ModelRequest) else parse_model(value)
+    return value if value == "base-with-context" else parse_model(value)
 
 
 Counterfactual = Annotated[
