@@ -4,7 +4,7 @@ Read from the same option tables as ``test_option_tables.py`` (every command, ge
 two commands that share a flag must give it the same value type, the same repeatability and the
 same switch-ness, and their help must carry the words :data:`chronoprobe.cli.options.MEANINGS`
 gives it. A flag every command takes from one declaration (the model options) is the same by
-construction. Older spellings kept for a release (hidden) are left out: they name the new flag.
+construction. Older spellings 0.1.0 released, kept until 0.4.0 (hidden), are left out: they name the new flag.
 """
 
 from __future__ import annotations
