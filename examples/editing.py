@@ -18,5 +18,5 @@ audit = cp.run("outdated", models=model, limit=limit)
 # among 20; for a first look, edit every fact it does not answer up-to-date.
 fixed = cp.run("editing", models=model, from_=audit.path, method=methods, select="not-up-to-date")
 for spec, numbers in fixed.summary.headline.items():
-    print(spec, {name: round(100 * (value or 0.0), 1) for name, value in numbers.items()})
+    print(spec, {name: None if value is None else round(value, 1) for name, value in numbers.items()})  # in percent
 print(f"{len(fixed.rows)} answers; report: {fixed.path / 'report.md'}")

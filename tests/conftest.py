@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
 from chronoprobe import paths
+from tiers import add_tier_option, left_out_module, select_tiers, tier_summary, unit_tier_guard
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -58,3 +59,33 @@ def smollm2():
     from chronoprobe.models.registry import BackendOptions, load_backend
 
     return load_backend("smollm2", BackendOptions(batch_size=4))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_tier_option(parser)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    return True if left_out_module(collection_path, config) else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    select_tiers(config, items)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    line = tier_summary(config)
+    if line:
+        terminalreporter.write_line(line)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    with unit_tier_guard(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    with unit_tier_guard(item):
+        return (yield)

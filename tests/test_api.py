@@ -38,6 +38,7 @@ def mock_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     unregister_mock("api")
 
 
+@pytest.mark.e2e
 def test_public_surface_is_all_and_import_stays_light() -> None:
     assert {"run", "load", "model", "Run", "Model", "recency_gate", "ChronoprobeError", "__version__"} <= set(
         cp.__all__
@@ -51,8 +52,9 @@ def test_public_surface_is_all_and_import_stays_light() -> None:
         cp.no_such_thing  # noqa: B018
 
 
+@pytest.mark.e2e
 def test_run_returns_a_run_and_load_reads_it_back(mock_spec: str, tmp_path: Path) -> None:
-    run = cp.run("outdated", model=mock_spec, limit=4)
+    run = cp.run("outdated", models=mock_spec, limit=4)
     assert run.path.parent == Path("results/outdated") and run.path.name.startswith("api-")
     assert run.summary.headline[mock_spec]["soft_constraint_pct.up-to-date"] == pytest.approx(25.0)
     assert len(run.rows) == 12 and run.rows[0].verdict in {"up-to-date", "irrelevant"}  # type: ignore[attr-defined]
@@ -60,12 +62,13 @@ def test_run_returns_a_run_and_load_reads_it_back(mock_spec: str, tmp_path: Path
     assert again.layout == "run.json" and again.summary == run.summary and again.rows == run.rows
     assert again.config is not None and again.config.limit == 4 and again.lens == "outdated"  # type: ignore[attr-defined]
     assert again.config == run.config  # read back as the lens's own config type
-    second = cp.run("outdated", model=mock_spec, limit=4)
+    second = cp.run("outdated", models=mock_spec, limit=4)
     assert second.path != run.path and run.path.is_dir()  # run history: nothing replaced
 
 
+@pytest.mark.e2e
 def test_load_reads_folders_written_before_run_json(mock_spec: str, tmp_path: Path) -> None:
-    run = cp.run("recency", model=mock_spec, data=str(ASSETS / "recency_sample.json"), sample=4, out=tmp_path / "r")
+    run = cp.run("recency", models=mock_spec, data=str(ASSETS / "recency_sample.json"), sample=4, out=tmp_path / "r")
     old = tmp_path / "old"
     shutil.copytree(run.path, old)
     (old / "run.json").unlink()
@@ -78,15 +81,16 @@ def test_load_reads_folders_written_before_run_json(mock_spec: str, tmp_path: Pa
     assert back.provenance.extra["questions"] == 4 and back.config is None  # no config before run.json
 
 
+@pytest.mark.e2e
 def test_a_model_handle_serves_runs_and_the_gate_with_one_load(mock_spec: str, tmp_path: Path) -> None:
     handle = cp.model(mock_spec)
     before = handle.backend.calls  # type: ignore[attr-defined]
     first = cp.run(
         "recency",
-        model=handle,
+        models=handle,
         data=str(ASSETS / "recency_sample.json"),
         sample=3,
-        context="without",
+        context_mode="without",
         out=tmp_path / "a",
     )
     decisions = cp.recency_gate_many(["Who wrote Hamlet?", "Who wrote Hamlet, really?"], handle, samples=1)
@@ -99,10 +103,10 @@ def test_a_model_handle_serves_runs_and_the_gate_with_one_load(mock_spec: str, t
 def test_to_pandas_and_its_clear_error(mock_spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = cp.run(
         "conflicts",
-        model=mock_spec,
+        models=mock_spec,
         dataset="dynamicqa",
         data=ASSETS / "dynamicqa_small",
-        limit=3,
+        balanced_limit=3,
         judge="exact",
         persuasion={"n_samples": 2},
         out=tmp_path / "c",
@@ -118,13 +122,13 @@ def test_to_pandas_and_its_clear_error(mock_spec: str, tmp_path: Path, monkeypat
 
 def test_user_mistakes_are_one_line_errors(mock_spec: str, tmp_path: Path) -> None:
     with pytest.raises(cp.ConfigError, match="'fixing' is not a lens"):
-        cp.run("fixing", model=mock_spec)
+        cp.run("fixing", models=mock_spec)
     with pytest.raises(cp.ConfigError, match=r"from_ .* or dataset"):  # editing needs the facts to edit
-        cp.run("editing", model=mock_spec)
+        cp.run("editing", models=mock_spec)
     with pytest.raises(cp.ConfigError, match="limt"):
-        cp.run("outdated", model=mock_spec, limt=3)
+        cp.run("outdated", models=mock_spec, limt=3)
     with pytest.raises(cp.ConfigError, match="limit"):
-        cp.run("outdated", model=mock_spec, limit=0)
+        cp.run("outdated", models=mock_spec, limit=0)
     with pytest.raises(cp.DataError, match="not a chronoprobe run folder"):
         cp.load(tmp_path)
 
@@ -149,6 +153,7 @@ def _damage_log(folder: Path, change: str) -> None:
     log_path.write_text(json.dumps(log))
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "change",
     [
@@ -162,15 +167,16 @@ def _damage_log(folder: Path, change: str) -> None:
     ],
 )
 def test_load_names_a_damaged_run_json(mock_spec: str, tmp_path: Path, change: str) -> None:
-    run = cp.run("outdated", model=mock_spec, limit=1, out=tmp_path / "run")
+    run = cp.run("outdated", models=mock_spec, limit=1, out=tmp_path / "run")
     _damage_log(run.path, change)
     with pytest.raises(cp.DataError) as caught:
         cp.load(run.path)
     assert str(run.path / "run.json") in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.e2e
 def test_load_names_a_run_json_folder_and_unreadable_items(mock_spec: str, tmp_path: Path) -> None:
-    run = cp.run("outdated", model=mock_spec, limit=1, out=tmp_path / "run")
+    run = cp.run("outdated", models=mock_spec, limit=1, out=tmp_path / "run")
     (run.path / "items.jsonl").write_bytes(b'{"model": "caf\xe9"}\n')
     with pytest.raises(cp.DataError, match=r"items\.jsonl.*not UTF-8"):
         cp.load(run.path)
@@ -180,8 +186,9 @@ def test_load_names_a_run_json_folder_and_unreadable_items(mock_spec: str, tmp_p
         cp.load(run.path)
 
 
+@pytest.mark.e2e
 def test_load_names_a_damaged_old_summary(mock_spec: str, tmp_path: Path) -> None:
-    run = cp.run("outdated", model=mock_spec, limit=1, out=tmp_path / "run")
+    run = cp.run("outdated", models=mock_spec, limit=1, out=tmp_path / "run")
     (run.path / "run.json").unlink()
     summary = json.loads((run.path / "summary.json").read_text())
     for spec in summary["models"]:

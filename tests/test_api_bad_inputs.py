@@ -128,6 +128,11 @@ CASES = [
     Case("load-missing", lambda tmp: cp.load(tmp / "none"), DataError, "none"),
     Case("load-a-file", lambda tmp: cp.load(tmp / "file.txt"), DataError, "file.txt"),
     Case("load-an-empty-folder", lambda tmp: cp.load(tmp / "empty"), DataError, "empty"),
+    # cp.compare (issue 44 §3): a ConfigError, as cp.load gives, never os.fspath's TypeError
+    Case("compare-a-number", lambda tmp: cp.compare(tmp / "empty", 42), ConfigError, "folders"),  # type: ignore[arg-type]
+    Case("compare-none", lambda tmp: cp.compare(tmp / "empty", None), ConfigError, "folders"),  # type: ignore[arg-type]
+    Case("compare-a-list", lambda tmp: cp.compare(["A", "B"]), ConfigError, "folders"),  # type: ignore[arg-type]
+    Case("compare-missing", lambda tmp: cp.compare(tmp / "none", tmp / "empty"), DataError, "none"),
 ]
 
 
@@ -159,6 +164,7 @@ def test_a_careless_call_is_one_documented_error_and_writes_nothing(
     assert _paths(tmp_path) == before  # nothing written, nothing of the user's touched
 
 
+@pytest.mark.e2e
 def test_an_older_keyword_still_works_and_names_the_new_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     with pytest.warns(

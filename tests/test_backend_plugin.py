@@ -28,18 +28,20 @@ def _answers(folder: Path) -> set[str]:
     return {json.loads(line)["response"] for line in lines}
 
 
+@pytest.mark.e2e
 def test_a_backend_from_tests_runs_through_chronoprobe_run(tmp_path: Path, year_backend: None) -> None:
-    run = cp.run("outdated", model="y=year:2019", limit=2, out=tmp_path / "run", cache=tmp_path / "c.sqlite")
+    run = cp.run("outdated", models="y=year:2019", limit=2, out=tmp_path / "run", cache=tmp_path / "c.sqlite")
     [info] = run.provenance.models
     assert (info.backend, info.spec, info.name, info.batch_size) == ("year", "year:2019", "y", 4)
     assert _answers(tmp_path / "run") == {"It was in 2019."}
     again = cp.run(
-        "outdated", model="year:2020", limit=1, suffix="!", batch_size=2, out=tmp_path / "two", cache=tmp_path / "c"
+        "outdated", models="year:2020", limit=1, suffix="!", batch_size=2, out=tmp_path / "two", cache=tmp_path / "c"
     )
     assert _answers(tmp_path / "two") == {"It was in 2020!"}  # its own option, taken by name
     assert again.provenance.models[0].batch_size == 2 and again.provenance.models[0].name == "2020"
 
 
+@pytest.mark.e2e
 def test_a_backend_from_tests_runs_on_the_command_line(
     tmp_path: Path, year_backend: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -73,6 +75,7 @@ def test_one_option_name_has_one_type_across_backends(monkeypatch: pytest.Monkey
         registry.option_fields()
 
 
+@pytest.mark.e2e
 def test_every_registration_reads_without_importing_a_backend_library() -> None:
     import subprocess
     import sys

@@ -133,6 +133,7 @@ def test_every_benchmark_runs_at_its_smallest_size(tiny_model: Path, tmp_path: P
     assert failed == {}
 
 
+@pytest.mark.e2e
 def test_the_gpu_check_says_in_one_line_that_there_is_no_gpu() -> None:
     if has_gpu():
         pytest.skip("a GPU is here: benchmarks/gpu_check.sh is the ten-minute GPU check itself")
@@ -147,6 +148,7 @@ def test_vllm_throughput_runs_at_its_smallest_size(tiny_model: Path) -> None:
     subprocess.run([*command, "--facts", "1", "--repeats", "1", "--min-ratio", "0"], check=True, timeout=600)
 
 
+@pytest.mark.e2e
 def test_gpu_prepare_parses() -> None:
     """It fetches wheels from the package index, so here it is only parsed (``bash -n``)."""
     subprocess.run(["bash", "-n", str(BENCHMARKS / "gpu_prepare.sh")], check=True)

@@ -199,3 +199,16 @@ def test_an_answer_once_cached_stays_the_answer_when_its_batch_runs_again(tmp_pa
     again = model.generate([Prompt(text="a"), Prompt(text="b")], params)
     assert alone.text == "a#0"
     assert [g.text for g in both] == [g.text for g in again] == ["a#0", "b#2"]
+
+
+def test_the_tally_counts_every_answer_asked_for_once_served_or_computed(tmp_path):
+    """A batch that misses one prompt runs whole: its cached prompt counts as served, the other as computed, and
+    the two add up to what was asked (before, the served one inside a rerun batch was not counted at all)."""
+    cache = CallCache(tmp_path / "c.sqlite")
+    params = DecodingParams(n=2, temperature=1.0)
+    CachedModel(echo_backend(), cache).generate([Prompt(text="a")], params)
+    model = CachedModel(echo_backend(batch_size=2), cache)
+    model.generate([Prompt(text="a"), Prompt(text="b")], params)
+    assert (model.tally.answers, model.tally.from_cache, model.tally.computed) == (4, 2, 2)
+    model.generate([Prompt(text="a"), Prompt(text="b"), Prompt(text="c")], params)  # a, b served whole; c run
+    assert (model.tally.answers, model.tally.from_cache, model.tally.computed) == (10, 6, 4)

@@ -23,6 +23,7 @@ def test_every_example_is_tested() -> None:
     assert sorted(p.name for p in (REPO / "examples").glob("*.py")) == sorted(EXAMPLES)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_example_runs(name: str, tmp_path: Path) -> None:
     args, *expected = EXAMPLES[name]

@@ -11,6 +11,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 import chronoprobe
 
 PACKAGE = Path(chronoprobe.__file__).parent
@@ -57,6 +59,7 @@ def _imports() -> dict[str, set[str]]:
     return graph
 
 
+@pytest.mark.slow
 def test_the_foundation_imports_no_lens_runner_or_cli() -> None:
     graph = _imports()
     offending = {
@@ -67,6 +70,7 @@ def test_the_foundation_imports_no_lens_runner_or_cli() -> None:
     assert offending == {}
 
 
+@pytest.mark.slow
 def test_lenses_do_not_import_each_other_or_the_cli() -> None:
     graph = _imports()
     offending = {
@@ -139,6 +143,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_the_module_graph_has_no_import_cycles() -> None:
     """Where two modules need each other, one of them (or a third) should own what both use."""
     assert _cycles(_module_imports()) == []
@@ -191,6 +196,7 @@ def _lens_names_in(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_readers_and_drivers_name_no_lens() -> None:
     """A fifth lens needs no change here: results, the card, chronoprobe.load/run and the runner know no lens."""
     files = [
@@ -204,7 +210,7 @@ def test_readers_and_drivers_name_no_lens() -> None:
 
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "io", "paths", "retry", "threads", "plugins", "progress_lines",
-                    "progress_bars", "tables", "values", "renames", "moved")),
+                    "progress_bars", "tables", "values", "renames", "moved", "docs_pages")),
     ("models", ("models", "testing")),
     ("calls and records", ("cache", "estimate", "engines", "provenance", "contract.publish", "contract.runlog",
                            "contract.fields")),
@@ -229,6 +235,7 @@ def _floor(module: str) -> int:
     return max(found)[1]
 
 
+@pytest.mark.slow
 def test_no_import_points_up_a_floor() -> None:
     """A module imports only from its own floor or the floors below, lazily inside a function too."""
     up = sorted(
@@ -240,6 +247,7 @@ def test_no_import_points_up_a_floor() -> None:
     assert up == []
 
 
+@pytest.mark.slow
 def test_every_function_level_import_says_what_it_defers() -> None:
     """Imports sit at the top of their module; one inside a function defers a heavy or optional dependency and a
     comment beside it (or on the line above) says which."""

@@ -24,6 +24,7 @@ def test_every_lens_in_the_table_has_the_shape(name: str) -> None:
         assert callable(getattr(cls, stage))
 
 
+@pytest.mark.e2e
 def test_lenses_are_imported_only_when_asked_for() -> None:
     code = (
         "import sys, chronoprobe.contract.lens as l; before = [m for m in l.LENSES.values() if m.split(':')[0] in sys.modules]; "

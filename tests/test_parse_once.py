@@ -19,6 +19,8 @@ from chronoprobe.models import registry
 from chronoprobe.models.registry import default_models
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 SPEC = "mock:constant=Mario Draghi"
 GATE = "mock:constant=A-Year"
 

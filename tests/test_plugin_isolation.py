@@ -22,6 +22,8 @@ from chronoprobe import plugins
 from chronoprobe.errors import PluginError
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 TESTS = Path(__file__).resolve().parent
 MODEL = "mock:constant=It was in 2019."
 LABEL = "lens plug-in 'toy' (toy-lens 0.1)"
@@ -129,7 +131,7 @@ def test_a_broken_plugin_fails_its_own_command_and_no_other(
     assert not (tmp_path / "results").exists()
 
     with pytest.raises(PluginError) as raised:
-        cp.run("toy", model=MODEL, out=tmp_path / "api-run", cache=tmp_path / "calls.sqlite")
+        cp.run("toy", models=MODEL, out=tmp_path / "api-run", cache=tmp_path / "calls.sqlite")
     assert str(raised.value).startswith(LABEL) and broken.expected in str(raised.value)
     if broken.cause is not PluginError:
         assert isinstance(raised.value.__cause__, broken.cause)
@@ -159,7 +161,7 @@ def test_an_error_in_a_plugins_stage_is_blamed_on_the_plugin(
     assert "internal error" not in line and "chronoprobe bug" not in line
     assert not out.exists() and not list(tmp_path.glob(".run*"))
     with pytest.raises(PluginError, match=rf"failed in {stage}\(\)") as raised:
-        cp.run("toy", model=MODEL, out=out, cache=tmp_path / "c.sqlite")
+        cp.run("toy", models=MODEL, out=out, cache=tmp_path / "c.sqlite")
     assert isinstance(raised.value.__cause__, (ValueError, SystemExit, KeyError))
     assert raised.value.__cause__ is not None and type(raised.value.__cause__).__name__ in line
 
@@ -171,9 +173,9 @@ def test_a_folder_a_plugin_wrote_fails_to_load_in_one_line_once_the_plugin_break
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "toy-run"
-    cp.run("toy", model=MODEL, out=out, cache=tmp_path / "c.sqlite")
+    cp.run("toy", models=MODEL, out=out, cache=tmp_path / "c.sqlite")
     other = cp.run(
-        "outdated", model="mock:constant=Paris", limit=1, out=tmp_path / "audit", cache=tmp_path / "c.sqlite"
+        "outdated", models="mock:constant=Paris", limit=1, out=tmp_path / "audit", cache=tmp_path / "c.sqlite"
     )
 
     # the next release of the plug-in raises on import

@@ -54,6 +54,7 @@ def _check_card(card: Path) -> None:
     assert 'data-lens="toy"' in page and 'data-metric="year_pct"' in page and 'data-value="100.0"' in page
 
 
+@pytest.mark.e2e
 def test_a_lens_in_the_table_runs_through_run_load_results_and_card(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -61,7 +62,7 @@ def test_a_lens_in_the_table_runs_through_run_load_results_and_card(
     monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
     assert "toy" in cp.lenses()
     out = tmp_path / "toy-run"
-    _check_run(cp.run("toy", model=MODELS, out=out, cache=tmp_path / "calls.sqlite"))
+    _check_run(cp.run("toy", models=MODELS, out=out, cache=tmp_path / "calls.sqlite"))
     _check_run(cp.load(out))
     _cli("results", str(out), "--out", str(tmp_path / "table.csv"))
     _check_table(tmp_path / "table.csv")
@@ -77,6 +78,7 @@ def _dist_info(site: Path) -> None:
     (info / "entry_points.txt").write_text(f"[{plugins.ENTRY_POINT_GROUP}]\ntoy = toy_lens:ToyLens\n", encoding="utf-8")
 
 
+@pytest.mark.e2e
 def test_a_lens_from_an_entry_point_runs_and_reads_back_in_a_fresh_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,7 +89,7 @@ def test_a_lens_from_an_entry_point_runs_and_reads_back_in_a_fresh_process(
     assert "toy" not in lens_module.LENSES
     assert plugins.names()[-1] == "toy" and "toy" in cp.lenses()
     out = tmp_path / "toy-run"
-    _check_run(cp.run("toy", model=MODELS, out=out, cache=tmp_path / "calls.sqlite"))
+    _check_run(cp.run("toy", models=MODELS, out=out, cache=tmp_path / "calls.sqlite"))
 
     # a new process finds the lens through the installed entry point alone
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])}
@@ -105,7 +107,7 @@ def test_a_run_of_a_lens_no_longer_installed_is_a_data_error(tmp_path: Path, mon
     monkeypatch.syspath_prepend(str(TESTS))
     monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
     out = tmp_path / "toy-run"
-    cp.run("toy", model=MODELS[:1], out=out, cache=tmp_path / "calls.sqlite")
+    cp.run("toy", models=MODELS[:1], out=out, cache=tmp_path / "calls.sqlite")
     monkeypatch.delitem(lens_module.LENSES, "toy")
     with pytest.raises(DataError, match="its lens 'toy' is not one of"):
         cp.load(out)

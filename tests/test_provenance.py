@@ -22,6 +22,7 @@ def torch_threads() -> Any:
     torch.set_num_threads(before)
 
 
+@pytest.mark.e2e
 def test_a_mock_run_records_the_thread_policy_and_no_torch_threads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

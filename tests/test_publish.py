@@ -97,6 +97,7 @@ STEPS = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("use_exchange", [True, False], ids=["exchange", "fallback"])
 @pytest.mark.parametrize("step", list(STEPS))
 def test_kill_at_every_step_leaves_a_whole_report(tmp_path: Path, step: str, use_exchange: bool) -> None:
@@ -263,6 +264,7 @@ with OutputClaim(Path(sys.argv[1])):
 """
 
 
+@pytest.mark.e2e
 def test_lock_is_held_across_processes_and_freed_by_a_kill(tmp_path: Path) -> None:
     out = tmp_path / "report"
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], stdout=subprocess.PIPE, text=True)
@@ -271,7 +273,7 @@ def test_lock_is_held_across_processes_and_freed_by_a_kill(tmp_path: Path) -> No
         assert _try_claim(out) == f"--out: another chronoprobe run is writing {out}"
     finally:
         holder.send_signal(signal.SIGKILL)
-        holder.wait(timeout=30)
+        holder.communicate(timeout=30)  # waits, and closes the pipe
     assert _try_claim(out) == "claimed"  # the kernel drops the lock of a killed process
     assert leftovers(out) == []
 
@@ -293,6 +295,7 @@ except ConfigError as exc:
 """
 
 
+@pytest.mark.e2e
 def test_concurrent_writers_never_mix_or_crash(tmp_path: Path) -> None:
     out = tmp_path / "report"
     procs = [
@@ -400,6 +403,7 @@ main()
 """
 
 
+@pytest.mark.e2e
 def test_sigterm_mid_run_leaves_no_lock_staging_or_folder(tmp_path: Path) -> None:
     """A run killed with SIGTERM (a scheduler's stop, `kill PID`) unwinds as Ctrl-C does: nothing stays beside --out."""
     out = tmp_path / "new" / "report"
@@ -413,9 +417,9 @@ def test_sigterm_mid_run_leaves_no_lock_staging_or_folder(tmp_path: Path) -> Non
         assert run.stdout is not None and run.stdout.readline().strip() == "asked"  # the claim is held now
         assert (out.parent / ".report.lock").exists()
         run.send_signal(signal.SIGTERM)
-        run.wait(timeout=60)
+        _, said = run.communicate(timeout=60)
     finally:
         run.kill()
     assert run.returncode == 128 + signal.SIGTERM
-    assert run.stderr is not None and "terminated: finished model calls are cached" in run.stderr.read()
+    assert "terminated: finished model calls are cached" in said
     assert not out.parent.exists()  # the lock, any staging folder and the parent the claim created are gone

@@ -27,7 +27,16 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 CHRONOPROBE = ".venv/bin/chronoprobe"
 FRESH_SHELL_PROGRAMS = ("./setup.sh", CHRONOPROBE, ".venv/bin/python")
-CHEAP = {("models",), ("snapshot", "list"), ("catalogue", "templates"), ("results",), ("card",), ("compare",)}
+CHEAP = {
+    ("models",),
+    ("snapshot", "list"),
+    ("catalogue", "templates"),
+    ("results",),
+    ("card",),
+    ("compare",),
+    ("lenses",),
+    ("docs",),
+}
 """Commands that need no model: run for real on a small results folder."""
 
 
@@ -88,10 +97,11 @@ def test_the_readme_opens_with_setup_the_check_one_question_and_the_tests() -> N
         "./setup.sh",
         f"{CHRONOPROBE} check",
         f"{CHRONOPROBE} outdated run",
-        ".venv/bin/python -m pytest -q",
+        ".venv/bin/python -m pytest -q --tier all -n 2",
     ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("words", COMMANDS, ids=[" ".join(w)[:60] for w in COMMANDS])
 def test_every_command_runs_in_a_fresh_shell_and_is_known(words: list[str]) -> None:
     assert words[0] in FRESH_SHELL_PROGRAMS, f"{words[0]!r} is not found in a fresh shell: spell it {CHRONOPROBE}"
@@ -120,8 +130,8 @@ def test_the_python_block_uses_the_public_api() -> None:
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder laid out like the checkout for these commands: ``.venv`` and a ``results/`` with three runs (two of
-    them the ones ``compare`` names)."""
+    """A folder laid out like the checkout for these commands: ``.venv`` and a ``results/`` with four runs, named as
+    runs without ``--out`` name theirs (``compare results/outdated/smollm2`` reads the latest ``smollm2-<timestamp>``)."""
     import chronoprobe as cp
 
     venv = REPO / ".venv"
@@ -129,7 +139,13 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"no {venv}/bin/chronoprobe: run ./setup.sh first")
     folder = tmp_path_factory.mktemp("checkout")
     (folder / ".venv").symlink_to(venv)
-    for name, out in (("paris", "paris-run"), ("smollm2", "smollm2"), ("qwen", "qwen")):  # compare names the last two
+    stamped = (
+        ("paris", "paris-run"),
+        ("smollm2", "smollm2-20261201T090000Z"),  # an older run of the model: compare takes the latest
+        ("smollm2", "smollm2-20261202T090000Z"),
+        ("qwen", "qwen-20261202T100000Z"),
+    )
+    for name, out in stamped:
         cp.run(
             "outdated",
             f"{name}=mock:constant={'Paris' if name == 'paris' else name}",
@@ -144,10 +160,12 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 CHEAP_COMMANDS = [w for w in COMMANDS if w[0] == CHRONOPROBE and tuple(_split(w[1:])[0]) in CHEAP]
 
 
+@pytest.mark.e2e
 def test_the_readme_has_cheap_commands_to_run() -> None:
     assert {tuple(_split(w[1:])[0]) for w in CHEAP_COMMANDS} == CHEAP
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("words", CHEAP_COMMANDS, ids=[" ".join(w) for w in CHEAP_COMMANDS])
 def test_the_cheap_commands_run_as_written(words: list[str], checkout: Path) -> None:
     fresh = {
@@ -249,6 +267,7 @@ def test_every_docs_command_is_spelled_as_the_readme_spells_it(page: Path) -> No
     assert bare == [], f"{page.name}: spell these {CHRONOPROBE} (or .venv/bin/<program>): {bare}"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("page", "line", "words"), DOC_COMMANDS, ids=[f"{p.name}: {' '.join(w[1:])[:50]}" for p, _, w in DOC_COMMANDS]
 )
@@ -338,6 +357,7 @@ def docs_checkout(checkout: Path) -> Path:
     return checkout
 
 
+@pytest.mark.e2e
 def test_the_cheap_docs_commands_run_as_written(docs_checkout: Path) -> None:
     """Each line whose every command is cheap runs, as written, in a fresh shell (a synopsis with ``[...]``
     or a placeholder is not written to run)."""

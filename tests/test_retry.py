@@ -140,9 +140,11 @@ def test_max_retries_two_means_three_attempts_on_both_clients() -> None:
         backend = OpenAIBackend(OpenAIConfig(model="echo", base_url=server.url, max_retries=2, backoff_base_s=0.001))
         with pytest.raises(EndpointError, match=r"HTTP 500: .*\(gave up after 3 attempts\)"):
             backend.generate([Prompt(text="x")], DecodingParams(max_new_tokens=4))
+        backend.close()
         assert server.stats.count == 3
 
 
+@pytest.mark.e2e
 def test_both_clients_announce_a_retry_after_wait(caplog: pytest.LogCaptureFixture) -> None:
     notices: list[str] = []
     with StubWDQS() as wdqs, caplog.at_level(logging.WARNING, logger="chronoprobe.retry"):

@@ -63,6 +63,7 @@ def _log(folder: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((folder / "run.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.e2e
 def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock_spec: str) -> None:
     from chronoprobe.lenses.outdated.audit import facts_without_gold, load_gold, run_audit
     from chronoprobe.lenses.outdated.summary import summarize_model
@@ -97,6 +98,7 @@ def test_outdated_through_the_runner_equals_the_old_pipeline(tmp_path: Path, moc
     assert log["files"]["plots"] == ["knowledge_date.png", "recency.png", "staleness.png", "verdicts.png"]
 
 
+@pytest.mark.e2e
 def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock_spec: str) -> None:
     from chronoprobe.datasets.recencyqa import load_recencyqa, stratified_sample
     from chronoprobe.lenses.recency.evaluate import evaluate
@@ -123,6 +125,7 @@ def test_recency_through_the_runner_equals_the_old_pipeline(tmp_path: Path, mock
     assert log["provenance"]["extra"]["questions"] == 6
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("methodology", ["dynamicqa", "mulan"])
 def test_conflicts_through_the_runner_equals_its_steps(tmp_path: Path, mock_spec: str, methodology: str) -> None:
     from chronoprobe.judges import load_judge
@@ -230,6 +233,7 @@ def test_bad_data_fails_before_any_model_loads(tmp_path: Path, monkeypatch: pyte
         assert not (tmp_path / lens.name).exists()
 
 
+@pytest.mark.e2e
 def test_cli_runs_without_out_keep_their_history(
     tmp_path: Path, mock_spec: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -47,6 +47,7 @@ def _help_texts(command: str) -> dict[str, str]:
     return {p.name: " ".join((getattr(p, "help", None) or "").split()) for p in found.params}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(TOOLS))
 def test_the_config_declares_the_command_as_it_is(name: str) -> None:
     """Field for field, the config is the command's signature: names, option spellings, positional
@@ -137,6 +138,7 @@ def _datasets() -> Path:
 # --- one command, two entry points --------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_contexts_from_python_are_the_commands_and_keep_the_answers_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -178,6 +180,7 @@ def test_label_from_python_replaces_its_own_dataset_and_refuses_a_users(tmp_path
         unregister_mock("labels")
 
 
+@pytest.mark.e2e
 def test_editing_dataset_from_python_writes_the_build_record_the_command_writes(tmp_path: Path) -> None:
     audit = cp.run("outdated", models="mock:constant=Mario Draghi", limit=2, out="audit", cache="c.sqlite").path
     built = cp.produce("editing.dataset", from_=audit, select="not-up-to-date", out="sets/d.json")

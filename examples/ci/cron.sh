@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # chronoprobe check as a cron job (docs/check.md, "GitHub Actions and cron"):
 #
+# chronoprobe on the PATH: a checkout's .venv activated, or a pip install then `chronoprobe prepare` (README,
+# "Installed with pip").
+#
 #   0 6 * * 1  cd /srv/chronoprobe && MODEL=my-model ENDPOINT=http://127.0.0.1:8000/v1 ./examples/ci/cron.sh
 #
 # Each run writes a new folder results/check/<model>-<date> against the pinned snapshot and fails

@@ -243,9 +243,7 @@ def compare(*folders: Path | str, allow_different_items: bool = False) -> list[C
     beside the run, model, lens, dataset, class and metric; ``row.as_dict()`` in the table's columns).
     ``allow_different_items``: compare runs of different snapshots, catalogues or datasets on the items they share.
     """
-    result = produce(
-        "compare", dirs=tuple(Path(f) for f in folders), allow_different_items=allow_different_items, progress=False
-    )
+    result = produce("compare", dirs=_folders(folders), allow_different_items=allow_different_items, progress=False)
     rows: list[CompareRow] = result.rows
     return rows
 
@@ -294,6 +292,16 @@ def _path(value: Any, name: str) -> Path | None:
     if isinstance(value, str | os.PathLike):
         return Path(value)
     raise ConfigError(name, f"{value!r} is not a path (a str or pathlib.Path)")
+
+
+def _folders(values: tuple[Any, ...]) -> tuple[Path, ...]:
+    """Each positional folder as a Path; a list given as one, None or a number is a ConfigError naming it."""
+    for value in values:
+        if isinstance(value, list | tuple):
+            raise ConfigError("folders", "give each folder as its own argument, e.g. compare('A', 'B'), not a list")
+        if value is None:
+            raise ConfigError("folders", "None is not a folder; give the run or check folders to compare")
+    return tuple(Path(_path(value, "folders") or "") for value in values)
 
 
 def _plain_notice(line: str) -> None:

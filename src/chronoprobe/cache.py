@@ -13,6 +13,13 @@ from the cache can say what computed its answers. The cache also remembers, for 
 what each load gave (its description and its prompt renderings: :mod:`chronoprobe.models.lazy`),
 so a rerun whose answers are all cached never loads the model.
 
+Many processes share one cache file (by default one per user). A process never opens the file itself while
+it holds a connection to it: closing any descriptor of a file drops every POSIX lock the process holds on it,
+and with its locks gone another process's close takes itself for the last, checkpoints and deletes the WAL
+this one still writes into (answers reported written, then lost; docs/scale.md). A transient SQLite error
+(busy, locked, I/O) is retried a bounded number of times; one that stays is a
+:class:`~chronoprobe.errors.CacheUnavailable`, one line naming the cache.
+
 Schema changes are additive: a cache written by an earlier release gets the new column and
 tables when opened (its answers keep serving, with no producer), and an earlier release still
 reads and writes a cache with them.
@@ -27,18 +34,20 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
 from chronoprobe.engines.base import Engine, ModelSource
 from chronoprobe.engines.local import LocalEngine
-from chronoprobe.errors import ConfigError, DataError
+from chronoprobe.errors import CacheUnavailable, ConfigError, DataError
 from chronoprobe.models.base import (
     UNKEYED_SAMPLER,
     Backend,
@@ -53,6 +62,7 @@ from chronoprobe.models.base import (
 from chronoprobe.models.lazy import LazyBackend
 from chronoprobe.models.registry import canonical_spec
 from chronoprobe.paths import default_call_cache
+from chronoprobe.retry import RetryPolicy
 
 __all__ = [
     "SPEED_SAMPLES_KEPT",
@@ -116,6 +126,30 @@ _ADDED_COLUMNS = {"calls": {"producer": "INTEGER"}}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 # sqlite3 result codes that mean the file itself is damaged or not a database
 _SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+# ... and those another process's activity can cause for a moment: busy, locked, I/O error, WAL index in flux
+_TRANSIENT_CODES = frozenset({5, 6, 10, 15})
+_TRANSIENT_WORDS = ("locked", "busy", "disk i/o error", "locking protocol")
+BUSY_TIMEOUT_S = 30.0
+"""How long SQLite itself waits for another process's lock before a statement fails as busy."""
+CACHE_RETRIES = RetryPolicy(max_retries=5, backoff_s=0.5, max_backoff_s=8.0)
+"""Retries of an open, a read or a write that failed transiently (0.5, 1, 2, 4, 8 s apart): bounded, then one line."""
+
+_open_here: weakref.WeakSet[CallCache] = weakref.WeakSet()
+"""The caches this process has open: their files are never opened again by hand while they are (see the module)."""
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()  # a stat opens nothing, so it cannot drop a lock
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
+
+
+def held_in_this_process(path: Path) -> bool:
+    """Whether a connection of this process has ``path`` open (reading its bytes by hand would drop its locks)."""
+    identity = _file_identity(path)
+    return identity is not None and any(c.identity == identity and c.is_open for c in list(_open_here))
 
 
 def check_cache_file(path: Path) -> None:
@@ -126,7 +160,7 @@ def check_cache_file(path: Path) -> None:
     above = next((parent for parent in path.absolute().parents if parent.exists()), None)
     if above is not None and not above.is_dir():
         raise ConfigError(where, f"cannot be created: {above} is a file, not a folder")
-    if path.exists():
+    if path.exists() and not held_in_this_process(path):  # one held here was checked when it was opened
         try:
             with path.open("rb") as handle:
                 head = handle.read(len(_SQLITE_MAGIC))
@@ -142,6 +176,13 @@ def _corrupt(path: Path, exc: sqlite3.DatabaseError) -> DataError:
         f"is damaged ({exc}); move it aside (e.g. mv {path} {path}.broken) and rerun to start a fresh cache, "
         "or pass another --cache",
     )
+
+
+def _is_transient(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in _TRANSIENT_CODES:
+        return True
+    return any(word in str(exc).lower() for word in _TRANSIENT_WORDS)
 
 
 def _is_damage(exc: sqlite3.DatabaseError) -> bool:
@@ -172,6 +213,26 @@ def _unpack_array(blob: bytes | None) -> np.ndarray | None:
     return array
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _retried(
+    doing: str,
+) -> Callable[[Callable[Concatenate[CallCache, _P], _T]], Callable[Concatenate[CallCache, _P], _T]]:
+    """Run the method again after a transient SQLite error (its transaction rolled back), at most
+    :data:`CACHE_RETRIES` times; damage and a failure that stays become one line naming the cache."""
+
+    def decorate(method: Callable[Concatenate[CallCache, _P], _T]) -> Callable[Concatenate[CallCache, _P], _T]:
+        @wraps(method)
+        def retrying(cache: CallCache, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+            return cache.retrying(lambda: method(cache, *args, **kwargs), doing)
+
+        return retrying
+
+    return decorate
+
+
 def open_cache(path: Path | None = None) -> CallCache:
     """The call cache at ``path``, else the default one under ``CHRONOPROBE_HOME``."""
 
@@ -192,35 +253,69 @@ class CallCache:
         self._producer_ids: dict[str, int] = {}
         self._producers: dict[int, Producer | None] = {}
         """Producers by id, as read; None for one this release cannot read (written by a later one)."""
+        self.sleep: Callable[[float], None] = time.sleep
+        """How a retry waits (a test may replace it)."""
+        self.is_open = False
+        self._conn = self.retrying(self._connect, "opened for writing")
+        self.is_open = True
+        self.identity = _file_identity(self.path)
+        _open_here.add(self)
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection with the schema in place (one attempt: :meth:`retrying` runs it again)."""
+        conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
         try:
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            conn.execute("PRAGMA journal_mode=WAL")
+            # FULL: a batch reported written is on disk when put_many returns (one fsync per batch)
+            conn.execute("PRAGMA synchronous=FULL")
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if tables and "calls" not in tables:
-                self._conn.close()
                 raise ConfigError(
                     f"call cache {self.path}",
                     "is an SQLite database but not a chronoprobe call cache; give another --cache path",
                 )
-            self._conn.executescript(_SCHEMA)
-            self._add_columns()
-            self._conn.commit()
-        except sqlite3.DatabaseError as exc:
-            if _is_damage(exc):
-                raise _corrupt(self.path, exc) from None
-            if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
-                raise ConfigError(f"call cache {self.path}", f"cannot be opened for writing ({exc})") from None
+            conn.executescript(_SCHEMA)
+            self._add_columns(conn)
+            conn.commit()
+        except BaseException:
+            conn.close()
             raise
+        return conn
 
-    def _add_columns(self) -> None:
+    def retrying(self, attempt: Callable[[], _T], doing: str) -> _T:
+        """``attempt()``, run again after a transient SQLite error up to :data:`CACHE_RETRIES` times.
+
+        Damage is reported at once (:func:`_corrupt`); a transient error that stays is a
+        :class:`~chronoprobe.errors.CacheUnavailable` naming the cache, what failed and for how long."""
+        started, opening = time.monotonic(), not self.is_open
+        for retry in range(CACHE_RETRIES.attempts):
+            try:
+                return attempt()
+            except sqlite3.DatabaseError as exc:
+                if _is_damage(exc):
+                    raise _corrupt(self.path, exc) from None
+                if not _is_transient(exc):
+                    if opening and isinstance(exc, sqlite3.OperationalError):  # e.g. a read-only file or folder
+                        raise ConfigError(f"call cache {self.path}", f"cannot be {doing} ({exc})") from None
+                    raise
+                if retry == CACHE_RETRIES.max_retries:
+                    waited = time.monotonic() - started
+                    raise CacheUnavailable(
+                        f"call cache {self.path}",
+                        f"cannot be {doing} ({exc}; {CACHE_RETRIES.attempts} attempts over {waited:.0f} s)",
+                    ) from None
+                self._producer_ids.clear()  # an id learned in the transaction that rolled back may be gone
+                self.sleep(CACHE_RETRIES.backoff(retry + 1))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _add_columns(self, conn: sqlite3.Connection) -> None:
         for table, columns in _ADDED_COLUMNS.items():
-            have = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
+            have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
             for name, kind in columns.items():
                 if name in have:
                     continue
                 try:
-                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
                 except sqlite3.OperationalError as exc:
                     if "duplicate column" not in str(exc):  # another process added it first
                         raise
@@ -228,6 +323,7 @@ class CallCache:
     def get_many(self, keys: Sequence[str]) -> dict[str, tuple[dict[str, Any], np.ndarray | None]]:
         return {key: (entry.payload, entry.array) for key, entry in self.get_entries(keys).items()}
 
+    @_retried("read")
     def get_entries(self, keys: Sequence[str]) -> dict[str, CacheEntry]:
         """The stored entries of ``keys`` that are present, each with its producer and when it was written."""
         found: dict[str, CacheEntry] = {}
@@ -273,6 +369,7 @@ class CallCache:
                 raise _corrupt(self.path, exc) from None
             raise
 
+    @_retried("written")
     def put_many(
         self,
         namespace: str,
@@ -294,6 +391,7 @@ class CallCache:
 
     # -- what local backends were and how they rendered (chronoprobe.models.lazy) --------------------
 
+    @_retried("read")
     def get_load(self, key: str) -> dict[str, Any] | None:
         with self._lock, self._damage_reported():
             row = self._conn.execute("SELECT record FROM loads WHERE key = ?", (key,)).fetchone()
@@ -303,6 +401,7 @@ class CallCache:
             return None
         return record if isinstance(record, dict) else None
 
+    @_retried("written")
     def put_load(self, key: str, record: dict[str, Any]) -> None:
         with self._lock, self._damage_reported(), self._conn:
             self._conn.execute(
@@ -310,6 +409,7 @@ class CallCache:
                 (key, json.dumps(record, sort_keys=True), time.time()),
             )
 
+    @_retried("read")
     def remembered_loads(self, limit: int = 8) -> list[tuple[str, dict[str, Any]]]:
         """The most recent remembered loads (load key, description), newest first: the local models this cache
         answered for, as :mod:`chronoprobe.models.lazy` reopens them without loading."""
@@ -327,6 +427,7 @@ class CallCache:
                 found.append((str(key), loaded))
         return found
 
+    @_retried("read")
     def get_renders(self, keys: Sequence[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         with self._lock, self._damage_reported():
@@ -337,10 +438,12 @@ class CallCache:
                 found.update((str(key), str(rendered)) for key, rendered in rows)
         return found
 
+    @_retried("written")
     def put_renders(self, items: Sequence[tuple[str, str]]) -> None:
         with self._lock, self._damage_reported(), self._conn:
             self._conn.executemany("INSERT OR REPLACE INTO renders (key, rendered) VALUES (?,?)", items)
 
+    @_retried("written")
     def add_timing(self, subject: str, count: int, seconds: float) -> None:
         """Add ``count`` timed steps (model calls, edits) that took ``seconds`` to ``subject``'s running total,
         and keep them as one sample with the machine's load average (:meth:`speed_samples`)."""
@@ -362,6 +465,7 @@ class CallCache:
                 (subject, subject, SPEED_SAMPLES_KEPT),
             )
 
+    @_retried("read")
     def speed_samples(self, subject: str) -> list[SpeedSample]:
         """The most recent timed batches of ``subject``, oldest first (none for timings recorded before the samples were kept)."""
         with self._lock, self._damage_reported():
@@ -374,12 +478,14 @@ class CallCache:
             for c, s, load in rows
         ]
 
+    @_retried("read")
     def timing(self, subject: str) -> Timing | None:
         """What this cache measured for ``subject`` (see :func:`speed_subject`), if anything."""
         with self._lock, self._damage_reported():
             row = self._conn.execute("SELECT count, seconds FROM speed WHERE subject = ?", (subject,)).fetchone()
         return Timing(count=int(row[0]), seconds=float(row[1])) if row and row[0] > 0 else None
 
+    @_retried("read")
     def count(self, namespace: str | None = None) -> int:
         with self._lock:
             if namespace is None:
@@ -389,6 +495,7 @@ class CallCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            self.is_open = False
 
 
 @dataclass(frozen=True)
@@ -480,12 +587,20 @@ class AnswerSource:
 
 
 class AnswerTally:
-    """Where the answers a model returned came from: how many the cache served, and who wrote them when."""
+    """Where the answers a model returned came from: how many the cache served, and who wrote them when.
+
+    Every answer a call asked for is added once, served or computed, so ``answers`` is what the run asked for
+    and ``answers == from_cache + computed``."""
 
     def __init__(self) -> None:
         self.answers = 0
         self.from_cache = 0
         self._sources: dict[str, AnswerSource] = {}
+
+    @property
+    def computed(self) -> int:
+        """Answers the model computed for this run (the rest the cache served)."""
+        return self.answers - self.from_cache
 
     def add(self, producer: Producer | None, written: float, *, cached: bool) -> None:
         self.answers += 1
@@ -675,6 +790,7 @@ class _Request:
                 earlier = self.known.get(key)
                 if earlier is not None:
                     samples.append(_sample_from_cache(earlier.payload, earlier.array))
+                    model.tally.add(earlier.producer, earlier.created, cached=True)  # asked for, and served
                     continue
                 samples.append(sample)
                 payload = sample.model_dump(mode="json", exclude={"mean_distribution"})

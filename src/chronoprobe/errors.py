@@ -51,3 +51,14 @@ class PluginError(ChronoprobeError):
 
     def __str__(self) -> str:
         return f"{self.where} {self.problem}"
+
+
+class CacheUnavailable(DataError):
+    """The call cache stayed busy, locked or failing I/O through every retry (another process's activity).
+
+    What finished is kept: a run that failed so resumes with the same command and the same ``--out``, which
+    the runner records in ``resume`` (the option and the folder) for the CLI's one line."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(where, problem)
+        self.resume: tuple[str, str] | None = None

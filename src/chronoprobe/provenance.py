@@ -75,7 +75,10 @@ class Answers(BaseModel):
     """Where one model's answers in a run came from: computed now or served by the call cache, and by what."""
 
     answers: int
+    """What the run asked the model for (samples: a prompt asked for 10 counts 10)."""
     from_cache: int
+    computed: int | None = None
+    """Computed by the model in this run: ``answers - from_cache``; None in files written before it was recorded."""
     origins: list[AnswerOrigin] = Field(default_factory=list)
 
 
@@ -93,7 +96,7 @@ def answers_record(tally: AnswerTally) -> Answers:
         )
         for source in tally.sources
     ]
-    return Answers(answers=tally.answers, from_cache=tally.from_cache, origins=origins)
+    return Answers(answers=tally.answers, from_cache=tally.from_cache, computed=tally.computed, origins=origins)
 
 
 RUN_FIELDS = ("model_calls_made", "seconds", "call_cache")

@@ -12,6 +12,7 @@ VOLATILE = {
     "seconds",
     "model_calls_made",
     "from_cache",
+    "computed",
     "written_first",
     "written_last",
     "threads",

@@ -97,6 +97,33 @@ def _user_lens_folder(tmp: Path) -> None:
     (tmp / "check" / "outdated" / "mine.txt").write_text("my own notes\n")
 
 
+def _cut_short(name: str) -> Callable[[Path], None]:
+    """The file cut in the middle of a line, as a copy interrupted by a full disk leaves it."""
+
+    def damage(tmp: Path) -> None:
+        data = (tmp / name).read_bytes()
+        (tmp / name).write_bytes(data[: len(data) // 2])
+
+    return damage
+
+
+def _without(name: str, text: str) -> Callable[[Path], None]:
+    """The lines of the file that hold ``text`` removed (the rest as written)."""
+
+    def damage(tmp: Path) -> None:
+        lines = (tmp / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        (tmp / name).write_text("".join(line for line in lines if text not in line), encoding="utf-8")
+
+    return damage
+
+
+def _rename_facts(tmp: Path) -> None:
+    """Every fact id of the baseline's answers renamed: it reads whole, but shares no fact with a new check."""
+    items = tmp / "check" / "outdated" / "items.jsonl"
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    items.write_text("".join(json.dumps({**r, "fact_id": f"elsewhere/{r['fact_id']}"}) + "\n" for r in rows))
+
+
 def _future_snapshot(tmp: Path) -> None:
     data = json.loads(SHIPPED.read_text(encoding="utf-8"))
     (tmp / "future.json").write_text(json.dumps({**data, "name": "future", "retrieved": "2999-01-01"}))
@@ -115,6 +142,8 @@ class Case:
     """Queries a loopback endpoint: the Wikidata client waits ``LIVE_TIMEOUT_S`` and never backs off."""
 
 
+BASELINE = f"{CHECK} --baseline {{tmp}}/check"
+DELTA = "--require 'outdated.soft_constraint_pct.up-to-date.delta >= -2'"
 THOUSAND = " ".join(f"--require 'outdated.inconsistency_pct <= {i % 100}'" for i in range(999))
 
 CASES: list[Case] = [
@@ -154,6 +183,16 @@ CASES: list[Case] = [
     ),
     Case("require-bad-date", f"{CHECK} --require 'outdated.knowledge_date >= 2023-13'", "'2023-13' is not a date"),
     Case(
+        "require-unknown-class",
+        f"{CHECK} --require 'outdated.soft_constraint_pct.up-to-date.Politicians >= 1'",
+        "'Politicians' is not a class of the outdated lens's items; its classes: all, athletes_byPayment",
+    ),
+    Case(
+        "require-misspelt-class",
+        f"{CHECK} --require 'outdated.inconsistency_pct.organisations <= 50'",
+        "'organisations' is not a class of the outdated lens's items; its classes: ",
+    ),
+    Case(
         "require-lens-not-selected",
         f"{CHECK} --require 'recency.zero-shot.without.accuracy >= 0.5'",
         "'recency' is not a lens this check runs; its lenses: outdated",
@@ -162,6 +201,85 @@ CASES: list[Case] = [
         "require-a-thousand-one-bad",
         f"{CHECK} {THOUSAND} --require 'outdated.inconsistency_pct <= ten'",
         "--require 'outdated.inconsistency_pct <= ten': 'ten' is not a number",
+    ),
+    # --- --baseline: read whole before any model loads, and every .delta threshold parsed against it
+    Case(
+        "baseline-items-empty",
+        f"{BASELINE} {DELTA}",
+        "{tmp}/check/outdated/items.jsonl: holds no answers (empty or missing)",
+        _write("check/outdated/items.jsonl", ""),
+    ),
+    Case(
+        "baseline-items-missing",
+        f"{BASELINE} {DELTA}",
+        "{tmp}/check/outdated/items.jsonl: holds no answers (empty or missing)",
+        _remove("check/outdated/items.jsonl"),
+    ),
+    Case(
+        "baseline-items-cut-short",
+        f"{BASELINE} {DELTA}",
+        "{tmp}/check/outdated/items.jsonl line ",
+        _cut_short("check/outdated/items.jsonl"),
+    ),
+    Case(
+        "baseline-items-cut-short-without-a-gate",
+        BASELINE,
+        "{tmp}/check/outdated/items.jsonl line ",
+        _cut_short("check/outdated/items.jsonl"),
+    ),
+    Case(
+        "baseline-no-items-for-the-gated-class",
+        f"{BASELINE} --require 'outdated.soft_constraint_pct.up-to-date.organizations.delta >= -2'",
+        "items.jsonl: holds no items for soft_constraint_pct.up-to-date over organizations",
+        _without("check/outdated/items.jsonl", '"category": "organizations"'),
+    ),
+    Case(
+        "baseline-shares-no-fact",
+        f"{BASELINE} {DELTA}",
+        "{tmp}/check/outdated/items.jsonl: shares no item with the 130 this check's outdated lens will ask (it "
+        "holds 130 others): a change over nothing cannot be gated",
+        _rename_facts,
+    ),
+    Case(
+        "baseline-lacks-the-gated-lens",
+        f"check -m {PARIS} --lens outdated --lens recency --baseline {{tmp}}/check "
+        "--require 'recency.zero-shot.without.accuracy.delta >= 0'",
+        "the baseline {tmp}/check has no finished recency run to compare with (it has outdated)",
+    ),
+    Case(
+        "require-delta-a-date",
+        f"{BASELINE} --require 'outdated.knowledge_date.delta >= 2023-01'",
+        "a change in knowledge_date is in years (e.g. -1 or 0.5), and '2023-01' is a date",
+    ),
+    Case(
+        "require-delta-in-the-middle",
+        f"{BASELINE} --require 'outdated.soft_constraint_pct.delta.up-to-date >= 0'",
+        "'.delta' comes once, last: LENS.METRIC[.CLASS].delta OP VALUE",
+    ),
+    Case(
+        "require-delta-twice",
+        f"{BASELINE} --require 'outdated.soft_constraint_pct.up-to-date.delta.delta >= 0'",
+        "the outdated lens's metrics: soft_constraint_pct.<…>, average_pct.<…>",
+    ),
+    Case(
+        "require-delta-in-the-middle-without-a-baseline",
+        f"{CHECK} --require 'outdated.soft_constraint_pct.delta.up-to-date >= 0'",
+        "'.delta' comes once, last",
+    ),
+    Case(
+        "require-delta-unknown-class",
+        f"{BASELINE} --require 'outdated.soft_constraint_pct.up-to-date.Nowhere.delta >= 0'",
+        "the baseline's outdated run records it for the classes athletes_byPayment, companies_byRevenue",
+    ),
+    Case(
+        "require-delta-metric-the-baseline-lacks",
+        f"{BASELINE} --require 'outdated.knowledge_date.delta >= -1'",
+        "the baseline's outdated run does not record knowledge_date",
+    ),
+    Case(
+        "require-delta-without-a-baseline",
+        f"{CHECK} {DELTA}",
+        "a .delta threshold is a change against --baseline DIR; give one",
     ),
     # --- --junit
     Case("junit-user-file", f"{CHECK} --junit {{tmp}}/notes.txt", "exists and is not a JUnit file"),
@@ -301,6 +419,7 @@ def _argv(case: Case, tmp: Path, silent: int) -> list[str]:
     return argv
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])
 def test_bad_check_input_is_one_line_and_touches_nothing(
     case: Case,
@@ -358,6 +477,7 @@ def test_live_against_a_refusing_endpoint_fails_in_one_line_within_its_documente
     assert not (tmp_path / "check").exists()
 
 
+@pytest.mark.e2e
 def test_a_lens_with_nothing_to_do_in_the_checks_own_folder_is_skipped_not_the_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -42,6 +42,7 @@ def pct(metric: dict) -> str:
     return f"{scale * metric['value']:.1f}% "
 
 
+@pytest.mark.e2e
 def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkeypatch, capsys, tmp_path, half_knower):
     out, cache = tmp_path / "check", tmp_path / "calls.sqlite"
     args = ["check", "--model", half_knower, "--out", str(out), "--cache", str(cache)]
@@ -76,18 +77,25 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
     # The paragraph: a sentence per question, each quoting the run folders' own records.
     sentences = written["paragraphs"][half_knower]
     assert [s.split(":")[0].split(" (")[0] for s in sentences] == [
+        "Knowledge cutoff",
         "Freshness",
-        "Knowledge date",
         "Claimed cutoff",
         "Context",
         "Recency",
         "What to do",
     ]
-    fresh, date, claim, context, recency, fix = sentences
+    date, fresh, claim, context, recency, fix = sentences
     up = record(out, "outdated", "soft_constraint_pct.up-to-date")
     assert f"{pct(up)}get a current answer (95% CI {up['ci_low']:.1f}–{up['ci_high']:.1f}%)" in fresh
     known = record(out, "outdated", "knowledge_date")
-    assert f"about {month_label(known['value'])} (95% CI {month_label(known['ci_low'])} to" in date
+    assert "its answers most often describe " in date
+    assert f"{month_label(known['value'])} (95% CI {month_label(known['ci_low'])} to" in date
+    metrics = json.loads((out / "outdated" / "run.json").read_text())["summary"]["metrics"]
+    cutoff = next((m for m in metrics if m["name"] == "knowledge_cutoff"), None)
+    if cutoff is not None:
+        assert date.startswith(f"Knowledge cutoff: it knows changes up to about {month_label(cutoff['value'])} (")
+    else:  # a quick check may date fewer facts than the cutoff needs
+        assert date.startswith("Knowledge cutoff: too few dated facts (")
     assert claim.startswith("Claimed cutoff: it says nothing that reads as a date when asked its knowledge cutoff (")
     persuaded = record(out, "conflicts", "persuaded_pct", "static")
     assert f"{pct(persuaded)}({persuaded['ci_low']:.1f}–{persuaded['ci_high']:.1f}%) on static" in context
@@ -96,7 +104,10 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
     assert f"right interval with an accuracy of {accuracy['value']:.3f} on a 0–1 scale (95% CI" in recency
     assert f"n={accuracy['n']})" in recency
     rag = record(out, "editing", "rag-gold.harmonic_mean_pct")
-    assert f"retrieval (RAG gold) fixes {pct(rag)}(95% CI" in fix and "for editing (IKE)" in fix
+    flat = rag["ci_low"] == rag["ci_high"]  # the mock fixes nothing: every resample alike, and it says so
+    shown = f"(no variation in n = {rag['n']}) for retrieval" if flat else "(95% CI"
+    assert f"paraphrase success is {pct(rag)}{shown}" in fix and "for retrieval (RAG gold)" in fix
+    assert "for editing (IKE)" in fix and " fixes " not in fix  # a harmonic mean, never a share of facts fixed
     markdown = (out / "check.md").read_text()
     assert all(s in markdown for s in sentences)
     card = (out / "card.html").read_text()
@@ -146,6 +157,7 @@ def _in_chromium(card: Path, paragraph: str, tmp_path: Path) -> None:
     assert browser.log.errors() == []
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("require", "message"),
     [
@@ -186,6 +198,7 @@ class Picky(ToyLens):  # type: ignore[misc]  # toy_lens is found by file name, u
     capabilities = frozenset({Capability.GENERATE, Capability.MEAN_DISTRIBUTION})
 
 
+@pytest.mark.e2e
 def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
     monkeypatch.setitem(lens_module.LENSES, "unsized", "test_check_cli:Unsized")
@@ -235,6 +248,7 @@ def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_pat
     assert [(o.lens, o.status) for o in result.lenses] == [("toy", "ran")]
 
 
+@pytest.mark.e2e
 def test_a_plugin_that_fails_skips_only_its_own_line(monkeypatch, capsys, tmp_path):
     """An entry-point lens whose run raises: named on its line, the rest of the check goes on."""
     site = tmp_path / "site"

@@ -18,6 +18,8 @@ from check_contents import cached_rows, contents
 from chronoprobe.cli.main import main
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 ARGS = ["check", "-m", "mock:constant=Paris", "--lens", "outdated", "--lens", "recency"]
 
 

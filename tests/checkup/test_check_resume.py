@@ -17,11 +17,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from check_contents import cached_rows, contents
 from world import World, knower
 
 from chronoprobe.testing import register_mock, unregister_mock
 from cli_driver import run_main
+
+pytestmark = pytest.mark.e2e
 
 SLOW_MAIN = Path(__file__).resolve().parent / "slow_main.py"
 AUDIT_CALLS, RECENCY_CALLS = 390 + 3, 93  # the audit asks its 390 questions and 3 on its knowledge cutoff

@@ -44,6 +44,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[cp.CheckResult, P
     return result, root
 
 
+@pytest.mark.e2e
 def test_produce_check_runs_the_lens_judges_the_thresholds_and_writes_junit(
     checked: tuple[cp.CheckResult, Path], tmp_path: Path
 ) -> None:

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from junitparser import JUnitXml
-from statsmodels.stats.contingency_tables import mcnemar
 from world import World, register_knower
 
 import chronoprobe as cp
@@ -27,6 +26,13 @@ from chronoprobe.testing import unregister_mock
 from cli_driver import run_main
 
 LENSES = ["outdated", "conflicts", "recency", "editing"]
+
+
+def reference_mcnemar(table: list[list[int]]) -> float:
+    """statsmodels' exact McNemar p-value, the reference ours is checked against."""
+    from statsmodels.stats.contingency_tables import mcnemar  # deferred: statsmodels and scipy, a second to import
+
+    return float(mcnemar(table, exact=True).pvalue)
 
 
 def _prepared(out: Path, cache: Path, **options: Any) -> Prepared:
@@ -63,6 +69,7 @@ def _soft_up_to_date(folder: Path) -> dict[str, dict[str, bool]]:
     return found
 
 
+@pytest.mark.e2e
 def test_every_lens_of_a_two_model_check_compares_paired(two_models) -> None:
     check, _, _ = two_models
     comparisons, _ = compare_folders([check])
@@ -73,6 +80,7 @@ def test_every_lens_of_a_two_model_check_compares_paired(two_models) -> None:
         assert all(r.n and r.ci_low is not None and r.ci_high is not None for r in tested if r.units and r.units > 1)
 
 
+@pytest.mark.e2e
 def test_the_soft_constraint_is_statsmodels_mcnemar_and_the_runs_own_difference(two_models) -> None:
     check, _, _ = two_models
     rows = cp.compare(check / "outdated")
@@ -83,7 +91,7 @@ def test_the_soft_constraint_is_statsmodels_mcnemar_and_the_runs_own_difference(
     for fact in a:
         cells[0 if a[fact] else 1][0 if b[fact] else 1] += 1
     assert (row.discordant_ab, row.discordant_ba) == (cells[0][1], cells[1][0])
-    assert row.p == pytest.approx(mcnemar(cells, exact=True).pvalue, abs=1e-9)
+    assert row.p == pytest.approx(reference_mcnemar(cells), abs=1e-9)
     records = json.loads((check / "outdated" / "run.json").read_text())["summary"]["metrics"]
     own = {m["model"]: m["value"] for m in records if m["name"] == row.metric and m["group"] == "all"}
     expected = (own["mock:half"], own["mock:third"], own["mock:third"] - own["mock:half"])
@@ -92,6 +100,7 @@ def test_the_soft_constraint_is_statsmodels_mcnemar_and_the_runs_own_difference(
     assert row.as_dict().keys() == set(COLUMNS)
 
 
+@pytest.mark.e2e
 def test_a_folder_against_itself_differs_by_zero_with_p_one(two_models, tmp_path: Path) -> None:
     check, _, _ = two_models
     copy = tmp_path / "copy"
@@ -100,10 +109,15 @@ def test_a_folder_against_itself_differs_by_zero_with_p_one(two_models, tmp_path
     assert rows and all(r.delta == 0 and r.p == 1.0 for r in rows)
 
 
+@pytest.mark.e2e
 def test_the_check_ends_its_paragraph_with_the_paired_verdicts_and_the_card_plots_them(two_models) -> None:
     check, _, result = two_models
     said = result.record.comparisons
-    assert any(s.startswith("Fresher: half.") for s in said), said  # half knows every second fact, third every third
+    # both date every fact, half with the current value on every second one, third on every third: neither knows
+    # more, half is fresher where both answer; never "fresher" from the up-to-date share alone
+    assert any(s.startswith("Which of half and third knows more: cannot tell;") for s in said), said
+    assert any(s.startswith("Fresher where both answer: half. third gives the current value where both") for s in said)
+    assert not any(s.startswith("Fresher:") for s in said), said
     assert any("more persuadable" in s for s in said) and any("fresh data" in s for s in said)
     assert "**Paired.**" in (check / "check.md").read_text()
     assert any(line.startswith("[bold]Paired[/]") for line in result.lines())
@@ -111,6 +125,7 @@ def test_the_check_ends_its_paragraph_with_the_paired_verdicts_and_the_card_plot
     assert 'id="compared"' in card and '<svg class="forest"' in card
 
 
+@pytest.mark.e2e
 def test_every_plan_line_states_what_its_size_detects(knowers, tmp_path: Path) -> None:
     prepared = _prepared(tmp_path / "check", tmp_path / "calls.sqlite", models=(knowers[0],))
     lines = plan(prepared)
@@ -130,6 +145,7 @@ def test_a_measured_discordance_sizes_the_power_statement() -> None:
     )
 
 
+@pytest.mark.e2e
 def test_the_discordance_is_measured_on_the_models_the_cache_answered(knowers, two_models, monkeypatch) -> None:
     from chronoprobe.cache import CachedModel, open_cache
     from chronoprobe.contract import power
@@ -148,6 +164,7 @@ def test_the_discordance_is_measured_on_the_models_the_cache_answered(knowers, t
     assert found is not None and found.rate == pytest.approx(differ / 130) and found.units == 130
 
 
+@pytest.mark.e2e
 def test_a_lens_run_says_what_its_size_detects(monkeypatch, capsys, tmp_path: Path) -> None:
     out = tmp_path / "run"
     ran = run_main(monkeypatch, capsys, "outdated", "run", "--model", "mock:constant=Paris", "--limit", "3", "--out",
@@ -156,6 +173,7 @@ def test_a_lens_run_says_what_its_size_detects(monkeypatch, capsys, tmp_path: Pa
     assert "outdated: 3 facts: too few to detect a paired difference at 80% power (assuming" in ran.err
 
 
+@pytest.mark.e2e
 def test_precision_sizes_each_lens_from_the_items_it_has(knowers, tmp_path: Path) -> None:
     prepared = _prepared(
         tmp_path / "check", tmp_path / "c", models=(knowers[0],), precision=3, lens=("outdated", "recency")
@@ -183,6 +201,7 @@ def baseline(knowers, two_models, tmp_path_factory: pytest.TempPathFactory) -> P
     return out
 
 
+@pytest.mark.e2e
 def test_a_baseline_gates_a_regression_through_junit(knowers, two_models, baseline, monkeypatch, capsys, tmp_path):
     _, cache, _ = two_models
     junit = tmp_path / "check.xml"
@@ -197,6 +216,7 @@ def test_a_baseline_gates_a_regression_through_junit(knowers, two_models, baseli
     assert "Against the baseline" in (tmp_path / "now" / "check.md").read_text()
 
 
+@pytest.mark.e2e
 def test_a_delta_threshold_needs_a_baseline_and_a_baseline_of_other_items_is_refused(knowers, baseline, tmp_path):
     with pytest.raises(ConfigError, match=r"\.delta threshold is a change against --baseline"):
         cp.check(knowers[0], out=tmp_path / "a", require=["outdated.inconsistency_pct.delta <= 0"])
@@ -210,6 +230,7 @@ def test_a_delta_threshold_needs_a_baseline_and_a_baseline_of_other_items_is_ref
     assert not (tmp_path / "a").exists() and not (tmp_path / "c").exists()
 
 
+@pytest.mark.e2e
 def test_compare_counts_and_names_the_unshared_items_and_refuses_other_sources(tmp_path: Path) -> None:
     from chronoprobe.knowledge.catalogue import shipped_catalogue
 
@@ -217,7 +238,7 @@ def test_compare_counts_and_names_the_unshared_items_and_refuses_other_sources(t
     for name, options in (
         ("five", {"limit": 5}),
         ("eight", {"limit": 8}),
-        ("file", {"facts_file": tmp_path / "c.json"}),
+        ("file", {"facts": tmp_path / "c.json"}),
     ):
         if name == "file":
             shutil.copy(shipped_catalogue(), tmp_path / "c.json")
@@ -239,10 +260,12 @@ def test_compare_counts_and_names_the_unshared_items_and_refuses_other_sources(t
     assert "only the shared ones are compared" in allowed[0].lines()[0]
 
 
+@pytest.mark.e2e
 def test_the_command_prints_a_table_csv_or_a_file_and_refuses_bad_output(two_models, monkeypatch, capsys, tmp_path):
     check, _, _ = two_models
     table = run_main(monkeypatch, capsys, "compare", str(check / "outdated"), columns=200)
-    assert table.code == 0 and "B − A [95% CI]" in table.out and "Fresher" not in table.out
+    assert table.code == 0 and "B − A [95% CI]" in table.out and "Fresher:" not in table.out
+    assert "Fresher where both answer: " in table.out  # never "fresher" from the up-to-date share alone
     assert "gives a current answer on" in table.out
     csv = run_main(monkeypatch, capsys, "compare", str(check / "outdated"), "--format", "csv")
     assert csv.code == 0 and csv.out.splitlines()[0] == ",".join(COLUMNS)

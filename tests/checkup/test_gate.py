@@ -6,7 +6,7 @@ import pytest
 
 from chronoprobe.checkup.thresholds import judge, judge_all, parse_threshold
 from chronoprobe.contract.lens import lens_class
-from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.errors import ConfigError
 
 PATTERNS = {name: lens_class(name).metric_patterns for name in ("outdated", "conflicts", "recency", "editing")}
@@ -38,6 +38,16 @@ def metric(value: float | None, low: float | None, high: float | None, name: str
         ("outdated.knowledge_date >= 2023-01", "outdated", "knowledge_date", "all", ">=", 2023.0),
         ("outdated.knowledge_date > 2021-07", "outdated", "knowledge_date", "all", ">", 2021.5),
         ("outdated.knowledge_horizon >= 2022-01", "outdated", "knowledge_horizon", "all", ">=", 2022.0),
+        ("outdated.knowledge_cutoff >= 2022-01", "outdated", "knowledge_cutoff", "all", ">=", 2022.0),
+        (
+            "outdated.current_among_dated_pct.countries_byGDP >= 40",
+            "outdated",
+            "current_among_dated_pct",
+            "countries_byGDP",
+            ">=",
+            40.0,
+        ),
+        ("outdated.dated_pct >= 20", "outdated", "dated_pct", "all", ">=", 20.0),
         ("outdated.claimed_cutoff < 2025", "outdated", "claimed_cutoff", "all", "<", 2025.0),
         ("conflicts.cp.temporal <= 3.5", "conflicts", "cp", "temporal", "<=", 3.5),
         ("recency.zero-shot.without.accuracy >= 10%", "recency", "zero-shot.without.accuracy", "all", ">=", 0.1),
@@ -172,3 +182,59 @@ def test_a_thousand_thresholds_parse_judge_and_write_as_one_junit_file(tmp_path)
     write_junit(tmp_path / "gate.xml", gate, [("outdated", None)])
     suites = list(JUnitXml.fromfile(str(tmp_path / "gate.xml")))
     assert [len(list(suite)) for suite in suites] == [1000, 1]
+
+
+@pytest.mark.parametrize(
+    ("text", "record", "expected"),
+    [
+        (
+            "outdated.soft_constraint_pct.up-to-date.delta >= 0",
+            metric(20.8, 13.1, 28.9, "soft_constraint_pct.up-to-date.delta"),
+            "+20.8 points (95% CI +13.1 to +28.9 points, n=50); threshold >= 0 points: holds",
+        ),
+        (
+            "outdated.inconsistency_pct.delta <= -5",
+            metric(-2.0, -4.0, 1.5, "inconsistency_pct.delta"),
+            "−2.0 points (95% CI −4.0 to +1.5 points, n=50); threshold <= -5 points: fails; the whole 95%",
+        ),
+        (
+            "outdated.knowledge_date.delta >= -1",
+            metric(-1.2, -2.5, -0.4, "knowledge_date.delta", "year"),
+            "−1.2 years (95% CI −2.5 to −0.4 years, n=50); threshold >= -1 years: holds",
+        ),
+        (
+            "outdated.knowledge_date.delta > 0",
+            metric(-1.2, -2.5, -0.4, "knowledge_date.delta", "year"),
+            "−1.2 years (95% CI −2.5 to −0.4 years, n=50); threshold > 0 years: fails",
+        ),
+    ],
+)
+def test_a_change_prints_in_points_or_years_and_its_bound_too(text: str, record: Metric, expected: str) -> None:
+    threshold = parse_threshold(text, PATTERNS)
+    assert threshold.delta and threshold.value == pytest.approx(float(text.rsplit(" ", 1)[1]))
+    assert judge(threshold, record, "b vs baseline").line().startswith(f"{threshold.name} (b vs baseline): {expected}")
+
+
+def test_a_change_over_no_shared_item_never_holds(tmp_path) -> None:
+    """A lens whose units the check cannot know before the run: the comparison shares none, and the threshold
+    fails saying why, however loose its bound and whatever the two runs' own records say."""
+    from chronoprobe.checkup.baseline import judge_deltas
+    from chronoprobe.reports.compare import CompareRow, Comparison, Side
+
+    record = Metric(model="m", group="all", name="soft_constraint_pct.up-to-date", value=0.0, n=130, unit="%")
+    run = Run(tmp_path, "outdated", Summary(lens="outdated", models=["m"], headline={}, detail={}, metrics=[record]))
+    row = CompareRow(
+        run="r", model="m", lens="outdated", dataset="d", group="all", metric="soft_constraint_pct.up-to-date",
+        a=0.0, b=0.0, delta=0.0, ci_low=None, ci_high=None, n=None, p=None, test="none",
+        discordant_ab=None, discordant_ba=None, unit="%",
+    )  # fmt: skip
+    nothing = Comparison(Side(run, "m", "m"), Side(run, "m", "m"), "outdated", rows=[row], shared=0)
+    threshold = parse_threshold("outdated.soft_constraint_pct.up-to-date.delta >= -100", PATTERNS)
+    [result] = judge_deltas([threshold], [nothing], tmp_path / "baseline", strict=False)
+    assert not result.passed and result.line() == (
+        f"outdated.soft_constraint_pct.up-to-date.delta >= -100 (m vs baseline {tmp_path / 'baseline'} (m)): "
+        "no items shared with the baseline, so no change is measured; fails"
+    )
+    shared = Comparison(Side(run, "m", "m"), Side(run, "m", "m"), "outdated", rows=[row], shared=130)
+    [held] = judge_deltas([threshold], [shared], tmp_path / "baseline", strict=False)
+    assert held.passed  # the same numbers over shared items: the bound holds

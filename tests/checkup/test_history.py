@@ -18,6 +18,8 @@ from chronoprobe.testing import unregister_mock
 from chronoprobe.testing.wdqs import StubWDQS
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 CHANGED = {
     "countries_byGDP/Italy/President of Italy": "Jane Doe",
     "companies_byRevenue/Walmart": "John Roe",
@@ -74,3 +76,17 @@ def test_history_names_the_changed_facts_and_the_answers_they_turned_outdated(mo
     assert (tmp_path / "history" / "history.png").stat().st_size > 10_000
     assert "turned outdated: companies_byRevenue/Walmart #0 'Doug McMillon'" in ran.err
     assert "Jane Doe" in (tmp_path / "history" / "history.md").read_text()
+
+
+def test_two_audits_against_one_snapshot_are_two_points_and_no_change(tmp_path):
+    """An `outdated run` and a rerun on the same snapshot: no "dyknow-2023-12-18 -> dyknow-2023-12-18" change,
+    each its own point."""
+    import chronoprobe as cp
+    from chronoprobe.lenses.outdated.history import change_lines, read_history
+
+    cache = tmp_path / "calls.sqlite"
+    for name in ("first", "second"):
+        cp.run("outdated", "a=mock:constant=Paris", limit=2, out=tmp_path / name, cache=cache, progress=False)
+    history = read_history([tmp_path / "first", tmp_path / "second"])
+    assert [p.snapshot for p in history.points] == ["dyknow-2023-12-18"] * 2
+    assert history.changes == [] and change_lines(history) == []

@@ -40,7 +40,7 @@ def test_freshness_says_when_the_intervals_cannot_tell() -> None:
         "outdated",
         *(m(n, v, lo, hi, 130) for n, (v, lo, hi) in zip(base, [(5, 2, 10), (7, 4, 12), (88, 81, 92)], strict=True)),
     )
-    [fresh, date] = OutdatedLens.plain_words(overlapping, "x")
+    [date, fresh] = OutdatedLens.plain_words(overlapping, "x")
     assert fresh == (
         "Freshness: of 130 time-sensitive facts, 5.0% get a current answer (95% CI 2.0–10.0%), 7.0% (4.0–12.0%) "
         "an outdated one and 88.0% (81.0–92.0%) none that names a dated value. Whether it is more often current "
@@ -53,15 +53,18 @@ def test_freshness_says_when_the_intervals_cannot_tell() -> None:
         m(base[1], 20, 14, 28, 130),
         m(base[2], 20, 14, 28, 130),
         m("knowledge_date", 2022.5, 2022.1, 2022.9, 40, unit="year"),
+        m("knowledge_cutoff", 2021.5, 2020.75, 2022.0, 40, unit="year"),
     )
-    fresh, date = OutdatedLens.plain_words(apart, "x")
+    date, fresh = OutdatedLens.plain_words(apart, "x")
     assert fresh.endswith("It is more often current than outdated.")
-    assert (
-        date
-        == "Knowledge date: its answers describe the world of about 2022-07 (95% CI 2022-02 to 2022-11, from 40 dated facts)."
+    assert date == (
+        "Knowledge cutoff: it knows changes up to about 2021-07 (2020-10 to 2022-01, from 40 dated facts); its answers"
+        " most often describe 2022-07 (95% CI 2022-02 to 2022-11, from 40 dated facts). The two differ because the"
+        " values it names began before its cutoff and still held later, so the world they describe runs past the last"
+        " change it knows."
     )
     few = summary("outdated", *(m(n, 50, 10, 90, 4) for n in base))
-    assert OutdatedLens.plain_words(few, "x")[0].startswith(
+    assert OutdatedLens.plain_words(few, "x")[1].startswith(
         "Freshness: only 4 time-sensitive facts were judged, too few"
     )
 
@@ -114,8 +117,8 @@ def test_recency_and_what_to_do() -> None:
     )
     [sentence] = EditingLens.plain_words(editing, "x")
     assert sentence == (
-        "What to do: on the 20 facts it got wrong, retrieval (RAG gold) fixes 70.0% (95% CI 55.0–85.0%, n=20) of them "
-        "against 10.0% (3.0–20.0%) for editing (IKE), by the harmonic mean of efficacy and paraphrase success. "
+        "What to do: on the 20 facts it got wrong, the harmonic mean of efficacy and paraphrase success is 70.0% "
+        "(95% CI 55.0–85.0%, n=20) for retrieval (RAG gold) over them against 10.0% (3.0–20.0%) for editing (IKE). "
         "Retrieval is the better fix."
     )
 
@@ -143,9 +146,26 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
     [sentence] = EditingLens.plain_words(decided, "x")
     assert sentence.endswith(
         "Editing is the better fix: paired on the same 6 facts, editing scores +35.6 points against retrieval "
-        "(95% CI +8.1 to +70.2; exact sign-flip p = 0.031)."
+        "(95% bootstrap CI +8.1 to +70.2; exact sign-flip p = 0.031)."
     )
     undecided = summary("editing", *metrics, labels=labels)
     undecided.detail = {"models": {"x": {"paired": [{**paired, "ci_low": -5.0, "p": 0.09}]}}}
     [sentence] = EditingLens.plain_words(undecided, "x")
     assert sentence.endswith("6 facts are too few to choose between them.")  # where the data does not decide
+
+
+def test_no_interval_is_ever_empty_or_of_no_width() -> None:
+    """One dated fact gives no interval: it says too few, never "(95% CI , from 1 dated facts)"; a statistic whose
+    resamples never vary says "no variation in n = 40", never "[0.000, 0.000]"."""
+    from chronoprobe.reports.metric_format import cell
+
+    shares = [m(f"soft_constraint_pct.{v}", 50, 40, 60, 130) for v in ("up-to-date", "outdated", "irrelevant")]
+    one = Metric(model="x", group="all", name="knowledge_date", value=2019.04, n=1, unit="year")
+    [date] = [s for s in OutdatedLens.plain_words(summary("outdated", *shares, one), "x") if "describe" in s]
+    assert "its answers most often describe about 2019-01; too few dated facts (1) to give it an interval." in date
+    flat_date = m("knowledge_date", 2019.04, 2019.04, 2019.04, 5, unit="year")
+    [date] = [s for s in OutdatedLens.plain_words(summary("outdated", *shares, flat_date), "x") if "describe" in s]
+    assert "describe about 2019-01 (no variation over 5 dated facts), too few facts to rely on." in date
+    macro = m("zero-shot.without.macro_f1", 0.0, 0.0, 0.0, 40, unit="rate")
+    assert quote(macro) == "0.000 (no variation in n = 40)" and brief(macro) == "0.000 (no variation)"
+    assert cell(macro) == "0.000 (no variation in n = 40)" and span(macro) == "no variation"

@@ -16,6 +16,8 @@ from chronoprobe.knowledge.templates import shipped_dir
 from chronoprobe.testing.wdqs import Fault, StubWDQS
 from cli_driver import run_main, run_ok
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def wdqs() -> Iterator[StubWDQS]:
@@ -111,7 +113,7 @@ def test_kill_9_during_a_build_then_rerun_gives_the_uninterrupted_catalogue(
             time.sleep(0.05)
         assert build.poll() is None, build.communicate()[1]
         os.kill(build.pid, signal.SIGKILL)
-        build.wait()
+        build.communicate()  # waits, and closes the pipe
     finally:
         wdqs.always = None
     assert build.returncode == -signal.SIGKILL

@@ -45,6 +45,8 @@ from chronoprobe.knowledge.wikidata import WikidataClient
 from chronoprobe.testing.wdqs import SPARQL_JSON, Fault, StubWDQS
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 RESULTS = ("catalogue.json", "snapshot.json", "report.json")
 MIB = 2**20
 PASS = Fault.passthrough()
@@ -492,7 +494,7 @@ def test_kill_9_mid_request_then_rerun_gives_the_clean_build(
             time.sleep(0.05)
         assert build.poll() is None, build.communicate()[1]
         os.kill(build.pid, signal.SIGKILL)
-        build.wait()
+        build.communicate()  # waits, and closes the pipe
     finally:
         wdqs.faults.clear()
     assert not any((out / name).exists() for name in RESULTS)

@@ -48,6 +48,7 @@ def test_spec_is_recorded_without_userinfo(spec, shown):
     assert SECRET not in parsed.raw and SECRET not in (parsed.base_url or "")
 
 
+@pytest.mark.e2e
 def test_key_in_url_is_used_but_never_written_or_printed(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
@@ -79,6 +80,7 @@ def test_key_in_url_is_used_but_never_written_or_printed(tmp_path, monkeypatch, 
     assert SECRET.encode() not in (tmp_path / "c.sqlite").read_bytes()
 
 
+@pytest.mark.e2e
 def test_key_in_url_stays_out_of_error_messages(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))

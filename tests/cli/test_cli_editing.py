@@ -11,6 +11,8 @@ import chronoprobe as cp
 from chronoprobe.testing import register_mock, unregister_mock
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "editing_results"
 DATASETS = ASSETS / "models_editing" / "editing_datasets"
 
@@ -26,7 +28,7 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("audit")
     register_mock("editing-cli", lambda prompt, params: "Mario Draghi")
     try:
-        run = cp.run("outdated", model="mock:editing-cli", limit=2, out=tmp / "run", cache=tmp / "c.sqlite")
+        run = cp.run("outdated", models="mock:editing-cli", limit=2, out=tmp / "run", cache=tmp / "c.sqlite")
     finally:
         unregister_mock("editing-cli")
     return run.path

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.e2e
+
 
 def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

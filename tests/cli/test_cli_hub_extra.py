@@ -29,6 +29,7 @@ def test_missing_datasets_is_a_config_error_naming_the_extra(monkeypatch: pytest
         mulan.load_queries(mulan.QUERIES_HUB_ID)
 
 
+@pytest.mark.e2e
 def test_cli_without_datasets_prints_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
         [

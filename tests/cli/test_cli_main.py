@@ -8,6 +8,8 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
@@ -21,12 +23,14 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.e2e
 def test_version() -> None:
     done = _run("--version")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"chronoprobe {version('chronoprobe')}"
 
 
+@pytest.mark.e2e
 def test_model_help_lists_every_backend_and_names() -> None:
     done = _run("outdated", "run", "--help")
     assert done.returncode == 0, done.stderr

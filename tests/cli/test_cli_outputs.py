@@ -13,6 +13,8 @@ import pytest
 
 from chronoprobe.contract.publish import MARKER, OutputClaim
 
+pytestmark = pytest.mark.e2e
+
 REPO = Path(__file__).resolve().parents[2]
 ASSETS = REPO / "tests" / "assets"
 DYKNOW = REPO.parent / "shared" / "data" / "dyknow"

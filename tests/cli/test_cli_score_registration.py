@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 # Make the score tool's module unimportable (a None entry in sys.modules makes
 # `import` raise ImportError), then register the commands as the entry point does.
 _PROBE = """
@@ -20,6 +22,7 @@ else:
 """
 
 
+@pytest.mark.e2e
 def test_a_broken_score_module_is_an_import_error_not_a_missing_command() -> None:
     done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

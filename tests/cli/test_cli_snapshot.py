@@ -65,6 +65,7 @@ def catalogue(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.e2e
 def test_fetch_list_show_diff(tmp_path: Path, home: Path) -> None:
     with StubWDQS() as wdqs:
         result = runner.invoke(
@@ -94,6 +95,7 @@ def test_fetch_list_show_diff(tmp_path: Path, home: Path) -> None:
     assert "- countries_byGDP/Italy/President of Italy: Carlo Azeglio Ciampi [1999-05-18 - 2006-05-15]" in diff.output
 
 
+@pytest.mark.e2e
 def test_limit(tmp_path: Path) -> None:
     with StubWDQS() as wdqs:
         result = runner.invoke(
@@ -115,6 +117,7 @@ def test_limit(tmp_path: Path) -> None:
     assert len(list((tmp_path / "out").glob("wikidata-*.json"))) == 1
 
 
+@pytest.mark.e2e
 def test_errors_are_one_red_line_and_exit_2(tmp_path: Path) -> None:
     env = {**os.environ, "CHRONOPROBE_HOME": str(tmp_path / "home")}
     cmd = [sys.executable, "-m", "chronoprobe.cli.main", "snapshot", "show", "no-such-snapshot"]
@@ -125,6 +128,7 @@ def test_errors_are_one_red_line_and_exit_2(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.e2e
 def test_fetch_failure_writes_nothing(tmp_path: Path, home: Path) -> None:
     with StubWDQS(always=Fault(status=200, body=b"<html/>")) as wdqs:
         result = runner.invoke(
@@ -135,6 +139,7 @@ def test_fetch_failure_writes_nothing(tmp_path: Path, home: Path) -> None:
     assert not (home / "snapshots" / "broken.json").exists()
 
 
+@pytest.mark.e2e
 def test_fetch_never_overwrites_a_snapshot_without_replace(tmp_path: Path, home: Path) -> None:
     args = ["fetch", "--catalogue", str(catalogue(tmp_path)), "--name", "mine"]
     with StubWDQS() as wdqs:
@@ -150,6 +155,7 @@ def test_fetch_never_overwrites_a_snapshot_without_replace(tmp_path: Path, home:
         assert wdqs.count == 6
 
 
+@pytest.mark.e2e
 def test_empty_answer_is_an_error_and_saves_nothing(tmp_path: Path, home: Path) -> None:
     empty = b'{"head": {"vars": []}, "results": {"bindings": []}}'
     with StubWDQS(always=Fault(status=200, body=empty)) as wdqs:
@@ -161,6 +167,7 @@ def test_empty_answer_is_an_error_and_saves_nothing(tmp_path: Path, home: Path) 
     assert not (home / "snapshots" / "hollow.json").exists()
 
 
+@pytest.mark.e2e
 def test_retry_after_wait_is_shown(tmp_path: Path) -> None:
     with StubWDQS() as wdqs:
         wdqs.faults = [Fault(status=429, headers={"Retry-After": "1"})]
@@ -171,6 +178,7 @@ def test_retry_after_wait_is_shown(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.e2e
 def test_show_shipped_fact_has_no_empty_qid_column() -> None:
     shown = runner.invoke(app, ["show", "--fact", "countries_byGDP/Italy/President of Italy"])
     assert shown.exit_code == 0, shown.output
@@ -223,6 +231,7 @@ def test_diff_from_python_of_a_snapshot_with_itself_changes_nothing() -> None:
     )
 
 
+@pytest.mark.e2e
 def test_list_names_each_damaged_or_future_snapshot_and_lists_the_rest(home: Path, monkeypatch, capsys) -> None:
     from cli_driver import run_main
 

@@ -25,7 +25,7 @@ def _refuse_models(*_args: object, **_kwargs: object) -> None:
 
 def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str]:
     monkeypatch.setattr("chronoprobe.contract.runner.load_backend", _refuse_models)
-    monkeypatch.setattr("chronoprobe.judges.load_judge", _refuse_models)
+    monkeypatch.setattr("chronoprobe.lenses.conflicts.lens.load_judge", _refuse_models)  # where the name is used
     monkeypatch.setattr(sys, "argv", ["chronoprobe", *args])
     capsys.readouterr()
     with pytest.raises(SystemExit) as stopped:
@@ -144,6 +144,7 @@ CASES: list[tuple[str, list[Arg], str]] = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("command", "args", "expected"),
     CASES,
@@ -316,6 +317,7 @@ def _screen(stream: str) -> list[str]:
     return [line for line in lines if line.strip()]
 
 
+@pytest.mark.e2e
 def test_failed_live_query_leaves_only_the_error_on_a_terminal(tmp_path, monkeypatch, capsys):
     import io
 
@@ -352,6 +354,7 @@ def test_failed_live_query_leaves_only_the_error_on_a_terminal(tmp_path, monkeyp
     assert len(shown) == 1 and shown[0].startswith("error: ") and wdqs.url in shown[0], shown
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("offline", [True, False])
 def test_uncached_hub_model_fails_fast_when_the_hub_is_out_of_reach(tmp_path, offline):
     import os

@@ -91,6 +91,7 @@ def test_the_renamed_meanings_have_their_own_names() -> None:
     assert {c for c, _ in flags["--balanced-limit"]} == {"conflicts run", "conflicts contexts", "editing run"}
 
 
+@pytest.mark.e2e
 def test_an_older_spelling_0_1_released_still_works_until_0_4_0_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -107,6 +108,7 @@ def test_an_older_spelling_0_1_released_still_works_until_0_4_0_and_says_so(
     assert both.code == 2 and both.err.startswith("error: --limit/--balanced-limit: give --balanced-limit only")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "given",
     [
@@ -128,6 +130,7 @@ def _facts(folder: Path) -> int:
     return len({row["fact_id"] for row in rows})
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("given", "refused"),
     [
@@ -153,6 +156,7 @@ def test_an_older_and_a_newer_spelling_with_different_values_are_refused_never_r
     assert not out.exists()
 
 
+@pytest.mark.e2e
 def test_an_older_and_a_newer_spelling_with_one_value_are_taken_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

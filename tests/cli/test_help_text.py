@@ -9,6 +9,8 @@ import pytest
 
 from chronoprobe.cli.main import _register, app, main
 
+pytestmark = pytest.mark.e2e
+
 
 def _commands() -> list[list[str]]:
     import typer.main

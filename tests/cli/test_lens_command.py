@@ -23,6 +23,8 @@ from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.provenance import Provenance
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 
 class ToyConfig(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)

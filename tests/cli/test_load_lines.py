@@ -27,6 +27,7 @@ def _index(lines: list[str], pattern: str) -> int:
     return found[0]
 
 
+@pytest.mark.e2e
 def test_a_piped_run_tells_the_load_and_its_plan_before_its_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -104,6 +105,7 @@ def test_a_remembered_model_is_announced_when_it_loads_in_the_middle_of_the_run(
         cache.close()
 
 
+@pytest.mark.e2e
 def test_a_slow_step_is_told_within_a_second_and_when_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PROGRESS_EVERY_ENV, raising=False)
     lines: list[str] = []

@@ -168,6 +168,7 @@ def keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
         yield spec
 
 
+@pytest.mark.e2e
 def test_editing_a_dataset_with_a_key_in_the_url(
     keyed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -188,6 +189,7 @@ def test_editing_a_dataset_with_a_key_in_the_url(
     )
 
 
+@pytest.mark.e2e
 def test_editing_an_audit_with_a_key_in_the_url(
     keyed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -214,6 +216,7 @@ def test_a_name_typed_with_a_combining_accent_is_the_same_name() -> None:
     assert parse_model("mode\u0300le=mock:x").name == "modèle"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("raw", ["my model=mock:x", "=mock:x", "_x=mock:x", "a/b=mock:x", "x@y=mock:x"])
 def test_a_bad_name_says_what_a_name_may_hold(
     raw: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -226,6 +229,7 @@ def test_a_bad_name_says_what_a_name_may_hold(
     assert len(text.strip().splitlines()) <= 2 and "Traceback" not in text  # one line (wrapped at most once)
 
 
+@pytest.mark.e2e
 def test_non_ascii_names_run_end_to_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -297,6 +301,7 @@ LENSES: dict[str, tuple[str, list[str]]] = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("lens", list(LENSES))
 def test_the_given_name_is_used_wherever_a_person_reads(
     lens: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -323,6 +328,7 @@ def test_the_given_name_is_used_wherever_a_person_reads(
     assert {line.split(",")[1] for line in table.strip().splitlines()[1:]} == {"mine"}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("lens", list(LENSES))
 def test_without_a_name_the_spec_keys_everything_as_before(
     lens: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -339,6 +345,7 @@ def test_without_a_name_the_spec_keys_everything_as_before(
     assert log["provenance"]["models"][0]["given_name"] is None
 
 
+@pytest.mark.e2e
 def test_editing_finds_a_named_audit_by_its_name_or_its_spec(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -387,6 +394,7 @@ def test_editing_finds_a_named_audit_by_its_name_or_its_spec(
     assert code == 2 and "--model mock:echo: not in this run; its models are old" in " ".join(text.split())
 
 
+@pytest.mark.e2e
 def test_editing_refuses_two_models_of_one_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

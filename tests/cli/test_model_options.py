@@ -117,6 +117,7 @@ def test_every_command_offers_the_one_declaration(path: tuple[str, str]) -> None
         assert param.help == typer_info.help and param.default == declared[param.name].default, param.name
 
 
+@pytest.mark.e2e
 def test_the_values_given_on_the_command_line_reach_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,6 +9,8 @@ import pytest
 import chronoprobe as cp
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 MOCK = "mock:constant=Mario Draghi"
 
 
@@ -49,8 +51,8 @@ def test_editing_from_a_parent_folder_lists_the_run_folders_inside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    cp.run("outdated", model=MOCK, limit=1, out=tmp_path / "results" / "outdated" / "first", cache=tmp_path / "c")
-    cp.run("outdated", model=MOCK, limit=1, out=tmp_path / "results" / "outdated" / "second", cache=tmp_path / "c")
+    cp.run("outdated", models=MOCK, limit=1, out=tmp_path / "results" / "outdated" / "first", cache=tmp_path / "c")
+    cp.run("outdated", models=MOCK, limit=1, out=tmp_path / "results" / "outdated" / "second", cache=tmp_path / "c")
     for command in (["editing", "run", "--model", MOCK], ["editing", "dataset"]):
         ran = run_main(monkeypatch, capsys, *command, "--from", "results/")
         assert ran.code == 2

@@ -59,13 +59,13 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One small real report of each kind the cases need: an outdated, an editing and a conflicts run."""
     root = tmp_path_factory.mktemp("reports")
     cache = root / "c.sqlite"
-    audit = cp.run("outdated", model=MOCK, limit=2, out=root / "audit", cache=cache).path
+    audit = cp.run("outdated", models=MOCK, limit=2, out=root / "audit", cache=cache).path
     editing = cp.run(
         "editing",
-        model=MOCK,
-        from_run=audit,
+        models=MOCK,
+        from_=audit,
         select="auto",
-        methods=("rag-gold",),
+        method=("rag-gold",),
         locality=False,
         fluency=False,
         out=root / "editing",
@@ -73,10 +73,10 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ).path
     conflicts = cp.run(
         "conflicts",
-        model=MOCK,
+        models=MOCK,
         dataset="dynamicqa",
         data=ASSETS / "dynamicqa_small",
-        limit=1,
+        balanced_limit=1,
         judge="exact",
         out=root / "conflicts",
         cache=cache,
@@ -133,6 +133,7 @@ INPUT_CASES = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", list(INPUT_CASES))
 def test_an_output_that_is_in_or_holds_an_input_is_refused(
     case: str, copies: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -147,10 +148,11 @@ def test_an_output_that_is_in_or_holds_an_input_is_refused(
 def test_the_api_refuses_an_output_that_is_an_input(copies: dict[str, Path]) -> None:
     before = tree(copies["audit"])
     with pytest.raises(ConfigError, match="is the --from input"):
-        cp.run("editing", model=MOCK, from_run=copies["audit"], methods=("rag-gold",), out=copies["audit"])
+        cp.run("editing", models=MOCK, from_=copies["audit"], method=("rag-gold",), out=copies["audit"])
     assert tree(copies["audit"]) == before
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("where", ["{editing}", "{editing}/weights"])
 def test_saved_weights_may_not_lie_in_the_report_folder(
     where: str, copies: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -165,9 +167,9 @@ def test_saved_weights_may_not_lie_in_the_report_folder(
     with pytest.raises(ConfigError, match="which the report replaces whole"):
         cp.run(
             "editing",
-            model=MOCK,
-            from_run=copies["audit"],
-            methods=("rome",),
+            models=MOCK,
+            from_=copies["audit"],
+            method=("rome",),
             save_edited=copies["editing"] / "weights",
             out=copies["editing"],
         )
@@ -176,6 +178,7 @@ def test_saved_weights_may_not_lie_in_the_report_folder(
 # --- §1: another lens's report -----------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "guarded", "there"),
     [
@@ -200,6 +203,7 @@ def test_another_kind_of_report_is_refused_naming_it(
     assert tree(copies[guarded]) == before
 
 
+@pytest.mark.e2e
 def test_a_report_of_the_same_kind_is_still_replaced(
     copies: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -218,6 +222,7 @@ FILE_COMMANDS = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("command", list(FILE_COMMANDS))
 @pytest.mark.parametrize("name", ["mine.csv", "mine.json", "mine.html"])
 def test_a_users_file_is_never_overwritten(
@@ -238,6 +243,7 @@ def test_a_users_file_is_never_overwritten(
     assert mine.read_text() == "my,own\n1,2\n"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", ["t.csv", "t.json", "t.parquet"])
 def test_results_replaces_its_own_table(
     name: str,
@@ -256,6 +262,7 @@ def test_results_replaces_its_own_table(
 # --- §2: places that cannot be written -----------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "place"),
     [
@@ -281,6 +288,7 @@ def test_an_unwritable_place_is_one_line(
     assert blocker.read_text() == "x"
 
 
+@pytest.mark.e2e
 def test_a_long_model_spec_gets_a_short_default_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -303,6 +311,7 @@ def test_long_names_are_cut_with_a_hash_that_keeps_them_distinct() -> None:
 # --- §2: no stray folders ------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "created"),
     [
@@ -371,6 +380,7 @@ CONTEXTS = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "out", "companion"),
     [(LABEL, "d.json", "d.report.json"), (CONTEXTS, "c.jsonl", "c.provenance.json")],
@@ -398,6 +408,7 @@ def test_a_file_writer_publishes_all_its_files_or_none(
     assert sorted(p.name for p in target.parent.iterdir()) == sorted([out, companion])  # nothing staged is left
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("args", "out"), [(LABEL, "d.json"), (CONTEXTS, "c.jsonl")], ids=["label", "contexts"])
 def test_a_file_writer_refuses_a_users_file(
     args: list[str], out: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

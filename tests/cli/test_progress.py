@@ -112,6 +112,7 @@ def slow_mock() -> Iterator[str]:
     unregister_mock("slow-paris")
 
 
+@pytest.mark.e2e
 def test_a_piped_run_prints_progress_lines_while_it_works(
     slow_mock: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -127,6 +128,7 @@ def test_a_piped_run_prints_progress_lines_while_it_works(
     assert "━" not in ran.err
 
 
+@pytest.mark.e2e
 def test_the_api_logs_the_progress_on_stderr_and_is_quiet_when_asked(
     slow_mock: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:

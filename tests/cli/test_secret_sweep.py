@@ -18,6 +18,8 @@ from chronoprobe.testing.mock import MOCK_CAPABILITIES
 from chronoprobe.testing.openai_server import OpenAIServer
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 URL_KEY = "sk-url-Zq81TopSecret"
 ENV_KEY = "sk-env-Hq27AlsoSecret"
 QUERY_KEY = "sk-query-Wv53HiddenToo"

@@ -49,6 +49,7 @@ def test_refuses_without_distributions_and_names_the_flag(tmp_path: Path):
     assert pers.check_capabilities(topk, pers.PersuasionConfig(topk_approximation=True)).startswith("approximation")
 
 
+@pytest.mark.e2e
 def test_pipeline_cp_by_hand_and_recorded_source(tmp_path: Path):
     model = _model(BASE | {Capability.MEAN_DISTRIBUTION}, tmp_path)
     result = run_conflicts(

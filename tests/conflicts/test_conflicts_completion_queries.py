@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from chronoprobe.datasets import dynamicqa as dq
 from chronoprobe.datasets import mulan as ml
 from chronoprobe.lenses.conflicts.completion import (
@@ -32,6 +34,7 @@ def test_mulan_queries_convert_to_completions(shared_data: Path):
     assert mulan_question("P6", "United States") == "Who is the head of government of United States?"
 
 
+@pytest.mark.e2e
 def test_dynamicqa_questions_convert_to_statements(shared_data: Path):
     converted = load_converted_templates(shared_data / "temporal_conflicts" / "dynamicqa_converted_templates.csv")
     assert len(converted) == 16 and all(len(t.statements) == 5 for t in converted)

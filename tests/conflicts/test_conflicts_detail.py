@@ -19,10 +19,10 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> cp.Run:
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     return cp.run(
         "conflicts",
-        model="mock:echo",
+        models="mock:echo",
         dataset="dynamicqa",
         data=ASSETS / "dynamicqa_small",
-        limit=3,
+        balanced_limit=3,
         judge="exact",
         persuasion={"n_samples": 2},
         out=tmp_path / "dq",
@@ -30,6 +30,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> cp.Run:
     )
 
 
+@pytest.mark.e2e
 def test_the_view_is_the_stored_dict(run: cp.Run) -> None:
     detail = run.summary.detail
     assert read_detail(detail) is detail

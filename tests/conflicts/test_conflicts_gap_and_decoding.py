@@ -115,6 +115,7 @@ def dynamicqa_run(tmp_path: Path, out: str, *extra: str) -> list[str]:
     ]
 
 
+@pytest.mark.e2e
 def test_seed_and_temperature_reach_decoding_provenance_and_cache_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -145,6 +146,7 @@ def test_seed_reaches_the_mulan_methodology(
     )  # the default keeps 0.1's cache keys
 
 
+@pytest.mark.e2e
 def test_a_bad_sampler_is_one_line_before_any_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,6 +28,7 @@ def _one_line(ran_err: str) -> str:
     return " ".join(lines[0].split())
 
 
+@pytest.mark.e2e
 def test_every_missing_mulan_file_in_one_message(
     bare: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -42,6 +43,7 @@ def test_every_missing_mulan_file_in_one_message(
     assert not (bare / "results").exists()  # checked before the output folder was claimed
 
 
+@pytest.mark.e2e
 def test_given_files_that_do_not_exist_are_named_with_their_paths(
     bare: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -58,6 +60,7 @@ def test_given_files_that_do_not_exist_are_named_with_their_paths(
     assert "3 input(s) missing: --data: MuLan's queries file" in line and "pip install 'chronoprobe[hub]'" in line
 
 
+@pytest.mark.e2e
 def test_contexts_checks_the_same_inputs_first(
     bare: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -67,6 +70,7 @@ def test_contexts_checks_the_same_inputs_first(
     assert not (bare / "ctx.jsonl").exists()
 
 
+@pytest.mark.e2e
 def test_a_run_without_a_dataset_lists_the_choices(
     bare: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

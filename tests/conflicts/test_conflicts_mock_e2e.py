@@ -17,6 +17,8 @@ from chronoprobe.testing import MockPrompt, MockReply, register_mock, unregister
 from chronoprobe.testing.mock import mean_distribution, split_tokens, token_id
 from cli_driver import run_ok
 
+pytestmark = pytest.mark.e2e
+
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 MEMORY = [0.9, 0.1]
 FROM_CONTEXT = [0.2, 0.8]

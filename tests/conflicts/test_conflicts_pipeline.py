@@ -181,6 +181,7 @@ def test_contexts_pipeline_filters_masks_and_swaps(cached: CachedModel, shared_d
     assert len(subsampled) <= 1
 
 
+@pytest.mark.e2e
 def test_cli_errors_are_one_line(tmp_path: Path):
     proc = subprocess.run(
         [

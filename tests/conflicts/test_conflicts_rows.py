@@ -20,10 +20,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_persuasion_rows_are_typed_and_load_back_the_same(tmp_path: Path) -> None:
     run = cp.run(
         "conflicts",
-        model="mock:echo",
+        models="mock:echo",
         dataset="dynamicqa",
         data=ASSETS / "dynamicqa_small",
-        limit=3,
+        balanced_limit=3,
         judge="exact",
         persuasion={"n_samples": 2},
         out=tmp_path / "dq",

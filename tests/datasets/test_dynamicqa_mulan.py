@@ -44,7 +44,8 @@ def _copy_with(tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
     folder = tmp_path / "dq"
     shutil.copytree(DQ_SMALL, folder)
     path = folder / "Temporal_final.csv"
-    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    with path.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
     edit(rows)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -107,6 +108,7 @@ def test_malformed_mulan_rows(tmp_path: Path):
         ml.load_queries(path)
 
 
+@pytest.mark.e2e
 def test_aliases_from_a_json_map(shared_data: Path):
     aliases = ml.load_aliases(shared_data / "temporal_conflicts" / "aliases_MULAN.json")
     assert len(aliases) == 25179

@@ -120,6 +120,7 @@ def test_a_hub_that_refuses_connections_fails_at_once_in_one_line(
     assert "--data" in message
 
 
+@pytest.mark.e2e
 def test_transient_errors_are_retried_and_offline_mode_serves_the_cache(
     hub_cache: Path, flaky_hub: StubHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:

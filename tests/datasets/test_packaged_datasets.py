@@ -40,6 +40,7 @@ def test_licence_and_source_notes_ship_beside_the_data() -> None:
         assert "commit" in (folder / "SOURCE.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.e2e
 def test_shipped_files_are_the_authors_bytes_and_the_script_rebuilds_them(shared_data: Path) -> None:
     spec = importlib.util.spec_from_file_location("build_packaged_datasets", BUILD_SCRIPT)
     assert spec is not None and spec.loader is not None
@@ -53,6 +54,7 @@ def test_shipped_files_are_the_authors_bytes_and_the_script_rebuilds_them(shared
             assert script.compressed(original) == shipped  # deterministic: rerunning the script changes nothing
 
 
+@pytest.mark.e2e
 def test_shipped_data_gives_the_same_items_as_the_shared_copy(shared_data: Path) -> None:
     shipped = dq.load_dynamicqa(packaged_dir("dynamicqa"))
     shared = dq.load_dynamicqa(shared_data / "dynamicqa")
@@ -117,6 +119,7 @@ def test_a_missing_folder_or_an_unreachable_hub_names_data(tmp_path: Path, monke
         rq.load_recencyqa("hf:someone/recencyqa")
 
 
+@pytest.mark.e2e
 def test_mulan_is_not_shipped_and_its_error_says_how_to_supply_it(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not packaged_dir("mulan").exists()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

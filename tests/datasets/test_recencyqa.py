@@ -21,6 +21,7 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 SHIPPED = packaged_dir("recencyqa") / "RecencyQA.json.gz"
 
 
+@pytest.mark.e2e
 def test_loader_reads_the_full_dataset() -> None:
     items = load_recencyqa(SHIPPED)
     assert len(items) == 4031
@@ -72,6 +73,7 @@ def test_hub_source_fails_with_one_line_offline(monkeypatch: pytest.MonkeyPatch)
     assert "\n" not in str(info.value) and "hf:nobody/no-such-recencyqa" in str(info.value)
 
 
+@pytest.mark.e2e
 def test_stratified_sample_is_seeded_and_keeps_the_mix() -> None:
     items = load_recencyqa(SHIPPED)
     a = stratified_sample(items, 200, seed=0)

@@ -253,7 +253,7 @@ def grc_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         run = cp.run(
             "outdated",
-            model=["mock:editing-dataset", "mock:constant=Paris"],
+            models=["mock:editing-dataset", "mock:constant=Paris"],
             facts=facts,
             out=tmp / "run",
             cache=tmp / "calls.sqlite",
@@ -263,6 +263,7 @@ def grc_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield run.path
 
 
+@pytest.mark.e2e
 def test_build_selects_dyknows_facts_in_dyknows_order(grc_run: Path) -> None:
     built = build_from_run(grc_run, model="mock:editing-dataset")
     assert isinstance(built, BuiltDataset)
@@ -330,11 +331,12 @@ def test_not_an_outdated_run_is_one_line(tmp_path: Path) -> None:
         build_from_run(tmp_path)
 
 
+@pytest.mark.e2e
 def test_our_catalogue_wording_falls_back_to_the_subject_name(tmp_path: Path) -> None:
     register_mock("editing-catalogue", lambda prompt, params: "Mario Draghi")
     try:
         run = cp.run(
-            "outdated", model="mock:editing-catalogue", limit=2, out=tmp_path / "run", cache=tmp_path / "c.sqlite"
+            "outdated", models="mock:editing-catalogue", limit=2, out=tmp_path / "run", cache=tmp_path / "c.sqlite"
         )
     finally:
         unregister_mock("editing-catalogue")
@@ -345,6 +347,7 @@ def test_our_catalogue_wording_falls_back_to_the_subject_name(tmp_path: Path) ->
     assert any("Italy" in note and "not in the edit prompt" in note for note in built.notes)
 
 
+@pytest.mark.e2e
 def test_facts_of_a_built_catalogues_own_categories_are_skipped_by_name(tmp_path: Path) -> None:
     from chronoprobe.knowledge.catalogue_build import build_catalogue
     from chronoprobe.knowledge.templates import resolve_templates
@@ -355,7 +358,7 @@ def test_facts_of_a_built_catalogues_own_categories_are_skipped_by_name(tmp_path
         build_catalogue(resolve_templates(["heads_of_government", "city_mayors"]), built, endpoint=wdqs.url, limit=3)
     run = cp.run(
         "outdated",
-        model="mock:constant=Paris",
+        models="mock:constant=Paris",
         facts=built / "catalogue.json",
         snapshot=str(built / "snapshot.json"),
         out=tmp_path / "run",

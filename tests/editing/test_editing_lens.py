@@ -61,12 +61,13 @@ def reader():
     unregister_mock("reader")
 
 
+@pytest.mark.e2e
 def test_prompt_methods_fix_the_facts_and_leave_others_alone(tmp_path: Path, dataset: Path, reader: str) -> None:
     result = run(
         "editing",
         reader,
         dataset=dataset,
-        methods=("rag-gold", "rag-noisy", "serac", "ike"),
+        method=("rag-gold", "rag-noisy", "serac", "ike"),
         out=tmp_path / "run",
         cache=tmp_path / "calls.sqlite",
     )
@@ -123,6 +124,7 @@ def invoke(
     return call
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
@@ -144,6 +146,7 @@ def test_bad_options_give_one_line(
     assert not (tmp_path / "o" / "report.md").exists()
 
 
+@pytest.mark.e2e
 def test_bad_datasets_give_one_line(
     tmp_path: Path, dataset: Path, invoke: Callable[[list[str]], tuple[int, str]]
 ) -> None:
@@ -213,6 +216,7 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
     assert "layers scaled 32->30" in settings["smollm2|rome|1"]["hparams_source"]
 
 
+@pytest.mark.e2e
 def test_an_unsupported_architecture_is_one_line_before_any_edit(
     tmp_path: Path, dataset: Path, invoke: Callable[[list[str]], tuple[int, str]]
 ) -> None:
@@ -238,12 +242,13 @@ def test_an_unsupported_architecture_is_one_line_before_any_edit(
     assert not (out / "report.md").exists()
 
 
+@pytest.mark.e2e
 def test_serac_counterfactual_model_answers_in_scope_questions(tmp_path: Path, dataset: Path, reader: str) -> None:
     result = run(
         "editing",
         reader,
         dataset=dataset,
-        methods=("serac",),
+        method=("serac",),
         serac_counterfactual="mock:constant=Andy Jassy",
         locality=False,
         out=tmp_path / "run",
@@ -261,6 +266,7 @@ def test_serac_counterfactual_model_answers_in_scope_questions(tmp_path: Path, d
     assert verdicts[("athletes_byPayment/LeBron James", "edit")] == "irrelevant"
 
 
+@pytest.mark.e2e
 def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> None:
     """The default edits the facts to edit (DyKnow's rule): none here, and the error names the wider selection.
     auto: a model that answers nothing outdated gets every fact it does not answer up-to-date, and is told so."""
@@ -268,13 +274,13 @@ def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> Non
     audit = run("outdated", spec, limit=4, out=tmp_path / "audit", cache=tmp_path / "calls.sqlite")
     assert {r.verdict for r in audit.rows} == {"irrelevant"}
     with pytest.raises(ChronoprobeError, match=r"no facts to edit .*--select not-up-to-date takes every fact"):
-        run("editing", spec, from_run=tmp_path / "audit", methods=("rag-gold",), cache=tmp_path / "calls.sqlite")
+        run("editing", spec, from_=tmp_path / "audit", method=("rag-gold",), cache=tmp_path / "calls.sqlite")
     result = run(
         "editing",
         spec,
-        from_run=tmp_path / "audit",
+        from_=tmp_path / "audit",
         select="auto",
-        methods=("rag-gold",),
+        method=("rag-gold",),
         out=tmp_path / "editing",
         cache=tmp_path / "calls.sqlite",
     )
@@ -285,11 +291,12 @@ def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> Non
     assert len(written) == 4
 
 
+@pytest.mark.e2e
 def test_the_summary_layout_is_read_through_its_typed_view(tmp_path: Path, dataset: Path, reader: str) -> None:
     from chronoprobe.errors import DataError
     from chronoprobe.lenses.editing.metric_records import read_detail
 
-    result = run("editing", reader, dataset=dataset, methods=("rag-gold",), out=tmp_path / "run", cache=tmp_path / "c")
+    result = run("editing", reader, dataset=dataset, method=("rag-gold",), out=tmp_path / "run", cache=tmp_path / "c")
     detail = result.summary.detail
     assert read_detail(detail) is detail  # the view is the stored dict: its layout is not rewritten
     assert [r["method"] for r in read_detail(detail)["models"][reader]["results"]] == ["unedited", "rag-gold"]
@@ -305,6 +312,7 @@ def test_the_summary_layout_is_read_through_its_typed_view(tmp_path: Path, datas
         load(folder)
 
 
+@pytest.mark.e2e
 def test_a_serac_scope_naming_an_embedder_uses_that_embedder(tmp_path: Path, dataset: Path, reader: str) -> None:
     """``--serac-scope embedding:<model>`` was ignored: the packaged MiniLM scored the scope whatever was named."""
     from chronoprobe.models.embedded import minilm_dir
@@ -314,7 +322,7 @@ def test_a_serac_scope_naming_an_embedder_uses_that_embedder(tmp_path: Path, dat
         "editing",
         reader,
         dataset=dataset,
-        methods=("serac",),
+        method=("serac",),
         serac_scope=f"embedding:{folder}",
         locality=False,
         fluency=False,

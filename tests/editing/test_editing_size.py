@@ -39,6 +39,7 @@ def _lens(audit: Path, **options: Any) -> EditingLens:
     return lens
 
 
+@pytest.mark.e2e
 def test_limit_spreads_over_the_groups_and_the_notes_agree_with_it(audit: Path) -> None:
     chosen = _lens(audit, balanced_limit=6, method=("rag-gold",)).sets[NOBODY]
     assert [r.group for r in chosen.records].count("Politicians") == 2
@@ -53,6 +54,7 @@ def test_limit_spreads_over_the_groups_and_the_notes_agree_with_it(audit: Path) 
     assert all(note.startswith(f"{fact}: ") for fact, note in chosen.fact_notes.items())
 
 
+@pytest.mark.e2e
 def test_the_plan_counts_the_calls_the_run_makes_and_learns_the_speed(audit: Path, tmp_path: Path) -> None:
     from chronoprobe.estimate import ROUGH_SPREAD
     from chronoprobe.lenses.editing.plan import ROUGH_SECONDS
@@ -169,6 +171,7 @@ def test_table_8_shows_the_harmonic_mean_and_keeps_the_soft_constraint(tmp_path:
     assert "| RAG noisy | – | – | 100.0 [20.7, 100.0] | 100.0 [20.7, 100.0] |" in soft  # any question: 1
 
 
+@pytest.mark.e2e
 def test_the_cli_prints_one_plan_line_and_one_line_for_the_per_fact_notes(
     audit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -196,6 +199,7 @@ def test_the_cli_prints_one_plan_line_and_one_line_for_the_per_fact_notes(
     assert report.count("is not in the edit prompt") > 50  # the full list
 
 
+@pytest.mark.e2e
 def test_prompt_methods_alone_do_not_re_ask_the_audit(audit: Path, tmp_path: Path) -> None:
     """Locality is measured for ROME, MEMIT and SERAC*; without them the unedited audit is not asked again."""
     config = EditingConfig(

@@ -14,6 +14,8 @@ from chronoprobe.testing import register_mock, unregister_mock
 from chronoprobe.testing.mock import MockPrompt
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 PAST = {
     "Italy": "Mario Draghi",
     "Amazon": "Jeff Bezos",
@@ -32,7 +34,7 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("facts")
     register_mock("past-answers", _past)
     try:
-        run = cp.run("outdated", model="mock:past-answers", out=tmp / "audit", cache=tmp / "c.sqlite")
+        run = cp.run("outdated", models="mock:past-answers", out=tmp / "audit", cache=tmp / "c.sqlite")
     finally:
         unregister_mock("past-answers")
     return run.path
@@ -67,9 +69,9 @@ def test_the_three_counts_agree(
     try:
         edited = cp.run(
             "editing",
-            model="mock:past-answers",
-            from_run=audit,
-            methods=("rag-gold",),
+            models="mock:past-answers",
+            from_=audit,
+            method=("rag-gold",),
             locality=False,
             fluency=False,
             out=audit.parent / "editing",

@@ -90,6 +90,7 @@ def test_pool_has_copy_update_and_seeded_retain_demos() -> None:
     assert [d.kind for d in demonstration_pool([AMAZON])] == ["copy", "update"]
 
 
+@pytest.mark.e2e
 def test_ike_null_prompt_matches_the_hand_written_one(embedder: Embedder) -> None:
     built = IkeBuilder("ike-null", RECORDS, embedder=embedder).build(ITALY, "The Prime Minister of Italy is")
     demos = (
@@ -110,6 +111,7 @@ def test_ike_null_prompt_matches_the_hand_written_one(embedder: Embedder) -> Non
     assert built.own_demos == 3  # the asked fact's new target leaks in through its own demos
 
 
+@pytest.mark.e2e
 def test_ike_prompt_gives_the_new_fact(embedder: Embedder) -> None:
     built = IkeBuilder("ike", RECORDS, embedder=embedder, k=2).build(AMAZON, "The current CEO of Amazon is")
     new_fact = "The CEO position at Amazon is currently held by Andy Jassy"
@@ -124,6 +126,7 @@ def test_ike_prompt_gives_the_new_fact(embedder: Embedder) -> None:
     assert built.own_demos == 2
 
 
+@pytest.mark.e2e
 def test_ike_retrieval_is_by_the_edit_for_every_question(embedder: Embedder) -> None:
     builder = IkeBuilder("ike", RECORDS, embedder=embedder, k=4)
     first = builder.build(RONALDO, RONALDO.questions["rephrased_2"])

@@ -63,6 +63,7 @@ def test_missing_corpus(tmp_path: Path) -> None:
         load_corpus(tmp_path / "absent.txt")
 
 
+@pytest.mark.e2e
 def test_matches_full_forward_stops_early_and_caches(tmp_path: Path, tokenizer) -> None:  # type: ignore[no-untyped-def]
     model = tiny_gpt2(len(tokenizer))
     arch = detect(model)
@@ -121,6 +122,7 @@ def test_matches_full_forward_stops_early_and_caches(tmp_path: Path, tokenizer) 
     )
 
 
+@pytest.mark.e2e
 def test_unreadable_cache_file_is_recomputed(tmp_path: Path, tokenizer) -> None:  # type: ignore[no-untyped-def]
     model = tiny_gpt2(len(tokenizer))
     arch = detect(model)

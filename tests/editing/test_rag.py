@@ -111,6 +111,7 @@ def retriever() -> PassageRetriever:
     return PassageRetriever()
 
 
+@pytest.mark.e2e
 def test_retrieval_puts_the_facts_own_passage_first(retriever: PassageRetriever) -> None:
     for record, question in [
         (AMAZON, "The current CEO of Amazon is"),
@@ -123,6 +124,7 @@ def test_retrieval_puts_the_facts_own_passage_first(retriever: PassageRetriever)
         assert [h.distance for h in hits] == sorted(h.distance for h in hits)
 
 
+@pytest.mark.e2e
 def test_retrieved_prompt_joins_the_top_chunks(retriever: PassageRetriever) -> None:
     question = "The current CEO of Amazon is"
     chunks = [hit.chunk.text for hit in retriever.retrieve(question)]
@@ -138,6 +140,7 @@ def test_retrieved_prompt_joins_the_top_chunks(retriever: PassageRetriever) -> N
     assert RagBuilder("rag-retrieved", RECORDS, retriever=retriever).build(APPLE, APPLE.prompt) is None
 
 
+@pytest.mark.e2e
 def test_equal_distances_keep_corpus_order(retriever: PassageRetriever) -> None:
     same = "Andy Jassy is the chief executive of Amazon."
     passages = [
@@ -189,6 +192,7 @@ def test_bad_prompts_file_is_one_config_error(tmp_path: Path, content: object, m
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.e2e
 def test_embeddings_go_through_the_call_cache(tmp_path: Path) -> None:
     from chronoprobe.cache import CallCache
 

@@ -72,6 +72,7 @@ def test_subject_not_in_prompt_is_rejected() -> None:
         EditRequest(prompt="The capital of France is", subject="Germany", target="Berlin")
 
 
+@pytest.mark.e2e
 def test_subject_index_is_first_occurrence_after_offset(tokenizer) -> None:  # type: ignore[no-untyped-def]
     text = "France. The capital of France is"
     first = subject_last_index(tokenizer, text, "France", 0, True)
@@ -80,6 +81,7 @@ def test_subject_index_is_first_occurrence_after_offset(tokenizer) -> None:  # t
     assert later == len(tokenizer("France. The capital of France")["input_ids"]) - 1
 
 
+@pytest.mark.e2e
 def test_context_templates_are_seeded(tokenizer) -> None:  # type: ignore[no-untyped-def]
     model = tiny_gpt2(len(tokenizer)).eval()
     first = context_templates(model, tokenizer, ((5, 10), (10, 10)), seed=3)
@@ -91,6 +93,7 @@ def test_context_templates_are_seeded(tokenizer) -> None:  # type: ignore[no-unt
     assert context_templates(model, tokenizer, ((5, 10), (10, 10)), seed=4) != first
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mom2_adjustment", [False, True])
 def test_gpt2_conv1d_rank_one_update_hits_the_value(tmp_path: Path, tokenizer, mom2_adjustment: bool) -> None:  # type: ignore[no-untyped-def]
     model = tiny_gpt2(len(tokenizer))

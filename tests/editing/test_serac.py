@@ -55,6 +55,7 @@ def embedder() -> Embedder:
     return Embedder()
 
 
+@pytest.mark.e2e
 def test_paraphrase_goes_to_the_memory_and_unrelated_questions_to_the_base_model(embedder: Embedder) -> None:
     serac = Serac([AMAZON, ITALY], embedder=embedder)
     hit, italy, other_office, unrelated = serac.build(
@@ -93,6 +94,7 @@ def test_paraphrase_goes_to_the_memory_and_unrelated_questions_to_the_base_model
     assert other_office.route.fact_id == ITALY.fact_id  # the nearest entry is still reported
 
 
+@pytest.mark.e2e
 def test_counterfactual_model_spec_answers_hits_only(embedder: Embedder) -> None:
     serac = Serac([AMAZON], SeracConfig(counterfactual="hf:some/tiny-model"), embedder=embedder)
     hit, miss = serac.build(["The current CEO of Amazon is", "The capital city of Australia is"])
@@ -113,6 +115,7 @@ def test_config_resolves_and_checks() -> None:
         Serac([], embedder=object())  # type: ignore[arg-type]
 
 
+@pytest.mark.e2e
 def test_threshold_is_the_documented_catalogue_choice(embedder: Embedder) -> None:
     choice = choose_threshold(embedder=embedder)
     assert choice.threshold == SCOPE_THRESHOLD

@@ -111,11 +111,11 @@ def test_retrieval_and_editing_are_compared_on_the_facts_both_were_asked() -> No
 
     [sentence] = EditingLens.plain_words(summary, "m")
     assert sentence == (
-        "What to do: on the 3 facts it got wrong (2 of the 3 have a passage to retrieve), retrieval (RAG gold) "
-        f"fixes {quote(rag_shared)} of those 2 against {quote(ike_shared)} for editing (IKE) on the same facts, "
-        "by the harmonic mean of efficacy and paraphrase success. 2 facts are too few to choose between them."
+        "What to do: on the 3 facts it got wrong (2 of the 3 have a passage to retrieve), the harmonic mean of "
+        f"efficacy and paraphrase success is {quote(rag_shared)} for retrieval (RAG gold) over those 2 against "
+        f"{quote(ike_shared)} for editing (IKE) on the same facts. 2 facts are too few to choose between them."
     )
-    assert "n=2)" in quote(ike_shared)  # the editing number is on the same 2 facts, not on all 3
+    assert quote(ike_shared) == "100.0% (no variation in n = 2)"  # on the same 2 facts, not on all 3
 
 
 def test_methods_on_the_same_facts_get_no_shared_records() -> None:
@@ -133,8 +133,10 @@ def test_methods_on_the_same_facts_get_no_shared_records() -> None:
     summary = EditingLens.summary_from_detail(detail)
     assert not [m for m in summary.metrics if m.group == "shared"]
     [sentence] = EditingLens.plain_words(summary, "m")
-    assert sentence.startswith("What to do: on the 2 facts it got wrong, retrieval (RAG gold) fixes 60.0% (95% CI")
-    assert "n=2) of them against 100.0% (" in sentence
+    assert sentence.startswith(
+        "What to do: on the 2 facts it got wrong, the harmonic mean of efficacy and paraphrase success is 60.0% (95% CI"
+    )
+    assert "n=2) for retrieval (RAG gold) over them against 100.0% (" in sentence
 
 
 def test_an_older_run_without_shared_records_does_not_compare_different_facts() -> None:
@@ -159,7 +161,7 @@ def test_an_older_run_without_shared_records_does_not_compare_different_facts() 
     )
     [sentence] = EditingLens.plain_words(old, "x")
     assert sentence == (
-        "What to do: on the 6 facts it got wrong (5 of the 6 have a passage to retrieve), retrieval (RAG gold) "
-        "fixes 44.4% (95% CI 39.4–49.4%, n=5) of the facts it was asked and editing (IKE) 80.0% (95% CI 75.0–85.0%, "
-        "n=6), by the harmonic mean of efficacy and paraphrase success; on different facts, the two are not compared."
+        "What to do: on the 6 facts it got wrong (5 of the 6 have a passage to retrieve), the harmonic mean of "
+        "efficacy and paraphrase success is 44.4% (95% CI 39.4–49.4%, n=5) for retrieval (RAG gold) on the facts it "
+        "was asked and 80.0% (95% CI 75.0–85.0%, n=6) for editing (IKE); on different facts, the two are not compared."
     )

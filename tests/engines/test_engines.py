@@ -31,7 +31,7 @@ def test_ray_missing_is_one_line_before_anything_loads(monkeypatch: pytest.Monke
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.raises(ConfigError, match=r"Ray is not installed: pip install 'chronoprobe\[ray\]'"):
-        cp.run("outdated", model="mock:echo", limit=1, out=tmp_path / "run", cache=tmp_path / "c.sqlite", engine="ray")
+        cp.run("outdated", models="mock:echo", limit=1, out=tmp_path / "run", cache=tmp_path / "c.sqlite", engine="ray")
     assert not (tmp_path / "c.sqlite").exists()  # refused before the cache (and any model) was opened
 
 

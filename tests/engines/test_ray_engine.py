@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # a local Ray cluster
+
 ray = pytest.importorskip(
     "ray", reason="Ray is not installed (pip install 'chronoprobe[ray]'); the Ray engine is untested"
 )
@@ -78,7 +80,7 @@ def test_an_outdated_run_on_smollm2_through_ray_equals_the_local_engine(cluster:
     Equality is row by row, so more facts only repeat the check; each of Ray's actors loads the
     model whatever the size, and the two more facts of before cost 8 s of generation.
     """
-    common: dict[str, Any] = {"model": "smollm2", "limit": 1, "batch_size": 2, "claimed_cutoff": False}
+    common: dict[str, Any] = {"models": "smollm2", "limit": 1, "batch_size": 2, "claimed_cutoff": False}
     local = cp.run("outdated", out=tmp_path / "local", cache=tmp_path / "local.sqlite", **common)
     remote = cp.run("outdated", out=tmp_path / "ray", cache=tmp_path / "ray.sqlite", engine="ray", **common)
     assert _rows(remote) == _rows(local)
@@ -95,7 +97,7 @@ def test_a_run_completes_after_a_worker_actor_dies(cluster: Path, tmp_path: Path
     try:
         remote = cp.run(
             "outdated",
-            model=f"mock:{DIES_ONCE}",
+            models=f"mock:{DIES_ONCE}",
             limit=4,
             batch_size=3,
             claimed_cutoff=False,  # the calls are the rows
@@ -107,7 +109,7 @@ def test_a_run_completes_after_a_worker_actor_dies(cluster: Path, tmp_path: Path
         unregister_mock(DIES_ONCE)
     assert flag.is_file() and int(flag.read_text()) != os.getpid()  # a worker process, not this one, died
     local = cp.run(
-        "outdated", model="mock:echo", limit=4, batch_size=3, out=tmp_path / "local", cache=tmp_path / "l.sqlite"
+        "outdated", models="mock:echo", limit=4, batch_size=3, out=tmp_path / "local", cache=tmp_path / "l.sqlite"
     )
     assert [(r["rendered_prompt"], r["response"]) for r in _rows(remote)] == [
         (r["rendered_prompt"], r["response"]) for r in _rows(local)
@@ -122,7 +124,7 @@ class DriverKilled(Exception):
 def test_a_killed_driver_resumes_from_the_cache(cluster: Path, tmp_path: Path) -> None:
     cache = tmp_path / "c.sqlite"
     options: dict[str, Any] = {
-        "model": "mock:echo",
+        "models": "mock:echo",
         "limit": 4,
         "batch_size": 2,
         "cache": cache,
@@ -170,7 +172,7 @@ def test_an_unreachable_head_is_one_line_before_any_model_loads(tmp_path: Path) 
 
 def test_the_api_checks_the_head_before_the_lens_loads_or_the_cache_opens(tmp_path: Path) -> None:
     options: dict[str, Any] = {
-        "model": "mock:echo",
+        "models": "mock:echo",
         "limit": 1,
         "out": tmp_path / "run",
         "cache": tmp_path / "c.sqlite",
@@ -215,7 +217,7 @@ def test_a_spec_the_workers_cannot_build_is_one_error_not_a_hang(cluster: Path, 
     try:
         with pytest.raises(ConfigError) as caught:
             cp.run(
-                "outdated", model="mock:driver-only", limit=1, out=tmp_path / "r", cache=tmp_path / "c", engine="ray"
+                "outdated", models="mock:driver-only", limit=1, out=tmp_path / "r", cache=tmp_path / "c", engine="ray"
             )
     finally:
         unregister_mock("driver-only")

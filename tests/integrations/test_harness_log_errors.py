@@ -11,6 +11,8 @@ import pytest
 from chronoprobe.cli.main import main
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 
 def score(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str]]:
     monkeypatch.setattr(sys, "argv", ["chronoprobe", "outdated", "score", *args])

@@ -23,6 +23,8 @@ from inspect_ai.model import ModelOutput, get_model
 from chronoprobe.integrations import inspect_tasks
 from cli_driver import run_main
 
+pytestmark = pytest.mark.e2e
+
 FAILURE = "tiktoken could not download o200k_base"
 
 

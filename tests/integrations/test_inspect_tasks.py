@@ -22,6 +22,8 @@ from chronoprobe.cli.main import main
 from chronoprobe.integrations import inspect_tasks
 from chronoprobe.integrations.outdated_items import load_items
 
+pytestmark = pytest.mark.e2e  # the harness libraries
+
 INSPECT = Path(sys.executable).parent / "inspect"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 

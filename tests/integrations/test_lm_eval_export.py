@@ -15,6 +15,8 @@ from chronoprobe.cli.main import main
 from chronoprobe.integrations.lm_eval_export import per_fact_share, score_document
 from chronoprobe.integrations.outdated_items import load_items
 
+pytestmark = pytest.mark.e2e  # the harness libraries
+
 LM_EVAL = Path(sys.executable).parent / "lm_eval"
 # OMP_NUM_THREADS=1: lm-eval imports torch before chronoprobe could set a passive OpenMP wait
 # policy, and spinning threads make a shared 2-core machine many times slower (chronoprobe/threads.py).

@@ -86,6 +86,7 @@ def test_nli_judge_needs_entailment_both_ways(tiny_nli: Path):
     assert judge.name == f"nli:{tiny_nli}"
 
 
+@pytest.mark.e2e
 def test_unloadable_nli_fails_or_falls_back_visibly(tmp_path: Path):
     missing = tmp_path / "no-such-model"
     with pytest.raises(ConfigError, match="judge-fallback"):
@@ -95,6 +96,7 @@ def test_unloadable_nli_fails_or_falls_back_visibly(tmp_path: Path):
     assert "fallback" in choice.record and str(missing) in choice.record
 
 
+@pytest.mark.e2e
 def test_embedding_judge_threshold_and_cache(tmp_path: Path):
     cache = CallCache(tmp_path / "c.sqlite")
     choice = load_judge("embedding", cache=cache)

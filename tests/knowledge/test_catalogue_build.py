@@ -72,6 +72,7 @@ def client(url: str, sleeps: Sleeps, timeout_s: float = 5.0) -> WikidataClient:
     return WikidataClient(endpoint=url, timeout_s=timeout_s, max_retries=3, backoff_s=0.5, sleep=sleeps)
 
 
+@pytest.mark.e2e
 def test_the_default_set_gives_more_than_dyknow_in_at_least_ten_categories(default_build) -> None:
     out, report, requests = default_build
     facts = load_catalogue(out / "catalogue.json")
@@ -131,6 +132,7 @@ def test_every_request_is_polite(default_build, wdqs: StubWDQS) -> None:
     assert pages and max(q.split("VALUES ?subject {")[1].split("}")[0].count("wd:Q") for q in pages) <= 50
 
 
+@pytest.mark.e2e
 def test_faults_through_a_paged_build_lose_nothing(wdqs: StubWDQS, tmp_path: Path) -> None:
     """429 with Retry-After, a page timing out, a truncated answer and an empty page: the same catalogue."""
     template = [coaches()]
@@ -172,6 +174,7 @@ def test_a_page_that_stays_empty_fails_and_keeps_what_it_fetched(wdqs: StubWDQS,
     assert wdqs.count - before == 4 and (out / "catalogue.json").is_file()
 
 
+@pytest.mark.e2e
 def test_limit_and_as_of(wdqs: StubWDQS, tmp_path: Path) -> None:
     templates = resolve_templates(["heads_of_state", "club_head_coaches"])
     report = build_catalogue(templates, tmp_path / "few", endpoint=wdqs.url, limit=3, today=DAY)
@@ -189,6 +192,7 @@ def test_limit_and_as_of(wdqs: StubWDQS, tmp_path: Path) -> None:
     assert snapshot.retrieved == dt.date(2015, 1, 1) and "retrieved 2024-05-01, as of 2015-01-01" in snapshot.source
 
 
+@pytest.mark.e2e
 def test_a_user_template_that_repeats_a_subject_and_property_adds_no_fact(wdqs: StubWDQS, tmp_path: Path) -> None:
     heads = resolve_templates(["heads_of_state"])[0]
     again = heads.model_copy(update={"name": "heads_again", "category": "heads_again"})
@@ -198,6 +202,7 @@ def test_a_user_template_that_repeats_a_subject_and_property_adds_no_fact(wdqs: 
     assert report.facts == first.kept + first.merged_dyknow
 
 
+@pytest.mark.e2e
 def test_the_out_folder_is_checked_before_any_request(wdqs: StubWDQS, tmp_path: Path) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir()

@@ -10,6 +10,7 @@ import pytest
 from chronoprobe.metrics import conflicts as m
 
 
+@pytest.mark.e2e
 def test_rouge_l_is_f_measure_with_stemming():
     # pred 6 tokens, ref 1, LCS 1: P = 1/6, R = 1, F = 2/7.
     assert m.rouge_l("The capital of France is Paris.", "Paris") == pytest.approx(2 / 7)

@@ -154,6 +154,7 @@ def test_a_synthetic_model_up_to_date_on_one_day_of_the_real_snapshot_is_dated_t
     assert result.estimate.ci_high >= decimal_year(when) - GRID_STEP
 
 
+@pytest.mark.e2e
 def test_the_bootstrap_is_seeded_and_reproducible() -> None:
     histories = [
         fact(

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import binom
-from statsmodels.stats.contingency_tables import mcnemar
 
 from chronoprobe.metrics.paired import (
     Discordance,
@@ -38,6 +36,19 @@ from chronoprobe.metrics.uncertainty import bootstrap_mean, bootstrap_mean_clust
 REPO = Path(__file__).resolve().parents[2]
 
 
+def reference_mcnemar(table: list[list[int]]) -> float:
+    """statsmodels' exact McNemar p-value, the reference ours is checked against."""
+    from statsmodels.stats.contingency_tables import mcnemar  # deferred: statsmodels and scipy, a second to import
+
+    return float(mcnemar(table, exact=True).pvalue)
+
+
+def scipy_binomial_cdf(k: int, n: int, p: float) -> float:
+    from scipy.stats import binom  # deferred: scipy, most of a second to import
+
+    return float(binom.cdf(k, n, p))
+
+
 def _tables(rng: np.random.Generator, count: int, largest: int) -> list[tuple[int, int, int, int]]:
     found = []
     for _ in range(count):
@@ -49,21 +60,24 @@ def _tables(rng: np.random.Generator, count: int, largest: int) -> list[tuple[in
 def test_exact_mcnemar_is_statsmodels_to_1e9_on_every_small_table_and_random_ones_up_to_1000_items() -> None:
     small = [cells for cells in product(range(7), repeat=4)]  # every 2x2 table with cells 0..6
     for both, a_only, b_only, neither in [*small, *_tables(np.random.default_rng(3), 400, 1000)]:
-        reference = mcnemar([[both, a_only], [b_only, neither]], exact=True).pvalue
+        reference = reference_mcnemar([[both, a_only], [b_only, neither]])
         assert mcnemar_exact(a_only, b_only) == pytest.approx(reference, abs=1e-9)
 
 
 def test_no_discordant_pair_gives_p_one_as_statsmodels_does() -> None:
-    assert mcnemar([[40, 0], [0, 90]], exact=True).pvalue == 1.0
+    assert reference_mcnemar([[40, 0], [0, 90]]) == 1.0
     assert mcnemar_exact(0, 0) == 1.0
     assert mcnemar_exact(5, 5) == 1.0  # a balanced table: statsmodels caps 2 * P(X <= 5) at 1
 
 
+@pytest.mark.e2e
 def test_binomial_tail_is_scipys_to_1e9() -> None:
     for n in (*range(0, 40), 100, 999, 1000):
         for k in range(-1, n + 2):
-            assert binomial_cdf(k, n) == pytest.approx(float(binom.cdf(k, n, 0.5)), abs=1e-9)
-    assert binomial_cdf(2900, 6000) == pytest.approx(float(binom.cdf(2900, 6000, 0.5)), rel=1e-9)  # log-space branch
+            assert binomial_cdf(k, n) == pytest.approx(float(scipy_binomial_cdf(k, n, 0.5)), abs=1e-9)
+    assert binomial_cdf(2900, 6000) == pytest.approx(
+        float(scipy_binomial_cdf(2900, 6000, 0.5)), rel=1e-9
+    )  # log-space branch
 
 
 def test_discordance_counts_the_four_cells() -> None:
@@ -120,7 +134,7 @@ def test_mcnemar_and_newcombe_decide_a_clear_difference() -> None:
     b = [1] * 40 + [0] * 2 + [1] * 20 + [0] * 68
     found = paired_proportions(a, b, scale=100.0)
     assert found.delta == pytest.approx(100 * 18 / 130)
-    assert found.p == pytest.approx(mcnemar([[40, 2], [20, 68]], exact=True).pvalue, abs=1e-12)
+    assert found.p == pytest.approx(reference_mcnemar([[40, 2], [20, 68]]), abs=1e-12)
     assert found.decides and found.ci_low is not None and found.ci_low > 0
 
 
@@ -228,7 +242,14 @@ def test_few_units_take_the_exact_sign_flip_p() -> None:
     six = paired_statistic(_mean_components([0] * 6), _mean_components([1] * 6), [f"f{i}" for i in range(6)], ratio)
     assert (six.test, six.p, six.decides) == ("exact sign-flip", 2 / 64, True)
     ten = paired_statistic(_mean_components([0] * 10), _mean_components([1] * 10), [f"f{i}" for i in range(10)], ratio)
-    assert ten.test == "paired bootstrap"
+    assert (ten.test, ten.p) == ("exact sign-flip", 2 / 1024)  # the design allows no smaller p over 10 facts
+    twelve = paired_statistic(
+        _mean_components([0] * 12), _mean_components([1] * 12), [f"f{i}" for i in range(12)], ratio
+    )
+    assert (twelve.test, twelve.p) == ("exact sign-flip", 2 / 4096)
+    thirteen = [f"f{i}" for i in range(13)]
+    over = paired_statistic(_mean_components([0] * 13), _mean_components([1] * 13), thirteen, ratio)
+    assert (over.test, over.p) == ("paired bootstrap", 2 / 8192)  # every resample favours B: floored, not 0
     # against every swap counted by hand, on uneven data
     rng = np.random.default_rng(3)
     a, b = rng.random((5, 2)), rng.random((5, 2))

@@ -137,3 +137,22 @@ def test_reported_as_keeps_the_interval() -> None:
     shown = est.reported_as(100.0 * (1 / 3))
     assert shown.value == 100.0 * (1 / 3) and (shown.ci_low, shown.ci_high, shown.n) == (est.ci_low, est.ci_high, 3)
     assert wilson(0, 0).reported_as(0.0).value is None  # no items: still no value
+
+
+def test_a_share_of_outcomes_all_alike_takes_wilson_never_a_zero_width_interval() -> None:
+    """Six facts all wrong: a bootstrap gives [0, 0]; a share takes Wilson's [0, 39.0] over its units (six facts,
+    not its twelve answers), a score of 0 on every item keeps its flat interval (printed "no variation")."""
+    from chronoprobe.metrics.uncertainty import bootstrap_mean, bootstrap_mean_clustered, share_bounds
+
+    flat = bootstrap_mean([0.0] * 6, share=True)
+    assert (flat.value, flat.method) == (0.0, "wilson")
+    assert (flat.ci_low, flat.ci_high) == (wilson(0, 6).ci_low, wilson(0, 6).ci_high)
+    assert flat.ci_high == pytest.approx(0.390, abs=5e-4)
+    clustered = bootstrap_mean_clustered([1.0] * 12, [f"f{i // 2}" for i in range(12)], share=True)
+    assert (clustered.n, clustered.ci_low, clustered.ci_high) == (12, wilson(6, 6).ci_low, 1.0)
+    score = bootstrap_mean([0.0] * 6)  # not a share: its resamples never vary, and it says so when printed
+    assert (score.ci_low, score.ci_high, score.method) == (0.0, 0.0, "bootstrap")
+    mixed = bootstrap_mean([0.0, 1.0] * 3, share=True)  # a share that varies keeps its bootstrap interval
+    assert mixed.method == "bootstrap" and mixed.ci_low is not None and mixed.ci_low < 0.5 < (mixed.ci_high or 0)
+    assert share_bounds(0.5, 0.2, 0.8, 10) == (0.2, 0.8)
+    assert share_bounds(1.0, 1.0, 1.0, 10) == (wilson(10, 10).ci_low, 1.0)

@@ -98,6 +98,7 @@ def test_options_take_the_lens_as_of_date_unless_another_day_was_chosen() -> Non
     assert BackendOptions(template_date="template").told(as_of).chosen == {"template_date": "template"}
 
 
+@pytest.mark.e2e
 def test_the_load_key_holds_the_machine_day_only_when_the_template_keeps_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -166,6 +167,7 @@ def _prompts(out: Path) -> list[str]:
     return [json.loads(line)["rendered_prompt"] for line in (out / "items.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.e2e
 def test_a_rerun_a_day_later_asks_the_same_prompts_and_is_served_whole_from_the_cache(
     dated_mock: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -185,6 +187,7 @@ def test_a_rerun_a_day_later_asks_the_same_prompts_and_is_served_whole_from_the_
     assert "told 18 Dec 2023 (2023-12-18; it reads date_string, strftime_now" in report
 
 
+@pytest.mark.e2e
 def test_the_outdated_lens_tells_its_as_of_date_and_a_chosen_day_overrides_it(
     dated_mock: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -197,6 +200,7 @@ def test_the_outdated_lens_tells_its_as_of_date_and_a_chosen_day_overrides_it(
     assert chosen["provenance"]["models"][0]["template_date"] == "2019-11-30"  # type: ignore[index]
 
 
+@pytest.mark.e2e
 def test_under_template_the_prompt_follows_the_machine_clock_and_the_report_says_so(
     dated_mock: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -212,16 +216,18 @@ def test_under_template_the_prompt_follows_the_machine_clock_and_the_report_says
     assert "change with the machine's date" in report and "the prompt changes with the day" in report
 
 
+@pytest.mark.e2e
 def test_a_lens_without_an_as_of_date_tells_a_fixed_day_whatever_the_clock(
     dated_mock: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     freeze(monkeypatch, dt.date(2030, 3, 1))
-    run = cp.run("recency", model=dated_mock, data=str(ASSETS / "recency_sample.json"), sample=2, out=tmp_path / "r",
+    run = cp.run("recency", models=dated_mock, data=str(ASSETS / "recency_sample.json"), sample=2, out=tmp_path / "r",
                  cache=tmp_path / "c.sqlite", progress=False)  # fmt: skip
     assert [m.template_date for m in run.provenance.models] == [UNDATED_AS_OF.isoformat()]
     assert SEEN and all("Today Date: 18 Dec 2023\n" in prompt for prompt in SEEN)
 
 
+@pytest.mark.e2e
 def test_a_bad_template_date_is_one_line_before_any_model_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

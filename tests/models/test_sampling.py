@@ -37,6 +37,7 @@ def test_hand_computed_nucleus_and_renormalised_frequencies():
     assert abs(float((tokens == 0).float().mean()) - 0.5 / 0.8) < 0.02
 
 
+@pytest.mark.e2e
 def test_flat_distribution_falls_back_to_a_full_sort():
     vocab = 4 * NUCLEUS_CANDIDATES
     logits = -torch.arange(vocab, dtype=torch.float32) * 1e-3  # nearly flat, order known

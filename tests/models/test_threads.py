@@ -24,6 +24,7 @@ def _env_after_import(**env: str) -> str:
     ).stdout.strip()
 
 
+@pytest.mark.e2e
 def test_openmp_waits_passively_unless_told_otherwise() -> None:
     assert _env_after_import() == "PASSIVE"
     assert _env_after_import(OMP_WAIT_POLICY="ACTIVE") == "ACTIVE"
@@ -55,6 +56,7 @@ def test_fixed_and_torch_policies(monkeypatch: pytest.MonkeyPatch) -> None:
         torch.set_num_threads(before)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs /proc/stat (Linux)")
 def test_auto_keeps_every_core_when_other_processes_are_busy(monkeypatch: pytest.MonkeyPatch) -> None:
     """With passive waiting, every core beat the adaptive count under load (docs/scale.md)."""
@@ -74,6 +76,7 @@ def test_auto_keeps_every_core_when_other_processes_are_busy(monkeypatch: pytest
         torch.set_num_threads(before)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs /proc/stat (Linux)")
 def test_adaptive_gives_up_cores_that_other_processes_keep_busy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(threads.ENV, "adaptive")

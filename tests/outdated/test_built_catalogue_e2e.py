@@ -52,6 +52,7 @@ def frozen(built: Path) -> Iterator[str]:
     unregister_mock("frozen-built")
 
 
+@pytest.mark.e2e
 def test_outdated_run_reads_the_new_categories(monkeypatch, capsys, tmp_path: Path, built: Path, frozen: str) -> None:
     out = tmp_path / "run"
     args = ["--facts", str(built / "catalogue.json"), "--snapshot", str(built / "snapshot.json")]

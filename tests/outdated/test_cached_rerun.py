@@ -57,12 +57,13 @@ def test_a_fully_cached_rerun_imports_no_model_library_and_says_what_made_its_an
     assert warm["provenance"]["threads"]["torch"] == []  # this process ran none
     report = (tmp_path / "warm" / "report.md").read_text()
     assert (
-        f"- answers of `smollm2`: 6 answers, 6 from the call cache, written {origin['written_first'][:10]} by hf (torch"
+        f"- answers of `smollm2`: 6 answers asked for: 6 from the call cache, 0 computed, written {origin['written_first'][:10]} by hf (torch"
         in report
     )
     assert f"at {producer['threads']} thread" in report
 
 
+@pytest.mark.e2e
 def test_a_rerun_counts_its_answers_from_the_cache_and_names_their_producer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -74,7 +75,7 @@ def test_a_rerun_counts_its_answers_from_the_cache_and_names_their_producer(
     label = "mock:constant=Mario Draghi"
     assert first["answers"][label]["answers"] == 6 + 3 and first["answers"][label]["from_cache"] == 0
     record = second["answers"][label]
-    assert (record["answers"], record["from_cache"]) == (9 + 3, 6 + 3)
+    assert (record["answers"], record["from_cache"], record["computed"]) == (9 + 3, 6 + 3, 3)
     assert [(o["answers"], o["producer"]["backend"], o["producer"]["batch_size"]) for o in record["origins"]] == [
         (6 + 3, "mock", 16),
         (3, "mock", 1),
@@ -82,6 +83,6 @@ def test_a_rerun_counts_its_answers_from_the_cache_and_names_their_producer(
     line = next(ln for ln in (tmp_path / "second" / "report.md").read_text().splitlines() if "answers of" in ln)
     old, new = (o["written_first"][:10] for o in record["origins"])
     assert line == (
-        f"- answers of `{label}`: 12 answers, 9 from the call cache: 9 written {old} by mock, batch 16; "
+        f"- answers of `{label}`: 12 answers asked for: 9 from the call cache, 3 computed: 9 written {old} by mock, batch 16; "
         f"3 written {new} by mock, batch 1"
     )

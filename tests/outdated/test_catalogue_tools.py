@@ -71,6 +71,7 @@ def test_templates_from_python_are_the_shipped_set() -> None:
     assert "heads_of_state" in {t.name for t in listed}
 
 
+@pytest.mark.e2e
 def test_the_cli_build_bar_goes_when_the_build_ends(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wdqs: StubWDQS, tmp_path: Path
 ) -> None:

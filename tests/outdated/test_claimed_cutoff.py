@@ -105,6 +105,7 @@ def _metrics(out: Path) -> list[dict[str, object]]:
     return found
 
 
+@pytest.mark.e2e
 def test_the_claim_stands_beside_the_knowledge_date_and_horizon_in_every_output(
     claimers: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -125,11 +126,11 @@ def test_the_claim_stands_beside_the_knowledge_date_and_horizon_in_every_output(
     assert block["answers"][0]["answer"] == "My knowledge cutoff is December 2023."
 
     said = "says its knowledge ends 2023-12 (3 of 3 answers name a date)"
-    assert f"claims: {said}; its answers describe " in printed
-    assert "the latest change it knows is 2022-10 [" in printed
+    assert f"claims: {said}; " in printed and "its answers most often describe " in printed
+    assert "the latest change it knows" not in printed  # the horizon is a secondary row, off the console line
     assert "no-claim: says nothing that reads as a date when asked its knowledge cutoff (“I am an AI model" in printed
     report = (tmp_path / "with" / "report.md").read_text()
-    assert "## What the model says its cutoff is" in report and f"- `claims` {said}; its answers describe" in report
+    assert "## What the model says its cutoff is" in report and f"- `claims` {said}; " in report
     assert (
         "| claims | Up to what date does your knowledge go? Answer with a month and a year. | My knowledge cutoff"
         in report
@@ -143,6 +144,7 @@ def test_the_claim_stands_beside_the_knowledge_date_and_horizon_in_every_output(
     assert "claimed_cutoff" not in detail["models"][claims]
 
 
+@pytest.mark.e2e
 def test_the_check_paragraph_says_the_claim_beside_the_two_dates(
     claimers: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -156,4 +158,4 @@ def test_the_check_paragraph_says_the_claim_beside_the_two_dates(
     sentence = claimed(load(out).summary, claims)
     assert sentence is not None
     assert sentence.startswith("Claimed cutoff: it says its knowledge ends 2023-12 (3 of 3 answers name a date)")
-    assert "; the latest change it knows is 2022-10 (" in sentence and "of 2 facts it answers up-to-date" in sentence
+    assert "; its answers most often describe " in sentence and "the latest change it knows" not in sentence

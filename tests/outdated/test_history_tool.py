@@ -10,6 +10,8 @@ import pytest
 import chronoprobe as cp
 from chronoprobe.errors import ConfigError
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -17,7 +19,7 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (Short names that are not specs: the default folder is named after the names the run recorded.)"""
     tmp = tmp_path_factory.mktemp("history")
     models = ["unsure=mock:constant=I do not know", "macron=mock:constant=Emmanuel Macron"]
-    return cp.run("outdated", model=models, out=tmp / "audit", cache=tmp / "calls.sqlite").path
+    return cp.run("outdated", models=models, out=tmp / "audit", cache=tmp / "calls.sqlite").path
 
 
 def test_history_from_python_writes_the_default_folder(

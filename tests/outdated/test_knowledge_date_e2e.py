@@ -54,6 +54,7 @@ def frozen_mock() -> Iterator[str]:
     unregister_mock("frozen-2019")
 
 
+@pytest.mark.e2e
 def test_outdated_run_dates_a_model_frozen_on_one_day(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], frozen_mock: str
 ) -> None:
@@ -123,6 +124,7 @@ def test_outdated_run_dates_a_model_frozen_on_one_day(
     )
 
 
+@pytest.mark.e2e
 def test_a_deployment_before_the_knowledge_date_forecasts_nothing_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], frozen_mock: str
 ) -> None:
@@ -148,6 +150,7 @@ def test_a_deployment_before_the_knowledge_date_forecasts_nothing_and_says_so(
     assert not frame["metric"].str.startswith("deployed_at").any()
 
 
+@pytest.mark.e2e
 def test_a_cutoff_for_an_unknown_model_is_one_line_before_any_work(tmp_path: Path) -> None:
     out = tmp_path / "never"
     done = subprocess.run(
@@ -214,6 +217,7 @@ def _authors() -> Path:
     return RESULTS
 
 
+@pytest.mark.e2e
 def test_outdated_score_dates_the_authors_outputs_in_the_order_they_were_trained(tmp_path: Path) -> None:
     """GPT-2 XL (WebText: links up to December 2017) before OLMo-1B and Mistral-7B-Instruct-v0.1 (2023)."""
     dates = {}
@@ -231,6 +235,7 @@ def test_outdated_score_dates_the_authors_outputs_in_the_order_they_were_trained
 HORIZON_ROWS = {"gpt2-xl": "GPT-2 XL", "OLMo-1B": "OLMo-1B", "Mistral-7B-Instruct-v0.1": "Mistral-7B-Instruct-v0.1"}
 
 
+@pytest.mark.e2e
 def test_the_horizon_of_the_authors_outputs_is_the_table_in_the_docs(tmp_path: Path) -> None:
     """docs/outdated.md's validation of the knowledge horizon, recomputed: date, interval and n per model."""
     docs = (Path(__file__).resolve().parents[2] / "docs" / "outdated.md").read_text(encoding="utf-8")
@@ -244,3 +249,24 @@ def test_the_horizon_of_the_authors_outputs_is_the_table_in_the_docs(tmp_path: P
             f"{horizon['label']} [{month_label(horizon['ci_low'])}, {month_label(horizon['ci_high'])}] | {horizon['n']} |"
         )
         assert cells in docs, cells
+
+
+def test_the_cutoff_of_the_authors_outputs_is_the_table_in_the_docs(tmp_path: Path) -> None:
+    """docs/outdated.md's validation of the knowledge cutoff, recomputed: date, interval, n and gap per model."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "outdated.md").read_text(encoding="utf-8")
+    cutoffs = {}
+    for model, shown in HORIZON_ROWS.items():
+        summary = score_generations(_authors() / model, tmp_path / model)
+        assert summary.knowledge_date is not None
+        cutoff = summary.knowledge_date["cutoff"]
+        estimate = cutoff["estimate"]
+        assert estimate["ci_low"] < estimate["value"] < estimate["ci_high"]  # never a point
+        cells = (
+            f"| {shown} | {estimate['label']} [{estimate['ci_low_label']}, {estimate['ci_high_label']}], "
+            f"{estimate['n']} | {month_label(cutoff['last_known_change'])} to "
+            f"{month_label(cutoff['first_unknown_change'])} |"
+        )
+        assert cells in docs, cells
+        cutoffs[model] = estimate["value"]
+    assert cutoffs["gpt2-xl"] < cutoffs["OLMo-1B"] < cutoffs["Mistral-7B-Instruct-v0.1"]
+    assert cutoffs["gpt2-xl"] < 2018.0  # DyKnow §3: GPT-2's data were collected before 2018

@@ -130,6 +130,7 @@ def test_a_stored_snapshot_that_is_mostly_empty_is_refused(tmp_path: Path) -> No
         load_gold(AuditConfig(snapshot="hollow", facts=facts))
 
 
+@pytest.mark.e2e
 def test_live_run_reports_facts_without_gold_outside_every_rate(
     tmp_path: Path, home: Path, model_server: OpenAIServer
 ) -> None:

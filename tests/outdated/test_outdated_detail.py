@@ -16,7 +16,7 @@ from chronoprobe.lenses.outdated.metric_records import read_run_detail, read_sco
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> cp.Run:
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
-    return cp.run("outdated", model="mock:echo", limit=2, out=tmp_path / "run", cache=tmp_path / "calls.sqlite")
+    return cp.run("outdated", models="mock:echo", limit=2, out=tmp_path / "run", cache=tmp_path / "calls.sqlite")
 
 
 def _damage_run_log(run: cp.Run) -> Path:
@@ -27,6 +27,7 @@ def _damage_run_log(run: cp.Run) -> Path:
     return log_path
 
 
+@pytest.mark.e2e
 def test_the_view_is_the_stored_dict(run: cp.Run) -> None:
     detail = run.summary.detail
     assert read_run_detail(detail) is detail
@@ -35,6 +36,7 @@ def test_the_view_is_the_stored_dict(run: cp.Run) -> None:
     assert {k: v for k, v in stored.items() if k != "provenance"} == json.loads(json.dumps(detail))
 
 
+@pytest.mark.e2e
 def test_editing_names_a_run_log_whose_summary_does_not_fit(run: cp.Run) -> None:
     log_path = _damage_run_log(run)
     pattern = rf"^{log_path}: unexpected summary layout \(models\.mock:echo\.per_category"
@@ -42,6 +44,7 @@ def test_editing_names_a_run_log_whose_summary_does_not_fit(run: cp.Run) -> None
         build_from_run(run.path)
 
 
+@pytest.mark.e2e
 def test_the_knowledge_date_frame_names_a_folder_whose_summary_does_not_fit(run: cp.Run) -> None:
     pytest.importorskip("pandas")
     _damage_run_log(run)

@@ -12,6 +12,8 @@ from chronoprobe.models.base import DecodingParams
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
 from cli_driver import run_ok
 
+pytestmark = pytest.mark.e2e
+
 ITALY_PRESIDENT = "countries_byGDP/Italy/President of Italy"
 ITALY_PM = "countries_byGDP/Italy/Prime Minister of Italy"
 US_PRESIDENT = "countries_byGDP/United States of America/President of the United States"

@@ -28,6 +28,8 @@ from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
 from chronoprobe.testing.wdqs import StubWDQS
 from chronoprobe.testing.wdqs_data import GENID, PREFIXES
 
+pytestmark = pytest.mark.e2e
+
 TODAY = dt.date.today()
 LATER = TODAY + dt.timedelta(days=900)
 """A day after the snapshot's: a scheduled end, an announced start."""

@@ -71,6 +71,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("model", sorted(MIN_AGREEMENT))
 def test_agreement_with_the_authors(scored: dict[str, Path], model: str) -> None:
     agree = total = 0
@@ -244,6 +245,7 @@ def test_malformed_input_names_file_and_key_and_writes_nothing(tmp_path: Path) -
     assert not out.exists()
 
 
+@pytest.mark.e2e
 def test_cli_score_and_error_exit(tmp_path: Path) -> None:
     dyknow = _dyknow()
     cmd = [sys.executable, "-m", "chronoprobe.cli.main", "outdated", "score"]

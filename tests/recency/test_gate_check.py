@@ -38,6 +38,7 @@ def test_gate_estimates_by_hand() -> None:
     assert constant.value == 0.5 and constant.ci_low == constant.ci_high == 0.5  # always retrieving is a coin
 
 
+@pytest.mark.e2e
 def test_the_split_is_a_tenth_fixed_by_hash_and_holds_no_demonstration(pool: list[object]) -> None:
     held = gc.heldout_split(pool)
     assert 0.09 * len(pool) < len(held) < 0.11 * len(pool)
@@ -46,6 +47,7 @@ def test_the_split_is_a_tenth_fixed_by_hash_and_holds_no_demonstration(pool: lis
     assert gc.demonstration_ids(pool)  # there are demonstrations to keep out
 
 
+@pytest.mark.e2e
 def test_the_shipped_measurements_are_current(pool: list[object]) -> None:
     """If the gate's prompt, the split or the key changes, the shipped measurements must be made again."""
     digest = gc.split_digest(gc.heldout_split(pool))
@@ -86,6 +88,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     unregister_mock("a-day")
 
 
+@pytest.mark.e2e
 def test_measure_keep_and_read_back(home: Path, pool: list[object], caplog: pytest.LogCaptureFixture) -> None:
     model = CachedModel(load_backend("mock:a-day"), open_cache(home / "c.sqlite"))
     settings = GateSettings()
@@ -109,6 +112,7 @@ def test_measure_keep_and_read_back(home: Path, pool: list[object], caplog: pyte
     assert len(warned) == 1 and "too weak to route with" in warned[0] and "on 40 held-out RecencyQA" in warned[0]
 
 
+@pytest.mark.e2e
 def test_the_cli_measures_then_the_gate_says_how_good_it_is(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,6 +11,8 @@ import pytest
 import chronoprobe as cp
 from chronoprobe.lenses.recency.metric_records import read_detail
 
+pytestmark = pytest.mark.e2e
+
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
@@ -18,7 +20,7 @@ def test_the_view_is_the_stored_dict_and_a_misfit_is_named(tmp_path: Path, monke
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
     run = cp.run(
         "recency",
-        model="mock:constant=A-Year",
+        models="mock:constant=A-Year",
         data=str(ASSETS / "recency_sample.json"),
         sample=4,
         out=tmp_path / "run",

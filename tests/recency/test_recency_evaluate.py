@@ -34,6 +34,7 @@ def test_items_without_and_with_context() -> None:
     assert next(i for i in without if i.q_id == q.q_id).gold is q.majority_label
 
 
+@pytest.mark.e2e
 def test_few_shot_has_one_demo_per_class_and_never_the_question_itself() -> None:
     pool = load_recencyqa(packaged_dir("recencyqa") / "RecencyQA.json.gz")
     picker = FewShotPicker(pool, seed=0)

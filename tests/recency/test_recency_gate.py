@@ -119,6 +119,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from recency_rows import row, write_report
 
 from chronoprobe.lenses.recency.summary import summarise
@@ -46,6 +47,7 @@ def test_every_rate_has_an_estimate_equal_to_it() -> None:
     assert summarise(ROWS) == summary  # seeded bootstrap: identical reruns
 
 
+@pytest.mark.e2e
 def test_report_cells_read_value_and_interval(tmp_path: Path) -> None:
     paths = write_report(tmp_path / "first", ROWS, Provenance())
     report = paths["report"].read_text()
@@ -57,6 +59,7 @@ def test_report_cells_read_value_and_interval(tmp_path: Path) -> None:
     assert [r["estimates"] for r in first["runs"]] == [r["estimates"] for r in second["runs"]]
 
 
+@pytest.mark.e2e
 def test_table6_delta_and_per_class_f1_have_intervals(tmp_path: Path) -> None:
     from chronoprobe.metrics.recency import delta_percent_estimates
 

@@ -13,6 +13,8 @@ from chronoprobe.cli.main import main
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
 
+pytestmark = pytest.mark.e2e
+
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "recency_sample.json"
 
 

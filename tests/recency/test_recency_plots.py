@@ -5,8 +5,12 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pytest
+
 from chronoprobe.datasets.recency_taxonomy import RecencyClass
 from chronoprobe.lenses.recency.report import confusion_figure, confusion_png
+
+pytestmark = pytest.mark.e2e
 
 CARD_IMAGE_BOX = (522, 360)
 """The largest a figure's image gets on the card, in CSS pixels (reports/card.py: a 540 px figure with

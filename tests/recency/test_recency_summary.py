@@ -68,6 +68,7 @@ def test_runs_report_unparseable_counts() -> None:
     assert runs["without"]["confusion"][3][12] == 0 and runs["without"]["confusion"][4][12] == 1
 
 
+@pytest.mark.e2e
 def test_outputs_are_written_with_provenance(tmp_path: Path) -> None:
     paths = write_report(tmp_path, ROWS, Provenance(extra={"dataset": "synthetic"}))
     report = paths["report"].read_text()

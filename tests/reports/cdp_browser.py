@@ -88,7 +88,8 @@ class Browser:
             args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )
         port = self._wait_for_port()
-        targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10).read())
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as listing:
+            targets = json.loads(listing.read())
         page = next(t for t in targets if t.get("type") == "page")
         self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
         for domain in ("Page", "Network", "Runtime", "Log"):

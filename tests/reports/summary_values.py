@@ -29,6 +29,8 @@ def _knowledge(block: dict[str, Any], cls: str, metric: str) -> tuple[float | No
         return found["value"], found["n"]
     if metric == "published_cutoff":
         return block["published_cutoff_year"], None
+    if metric == "knowledge_cutoff":
+        return block["cutoff"]["estimate"]["value"], block["cutoff"]["estimate"]["n"]
     if metric == "knowledge_horizon":
         return block["horizon"]["value"], block["horizon"]["n"]
     curve = block["staleness"]["per_category"].get(cls)
@@ -41,7 +43,21 @@ def _knowledge(block: dict[str, Any], cls: str, metric: str) -> tuple[float | No
     return point["value"], point["n"]
 
 
+def _dated(summary: dict[str, Any], model: str, cls: str, parts: list[str]) -> tuple[float | None, int | None]:
+    """``dated_pct`` and ``current_among_dated_pct`` from the soft-constraint counts, by hand."""
+    if "overall_key" in summary:
+        block = "as_of" if parts[0] == "as_of" else "per_category"
+        counts = summary["models"][_name_to_spec(summary, model)][block][cls]["soft_constraint"]
+    else:
+        counts = (summary["overall"] if cls == "all" else summary["categories"][cls])["soft_constraint_counts"]
+    up, old, facts = counts["up-to-date"], counts["outdated"], sum(counts.values())
+    if parts[-1] == "dated_pct":
+        return (100.0 * (up + old) / facts if facts else None), facts
+    return (100.0 * up / (up + old) if up + old else None), up + old
+
+
 KNOWLEDGE_METRICS = (
+    "knowledge_cutoff",
     "knowledge_date",
     "knowledge_horizon",
     "published_cutoff",
@@ -62,6 +78,8 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
         if "overall_key" in summary:
             return _knowledge(summary["models"][_name_to_spec(summary, model)]["knowledge_date"], cls, metric)
         return _knowledge(summary["knowledge_date"], cls, metric)
+    if parts[-1] in ("dated_pct", "current_among_dated_pct"):
+        return _dated(summary, model, cls, parts)
     if "overall_key" in summary:  # outdated run
         block = "per_category"
         if parts[0] == "as_of":

@@ -10,6 +10,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
 from summary_values import expected
 
 
@@ -53,6 +54,7 @@ def _card(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.e2e
 def test_card_numbers_equal_the_summaries_and_nothing_is_fetched(run_folders: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "card.html"
     done = _card(str(run_folders["root"]), "--out", str(out))
@@ -73,6 +75,7 @@ def test_card_numbers_equal_the_summaries_and_nothing_is_fetched(run_folders: di
     assert any(u.startswith("data:image/png;base64,") for u in plots)  # conflicts' and recency's PNGs
 
 
+@pytest.mark.e2e
 def test_any_subset_of_lenses(run_folders: dict[str, Path], tmp_path: Path) -> None:
     for folders, sections in [
         ([run_folders["mulan"]], ["conflicts"]),
@@ -86,6 +89,7 @@ def test_any_subset_of_lenses(run_folders: dict[str, Path], tmp_path: Path) -> N
         assert {c["run"] for c in page.cells} == {str(f) for f in folders}
 
 
+@pytest.mark.e2e
 def test_text_from_the_folders_is_escaped(run_folders: dict[str, Path], tmp_path: Path) -> None:
     odd = tmp_path / '<script>alert(1)</script> & "q"'
     shutil.copytree(run_folders["mulan"], odd)
@@ -98,6 +102,7 @@ def test_text_from_the_folders_is_escaped(run_folders: dict[str, Path], tmp_path
     assert {c["run"] for c in page.cells} == {str(odd)}  # attribute values round-trip
 
 
+@pytest.mark.e2e
 def test_output_file_rules(run_folders: dict[str, Path], tmp_path: Path) -> None:
     notes = tmp_path / "notes.html"
     notes.write_text("<html>my own page</html>")
@@ -120,6 +125,7 @@ def test_output_file_rules(run_folders: dict[str, Path], tmp_path: Path) -> None
     assert not (tmp_path / "x.html").exists()
 
 
+@pytest.mark.e2e
 def test_headline_cells_show_value_interval_and_n(run_folders: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "card.html"
     assert _card(str(run_folders["outdated"]), "--out", str(out)).returncode == 0
@@ -132,6 +138,7 @@ def test_headline_cells_show_value_interval_and_n(run_folders: dict[str, Path], 
     assert " ".join(text.split()) == "25.0% [4.6, 69.9] n=4"
 
 
+@pytest.mark.e2e
 def test_editing_methods_go_by_their_report_names(run_folders: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "card.html"
     done = _card(str(run_folders["editing"]), "--out", str(out))
@@ -163,6 +170,7 @@ def _two_runs_of_one_model(run_folders: dict[str, Path], tmp_path: Path) -> Path
     return root
 
 
+@pytest.mark.e2e
 def test_two_runs_of_one_model_are_labelled_and_keep_their_plots_together(
     run_folders: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -187,6 +195,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+@pytest.mark.e2e
 def test_the_card_opens_with_a_table_of_contents(run_folders: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "card.html"
     done = _card(str(run_folders["root"]), str(run_folders["editing"]), "--out", str(out))
@@ -201,6 +210,7 @@ def test_the_card_opens_with_a_table_of_contents(run_folders: dict[str, Path], t
     assert len(links) > 10 and set(links) <= ids  # every entry leads somewhere
 
 
+@pytest.mark.e2e
 def test_the_editing_section_has_a_plot_of_every_method(run_folders: dict[str, Path], tmp_path: Path) -> None:
     assert (run_folders["editing"] / "methods.svg").is_file() and (run_folders["editing"] / "methods.png").is_file()
     assert "![every method over every edited fact](methods.png)" in (run_folders["editing"] / "report.md").read_text()

@@ -9,12 +9,15 @@ to a path to keep a copy (that is how docs/img/card.png is made).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cdp_browser import Browser, find_browser, is_local
@@ -23,7 +26,10 @@ from summary_values import expected
 from chronoprobe.lenses.recency.report import CONFUSION_DPI, CONFUSION_FONT_PT
 
 BROWSER = find_browser()
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium; .ci/run does)")
+pytestmark = [
+    pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium; .ci/run does)"),
+    pytest.mark.e2e,
+]
 
 CONFUSION_JS = (
     "JSON.stringify([...document.images].filter(i => i.alt.startsWith('confusion_'))"
@@ -108,7 +114,9 @@ def test_card_in_headless_chromium(card: Path, run_folders: dict[str, Path], tmp
         shown = None if cell["value"] == "" else float(cell["value"])
         assert shown == (None if value is None else pytest.approx(value, rel=1e-12, abs=1e-12)), cell
         assert (None if cell["n"] == "" else int(cell["n"])) == n, cell
-        if n is not None:
+        if value is None:  # in words, never a dash beside "n=0"
+            assert cell["text"] == "none" if not n else cell["text"].startswith("not estimable"), cell
+        if n:
             assert f"n={n}" in cell["text"], cell
     headline = next(
         c
@@ -128,6 +136,110 @@ def test_card_in_headless_chromium(card: Path, run_folders: dict[str, Path], tmp
     if keep:
         Path(keep).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, keep)
+
+
+TICKS_JS = r"""JSON.stringify([...document.querySelectorAll('g[id^="axes_"]')].flatMap(axes =>
+  ['xtick_', 'ytick_'].map(kind => [...axes.querySelectorAll(`g[id^="${kind}"] g[id^="text_"]`)]
+    .filter(g => !/rotate\(-?(?!0[ ,)])[0-9.]+/.test(g.innerHTML))
+    .map(g => {const r = g.getBoundingClientRect();
+      return {text: g.textContent.trim(), left: r.left, right: r.right, top: r.top, bottom: r.bottom};}))))"""
+"""Per axes of a matplotlib SVG, its x and its y tick labels (those not rotated), each with its box as drawn."""
+LABELS_JS = (
+    "JSON.stringify([...document.querySelectorAll('svg.forest text')].map(t => {const r = t.getBBox();"
+    " return {text: t.textContent, left: r.x, right: r.x + r.width, top: r.y, bottom: r.y + r.height,"
+    " tick: t.classList.contains('tick')};}))"
+)
+
+
+def _svg_figures(card: Path, folder: Path) -> list[Path]:
+    """Each SVG figure of the card, as its own file (an <img> shows an SVG but keeps its text out of the page)."""
+    found = []
+    for index, tag in enumerate(re.findall(r"<img [^>]*>", card.read_text(encoding="utf-8"))):
+        source = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', tag)
+        alt = re.search(r'alt="([^"]*)"', tag)
+        if source is not None and alt is not None:
+            found.append(folder / f"{index}-{alt.group(1)}.svg")
+            found[-1].write_bytes(base64.b64decode(source.group(1)))
+    return found
+
+
+def overlapping(boxes: list[dict[str, Any]], gap: float = 0.5) -> list[tuple[str, str]]:
+    """Pairs of boxes (left, right, top, bottom) that share more than ``gap`` px both ways."""
+    pairs = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            wide = min(a["right"], b["right"]) - max(a["left"], b["left"])
+            tall = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
+            if wide > gap and tall > gap:
+                pairs.append((a["text"], b["text"]))
+    return pairs
+
+
+def test_no_axis_labels_overlap_in_any_figure_at_1280_px(card: Path, tmp_path: Path) -> None:
+    """A full-page screenshot at 1280 px, then every figure's tick labels read back as boxes (getBBox and the
+    client rectangles through the DevTools protocol): no two labels of one axis overlap, in any figure, the
+    comparison plot included."""
+    pytest.importorskip("websocket", reason="websocket-client is in the test extra")
+    assert BROWSER is not None
+    figures = _svg_figures(card, tmp_path)
+    assert {"staleness", "knowledge_date", "recency", "verdicts", "methods"} <= {
+        f.stem.split("-", 1)[1] for f in figures
+    }
+    crowded = {}
+    with Browser(BROWSER, tmp_path / "profile", width=1280) as browser:
+        browser.open(card.resolve().as_uri())
+        shot = browser.screenshot(tmp_path / "card-1280.png", full_page=True)
+        for figure in figures:
+            browser.open(figure.resolve().as_uri())
+            axes = json.loads(browser.evaluate(TICKS_JS))
+            assert any(axes), figure.name  # the labels are found (as text or as glyph paths)
+            found = [pair for labels in axes for pair in overlapping(labels)]
+            if found:
+                crowded[figure.name] = found
+    assert shot.stat().st_size > 50_000
+    keep = os.environ.get("CHRONOPROBE_CARD_SCREENSHOT_1280")
+    if keep:
+        shutil.copyfile(shot, keep)
+    assert crowded == {}
+
+
+def _narrow_staleness(months: int) -> dict[str, dict[str, object]]:
+    """Two models' staleness curves over ``months`` months from 2020 (one of them with no curve for a category)."""
+    dates = [2020.0 + i / 12 for i in range(months + 1)]
+    curve = {"n": 5, "dates": dates, "share": [1 - i / (2 * months) for i in range(months + 1)]}
+    curve |= {"low": [0.0] * len(dates), "high": [1.0] * len(dates)}
+    return {
+        "half": {"staleness": {"per_category": {"all": curve, "countries": curve}}},
+        "third": {"staleness": {"per_category": {"all": curve}}},
+    }
+
+
+def test_a_narrow_staleness_panel_keeps_its_years_apart_and_the_check_can_fail(tmp_path: Path) -> None:
+    """Staleness panels three years wide (matplotlib ticks them every half year, "2021.02021.52022.0"): whole years
+    only, none overlapping; and the check catches labels that run together (the same panel ticked every half
+    year). A model without a curve in a panel is named, not a dash."""
+    pytest.importorskip("websocket", reason="websocket-client is in the test extra")
+    assert BROWSER is not None
+    from chronoprobe.lenses.outdated.plots import save_figure, staleness_figure
+
+    fitted = staleness_figure(_narrow_staleness(40))
+    titles = [ax.get_title() for ax in fitted.axes if ax.get_visible()]
+    assert titles == ["all\nn = 5, 5 values", "countries\nvalues: 5 for half, none for third"]
+    crowded = staleness_figure(_narrow_staleness(40))
+    for ax in crowded.axes:  # as matplotlib ticked it
+        ax.set_xticks([2019.5 + i / 2 for i in range(9)], [f"{2019.5 + i / 2:.1f}" for i in range(9)])
+    drawn = [
+        save_figure(figure, tmp_path / f"{name}.png")[1] for name, figure in (("fitted", fitted), ("crowded", crowded))
+    ]
+    with Browser(BROWSER, tmp_path / "profile", width=1280) as browser:
+        found = []
+        for svg in drawn:
+            browser.open(svg.resolve().as_uri())
+            axes = json.loads(browser.evaluate(TICKS_JS))
+            found.append([pair for labels in axes for pair in overlapping(labels)])
+            years = [label["text"] for labels in axes for label in labels if "." not in label["text"]]
+            assert years, svg.name
+    assert found[0] == [] and found[1], found
 
 
 def test_a_card_that_reaches_out_is_caught(tmp_path: Path) -> None:
@@ -177,18 +289,23 @@ def test_the_comparison_plot_reads_at_a_glance(run_folders: dict[str, Path], tmp
     with Browser(BROWSER, tmp_path / "profile") as browser:
         browser.open(url)
         plots = json.loads(browser.evaluate(FOREST_JS))
+        labels = json.loads(browser.evaluate(LABELS_JS))
         text = browser.evaluate("document.querySelector('#compared').innerText")
         shot = browser.screenshot(tmp_path / "compared.png")
         browser.settle(0.3)
     assert len(plots) == 1 and plots[0]["width"] >= 700 and plots[0]["height"] > 100
     bars = plots[0]["bars"]
     assert [b["label"] for b in bars] == [
-        "soft_constraint_pct.up-to-date",
-        "soft_constraint_pct.outdated",
-        "soft_constraint_pct.irrelevant",
-        "soft_constraint_pct.ambiguous",
-        "inconsistency_pct",
-    ]
+        "up-to-date (soft constraint)",
+        "outdated (soft constraint)",
+        "irrelevant (soft constraint)",
+        "ambiguous (soft constraint)",
+        "inconsistent across paraphrases",
+    ]  # as the tables name them
+    ticks = [label["text"] for label in labels if label["tick"]]
+    assert len(ticks) >= 5 and "0" in ticks and ticks == sorted(ticks, key=lambda t: float(t.replace("−", "-")))
+    assert overlapping(labels) == []
+    assert "On the 4 facts both were asked" in text
     assert all(b["inside"] and 0 < b["labelWidth"] < 300 for b in bars)  # every point and bar on the plot, labels whole
     assert "Compared, paired" in text and "paris" in text and "dated" in text
     assert browser.log.errors() == [] and [u for u in browser.log.requests if not is_local(u, url)] == []

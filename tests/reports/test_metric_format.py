@@ -150,6 +150,7 @@ def _check_md(markdown: str) -> dict[tuple[str, str, str], tuple[str, str]]:
     return rows
 
 
+@pytest.mark.e2e
 def test_check_md_the_card_and_results_print_every_metric_alike(
     run_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -166,7 +167,7 @@ def test_check_md_the_card_and_results_print_every_metric_alike(
     page = _Cells()
     page.feed(card_path.read_text(encoding="utf-8"))
 
-    checked = 0
+    checked = flats = 0
     for run in runs:
         names = {m.key: m.name for m in run.models}
         # check.md shows a lens's headline records; flagged all, its table shows every record of the run
@@ -183,19 +184,24 @@ def test_check_md_the_card_and_results_print_every_metric_alike(
             shown, value, low, high = results[key]
             card_value, card_interval = page.cells[key]
             assert card_value == value, key  # the same value text
-            assert card_interval == ("" if (low, high) == ("–", "–") else f"[{low}, {high}]"), key
+            flat = (low, high) == ("no variation", "–")  # an interval of no width says so, never [0.000, 0.000]
+            expected = "no variation" if flat else "" if (low, high) == ("–", "–") else f"[{low}, {high}]"
+            assert card_interval == expected, key
             assert shown == m.name + unit_note(m), key  # the same unit, said the same way
             if m.value is None:
                 continue
             md_name, md_value = markdown[(m.group, model, m.name)]
             assert md_name == shown, key
             assert md_value.startswith(value + " (") or md_value == value, key
-            if (low, high) != ("–", "–"):
+            if flat:
+                assert md_value == f"{value} (no variation in n = {m.n})", key
+                flats += 1
+            elif (low, high) != ("–", "–"):
                 assert all(end in md_value for end in (low, high) if end != "unbounded"), key
-            if m.n is not None:
+            if m.n is not None and not flat:
                 assert f"n={m.n})" in md_value, key
             checked += 1
-    assert checked > 100
+    assert checked > 100 and flats > 0
     assert any(label.endswith(" (0–1)") for label in page.labels)  # the card's row names say so too
 
     # what each kind of number looks like, in all three (hand-checked against the fixture's runs)

@@ -11,6 +11,8 @@ import pytest
 import chronoprobe as cp
 from chronoprobe.reports.tidy_table import Row, read_run, run_rows
 
+pytestmark = pytest.mark.e2e
+
 LENS_RUNS = ("outdated", "dynamicqa", "mulan", "recency", "editing")
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from chronoprobe.threads import usable_cores
+
+pytestmark = pytest.mark.e2e
 
 
 def test_every_lens_records_cpu_threads(run_folders: dict[str, Path]) -> None:

@@ -24,6 +24,8 @@ from chronoprobe.reports.tidy_table import (
     run_rows,
 )
 
+pytestmark = pytest.mark.e2e
+
 
 def _rows(path: Path) -> list[Row]:
     run = read_run(path)

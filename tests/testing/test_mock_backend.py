@@ -173,6 +173,7 @@ def test_mock_specs_echo_constant_and_registered_names():
         register_mock("fine", lambda p, params: "", temperature=0.3)
 
 
+@pytest.mark.e2e
 def test_cli_lists_mock_specs_and_refuses_an_unknown_mock_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ):

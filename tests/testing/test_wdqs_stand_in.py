@@ -17,6 +17,7 @@ from chronoprobe.testing.wdqs import SPARQL_JSON, StubWDQS, main
 from chronoprobe.testing.wdqs_data import MADE_UP, default_turtle
 
 
+@pytest.mark.e2e
 def test_python_m_serves_sparql_at_slash_sparql() -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "chronoprobe.testing.wdqs", "--port", "0"],
@@ -38,10 +39,11 @@ def test_python_m_serves_sparql_at_slash_sparql() -> None:
         assert httpx.get(url, params={"query": "SELEKT nothing"}, timeout=10).status_code == 400
     finally:
         server.send_signal(signal.SIGINT)
-        server.wait(timeout=10)
+        server.communicate(timeout=10)  # waits, and closes the pipes
     assert server.returncode == 0
 
 
+@pytest.mark.e2e
 def test_bad_data_and_dump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.ttl"
     bad.write_text("this is not turtle")

@@ -19,16 +19,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.checkup.baseline_items import check_baseline_items
 from chronoprobe.checkup.report import read_record
 from chronoprobe.checkup.select import Chosen, config_json
-from chronoprobe.checkup.thresholds import GateResult, Threshold, judge
+from chronoprobe.checkup.thresholds import NOTHING_SHARED, GateResult, Threshold, judge
 from chronoprobe.contract.runlog import Metric, Run, read_folder
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics.paired import Draws
 from chronoprobe.metrics.records import ALL
-from chronoprobe.reports.compare import CompareRow, Comparison, Side, compare_runs, compare_sides, sentence
+from chronoprobe.paths import latest_named
+from chronoprobe.reports.compare import (
+    CompareRow,
+    Comparison,
+    Side,
+    cannot_tell,
+    compare_runs,
+    compare_sides,
+    counted,
+    needs_text,
+    sentence,
+)
+from chronoprobe.reports.plain_words import difference
 
-__all__ = ["Baseline", "baseline_comparisons", "judge_deltas", "open_baseline", "verdicts"]
+__all__ = ["Baseline", "baseline_comparisons", "baseline_lines", "judge_deltas", "open_baseline", "verdicts"]
 
 IGNORED = frozenset({"models", "out"})
 """Config fields that do not decide which items a lens asks."""
@@ -41,6 +54,8 @@ class Baseline:
     path: Path
     runs: dict[str, Run] = field(default_factory=dict)
     allow_different_items: bool = False
+    units: dict[str, set[str]] = field(default_factory=dict)
+    """Lens -> the units (facts, questions) its run holds, where the lens compares paired (read in the pre-flight)."""
 
 
 def _recorded(run: Run) -> dict[str, Any]:
@@ -73,9 +88,18 @@ def _differences(
     ]
 
 
-def open_baseline(path: Path, chosen: Sequence[Chosen], out: Path, *, allow_different_items: bool = False) -> Baseline:
+def open_baseline(
+    path: Path,
+    chosen: Sequence[Chosen],
+    out: Path,
+    thresholds: Sequence[Threshold] = (),
+    *,
+    allow_different_items: bool = False,
+) -> Baseline:
     """The check folder at ``path`` with its lens runs; a ConfigError (before any model loads) when it is not one,
-    or when a lens of it was asked other items than this check will ask, unless ``allow_different_items``."""
+    when a lens of it was asked other items than this check will ask (unless ``allow_different_items``), when its
+    answers are empty or damaged, or when it has no items for a metric a ``.delta`` threshold gates."""
+    path = latest_named(path) or path  # results/check/smollm2: its latest smollm2-<timestamp>
     record = read_record(path) if path.is_dir() else None
     if record is None:
         raise ConfigError("--baseline", f"{path} is not a check folder (no check.json): give an earlier check's --out")
@@ -102,6 +126,13 @@ def open_baseline(path: Path, chosen: Sequence[Chosen], out: Path, *, allow_diff
                 f"its {item.name} run asked other items than this check will ({', '.join(differ)} differ); "
                 "give --allow-different-items to compare the items they share",
             )
+    for threshold in (t for t in thresholds if t.delta and t.lens not in baseline.runs):
+        raise ConfigError(
+            f"--require {threshold.text!r}",
+            f"the baseline {path} has no finished {threshold.lens} run to compare with "
+            f"(it has {', '.join(baseline.runs)})",
+        )
+    baseline.units = check_baseline_items(baseline.runs, {c.name for c in chosen if c.lens is not None}, thresholds)
     return baseline
 
 
@@ -149,9 +180,9 @@ def judge_deltas(
     thresholds: Sequence[Threshold], comparisons: Sequence[Comparison], baseline: Path | None, *, strict: bool
 ) -> list[GateResult]:
     """Each ``.delta`` threshold for each model compared with the baseline: on the paired interval of B − A unless
-    ``strict`` (the point difference); a metric the comparison did not give fails as not measured. The result
+    ``strict`` (the point difference); a metric the comparison did not give fails as not measured, and one over no shared item fails as such. The result
     names the model and the baseline (``smollm2 vs baseline results/check/last-week``)."""
-    results = []
+    results: list[GateResult] = []
     for threshold in (t for t in thresholds if t.delta):
         mine = [c for c in comparisons if c.lens == threshold.lens]
         if not mine:
@@ -163,9 +194,54 @@ def judge_deltas(
             row = next(
                 (r for r in comparison.rows if r.metric == threshold.metric and r.group == threshold.group), None
             )
+            if _shares_nothing(comparison, row):  # a change over nothing never holds, whatever the records say
+                results.append(GateResult(threshold, model, None, passed=False, why=NOTHING_SHARED))
+                continue
             record = _delta_record(row, comparison.second.name) if row is not None else None
             results.append(judge(threshold, record, model, strict=strict))
     return results
+
+
+def _shares_nothing(comparison: Comparison, row: CompareRow | None) -> bool:
+    """The two sides share no unit: over the whole lens, or (a paired row) over the row's class."""
+    if comparison.shared == 0:
+        return True
+    return row is not None and row.paired is not None and row.paired.n == 0
+
+
+def baseline_lines(comparisons: Sequence[Comparison], thresholds: Sequence[Threshold]) -> list[str]:
+    """The list "Against the baseline": per comparison what it left out, then one line per metric a ``.delta``
+    threshold gates or whose paired difference decides (over every item; per class for a lens with no overall
+    numbers), else one line saying that none decides."""
+    said = []
+    for comparison in comparisons:
+        a, b = comparison.names
+        gated = {(t.metric, t.group) for t in thresholds if t.delta and t.lens == comparison.lens}
+        overall = any(row.group == ALL for row in comparison.rows)
+        shown = [
+            row
+            for row in comparison.rows
+            if (row.metric, row.group) in gated or (row.decides and (row.group == ALL or not overall))
+        ]
+        said += comparison.notes()
+        if comparison.shared == 0:
+            said.append(f"{comparison.lens}: {b} and {a} share no {comparison.unit}: nothing is compared")
+            continue
+        said += [_change_line(comparison.lens, row, a, b) for row in shown]
+        if not any(row.decides for row in shown):
+            over = f" over {counted(comparison.shared, comparison.unit)}" if comparison.shared is not None else ""
+            said.append(f"{comparison.lens}: no headline difference between {b} and {a} decides{over}")
+    return said
+
+
+def _change_line(lens: str, row: CompareRow, a: str, b: str) -> str:
+    """``outdated.soft_constraint_pct.up-to-date: B gives a current answer on ... (+20.8 points, ...)``."""
+    name = f"{lens}.{row.metric}" + ("" if row.group == ALL else f".{row.group}")
+    text = sentence(row, a, b, any_class=True)
+    if text is None:  # no paired test: the two records' difference alone
+        change = "not measured on both" if row.delta is None else difference(row.delta, row.unit)
+        return f"{name}: {b} − {a}: {change} (no paired test)"
+    return f"{name}: {text.removeprefix(f'{row.metric}: ')}"
 
 
 def verdicts(runs: Mapping[str, Run]) -> list[str]:
@@ -180,22 +256,42 @@ def verdicts(runs: Mapping[str, Run]) -> list[str]:
     return said
 
 
+_VERBS = ("knows", "has", "gives")
+"""A verdict that starts with one of these is a predicate of its own (``knows more``); the others follow "is"."""
+
+
 def _lens_verdicts(comparison: Comparison) -> list[str]:
+    """Per verdict the lens names (``knows more``, ``fresher where both answer`` ...), in the order its rows come."""
+    rows = [r for r in comparison.rows if r.outcome is not None and r.outcome.verdict]
+    said: list[str] = []
+    for verdict in dict.fromkeys(r.outcome.verdict for r in rows if r.outcome is not None):
+        said += _verdict_sentences(
+            comparison, [r for r in rows if r.outcome is not None and r.outcome.verdict == verdict]
+        )
+    return said
+
+
+def _verdict_sentences(comparison: Comparison, rows: list[CompareRow]) -> list[str]:
+    """One verdict's sentences: each class where the paired difference decides, else one "cannot tell" (with how
+    many items both models have, where the lens names them: "cannot tell (both date only 11 facts)")."""
     a, b = comparison.names
-    rows = [r for r in comparison.rows if r.outcome is not None and r.outcome.verdict and r.delta is not None]
-    deciding = [r for r in rows if r.decides]
+    measured = [r for r in rows if r.delta is not None]
+    deciding = [r for r in measured if r.decides]
     said = []
     for row in deciding:
         assert row.outcome is not None and row.delta is not None
         winner = b if row.delta > 0 else a
         where = "" if row.group == ALL else f" on {row.group} {row.outcome.unit}"
-        text = sentence(row, a, b, any_class=True)
+        text = sentence(row, a, b, any_class=True, named=False)
         said.append(f"{row.outcome.verdict.capitalize()}{where}: {winner}. {text}")
-    if rows and not deciding:
-        shown = next((r for r in rows if r.group == ALL), None) or max(rows, key=lambda r: abs(r.delta or 0.0))
-        assert shown.outcome is not None
-        text = sentence(shown, a, b, any_class=True) or ""
-        reason = text.split(": cannot tell; ", 1)[-1]
-        where = "" if shown.group == ALL else f" on {shown.group} {shown.outcome.unit}"
-        said.append(f"Which of {a} and {b} is {shown.outcome.verdict}{where}: cannot tell; {reason}")
-    return said
+    if deciding or not rows:
+        return said
+    shown = next((r for r in measured if r.group == ALL), None) or max(
+        measured or rows, key=lambda r: abs(r.delta or 0.0)
+    )
+    assert shown.outcome is not None
+    where = "" if shown.group == ALL else f" on {shown.group} {shown.outcome.unit}"
+    reason = f"; {needs_text(shown)}" if shown.paired is not None and shown.delta is not None else ""
+    verdict = shown.outcome.verdict
+    asked = verdict if verdict.split()[0] in _VERBS else f"is {verdict}"
+    return [f"Which of {a} and {b} {asked}{where}: {cannot_tell(shown)}{reason}"]

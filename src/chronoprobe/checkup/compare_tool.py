@@ -16,7 +16,7 @@ from rich.markup import escape
 from chronoprobe.contract.publish import check_not_input
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.reports.compare import compare_runs, to_frame
-from chronoprobe.reports.compare_output import check_compare_file, table_view, write_compare_table
+from chronoprobe.reports.compare_output import check_compare_file, summary_view, table_view, write_compare_table
 from chronoprobe.reports.tidy_formats import encode, pick_format
 from chronoprobe.reports.tidy_table import find_runs
 
@@ -41,6 +41,9 @@ class CompareToolConfig(BaseModel):
     out: Path | None = None
     """Where to write the table instead of the terminal (a file). An earlier table there is replaced; any other
     file is refused, never overwritten."""
+    wide: bool = False
+    """Draw the whole table at its own width (each pair's, raw metric names included), however wide the terminal;
+    by default the table fits the terminal, and many pairs are summarised."""
     allow_different_items: bool = False
     """Compare runs whose items come from different snapshots, catalogues or datasets, on the items they share
     (refused otherwise)."""
@@ -74,6 +77,7 @@ class CompareTool(Tool[CompareResult]):
     input_options: ClassVar[dict[str, str]] = {
         "dirs": "DIR",
         "allow_different_items": "--allow-different-items",
+        "wide": "--wide",
     }
     arguments = ("dirs",)
     config: CompareToolConfig
@@ -113,7 +117,9 @@ class CompareTool(Tool[CompareResult]):
         if self.config.out is not None:
             return []
         if self.format == "table":
-            return [table_view(comparison) for comparison in result.comparisons]
+            if not self.config.wide and len(result.comparisons) > len({c.lens for c in result.comparisons}):
+                return [summary_view(result.comparisons)]  # more than one pair of a lens: a wall of tables
+            return [table_view(comparison, wide=self.config.wide) for comparison in result.comparisons]
         return [encode(to_frame(result.rows), self.format).decode("utf-8").removesuffix("\n")]
 
     def present(self, result: CompareResult) -> list[str]:

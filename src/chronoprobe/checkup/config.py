@@ -24,7 +24,7 @@ class CheckToolConfig(BaseModel):
     """The model specs to check (default: the embedded SmolLM2)."""
     budget: Budget = "quick"
     """quick (SmolLM2 on 2 CPU cores: 4 min at load 2, 7 min at load 5), standard (44 min at load 5), full (the
-    papers' runs; hours). docs/check.md gives each one's sizes and times."""
+    papers' runs; hours). chronoprobe docs check gives each one's sizes and times."""
     out: Path | None = None
     """Where to write the check folder (default: a new results/check/<model>-<timestamp>). The same folder again
     resumes: lenses that finished with the same settings are kept."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from chronoprobe.checkup.thresholds import GateResult
+from chronoprobe.checkup.thresholds import NOTHING_SHARED, GateResult
 from chronoprobe.contract.lens import Budget, Workload
 from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.io import write_json_atomic, write_text_atomic
@@ -21,6 +21,7 @@ from chronoprobe.reports.card import render_card
 from chronoprobe.reports.compare_card import comparison_section
 from chronoprobe.reports.markdown import table
 from chronoprobe.reports.metric_format import quote, unit_note
+from chronoprobe.reports.plain_words import change_quote
 from chronoprobe.reports.tidy_table import read_run
 
 if TYPE_CHECKING:
@@ -120,6 +121,13 @@ def _headlines(summary: Summary, names: Mapping[str, str]) -> list[list[str]]:
     ]
 
 
+def _gate_value(entry: GateEntry) -> str:
+    """The number a threshold was judged on: a change against the baseline in points or years."""
+    if entry.metric is None:
+        return NOTHING_SHARED if NOTHING_SHARED in entry.line else "not measured"
+    return change_quote(entry.metric) if entry.metric.name.endswith(".delta") else quote(entry.metric)
+
+
 def check_markdown(record: CheckRecord, summaries: Mapping[str, Summary], questions: Mapping[str, str]) -> str:
     """``check.md``: the paragraphs, the gate, the lenses and their headline numbers."""
     models = ", ".join(record.names.get(m, m) for m in record.paragraphs) or ", ".join(record.models)
@@ -129,7 +137,8 @@ def check_markdown(record: CheckRecord, summaries: Mapping[str, Summary], questi
     if record.comparisons:
         lines += [paragraph("Paired", record.comparisons), ""]
     if record.baseline is not None:
-        lines += [paragraph(f"Against the baseline {record.baseline}", record.against_baseline), ""]
+        lines += [f"**Against the baseline {record.baseline}.**", ""]
+        lines += [f"- {line}" for line in record.against_baseline] + [""]
     if record.gate:
         how = (
             "point values (--strict)"
@@ -144,7 +153,7 @@ def check_markdown(record: CheckRecord, summaries: Mapping[str, Summary], questi
                     [
                         g.threshold,
                         g.model,
-                        quote(g.metric) if g.metric else "not measured",
+                        _gate_value(g),
                         "holds" if g.passed else "fails",
                     ]
                     for g in record.gate

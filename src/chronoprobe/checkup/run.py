@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Literal
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.checkup.baseline import Baseline, baseline_comparisons, judge_deltas, open_baseline, verdicts
+from chronoprobe.checkup.baseline import (
+    Baseline,
+    baseline_comparisons,
+    baseline_lines,
+    judge_deltas,
+    open_baseline,
+    verdicts,
+)
+from chronoprobe.checkup.baseline_items import check_shared
 from chronoprobe.checkup.config import CheckToolConfig
 from chronoprobe.checkup.folder import check_lens_folders, check_same_models, clear_stale_writes, discard_if_unused
 from chronoprobe.checkup.junit import write_junit
@@ -37,7 +45,7 @@ from chronoprobe.checkup.report import (
     write_record,
 )
 from chronoprobe.checkup.select import Chosen, choose, selection
-from chronoprobe.checkup.thresholds import GateResult, Threshold, judge_all, parse_threshold
+from chronoprobe.checkup.thresholds import GateResult, Threshold, check_classes, judge_all, parse_threshold
 from chronoprobe.contract import publish
 from chronoprobe.contract.lens import Budget, CheckContext, Workload, lens_class
 from chronoprobe.contract.runlog import MARKER, RUN_LOG, Run, Summary, load_run, read_folder
@@ -105,9 +113,8 @@ class CheckResult:
         if self.record.comparisons:
             said.append("[bold]Paired[/]: " + " ".join(self.record.comparisons))
         if self.record.baseline is not None:
-            said.append(
-                f"[bold]Against the baseline {self.record.baseline}[/]: " + " ".join(self.record.against_baseline)
-            )
+            said.append(f"[bold]Against the baseline {self.record.baseline}[/]:")
+            said += [f"  - {line}" for line in self.record.against_baseline]
         return said + [("holds " if gate.passed else "[red]FAILS[/] ") + gate.line() for gate in self.gate]
 
     def write_junit(self, path: Path) -> None:
@@ -174,13 +181,14 @@ def _baseline(
     if config.baseline is None:
         return None
     publish.check_not_input(out, [("--baseline", config.baseline)])
-    return open_baseline(config.baseline, chosen, out, allow_different_items=config.allow_different_items)
+    return open_baseline(config.baseline, chosen, out, thresholds, allow_different_items=config.allow_different_items)
 
 
 def plan(prepared: Prepared) -> list[LensPlan]:
     """The plan line of every lens: skipped, kept from an earlier run in the folder, or its workload and time.
 
-    May read each lens's items (``Lens.workload`` loads what it needs); asks no model."""
+    May read each lens's items (``Lens.workload`` loads what it needs); asks no model. A threshold on a class the
+    items of its lens do not have is refused here (``Lens.record_classes``), before any model loads."""
     config = prepared.config
     earlier = prepared.earlier = read_record(prepared.out) if not config.live else None
     specs = [request.spec.raw for request in config.models]
@@ -207,8 +215,44 @@ def plan(prepared: Prepared) -> list[LensPlan]:
         estimate_power(line, item.lens, cache)
         line.sized = prepared.sized.get(item.name)
         plans.append(line)
+    check_classes(prepared.thresholds, _classes(prepared.chosen, rerun))
+    _check_shared(prepared, rerun)
     prepared.plans = plans
     return plans
+
+
+def _check_shared(prepared: Prepared, running: set[str]) -> None:
+    """A gated baseline shares some unit with each lens that runs and knows its units before the run."""
+    baseline = prepared.baseline
+    gated = {t.lens for t in prepared.thresholds if t.delta}
+    if baseline is None or not gated:
+        return
+    planned = {}
+    for item in prepared.chosen:
+        if item.lens is not None and item.name in running and item.name in gated:
+            try:
+                with blame(item.lens, "failed in item_units()"):
+                    units = item.lens.item_units()
+            except PluginError:  # a plug-in that cannot say: a change over nothing fails after the run
+                continue
+            if units is not None:
+                planned[item.name] = units
+    check_shared(baseline.runs, baseline.units, planned, gated)
+
+
+def _classes(chosen: Sequence[Chosen], running: set[str]) -> dict[str, list[str]]:
+    """Lens -> the classes its records will have, for each lens that runs and knows them before the run."""
+    found = {}
+    for item in chosen:
+        if item.lens is not None and item.name in running:
+            try:
+                with blame(item.lens, "failed in record_classes()"):
+                    classes = item.lens.record_classes()
+            except PluginError:  # a plug-in that cannot say: its thresholds are looked up after the run
+                continue
+            if classes is not None:
+                found[item.name] = list(classes)
+    return found
 
 
 def _kept(out: Path, item: Chosen, earlier: CheckRecord | None) -> bool:
@@ -350,7 +394,7 @@ class _Runner:
             return []
         against = baseline_comparisons(baseline, runs)
         self.record.baseline = str(baseline.path)
-        self.record.against_baseline = [line for comparison in against for line in comparison.lines()]
+        self.record.against_baseline = baseline_lines(against, self.prepared.thresholds)
         return against
 
 

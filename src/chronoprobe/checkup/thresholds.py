@@ -24,6 +24,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.metrics.knowledge_date import month_label, parse_month
 from chronoprobe.metrics.records import ALL, unit_for
 from chronoprobe.reports.metric_format import interval, value_text
+from chronoprobe.reports.plain_words import change_quote
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -33,6 +34,7 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 }
 _EXPRESSION = re.compile(r"^\s*(?P<name>[^\s<>=]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>[^\s<>=]\S*)\s*$")
 SYNTAX = "LENS.METRIC[.CLASS] OP VALUE, OP one of >=, >, <=, <, the metric as `chronoprobe results` names it"
+DELTA_SYNTAX = "LENS.METRIC[.CLASS].delta OP VALUE, the change against --baseline"
 
 
 @dataclass(frozen=True)
@@ -88,9 +90,14 @@ def _split(rest: str, patterns: Sequence[str]) -> tuple[str, str] | None:
     return None
 
 
-def _bound(text: str, metric: str, where: str) -> float:
-    """The bound as a number in the metric's unit: a month for a date, a share for a rate."""
+def _bound(text: str, metric: str, where: str, *, delta: bool = False) -> float:
+    """The bound as a number in the metric's unit: a month for a date, a share for a rate; a change of a date
+    (``.delta``) in years."""
     unit = unit_for(metric)
+    if delta and unit == "year" and "-" in text.strip("-"):
+        raise ConfigError(
+            where, f"a change in {metric} is in years (e.g. -1 or 0.5), and {text!r} is a date; give a number of years"
+        )
     if unit == "year" and "-" in text.strip("-"):
         try:
             return parse_month(text)
@@ -124,9 +131,11 @@ def parse_threshold(text: str, patterns: Mapping[str, Sequence[str]]) -> Thresho
         raise ConfigError(where, f"names no metric after {lens!r}")
     delta = rest.endswith(".delta")  # a change against --baseline, on the paired difference
     rest = rest.removesuffix(".delta") if delta else rest
+    shown = ", ".join(p.replace("*", "<…>") for p in patterns[lens]) or "names without an empty part"
+    if "delta" in rest.split("."):
+        raise ConfigError(where, f"'.delta' comes once, last: {DELTA_SYNTAX}; the {lens} lens's metrics: {shown}")
     split = _split(rest, patterns[lens])
     if split is None:
-        shown = ", ".join(p.replace("*", "<…>") for p in patterns[lens]) or "names without an empty part"
         raise ConfigError(where, f"{rest!r} is not a metric of the {lens} lens; its metrics: {shown}")
     metric, group = split
     return Threshold(
@@ -135,10 +144,23 @@ def parse_threshold(text: str, patterns: Mapping[str, Sequence[str]]) -> Thresho
         metric=metric,
         group=group,
         op=found["op"],
-        value=_bound(found["value"], metric, where),
+        value=_bound(found["value"], metric, where, delta=delta),
         shown=found["value"],
         delta=delta,
     )
+
+
+def check_classes(thresholds: Sequence[Threshold], classes: Mapping[str, Sequence[str]]) -> None:
+    """Each threshold's class against the classes its lens will record (lens -> classes, where the lens knows them
+    before the run): a ConfigError naming the threshold and the classes that can be used, before any model loads."""
+    for threshold in thresholds:
+        known = classes.get(threshold.lens)
+        if known is not None and threshold.group not in known:
+            raise ConfigError(
+                f"--require {threshold.text!r}",
+                f"{threshold.group!r} is not a class of the {threshold.lens} lens's items; its classes: "
+                f"{', '.join(known)}",
+            )
 
 
 @dataclass(frozen=True)
@@ -152,27 +174,46 @@ class GateResult:
     """The record it was judged on; None when the run did not measure it."""
     passed: bool
     why: str
-    """How it was decided: ``interval``, ``point`` (strict, or no interval), ``not measured``."""
+    """How it was decided: ``interval``, ``point`` (strict, or no interval), ``not measured``, or
+    :data:`NOTHING_SHARED` (a change against a baseline that shares no item with this run)."""
     classes: tuple[str, ...] = ()
     """Not measured: the classes the run did record the metric for (a typo in the class shows here)."""
 
     def line(self) -> str:
-        """``outdated.soft_constraint_pct.up-to-date >= 40 (smollm2): 3.8% (95% CI 1.7–8.7%, n=130); fails``."""
+        """``outdated.soft_constraint_pct.up-to-date >= 40 (smollm2): 3.8% (95% CI 1.7–8.7%, n=130); fails``; a change
+        against the baseline in points or years (``+20.8 points (95% CI +13.1 to +28.9 points, n=130)``)."""
         verdict = "holds" if self.passed else "fails"
+        if self.why == NOTHING_SHARED:
+            return f"{self.threshold.name} ({self.model}): {NOTHING_SHARED}, so no change is measured; {verdict}"
         if self.metric is None or self.metric.value is None:
             known = f" (recorded for the classes {', '.join(self.classes)})" if self.classes else ""
             return f"{self.threshold.name} ({self.model}): not measured in this run{known}; {verdict}"
-        value = value_text(self.metric)
-        known = interval(self.metric)
-        bound = self.threshold.shown
-        if self.metric.unit == "year" and "-" not in bound:
-            bound = f"{bound} ({month_label(self.threshold.value)})"
+        if self.threshold.delta:
+            detail = change_quote(self.metric)
+        else:
+            known = interval(self.metric)
+            detail = value_text(self.metric) + (f" ({known})" if known else "")
         how = {"interval": "the whole 95% interval is on the wrong side", "point": "the point value is"}[self.why]
-        detail = f"{value}" + (f" ({known})" if known else "")
         reason = f"; {how}" if not self.passed else ""
+        bound = _bound_text(self.threshold, self.metric.unit)
         return (
             f"{self.threshold.name} ({self.model}): {detail}; threshold {self.threshold.op} {bound}: {verdict}{reason}"
         )
+
+
+NOTHING_SHARED = "no items shared with the baseline"
+"""Why a ``.delta`` threshold over zero shared items fails: a change over nothing never holds."""
+
+
+def _bound_text(threshold: Threshold, unit: str) -> str:
+    """The bound as the line shows it: a date's month beside a bare year, a change's points or years."""
+    bound = threshold.shown
+    if threshold.delta:
+        mark = {"%": " points", "year": " years"}.get(unit, "")  # a rate's bound is a share (0.05) or 5%
+        return bound if bound.endswith("%") else bound + mark
+    if unit == "year" and "-" not in bound:
+        return f"{bound} ({month_label(threshold.value)})"
+    return bound
 
 
 def judge(threshold: Threshold, metric: Metric | None, model: str, *, strict: bool = False) -> GateResult:

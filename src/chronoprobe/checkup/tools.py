@@ -48,6 +48,7 @@ class CheckTool(Tool["CheckResult"]):
     name = "check"
     command = "check"
     config_type = CheckToolConfig
+    present_wraps = True
     input_options: ClassVar[dict[str, str]] = {
         "live": "--live",
         "strict": "--strict",

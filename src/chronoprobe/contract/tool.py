@@ -94,6 +94,8 @@ TOOLS: dict[str, str] = {
     "compare": "chronoprobe.checkup.compare_tool:CompareTool",
     "card": "chronoprobe.checkup.tools:CardTool",
     "history": "chronoprobe.lenses.outdated.history_tool:HistoryTool",
+    "lenses": "chronoprobe.checkup.listing:LensesTool",
+    "docs": "chronoprobe.checkup.listing:DocsTool",
 }
 """Tool name (``<group>.<command>``, or a command of its own) -> ``module:Class``, imported on first use; a group
 lists its commands in this order. ``outdated.score`` is the outdated lens's
@@ -291,6 +293,9 @@ class Tool(ABC, Generic[ResultT]):
     transient_progress: ClassVar[bool] = False
     """The CLI's progress bar is erased when the work ends (so that an error raised inside, a failed live query,
     is the only line left on the terminal)."""
+    present_wraps: ClassVar[bool] = False
+    """The CLI wraps its notices and :meth:`present` lines at the terminal's width between words (paragraphs; else
+    each line is left whole, for a log or a test to find)."""
     takes_handles: ClassVar[bool] = False
     """The command asks models loaded already (``chronoprobe.model()`` handles, :attr:`handles`) when it is given
     them instead of specs: a lens run and the check."""

@@ -33,7 +33,7 @@ ALIASES_HUB_ID = "coastalcph/fm_aliases"
 OBJECT_SLOT = "_X_"
 NOT_SHIPPED = (
     "MuLan has no licence, so chronoprobe does not ship it: give --data a local file in this format "
-    "(JSONL, docs/conflicts.md), or load it from the hub (network)"
+    "(JSONL, chronoprobe docs conflicts), or load it from the hub (network)"
 )
 
 IMMUTABLE_1 = ("P740", "P103", "P19", "P20", "P30", "P36", "P159", "P449", "P364", "P495", "P140", "P138")

@@ -346,7 +346,7 @@ def recency(
 
 CONFLICTS_POINTER = (
     "chronoprobe/conflicts cannot run in inspect: it needs next-token distributions and sampling control "
-    "that inspect's model API does not give; run `chronoprobe conflicts run` (docs/harnesses.md)"
+    "that inspect's model API does not give; run `chronoprobe conflicts run` (chronoprobe docs harnesses)"
 )
 
 

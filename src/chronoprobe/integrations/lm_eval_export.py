@@ -42,7 +42,7 @@ def _yaml(data_file: Path, as_of: dt.date | None) -> str:
         f"    higher_is_better: {str(v == 'up-to-date').lower()}"
         for v in VERDICTS
     )
-    return f"""# Written by `chronoprobe export lm-eval`{f" (judged as of {as_of})" if as_of else ""}; see docs/harnesses.md.
+    return f"""# Written by `chronoprobe export lm-eval`{f" (judged as of {as_of})" if as_of else ""}; see chronoprobe docs harnesses.
 # Greedy, {MAX_NEW_TOKENS} new tokens, stopping only at the model's end-of-turn token: as `chronoprobe outdated run`.
 # Run chat models with --apply_chat_template, as our audit renders their chat template.
 # lm-eval renders it with the machine's date: a template that reads one (Llama 3.x) is not told the snapshot's day.

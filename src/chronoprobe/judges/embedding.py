@@ -18,7 +18,7 @@ from chronoprobe.judges.base import Judge
 from chronoprobe.models.embedded import minilm_dir
 
 DEFAULT_THRESHOLD = 0.85
-"""Cosine similarity at or above which two answers are one meaning (see docs/conflicts.md)."""
+"""Cosine similarity at or above which two answers are one meaning (see chronoprobe docs conflicts)."""
 
 
 class Embedder:

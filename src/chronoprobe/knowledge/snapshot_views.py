@@ -51,7 +51,8 @@ def listing_view() -> TableView:
             damaged.append(f"[yellow]warning[/]: {escape(str(exc))}")
             continue
         rows.append((name, snapshot.retrieved.isoformat(), str(len(snapshot.answers)), where, str(path)))
-    return TableView("Snapshots", ("name", "retrieved", "facts", "where", "path"), rows, after=tuple(damaged))
+    columns = ("name", "retrieved", "facts", "where", "path")
+    return TableView("Snapshots", columns, rows, after=tuple(damaged), droppable=("path",))
 
 
 def diff_view(old: str, new: str, *, statements: bool = False) -> TableView:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chronoprobe.knowledge.types import FactAnswers, Statement, WikidataDate
-from chronoprobe.metrics.uncertainty import LEVEL, RESAMPLES, SEED, Estimate, bootstrap
+from chronoprobe.metrics.uncertainty import LEVEL, RESAMPLES, SEED, Estimate, bootstrap, share_bounds
 
 GRID_START = 2000.0
 """First date of the default grid: no audited model's knowledge is older."""
@@ -244,6 +244,22 @@ def _weights(idx: np.ndarray, facts: int) -> np.ndarray:
     return weights
 
 
+def fact_logliks(
+    answers: Sequence[DatedAnswer], grid: np.ndarray, noise: Sequence[float] = NOISE_GRID
+) -> dict[str, np.ndarray]:
+    """Per fact, its (noise, grid) mean log likelihood: the components whose sum over facts the knowledge date
+    maximises (a paired bootstrap over facts sums them per resample, :func:`date_of_sums`)."""
+    if not answers:
+        return {}
+    return dict(zip(_by_fact(answers), _fact_arrays(answers, grid, noise).loglik, strict=True))
+
+
+def date_of_sums(sums: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """(rows, noise x grid) summed log likelihoods -> the knowledge date of each row (decimal years)."""
+    shaped = sums.reshape(sums.shape[0], -1, len(grid))
+    return np.asarray([grid[_mle_index(row)] for row in shaped], dtype=np.float64)
+
+
 def estimate_knowledge_date(
     answers: Sequence[DatedAnswer],
     grid: np.ndarray,
@@ -376,6 +392,11 @@ def staleness(
         idx = rng.integers(0, len(values), size=(resamples, len(values)))
         tail = (1.0 - level) / 2.0
         low, high = np.quantile(holding[idx].mean(axis=1), [tail, 1.0 - tail], axis=0)
+        ends = [
+            share_bounds(float(s), float(a), float(b), len(values), level=level)
+            for s, a, b in zip(share, low, high, strict=True)
+        ]
+        low, high = np.asarray([a for a, _ in ends]), np.asarray([b for _, b in ends])
     else:
         low = high = np.full_like(share, np.nan)
     changed, exposure = _events(holding, grid, horizon)

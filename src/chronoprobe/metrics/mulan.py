@@ -23,7 +23,7 @@ ARTICLE_TOKENS = frozenset({"the", "a", "an"})
 
 Fidelity = Literal["corrected", "original"]
 """``original``: every MuLan number exactly as the original code computes it;
-``corrected``: our fixes where the original is buggy (each listed in docs/conflicts.md)."""
+``corrected``: our fixes where the original is buggy (each listed in chronoprobe docs conflicts)."""
 
 Truncation = Literal["none", "tokens", "characters"]
 

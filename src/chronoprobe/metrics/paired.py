@@ -42,6 +42,7 @@ from chronoprobe.metrics.uncertainty import LEVEL, RESAMPLES, SEED, resample_cou
 
 __all__ = [
     "ASSUMED_DISCORDANCE",
+    "EXACT_UP_TO_UNITS",
     "POWER",
     "Comparable",
     "Discordance",
@@ -62,6 +63,7 @@ __all__ = [
     "paired_proportions",
     "paired_statistic",
     "ratio",
+    "smallest_p",
     "unit_resamples",
     "units_needed",
     "units_needed_for_mean",
@@ -114,6 +116,9 @@ class ItemOutcomes:
     """For the check's paragraph, what a model with the higher value is (``fresher``); empty: none."""
     statistic: Statistic | None = None
     """For a statistic, how its value follows from the items' summed components (see :data:`Statistic`)."""
+    shared: str = ""
+    """Where a model has items only where it answered (``current_among_dated_pct``: the facts it dates), what the
+    items both models have are (``both date``): the verdict that cannot tell says how many there are."""
 
     def unit_of(self, item: str) -> str:
         return item if self.clusters is None else self.clusters.get(item, item)
@@ -244,10 +249,19 @@ def _phi(table: Discordance) -> float:
 
 # --- the paired difference --------------------------------------------------------------------------------
 
-MIN_BOOTSTRAP_UNITS = 10
-"""Below this many units a bootstrap comparison takes its p-value from the exact sign-flip test instead of the
-bootstrap: over two facts that both favour B every resample favours B and the bootstrap's p is 0, whatever the
-truth, while swapping the two models' outcomes unit by unit in all 2^units ways gives p = 1/2 there."""
+EXACT_UP_TO_UNITS = 12
+"""Up to this many units a bootstrap comparison takes its p-value from the exact sign-flip test, every one of the
+2^units swaps enumerated (4,096 at 12), instead of the bootstrap: over two facts that both favour B every resample
+favours B and the bootstrap's p is 0, whatever the truth, while the swaps give p = 1/2 there; over 10 facts the
+design allows no p below 2/1024 (about 0.002), which a bootstrap p of 0 would claim to beat."""
+MIN_BOOTSTRAP_UNITS = EXACT_UP_TO_UNITS + 1
+"""The fewest units whose comparison takes the bootstrap's p-value (floored at what the design allows)."""
+
+
+def smallest_p(units: int) -> float:
+    """The smallest two-sided p-value any test of a paired difference over ``units`` units can give: 2 / 2^units,
+    the exact sign-flip test's when every unit favours one side (1 without units)."""
+    return min(1.0, 2.0 / 2.0**units) if units > 0 else 1.0
 
 
 def sign_flip_p(sums_a: np.ndarray, sums_b: np.ndarray, statistic: Statistic) -> float:
@@ -294,7 +308,7 @@ class PairedDifference:
     @property
     def decides(self) -> bool:
         """The interval lies on one side of 0 and the test agrees (p < 1 - level). Under
-        :data:`MIN_BOOTSTRAP_UNITS` units the test is the exact sign-flip test, whose p is exact at any size."""
+        :data:`EXACT_UP_TO_UNITS` units and fewer the test is the exact sign-flip test, whose p is exact at any size."""
         if self.ci_low is None or self.ci_high is None or self.p is None:
             return False
         return (self.ci_low > 0 or self.ci_high < 0) and self.p < 1.0 - self.level
@@ -401,8 +415,8 @@ def paired_statistic(
     with the paired percentile bootstrap over ``units`` (item i's unit ``units[i]``): both models' items of a
     drawn unit are drawn together, the statistic recomputed from the resample's summed components.
 
-    Its p-value inverts the percentile interval (under :data:`MIN_BOOTSTRAP_UNITS` units, the exact sign-flip
-    test's, :func:`sign_flip_p`); ``spread`` is the bootstrap standard error times the root of the
+    Its p-value inverts the percentile interval, never below :func:`smallest_p` (up to :data:`EXACT_UP_TO_UNITS`
+    units, the exact sign-flip test's, :func:`sign_flip_p`); ``spread`` is the bootstrap standard error times the root of the
     number of units (a per-unit standard deviation, what :func:`units_needed_for_mean` takes)."""
     names, index = _units(list(units), None)
     g, items = len(names), int(first.shape[0])
@@ -429,9 +443,10 @@ def paired_statistic(
         return undecided
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(diffs, [tail, 1.0 - tail])
-    p = min(1.0, 2.0 * min(float(np.mean(diffs <= 0)), float(np.mean(diffs >= 0))))
+    # floored at what the design allows: a bootstrap's p of 0 says only that no resample crossed 0
+    p = max(smallest_p(g), min(1.0, 2.0 * min(float(np.mean(diffs <= 0)), float(np.mean(diffs >= 0)))))
     test: Test = "paired bootstrap"
-    if g < MIN_BOOTSTRAP_UNITS:
+    if g <= EXACT_UP_TO_UNITS:
         p, test = sign_flip_p(sums_a, sums_b, statistic), "exact sign-flip"
     spread = float(np.std(diffs, ddof=1)) * math.sqrt(g) if diffs.size > 1 else None
     return replace(

@@ -21,7 +21,14 @@ ALL = "all"
 
 
 _RATE_WORDS = {"accuracy", "agreement", "f1", "rate", "confidence"}
-_DATES = {"knowledge_date", "knowledge_date_naive", "knowledge_horizon", "claimed_cutoff", "published_cutoff"}
+_DATES = {
+    "knowledge_cutoff",
+    "knowledge_date",
+    "knowledge_date_naive",
+    "knowledge_horizon",
+    "claimed_cutoff",
+    "published_cutoff",
+}
 
 
 def unit_for(name: str) -> str:

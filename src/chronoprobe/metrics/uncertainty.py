@@ -36,6 +36,7 @@ __all__ = [
     "ci_cell",
     "newcombe",
     "resample_counts",
+    "share_bounds",
     "wilson",
     "wilson_clustered",
     "wilson_from_flags",
@@ -47,7 +48,9 @@ SEED = 0
 _CHUNK = 200
 """Resamples drawn per batch: bounds memory to _CHUNK x n indices; fixed, so results stay reproducible."""
 
-Method = Literal["wilson", "bootstrap", "newcombe", "wilson-clustered", "cluster-bootstrap"]
+Method = Literal["wilson", "bootstrap", "newcombe", "wilson-clustered", "cluster-bootstrap", "profile-likelihood"]
+"""How an interval was made (a share of 0/1 outcomes all alike takes ``wilson`` over its units, whatever resampled
+it: a resample of them never varies)."""
 
 
 class Estimate(BaseModel):
@@ -127,6 +130,20 @@ def _wilson_bounds(p: float, n: float, z: float, none: bool, every: bool) -> tup
     low = 0.0 if none else max(0.0, centre - half)
     high = 1.0 if every else min(1.0, centre + half)
     return low, high
+
+
+def share_bounds(value: float, low: float, high: float, units: int, *, level: float = LEVEL) -> tuple[float, float]:
+    """A share's interval ends (0-1), Wilson's over ``units`` where a resampling interval has no width: a share of
+    0 or 1 resampled is 0 or 1 in every resample, which says nothing of how far the truth may lie from it."""
+    if units > 0 and low == high and value in (0.0, 1.0):
+        found = wilson(round(value * units), units, level=level)
+        assert found.ci_low is not None and found.ci_high is not None  # units > 0
+        return found.ci_low, found.ci_high
+    return low, high
+
+
+def _binary(data: np.ndarray) -> bool:
+    return bool(data.size) and bool(np.all((data == 0.0) | (data == 1.0)))
 
 
 def _cluster_index(clusters: Sequence[Hashable], n: int) -> tuple[np.ndarray, int]:
@@ -332,18 +349,29 @@ def bootstrap_mean(
     level: float = LEVEL,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    share: bool = False,
 ) -> Estimate:
     """The mean of ``values`` with a percentile-bootstrap interval over the items.
 
     ``point``: the value to report (default: the mean itself); pass the number a table
-    already shows when it was computed in another order of operations.
+    already shows when it was computed in another order of operations. ``share``: the values are 0/1
+    outcomes and their mean a share, which takes Wilson's interval where they are all alike.
     """
     data = np.asarray(values, dtype=np.float64)
     if data.ndim != 1:
         raise ValueError("bootstrap_mean needs a flat sequence of numbers")
     if point is None and data.size:
         point = float(data.mean())
-    return bootstrap(data.size, lambda idx: data[idx].mean(axis=1), point, level=level, resamples=resamples, seed=seed)
+    found = bootstrap(data.size, lambda idx: data[idx].mean(axis=1), point, level=level, resamples=resamples, seed=seed)
+    return _share_where_flat(found, data, data.size, level) if share else found
+
+
+def _share_where_flat(found: Estimate, data: np.ndarray, units: int, level: float) -> Estimate:
+    """A bootstrap of 0/1 outcomes all alike has no width: the share takes Wilson's interval over its units."""
+    if found.ci_low is None or found.ci_high is None or found.ci_low != found.ci_high or not _binary(data):
+        return found
+    low, high = share_bounds(float(data[0]), found.ci_low, found.ci_high, units, level=level)
+    return found.model_copy(update={"ci_low": low, "ci_high": high, "method": "wilson"})
 
 
 def bootstrap_mean_clustered(
@@ -354,6 +382,7 @@ def bootstrap_mean_clustered(
     level: float = LEVEL,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    share: bool = False,
 ) -> Estimate:
     """:func:`bootstrap_mean` for values that come in clusters: the bootstrap resamples clusters, each
     resample's mean over the items its clusters hold. With every item its own cluster this is
@@ -363,7 +392,7 @@ def bootstrap_mean_clustered(
         raise ValueError("bootstrap_mean_clustered needs a flat sequence of numbers")
     index, units = _cluster_index(clusters, data.size)
     if units == data.size:
-        return bootstrap_mean(data, point=point, level=level, resamples=resamples, seed=seed)
+        return bootstrap_mean(data, point=point, level=level, resamples=resamples, seed=seed, share=share)
     if point is None and data.size:
         point = float(data.mean())
     sums = np.bincount(index, data, minlength=units)
@@ -375,7 +404,8 @@ def bootstrap_mean_clustered(
         return result
 
     found = bootstrap(units, means, point, level=level, resamples=resamples, seed=seed)
-    return found.model_copy(update={"n": int(data.size), "method": "cluster-bootstrap"})
+    found = found.model_copy(update={"n": int(data.size), "method": "cluster-bootstrap"})
+    return _share_where_flat(found, data, units, level) if share else found
 
 
 def as_estimate(value: Estimate | Mapping[str, Any] | None) -> Estimate | None:

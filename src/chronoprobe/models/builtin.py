@@ -105,7 +105,7 @@ class EmbeddedOptions(_Common):
     quantize: Quantize | None = None
     """bitsandbytes 8-/4-bit weights on a CUDA GPU (``pip install 'chronoprobe[quant]'``)."""
     sampler: Sampler = DEFAULT_SAMPLER
-    """How sampled tokens are drawn; ``multinomial`` reproduces releases before 0.2.0 (docs/backends.md)."""
+    """How sampled tokens are drawn; ``multinomial`` reproduces releases before 0.2.0 (chronoprobe docs backends)."""
 
 
 class HFOptions(EmbeddedOptions):
@@ -481,7 +481,7 @@ OPENAI = BackendKind(
     forms=(
         SpecForm(
             "openai:<model>@<base url>",
-            "an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1",
+            "an OpenAI-compatible server, e.g. openai:gpt-4o@https://api.openai.com/v1",
         ),
     ),
     defaults={"batch_size": f"{WAVE_PER_REQUEST} per request in flight"},

@@ -173,7 +173,7 @@ def told_text(told: str | None, markers: Sequence[str] | None, *, chat_template:
         if backend in HARNESSES:
             return (
                 f"{backend} applied the chat template itself: a template that reads the date got the machine's "
-                "on the day it ran (docs/harnesses.md)"
+                "on the day it ran (chronoprobe docs harnesses)"
             )
         return "the server applies its own chat template, unknown here: it may state a date of its own"
     if markers is None:

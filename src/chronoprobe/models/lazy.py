@@ -9,6 +9,11 @@ model files' hashes, the device): the description as the backend gave it right a
 each rendering as the real tokenizer produced it. So nothing is re-derived by other code that
 could disagree with the backend: a rerun sees exactly what a loaded backend would say, and
 anything not remembered (a new prompt, a changed file) loads the backend.
+
+A backend whose chat template takes no date renders every prompt the same whatever day it is told, so it
+is also remembered under its *undated* key (the load key without ``--template-date``), and its renderings
+are kept under that one: another ``--template-date`` finds the description (told the new day) and the
+renderings without loading the model. A template that takes a date keeps one load key per day.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from chronoprobe.models import preview
+from chronoprobe.models import chat_dates, preview
 from chronoprobe.models.base import (
     Backend,
     BackendInfo,
@@ -75,6 +80,7 @@ class LazyBackend(Backend):
         *,
         description: dict[str, Any] | None = None,
         backend: Backend | None = None,
+        undated_key: str | None = None,
     ) -> None:
         self.load_key = load_key
         self._memory = memory
@@ -89,6 +95,9 @@ class LazyBackend(Backend):
             else backend.capabilities
         )
         self._rendered: dict[str, str] = {}
+        self._undated_key = undated_key
+        self.render_key = undated_key if undated_key is not None and _takes_no_date(self._preview) else load_key
+        """What its renderings are remembered under: the undated key where its template takes no date."""
 
     @property
     def loaded(self) -> bool:
@@ -100,7 +109,7 @@ class LazyBackend(Backend):
             backend = self._loader()
             description = describe(backend)
             if description != self._description:  # a file or the machine changed what it is: remember the new one
-                self._memory.put_load(self.load_key, description)
+                remember(self._memory, self.load_key, self._undated_key, backend)
                 self._description = description
             backend.info.name, backend.info.given_name = self._preview.name, self._preview.given_name
             self.capabilities = backend.capabilities
@@ -115,7 +124,7 @@ class LazyBackend(Backend):
         return self.render_many([prompt])[0]
 
     def render_many(self, prompts: Sequence[Prompt]) -> list[str]:
-        keys = [_render_key(self.load_key, p) for p in prompts]
+        keys = [_render_key(self.render_key, p) for p in prompts]
         wanted = [k for k in dict.fromkeys(keys) if k not in self._rendered]
         if wanted:
             self._rendered.update(self._memory.get_renders(wanted))
@@ -142,7 +151,7 @@ class LazyBackend(Backend):
 
     def __getattr__(self, name: str) -> Any:
         # Only called for what this class lacks: the loaded backend's own attributes (tokenizer, model ...).
-        if name.startswith("_") or name in {"load_key", "capabilities"}:
+        if name.startswith("_") or name in {"load_key", "capabilities", "render_key"}:
             raise AttributeError(name)
         return getattr(self.load(), name)
 
@@ -168,13 +177,38 @@ def open_backend(
     def loader() -> Backend:
         return load_backend(request, options)
 
-    record = memory.get_load(key)
+    undated = preview.undated_key(request, options)
+    record = memory.get_load(key) or _retold(memory.get_load(undated) if undated else None, options)
     if record is not None:
         try:
-            return LazyBackend(key, memory, loader, description=record)
+            return LazyBackend(key, memory, loader, description=record, undated_key=undated)
         except (ValidationError, KeyError, TypeError, ValueError):
             pass  # remembered by another version in another shape: load and remember it again
     backend = load_backend(request, options)
-    lazy = LazyBackend(key, memory, loader, backend=backend)
-    memory.put_load(key, describe(backend))
+    lazy = LazyBackend(key, memory, loader, backend=backend, undated_key=undated)
+    remember(memory, key, undated, backend)
     return lazy
+
+
+def remember(memory: BackendMemory, key: str, undated: str | None, backend: Backend) -> None:
+    """Remember what ``backend`` is under its load key, and under its undated key when its template takes no date."""
+    description = describe(backend)
+    memory.put_load(key, description)
+    if undated is not None and _takes_no_date(backend.info):
+        memory.put_load(undated, description)
+
+
+def _takes_no_date(info: BackendInfo) -> bool:
+    """Its chat template is known to take no date (an empty list; None is unknown)."""
+    return info.template_takes_date == []
+
+
+def _retold(record: dict[str, Any] | None, options: BackendOptions) -> dict[str, Any] | None:
+    """A description remembered under the undated key, told the day of ``options``; None unless its template is
+    known to take no date (another release's shape is left to the caller to refuse)."""
+    info = record.get("info") if isinstance(record, dict) else None
+    if not isinstance(info, dict) or info.get("template_takes_date") != []:
+        return None
+    if info.get("template_date") is not None:  # a chat template applied here: it is told this run's day
+        info = {**info, "template_date": chat_dates.resolve(str(options.value("template_date")))}
+    return {**record, "info": info}  # type: ignore[dict-item]  # narrowed to a dict above

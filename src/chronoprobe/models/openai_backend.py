@@ -14,6 +14,7 @@ import json
 import math
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -233,6 +234,9 @@ class OpenAIBackend(Backend):
         timeout = httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, 10.0))
         limits = httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=config.concurrency)
         self._client = httpx.Client(headers=headers, timeout=timeout, limits=limits, transport=transport)
+        # a backend nobody closed (a run's, once it is done) closes its connections when it is collected, rather
+        # than leaving open sockets for the garbage collector to warn about
+        self._release = weakref.finalize(self, self._client.close)
         self._info_lock = threading.Lock()
         self._info = BackendInfo(
             spec=spec or f"openai:{config.model}@{self.base_url}",
@@ -449,4 +453,4 @@ class OpenAIBackend(Backend):
                 self._info.extra["system_fingerprint"] = fingerprint
 
     def close(self) -> None:
-        self._client.close()
+        self._release()

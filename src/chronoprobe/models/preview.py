@@ -34,6 +34,16 @@ _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 def load_key(model: str | ModelRequest, options: BackendOptions) -> str | None:
     """The load key of ``model`` under ``options``, or None when the backend should just load."""
+    return _key(model, options, dated=True)
+
+
+def undated_key(model: str | ModelRequest, options: BackendOptions) -> str | None:
+    """:func:`load_key` without the day the chat template is told: a backend whose template takes no date is
+    remembered under it too, so another ``--template-date`` finds it without loading (:mod:`~.lazy`)."""
+    return _key(model, options, dated=False)
+
+
+def _key(model: str | ModelRequest, options: BackendOptions, *, dated: bool) -> str | None:
     spec = parse_model(model).spec  # a request: returned as it is, parsed already
     kind = backend_kind(spec.kind)
     if kind.files is None:
@@ -51,22 +61,25 @@ def load_key(model: str | ModelRequest, options: BackendOptions) -> str | None:
     blob = {
         "format": KEY_FORMAT,
         "spec": spec.model_dump(mode="json"),
-        "options": _told(own.model_dump(mode="json")),
+        "options": _told(own.model_dump(mode="json"), dated=dated),
         "files": files,
         "device": device,
         "dtype": dtype_name(getattr(own, "dtype", "auto"), device),
         "renderer": _version(kind.renderer),
     }
-    if getattr(own, "template_date", None) == chat_dates.TEMPLATE:  # its renderings may change with the day
+    if dated and getattr(own, "template_date", None) == chat_dates.TEMPLATE:  # its renderings may change daily
         blob["today"] = chat_dates.machine_now().date().isoformat()
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _told(options: dict[str, Any]) -> dict[str, Any]:
+def _told(options: dict[str, Any], *, dated: bool) -> dict[str, Any]:
     """The options with ``template_date`` as the day it tells (``as-of`` outside a lens run is a fixed day), so
-    two spellings of one day share a key."""
+    two spellings of one day share a key; without it when not ``dated``."""
     if "template_date" in options:
-        options["template_date"] = chat_dates.resolve(options["template_date"])
+        if dated:
+            options["template_date"] = chat_dates.resolve(options["template_date"])
+        else:
+            del options["template_date"]
     return options
 
 

@@ -31,7 +31,15 @@ from chronoprobe import plugins
 from chronoprobe.contract.publish import check_not_input, check_output_file, staged_files
 from chronoprobe.errors import ConfigError
 from chronoprobe.reports.markdown import template_date_text
-from chronoprobe.reports.metric_format import bounds, display_unit, unit_note, unit_scale, value_text
+from chronoprobe.reports.metric_format import (
+    FLAT,
+    bounds,
+    display_unit,
+    no_variation,
+    unit_note,
+    unit_scale,
+    value_text,
+)
 from chronoprobe.reports.tidy_table import ALL, Row, Run, find_runs, lens_order, run_rows
 from chronoprobe.version import __version__
 
@@ -60,6 +68,9 @@ METRIC_LABELS = {
     "unparseable_rate": "unparseable",
     "knowledge_date": "knowledge date",
     "knowledge_date_naive": "knowledge date, naive argmax",
+    "dated_pct": "gives a dated answer, current or not",
+    "current_among_dated_pct": "current, of the facts it dates",
+    "knowledge_cutoff": "knowledge cutoff: knows changes up to about",
     "knowledge_horizon": "knowledge horizon: latest change it knows",
     "claimed_cutoff": "cutoff it claims",
     "published_cutoff": "published cutoff",
@@ -142,12 +153,16 @@ def _attrs(row: Row) -> str:
 def _number_cell(row: Row | None) -> str:
     if row is None:
         return '<td class="num empty">–</td>'
-    if row.metric.value is None:
-        n = f'<span class="n">n={row.metric.n}</span>' if row.metric.n is not None else ""
-        return f'<td class="num" {_attrs(row)}><span class="v">–</span>{n}</td>'
+    if row.metric.value is None:  # in words: a dash beside "n=0" reads as a number measured on nothing
+        if not row.metric.n:
+            return f'<td class="num" {_attrs(row)}><span class="v none">none</span></td>'
+        n = f'<span class="n">from n={row.metric.n}</span>'
+        return f'<td class="num" {_attrs(row)}><span class="v none">not estimable</span>{n}</td>'
     parts = [f'<span class="v">{escape(value_text(row.metric))}</span>']
     ends = bounds(row.metric)
-    if ends is not None:
+    if no_variation(row.metric):
+        parts.append(f'<span class="ci">{FLAT}</span>')
+    elif ends is not None:
         parts.append(f'<span class="ci">[{escape(ends[0])}, {escape(ends[1])}]</span>')
     if row.metric.n is not None:
         parts.append(f'<span class="n">n={row.metric.n}</span>')
@@ -537,7 +552,7 @@ a.top{margin-left:auto;font-size:12.5px;font-weight:500;color:var(--accent);text
 section.answer{background:#fffdf4;border:1px solid #eadfb5;border-radius:10px;padding:14px 22px;margin:22px 0}
 section.answer p{margin:8px 0;max-width:900px}
 svg.forest{max-width:760px;display:block;margin:6px 0}svg.forest .label{font-size:12px;fill:var(--ink)}
-svg.forest .axis{font-size:11px;fill:var(--mute)}
+svg.forest .axis{font-size:11px;fill:var(--mute)}p.rests{color:var(--mute);margin:2px 0 4px}
 section.lens{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin:22px 0;
 box-shadow:0 1px 2px rgba(20,30,50,.05)}
 table{border-collapse:collapse;width:auto;max-width:100%}
@@ -553,6 +568,7 @@ th.cls.group{font-weight:600;border-right:1px solid var(--line)}
 tr.group>*{border-top:2px solid var(--line)}
 td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 td.num .v{font-weight:700;font-size:15px}
+td.num .v.none{font-weight:400;color:var(--mute)}
 td.num .ci{color:var(--mute);font-size:12.5px;margin-left:6px}
 td.num .n{color:var(--mute);font-size:11.5px;margin-left:6px}
 td.empty{color:var(--mute)}

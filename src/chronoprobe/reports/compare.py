@@ -47,6 +47,7 @@ __all__ = [
     "CompareRow",
     "Comparison",
     "Side",
+    "comparable_of",
     "compare_folders",
     "compare_runs",
     "compare_sides",
@@ -74,6 +75,8 @@ COLUMNS: tuple[str, ...] = (
 )
 """The columns of ``chronoprobe results`` that name a number (run, model, lens, dataset, class, metric), then
 A, B, B − A with its 95% interval, the shared items, the test and its p-value, and the discordant counts."""
+INTERVAL_METHODS = {"exact McNemar": "Newcombe", "exact sign-flip": "bootstrap"}
+"""Per test, the method that made its row's interval where that is another (docs/statistics.md)."""
 SHOWN_UNSHARED = 3
 """Unshared items named in the line that counts them (the rest as a count)."""
 
@@ -129,6 +132,20 @@ class CompareRow:
     def decides(self) -> bool:
         return self.paired is not None and self.paired.decides
 
+    @property
+    def interval_method(self) -> str:
+        """What made the interval where the test is another method (``Newcombe`` beside exact McNemar,
+        ``bootstrap`` beside the exact sign-flip test); empty where one method gives both."""
+        return INTERVAL_METHODS.get(self.test, "")
+
+    @property
+    def disagrees(self) -> bool:
+        """The interval and the test say different things (one clears 0, the other does not): undecided, and said so."""
+        if self.paired is None or self.ci_low is None or self.ci_high is None or self.p is None:
+            return False
+        clears = self.ci_low > 0 or self.ci_high < 0
+        return clears != (self.p < 1.0 - self.paired.level)
+
     def as_dict(self) -> dict[str, Any]:
         """The row as the table's :data:`COLUMNS`."""
         return {
@@ -163,6 +180,8 @@ class Comparison:
     """Units (facts, questions) only A was asked: left out of every row."""
     only_second: list[str] = field(default_factory=list)
     unit: str = "items"
+    shared: int | None = None
+    """Units (facts, questions) both were asked; None when the lens gives no item outcomes to count them."""
     different_items: bool = False
     """The two runs draw their items from different sources (compared on the shared ones, as asked)."""
     sources: tuple[str, str] = ("", "")
@@ -182,9 +201,8 @@ class Comparison:
                 parts.append(f"{counted(len(items), self.unit)} only in {side} ({named})")
         return f"{self.lens}: " + "; ".join(parts) + ": left out of every comparison"
 
-    def lines(self) -> list[str]:
-        """What the comparison says in plain words: the unshared items, the items' sources when they differ, then
-        one sentence per headline metric over every item: the difference where it decides, else what it needs."""
+    def notes(self) -> list[str]:
+        """What the comparison left out: the items' sources when they differ, and the unshared items."""
         said = []
         if self.different_items:
             said.append(
@@ -194,6 +212,12 @@ class Comparison:
         unshared = self.unshared_line()
         if unshared:
             said.append(unshared)
+        return said
+
+    def lines(self) -> list[str]:
+        """What the comparison says in plain words: the unshared items, the items' sources when they differ, then
+        one sentence per headline metric over every item: the difference where it decides, else what it needs."""
+        said = self.notes()
         a, b = self.names
         tested = [row for row in self.rows if row.paired is not None and row.delta is not None]
         if tested and all(row.paired is not None and row.paired.spread == 0 for row in tested):
@@ -228,7 +252,9 @@ def sides_of(runs: Sequence[Run]) -> list[Side]:
     return found
 
 
-def _comparable(side: Side) -> Comparable | None:
+def comparable_of(side: Side) -> Comparable | None:
+    """The side's outcomes item by item, from its lens's own hook (None: the lens's runs do not compare paired);
+    a DataError naming the file when its items do not read."""
     cls = plugins.load(side.run.lens)
     with plugins.blame(cls, f"failed to compare {side.run.path}"):
         found: Comparable | None = cls.comparable(side.run, side.key)
@@ -260,7 +286,7 @@ def compare_sides(
 ) -> Comparison:
     """``second`` against ``first`` (B − A) on their shared items; a DataError when the two were asked items of
     different sources, unless ``allow_different_items``."""
-    a, b = _comparable(first), _comparable(second)
+    a, b = comparable_of(first), comparable_of(second)
     lens = first.run.lens
     comparison = Comparison(first, second, lens)
     if a is not None and b is not None:
@@ -277,6 +303,7 @@ def compare_sides(
         shared_a, shared_b = set(units_a), set(units_b)
         comparison.only_first = [u for u in units_a if u not in shared_b]
         comparison.only_second = [u for u in units_b if u not in shared_a]
+        comparison.shared = len(shared_a & shared_b)
         comparison.unit = next((o.unit for o in a.outcomes), "items")
     comparison.rows = _rows(comparison, a, b, draws or Draws())
     return comparison
@@ -365,15 +392,38 @@ def needed(row: CompareRow) -> int | None:
     return units_needed_for_mean(paired.delta, paired.spread)
 
 
-def sentence(row: CompareRow, a: str = "A", b: str = "B", *, any_class: bool = False) -> str | None:
+def sentence(row: CompareRow, a: str = "A", b: str = "B", *, any_class: bool = False, named: bool = True) -> str | None:
     """One sentence about a headline row over every item: the difference where it decides, else what a difference
-    of its size would need; None for a row without a paired test, or over one class unless ``any_class``."""
+    of its size would need; None for a row without a paired test, or over one class unless ``any_class``. A row
+    whose lens names a verdict (``knows more``) starts with it, unless ``named`` is False (the check's paragraph
+    names it itself)."""
     paired, outcome = row.paired, row.outcome
     if (row.group != ALL and not any_class) or paired is None or outcome is None or row.delta is None:
         return None
     name = row.metric
+    if outcome.verdict:  # ``knows more (dated_pct)``; a verdict that names its metric already stands alone
+        named_in = row.metric.replace("_", " ") in outcome.verdict
+        name = outcome.verdict if named_in else f"{outcome.verdict} ({row.metric})"
     if not paired.decides:
-        return f"{name}: cannot tell; {_needs(row)}."
+        return f"{name}: {cannot_tell(row)}; {needs_text(row)}."
+    said = _decided(row, a, b)
+    return f"{outcome.verdict.capitalize()}: {said}" if named and outcome.verdict else said
+
+
+def cannot_tell(row: CompareRow) -> str:
+    """``cannot tell``, with how many items both models have where the lens names them (``cannot tell (both date
+    only 11 facts)``)."""
+    outcome = row.outcome
+    if outcome is None or not outcome.shared:
+        return "cannot tell"
+    count = row.paired.n if row.paired is not None else 0
+    return f"cannot tell ({outcome.shared} only {counted(count, outcome.unit)})"
+
+
+def _decided(row: CompareRow, a: str, b: str) -> str:
+    paired, outcome = row.paired, row.outcome
+    assert paired is not None and outcome is not None and row.delta is not None
+    name = row.metric
     shown = (
         f"{difference(row.delta, row.unit)}, 95% CI {difference_span(row.ci_low or 0.0, row.ci_high or 0.0, row.unit)}"
     )
@@ -385,11 +435,13 @@ def sentence(row: CompareRow, a: str = "A", b: str = "B", *, any_class: bool = F
     if outcome.kind == "rate" and outcome.phrase:
         side = "more" if row.delta > 0 else "less"
         return f"{b} {outcome.phrase} {side} often than {a} ({shown}, over {counted(paired.n, outcome.unit)}; {test})."
-    side = "higher" if row.delta > 0 else "lower"
-    return f"{name}: {b}'s is {side} than {a}'s ({shown}, over {counted(paired.n, outcome.unit)}; {test})."
+    side = ("later" if row.delta > 0 else "earlier") if row.unit == "year" else ("higher" if row.delta > 0 else "lower")
+    said = f"is {side} than {a}'s ({shown}, over {counted(paired.n, outcome.unit)}; {test})."
+    return f"{b}'s {name} {said}" if outcome.verdict else f"{name}: {b}'s {said}"
 
 
-def _needs(row: CompareRow) -> str:
+def needs_text(row: CompareRow) -> str:
+    """What a difference of the measured size needs (or that the two agree, or that none was measured)."""
     paired, outcome = row.paired, row.outcome
     assert paired is not None and outcome is not None
     if paired.delta is None or math.isclose(paired.delta, 0.0, abs_tol=1e-12):

@@ -61,9 +61,14 @@ def _written(origin: Mapping[str, Any]) -> str:
 
 
 def answers_text(record: Mapping[str, Any]) -> str:
-    """``390 answers, 390 from the call cache, written 2026-12-01 by hf (torch 2.5.1, ...) on cpu in float32 at 2 threads, batch 64``."""
+    """``390 answers asked for: 390 from the call cache, 0 computed, written 2026-12-01 by hf (torch 2.5.1, ...) on cpu in float32 at 2 threads, batch 64``."""
     origins = record.get("origins") or []
     head = f"{record.get('answers')} answers, {record.get('from_cache')} from the call cache"
+    if record.get("computed") is not None:  # absent in files written before it was recorded
+        head = (
+            f"{record['answers']} answers asked for: {record.get('from_cache')} from the call cache, "
+            f"{record['computed']} computed"
+        )
     if len(origins) == 1:
         return f"{head}, written {_written(origins[0])} by {_producer_text(origins[0].get('producer'))}"
     parts = [f"{o.get('answers')} written {_written(o)} by {_producer_text(o.get('producer'))}" for o in origins]

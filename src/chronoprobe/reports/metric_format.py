@@ -31,6 +31,7 @@ from chronoprobe.contract.runlog import Metric
 from chronoprobe.metrics.knowledge_date import month_label
 
 __all__ = [
+    "FLAT",
     "ON_ZERO_TO_ONE",
     "bounds",
     "brief",
@@ -38,6 +39,7 @@ __all__ = [
     "display_unit",
     "figure",
     "interval",
+    "no_variation",
     "quote",
     "span",
     "unit_note",
@@ -148,9 +150,20 @@ def bounds(metric: Metric) -> tuple[str, str] | None:
     return low, high
 
 
+def no_variation(metric: Metric) -> bool:
+    """The record's interval has no width: every resample of its items gave the same value (a statistic over items
+    all alike), which says "no variation", not that the value is known exactly."""
+    return metric.value is not None and metric.ci_low is not None and metric.ci_low == metric.ci_high
+
+
+FLAT = "no variation"
+
+
 def span(metric: Metric) -> str:
-    """The interval alone: ``8.1–17.9%``, ``2020-11 to 2022-03``, ``1.44 years to unbounded``; empty
-    when there is none."""
+    """The interval alone: ``8.1–17.9%``, ``2020-11 to 2022-03``, ``1.44 years to unbounded``; ``no variation``
+    when it has no width; empty when there is none."""
+    if no_variation(metric):
+        return FLAT
     ends = bounds(metric)
     if ends is None:
         return ""
@@ -163,7 +176,9 @@ def span(metric: Metric) -> str:
 
 
 def interval(metric: Metric) -> str:
-    """``95% CI 8.1–17.9%, n=130`` (what is known of it)."""
+    """``95% CI 8.1–17.9%, n=130`` (what is known of it); ``no variation in n = 40`` for an interval of no width."""
+    if no_variation(metric):
+        return f"{FLAT} in n = {metric.n}" if metric.n is not None else FLAT
     known = span(metric)
     parts = [f"95% CI {known}"] if known else []
     if metric.n is not None:
@@ -193,5 +208,7 @@ def cell(metric: Metric, *, with_n: bool = True) -> str:
     n = f" (n={metric.n})" if with_n and metric.n is not None else ""
     if metric.value is None:
         return "–" + n
+    if no_variation(metric):
+        return value_text(metric) + (f" ({interval(metric)})" if with_n else f" ({FLAT})")
     ends = bounds(metric)
     return value_text(metric) + (f" [{ends[0]}, {ends[1]}]" if ends else "") + n

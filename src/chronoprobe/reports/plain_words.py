@@ -19,6 +19,7 @@ from chronoprobe.reports.metric_format import brief, figure, interval, quote, sp
 __all__ = [
     "MIN_ITEMS",
     "brief",
+    "change_quote",
     "compare",
     "find",
     "groups_of",
@@ -107,6 +108,24 @@ def difference_span(low: float, high: float, unit: str) -> str:
     if unit in ("%", "rate", "year"):
         return f"{signed(low * scale)} to {signed(high * scale)}"
     return f"{low:+.3g} to {high:+.3g}".replace("-", "−")
+
+
+_CHANGE_MARK = {"%": " points", "rate": " points", "year": " years"}
+
+
+def change_quote(metric: Metric) -> str:
+    """A recorded change B − A as a reader takes it, in points for a share and years for a date:
+    ``+20.8 points (95% CI +13.1 to +28.9 points, n=130)``, ``−1.2 years (95% CI −2.0 to −0.4 years, n=62)``."""
+    if metric.value is None:
+        return "not measured"
+    parts = []
+    if metric.ci_low is not None and metric.ci_high is not None:
+        ends = difference_span(metric.ci_low, metric.ci_high, metric.unit)
+        parts.append(f"95% CI {ends}{_CHANGE_MARK.get(metric.unit, '')}")
+    if metric.n is not None:
+        parts.append(f"n={metric.n}")
+    known = f" ({', '.join(parts)})" if parts else ""
+    return difference(metric.value, metric.unit) + known
 
 
 def signed(points: float) -> str:

@@ -22,7 +22,7 @@ from rich.text import Text
 from chronoprobe.contract.publish import check_output_file, staged_files
 from chronoprobe.contract.runlog import Metric
 from chronoprobe.errors import ConfigError
-from chronoprobe.reports.metric_format import bounds, unit_note, value_text
+from chronoprobe.reports.metric_format import FLAT, bounds, no_variation, unit_note, value_text
 from chronoprobe.reports.tidy_table import COLUMNS
 
 if TYPE_CHECKING:
@@ -72,7 +72,11 @@ TABLE = "a table written by `chronoprobe results`"
 
 
 def is_table_of(path: Path, columns: tuple[str, ...]) -> bool:
-    """A CSV, JSON or Parquet table with exactly ``columns``: one a command of ours wrote (``results``, ``compare``)."""
+    """A CSV, JSON or Parquet table with exactly ``columns``: one a command of ours wrote (``results``, ``compare``).
+
+    The mark is the columns themselves: a CSV's header line, a Parquet file's schema, a JSON table's first
+    record. A JSON list with no record carries none, so an empty ``[]`` (a user's file as much as an empty table
+    of ours) is never taken for ours and never replaced."""
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             import pandas as pd  # deferred: pandas
@@ -85,7 +89,7 @@ def is_table_of(path: Path, columns: tuple[str, ...]) -> bool:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except Exception:  # unreadable, or not a table at all: not ours
         return False
-    return isinstance(rows, list) and (not rows or (isinstance(rows[0], dict) and tuple(rows[0]) == columns))
+    return isinstance(rows, list) and bool(rows) and isinstance(rows[0], dict) and tuple(rows[0]) == columns
 
 
 def is_tidy_table(path: Path) -> bool:
@@ -127,7 +131,7 @@ UNITS = "rates in percent, those marked (0–1) on 0-1 as their paper prints the
 
 def _shown(metric: Metric) -> dict[str, str]:
     """A record's cells as the card shows them: its value and interval's ends in its unit, its name marked."""
-    ends = bounds(metric) or ("–", "–")
+    ends = (FLAT, "–") if no_variation(metric) else bounds(metric) or ("–", "–")
     return {
         "metric": metric.name + unit_note(metric),
         "value": value_text(metric),

@@ -30,6 +30,7 @@ from chronoprobe.contract.runlog import (
     read_folder,
 )
 from chronoprobe.errors import DataError
+from chronoprobe.paths import latest_named
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,7 +129,9 @@ def find_runs(paths: Sequence[Path], depth: int = 3) -> Found:
     for given in paths:
         path = Path(given)
         if not path.exists():
-            raise DataError(str(path), "no such folder")
+            path = latest_named(path) or path  # results/outdated/smollm2: its latest smollm2-<timestamp>
+        if not path.exists():
+            raise DataError(str(path), f"no such folder (nor a run folder named {path.name}-<timestamp> beside it)")
         if not path.is_dir():
             raise DataError(str(path), "is a file; give a result folder (or a folder of them)")
         run = read_run(path)

@@ -51,7 +51,7 @@ class CompletionConfig(BaseModel):
     max_new_tokens: NewTokens = 50
     fidelity: mm.Fidelity = "corrected"
     """``original`` reproduces the original code's F1 truncation, first-token confidence and
-    update success exactly; ``corrected`` (default) uses our fixes (docs/conflicts.md)."""
+    update success exactly; ``corrected`` (default) uses our fixes (chronoprobe docs conflicts)."""
     min_confidence: float = 0.5
     seed: int = 0
     """Picks the memorised facts and their new objects, and seeds decoding when ``temperature`` > 0."""

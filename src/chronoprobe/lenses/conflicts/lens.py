@@ -80,7 +80,7 @@ class ConflictsConfig(conflicts_run.RunConfig):
     """MuLan methodology: first-token confidence a memorised fact needs."""
     fidelity: Fidelity = Field("corrected", exclude=True)
     """MuLan methodology scoring: corrected (our fixes) or original (F1 truncation, first-token confidence and
-    update success exactly as the original code; docs/conflicts.md)."""
+    update success exactly as the original code; chronoprobe docs conflicts)."""
     topk_approximation: bool = Field(False, exclude=True)
     """Accept a backend's top-k approximation of the distributions CP needs."""
     models: ModelList = Field(default_factory=default_models)

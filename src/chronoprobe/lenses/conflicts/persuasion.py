@@ -235,10 +235,10 @@ def _persuasion_estimates(
         flags = [bool(getattr(r, flag)) for r in rows]
         return wilson_clustered(flags, [r.fact_id for r in rows], scale=scale)
 
-    def mean(key: str, rows: Sequence[PersuasionRow], value: str) -> dict[str, Any]:
+    def mean(key: str, rows: Sequence[PersuasionRow], value: str, *, is_share: bool = False) -> dict[str, Any]:
         kept = [(getattr(r, value), r.fact_id) for r in rows if _number(getattr(r, value))]
         values, facts = [v for v, _ in kept], [f for _, f in kept]
-        return bootstrap_mean_clustered(values, facts, point=stats[key]).to_json()
+        return bootstrap_mean_clustered(values, facts, point=stats[key], share=is_share).to_json()
 
     def shown(key: str, estimate: Estimate) -> dict[str, Any]:
         return estimate.reported_as(stats[key]).to_json()
@@ -248,7 +248,9 @@ def _persuasion_estimates(
         "accuracy_no_context": shown("accuracy_no_context", share(per_fact, "correct_no_context"))
         if report_no_ctx
         else None,
-        "accuracy_no_context_original": mean("accuracy_no_context_original", per_fact, "correct_no_context_original")
+        "accuracy_no_context_original": mean(
+            "accuracy_no_context_original", per_fact, "correct_no_context_original", is_share=True
+        )
         if report_no_ctx
         else None,
         "cp": mean("cp", mine, "cp"),

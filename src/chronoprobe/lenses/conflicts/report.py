@@ -30,7 +30,7 @@ def _label(fact_class: str) -> str:
 NEGATIVE_ENTROPY_WHY = (
     "That is how the estimator behaves, not an error: it sums the samples' length-normalised probabilities "
     "exp(l_i), which are per-token geometric means and not shares of one distribution, so a cluster of several "
-    "confident samples has L_k = log Σ exp(l_i) > 0 (docs/conflicts.md, Semantic entropy)."
+    "confident samples has L_k = log Σ exp(l_i) > 0 (chronoprobe docs conflicts, Semantic entropy)."
 )
 
 
@@ -161,7 +161,7 @@ def _pct(value: float | None) -> str:
 CI = "95% CI"
 INTERVALS_NOTE = (
     "Columns marked 95% CI give the interval and its n: Wilson for accuracies and shares, a seeded bootstrap "
-    "over items for means (docs/conflicts.md, Intervals)."
+    "over items for means (chronoprobe docs conflicts, Intervals)."
 )
 
 
@@ -173,10 +173,10 @@ def _cis(
 
 
 FIDELITY_NOTES = {
-    "corrected": "Scoring: corrected (our fixes to the original code, listed in docs/conflicts.md; "
+    "corrected": "Scoring: corrected (our fixes to the original code, listed in chronoprobe docs conflicts; "
     "`--fidelity original` reproduces the original's numbers).",
     "original": "Scoring: original (F1, first-token confidence and update success exactly as the original "
-    "code computes them; see docs/conflicts.md).",
+    "code computes them; see chronoprobe docs conflicts).",
 }
 
 

@@ -15,7 +15,7 @@ __all__ = ["CompletionRow", "ConflictsRow", "PersuasionRow", "UpdateRow", "typed
 
 class ConflictsRow(BaseModel):
     """One row of a conflicts run as ``chronoprobe.load`` reads it back; the methodology decides
-    the other fields (see docs/conflicts.md). A run's own rows are one of the subclasses below."""
+    the other fields (see chronoprobe docs conflicts). A run's own rows are one of the subclasses below."""
 
     model_config = ConfigDict(extra="allow")
 

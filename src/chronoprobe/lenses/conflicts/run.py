@@ -41,7 +41,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     dataset: Dataset
-    """dynamicqa (shipped) or mulan (needs its files: docs/conflicts.md)."""
+    """dynamicqa (shipped) or mulan (needs its files: chronoprobe docs conflicts)."""
     methodology: Dataset
     """dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own."""
     data: Path | None = None
@@ -108,7 +108,7 @@ def mulan_inputs(data: Path | None, templates: Path | None, aliases: Path | None
             Input(
                 "--data",
                 data,
-                what="MuLan's queries file (JSONL, docs/conflicts.md; not shipped: no licence); "
+                what="MuLan's queries file (JSONL, chronoprobe docs conflicts; not shipped: no licence); "
                 f"without it they come from the hub ({ml.QUERIES_HUB_ID}), which needs network and "
                 "pip install 'chronoprobe[hub]'",
             )

@@ -401,8 +401,9 @@ class EditingLens(Lens[EditingRow]):
                 if result["fraction"] != 1.0:
                     continue
                 overall = result["scores"]["All"]
-                numbers[f"{result['method']}.harmonic_mean"] = overall["harmonic_mean"]["value"]
-                numbers[f"{result['method']}.soft_constraint"] = overall["soft_constraint"]["value"]
+                for measure in ("harmonic_mean", "soft_constraint"):  # named and scaled as results names them
+                    value = overall[measure]["value"]
+                    numbers[f"{result['method']}.{measure}_pct"] = None if value is None else 100.0 * value
             headline[spec] = numbers
         return Summary(
             lens=cls.name,

@@ -22,6 +22,8 @@ from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, p_i
 MEASURE = "harmonic_mean_pct"
 UNEDITED = "unedited"
 HOW = "by the harmonic mean of efficacy and paraphrase success"
+MEAN = "the harmonic mean of efficacy and paraphrase success"
+"""What the compared number is: a mean of two shares, never a share of facts fixed."""
 
 
 def _methods(summary: Summary, model: str, group: str = ALL) -> dict[str, Metric]:
@@ -80,24 +82,24 @@ def what_to_do(summary: Summary, model: str) -> str | None:
     choice = _choose(summary, model, methods, facts)
     if choice is None:  # one kind of fix only: its best method
         method = _best(methods, retrieval=True) or _best(methods, retrieval=False) or next(iter(methods))
-        return f"{opening}, {label.get(method, method)} fixes {quote(methods[method])} ({HOW.removeprefix('by the ')})."
+        return f"{opening}, {label.get(method, method)} scores {quote(methods[method])}, {HOW}."
     rag, edit = label.get(choice.rag, choice.rag), label.get(choice.edit, choice.edit)
     same = choice.shared is not None or choice.rag_metric.n == choice.edit_metric.n
     if not same:  # an older run, from before the shared records: the two were asked different facts
         return (
-            f"{opening}{_counts(choice)}, retrieval ({rag}) fixes {quote(choice.rag_metric)} of the facts it was "
-            f"asked and editing ({edit}) {quote(choice.edit_metric)}, {HOW}; on different facts, the two are "
+            f"{opening}{_counts(choice)}, {MEAN} is {quote(choice.rag_metric)} for retrieval ({rag}) on the facts "
+            f"it was asked and {quote(choice.edit_metric)} for editing ({edit}); on different facts, the two are "
             "not compared."
         )
     asked = choice.shared if choice.shared is not None else choice.rag_metric.n
-    whom = "of them" if asked == choice.facts else f"of those {asked}"
+    whom = "over them" if asked == choice.facts else f"over those {asked}"
     against = f"{brief(choice.edit_metric)} for editing ({edit})"
     if choice.shared is not None:
         against = f"{quote(choice.edit_metric)} for editing ({edit}) on the same facts"
-    compared = f"retrieval ({rag}) fixes {quote(choice.rag_metric)} {whom} against {against}"
+    compared = f"{MEAN} is {quote(choice.rag_metric)} for retrieval ({rag}) {whom} against {against}"
     paired = _paired(summary, model, choice.rag, choice.edit)
     verdict = f" {paired}" if paired is not None else _verdict(choice, unedited)
-    return f"{opening}{_counts(choice)}, {compared}, {HOW}.{verdict}"
+    return f"{opening}{_counts(choice)}, {compared}.{verdict}"
 
 
 def _counts(choice: Choice) -> str:
@@ -122,9 +124,14 @@ def _paired(summary: Summary, model: str, rag: str, edit: str) -> str | None:
     better = "Editing" if found["delta"] > 0 else "Retrieval"
     return (
         f"{better} is the better fix: paired on the same {found['n']} facts, editing scores "
-        f"{signed(found['delta'])} points against retrieval (95% CI {signed(low)} to {signed(high)}; "
-        f"{found['test']} {p_is(float(p))})."
+        f"{signed(found['delta'])} points against retrieval (95% {_made_by(found['test'])}CI {signed(low)} to "
+        f"{signed(high)}; {found['test']} {p_is(float(p))})."
     )
+
+
+def _made_by(test: str) -> str:
+    """The method that made the interval, where the test is another (``bootstrap `` before an exact sign-flip p)."""
+    return "bootstrap " if test == "exact sign-flip" else ""
 
 
 def _verdict(choice: Choice, unedited: Metric | None) -> str:

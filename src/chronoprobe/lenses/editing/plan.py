@@ -18,7 +18,7 @@ from chronoprobe.models.registry import canonical_spec
 ROUGH_SECONDS = {"call": 2.0, "rome": 60.0, "memit": 30.0}
 """Without a measurement in the call cache: SmolLM2 on 2 busy CPU cores took about 2 s per editing prompt (long
 IKE/RAG prompts, 100-token fluency answers), and ROME and MEMIT about 60 and 30 s per fact edited
-(docs/editing.md's runs). A GPU or an API is faster, a larger model on CPU slower: the plan widens it to a range."""
+(the runs in `chronoprobe docs editing`). A GPU or an API is faster, a larger model on CPU slower: the plan widens it to a range."""
 
 
 @dataclass

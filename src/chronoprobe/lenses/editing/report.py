@@ -21,7 +21,7 @@ COLUMNS = (*GROUPS, ALL)
 TABLE8_NOTE = (
     "The paper's caption says Table 8 uses the soft constraint, but its numbers are the harmonic mean of "
     "efficacy and paraphrase: recomputed from the authors' answer files, the harmonic mean matches all 6 "
-    "noisy cells and the soft constraint 2 of them (docs/editing.md)."
+    "noisy cells and the soft constraint 2 of them (chronoprobe docs editing)."
 )
 
 

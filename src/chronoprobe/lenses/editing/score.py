@@ -410,7 +410,7 @@ def report_markdown(summary: EditingScoreSummary) -> str:
             lines += _table(model, {m: methods[m] for m in ("RAG Gold", "Noisy")}, "harmonic_mean")
             lines += [
                 "",
-                "Table 8's caption names the soft constraint; its numbers are the harmonic mean (docs/editing.md).",
+                "Table 8's caption names the soft constraint; its numbers are the harmonic mean (chronoprobe docs editing).",
             ]
         lines += ["", "### Efficacy and paraphrase success (All)", "", "| method | E | P |", "|---|---:|---:|"]
         for method, scores in methods.items():

@@ -13,23 +13,40 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel
 
 from chronoprobe.contract.runlog import Run, read_items
+from chronoprobe.errors import ChronoprobeError
+from chronoprobe.knowledge.snapshot import load_snapshot
+from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.lenses.outdated.audit import ResponseRecord
+from chronoprobe.lenses.outdated.knowledge_date import dated_answers
 from chronoprobe.metrics.dyknow import EXCLUDED_PROMPT_KEYS, VERDICTS, Verdict, inconsistent_by_labels, soft_constraint
+from chronoprobe.metrics.knowledge_cutoff import change_facts, cutoff_components, cutoff_of_sums
+from chronoprobe.metrics.knowledge_date import (
+    GRID_START,
+    NOISE_GRID,
+    date_of_sums,
+    decimal_year,
+    fact_logliks,
+    monthly_grid,
+)
 from chronoprobe.metrics.paired import Comparable, ItemOutcomes
 from chronoprobe.metrics.records import ALL
 
 SCORE_ROWS = "classifications.jsonl"
 
 WORDS: dict[str, tuple[str, str]] = {
-    "up-to-date": ("gives a current answer", "fresher"),
+    "up-to-date": ("gives a current answer", ""),
     "outdated": ("gives an outdated answer", ""),
     "irrelevant": ("names no dated value", ""),
     "ambiguous": ("gives an ambiguous answer", ""),
 }
-"""Per verdict: what a model does on a fact with it, and what a model with more of it is (the check's paragraph)."""
+"""Per verdict: what a model does on a fact with it, and what a model with more of it is (the check's paragraph).
+None of them decides "fresher": more current answers may only mean more answers (``dated_pct``), so fresher is
+asked only where both models answer with a dated value (``current_among_dated_pct``)."""
+DATED: tuple[Verdict, ...] = ("up-to-date", "outdated")
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,7 @@ def _rate(
     clusters: dict[str, str] | None = None,
     phrase: str = "",
     verdict: str = "",
+    shared: str = "",
 ) -> ItemOutcomes:
     """A share in percent over facts (clustered on the fact where ``clusters`` maps paraphrases to facts)."""
     return ItemOutcomes(
@@ -91,6 +109,7 @@ def _rate(
         unit="facts",
         phrase=phrase,
         verdict=verdict,
+        shared=shared,
     )
 
 
@@ -127,6 +146,7 @@ def _group_outcomes(answers: Sequence[Answer], group: str, prefix: str, as_of: b
                 phrase=phrase.replace("gives", "gives, per paraphrase,"),
             )
         )
+    found += _dated_outcomes(soft, group, prefix)
     found.append(
         _rate(
             f"{prefix}inconsistency_pct",
@@ -136,6 +156,30 @@ def _group_outcomes(answers: Sequence[Answer], group: str, prefix: str, as_of: b
         )
     )
     return found
+
+
+def _dated_outcomes(soft: dict[str, Verdict], group: str, prefix: str) -> list[ItemOutcomes]:
+    """Knows more (a dated answer, current or outdated, over every fact) and fresher where both answer (current,
+    over the facts it dates: paired, only the facts both models date are compared)."""
+    decides = group == ALL and not prefix
+    dated = {fact: v for fact, v in soft.items() if v in DATED}
+    return [
+        _rate(
+            f"{prefix}dated_pct",
+            group,
+            {fact: float(v in DATED) for fact, v in soft.items()},
+            phrase="gives a dated answer (current or outdated)",
+            verdict="knows more" if decides else "",
+        ),
+        _rate(
+            f"{prefix}current_among_dated_pct",
+            group,
+            {fact: float(v == "up-to-date") for fact, v in dated.items()},
+            phrase="gives the current value where both give a dated one",
+            verdict="fresher where both answer" if decides else "",
+            shared="both date",
+        ),
+    ]
 
 
 def outcomes(answers: Sequence[Answer]) -> list[ItemOutcomes]:
@@ -152,12 +196,65 @@ def outcomes(answers: Sequence[Answer]) -> list[ItemOutcomes]:
     return found
 
 
+def _date_outcomes(answers: Sequence[Answer], gold: Snapshot) -> list[ItemOutcomes]:
+    """The knowledge date and the knowledge cutoff over every fact asked, as statistics of per-fact components (a
+    fact the model does not date adds nothing): their paired difference, in years, is bootstrapped over facts."""
+    dated, _ = dated_answers(((a.fact_id, a.category, a.verdict, a.matched) for a in answers), gold.answers)
+    grid = monthly_grid(GRID_START, decimal_year(gold.retrieved))
+    facts = sorted({a.fact_id for a in answers})
+    logliks = fact_logliks(dated, grid)
+    empty = np.zeros(len(NOISE_GRID) * len(grid))
+    changes = {f.fact_id: f for f in change_facts(dated, gold.answers)}
+    absent = np.zeros(2 * len(grid) + 2)
+
+    def date(sums: np.ndarray) -> np.ndarray:
+        return date_of_sums(sums, grid)
+
+    def cutoff(sums: np.ndarray) -> np.ndarray:
+        return cutoff_of_sums(sums, grid)
+
+    return [
+        ItemOutcomes(
+            metric="knowledge_date",
+            group=ALL,
+            kind="statistic",
+            values={f: tuple(logliks[f].ravel()) if f in logliks else tuple(empty) for f in facts},
+            unit="facts",
+            verdict="dated later (knowledge date)",
+            statistic=date,
+        ),
+        ItemOutcomes(
+            metric="knowledge_cutoff",
+            group=ALL,
+            kind="statistic",
+            values={f: tuple(cutoff_components(changes[f], grid)) if f in changes else tuple(absent) for f in facts},
+            unit="facts",
+            verdict="dated later (knowledge cutoff)",
+            statistic=cutoff,
+        ),
+    ]
+
+
+def _gold(run: Run) -> Snapshot | None:
+    """The snapshot the run judged against, where it can still be read (a shipped or saved one); None otherwise."""
+    name = (run.provenance.snapshot or {}).get("name") if run.provenance is not None else None
+    try:
+        return load_snapshot(str(name) if name else None)
+    except ChronoprobeError:
+        return None
+
+
 def comparable(run: Run, model: str) -> Comparable:
     """``model``'s outcomes in an ``outdated run`` or ``outdated score`` folder, and the snapshot or gold answers and
     the facts it asked."""
+    gold = _gold(run)
     if run.kind == "outdated score":
-        return Comparable(source=f"gold answers {run.dataset}", outcomes=outcomes(_score_answers(run)))
+        answers = _score_answers(run)
+        dates = _date_outcomes(answers, gold) if gold is not None and gold.name == run.dataset else []
+        return Comparable(source=f"gold answers {run.dataset}", outcomes=[*outcomes(answers), *dates])
     config = run.config
     facts = (getattr(config, "facts", None) or getattr(config, "facts_file", None)) if config is not None else None
     catalogue = f"catalogue {facts.name}" if facts is not None else "the shipped catalogue"
-    return Comparable(source=f"snapshot {run.dataset}, {catalogue}", outcomes=outcomes(_run_answers(run.rows, model)))
+    answers = _run_answers(run.rows, model)
+    dates = _date_outcomes(answers, gold) if gold is not None and gold.name == run.dataset else []
+    return Comparable(source=f"snapshot {run.dataset}, {catalogue}", outcomes=[*outcomes(answers), *dates])

@@ -205,7 +205,11 @@ def read_history(paths: Sequence[Path], models: Sequence[str] = ()) -> History:
     history = History(points=points, changes=[], warnings=found.warnings)
     for spec in dict.fromkeys(p.spec for p in points):  # by the model itself: one name may be two models
         mine = [p for p in points if p.spec == spec]
-        history.changes += [_change(a, b, folders, history.label(b)) for a, b in itertools.pairwise(mine)]
+        history.changes += [
+            _change(a, b, folders, history.label(b))
+            for a, b in itertools.pairwise(mine)
+            if a.snapshot != b.snapshot  # two audits against one snapshot: the same gold, nothing changed
+        ]
     return history
 
 
@@ -217,8 +221,9 @@ def _cell(metric: Metric | None) -> str:
     return brief(metric) if metric is not None else "–"
 
 
-def history_view(history: History) -> TableView:
-    """The shares by run folder and snapshot (soft constraint, 95% intervals), as ``chronoprobe history`` shows them."""
+def history_view(history: History, *, wide: bool = False) -> TableView:
+    """The shares by run folder and snapshot (soft constraint, 95% intervals), as ``chronoprobe history`` shows them:
+    narrowed to the terminal (the retrieval date left out first), or whole at its own width when ``wide``."""
     rows = [
         (
             history.label(point),
@@ -229,7 +234,8 @@ def history_view(history: History) -> TableView:
         for point in history.points
     ]
     title = "Answers judged against each snapshot (soft constraint, 95% intervals)"
-    return TableView(title, ("model", "snapshot", "retrieved", *SHARES), rows)
+    columns = ("model", "snapshot", "retrieved", *SHARES)
+    return TableView(title, columns, rows, droppable=("retrieved",), wide=wide, widen_hint="--wide shows them")
 
 
 def change_lines(history: History) -> list[str]:

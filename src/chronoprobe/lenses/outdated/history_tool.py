@@ -34,6 +34,8 @@ class HistoryToolConfig(BaseModel):
     results/history/<model>-<timestamp>)."""
     only_model: tuple[str, ...] = ()
     """Only these models: their names or specs in the runs (repeatable)."""
+    wide: bool = False
+    """Draw the whole table at its own width however wide the terminal (by default it fits the terminal)."""
 
 
 class HistoryTool(Tool["History"]):
@@ -42,7 +44,7 @@ class HistoryTool(Tool["History"]):
     name = "history"
     command = "history"
     config_type = HistoryToolConfig
-    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR"}
+    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR", "wide": "--wide"}
     arguments = ("dirs",)
     output_fields = frozenset({"out"})
     config: HistoryToolConfig
@@ -80,7 +82,7 @@ class HistoryTool(Tool["History"]):
 
     def answer(self, result: History) -> Sequence[Answer]:
 
-        return [history_view(result)]
+        return [history_view(result, wide=self.config.wide)]
 
     def present(self, result: History) -> list[str]:
 

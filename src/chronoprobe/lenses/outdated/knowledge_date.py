@@ -19,6 +19,8 @@ import numpy as np
 
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.types import FactAnswers, Snapshot
+from chronoprobe.metrics.knowledge_cutoff import MIN_FACTS as MIN_CUTOFF_FACTS
+from chronoprobe.metrics.knowledge_cutoff import change_facts, estimate_knowledge_cutoff
 from chronoprobe.metrics.knowledge_date import (
     GRID_START,
     MIN_FACTS,
@@ -144,6 +146,29 @@ def _forecast(curves: Mapping[str, Staleness], deployed: float) -> dict[str, Any
     return per_category
 
 
+def cutoff_block(
+    answers: Sequence[DatedAnswer], gold: Mapping[str, FactAnswers], start: float, end: float
+) -> dict[str, Any]:
+    """The ``cutoff`` entry of the block: the knowledge cutoff (a changepoint, metrics/knowledge_cutoff.py) with its
+    interval, or ``too_few`` (the dated facts there were) below its floor."""
+    facts = change_facts(answers, gold)
+    found = estimate_knowledge_cutoff(facts, start=start, end=end)
+    if found is None:
+        return {"too_few": len(facts), "min_facts": MIN_CUTOFF_FACTS}
+    labelled = _estimate_json(found.estimate)
+    for bound in ("ci_low", "ci_high"):
+        labelled[f"{bound}_label"] = month_label(labelled[bound])
+    return {
+        "estimate": labelled,
+        "method": "changepoint of P(answer current) against the date of the change, profile likelihood",
+        "last_known_change": found.last_known,
+        "first_unknown_change": found.first_unknown,
+        "known_before": None if math.isnan(found.before) else round(found.before, 6),
+        "known_after": None if math.isnan(found.after) else round(found.after, 6),
+        "flat": found.flat,
+    }
+
+
 def knowledge_summary(
     answers: Sequence[DatedAnswer],
     excluded: Mapping[str, int],
@@ -152,8 +177,10 @@ def knowledge_summary(
     cutoff: str | None = None,
     deployed_at: str | None = None,
     grid_start: float = GRID_START,
+    gold: Mapping[str, FactAnswers] | None = None,
 ) -> dict[str, Any]:
-    """The ``knowledge_date`` block of a model's summary (JSON-ready)."""
+    """The ``knowledge_date`` block of a model's summary (JSON-ready); with ``gold`` (the snapshot's answers) also
+    the knowledge cutoff."""
     horizon = decimal_year(snapshot_date)
     grid = monthly_grid(grid_start, horizon)
     block: dict[str, Any] = {
@@ -172,6 +199,8 @@ def knowledge_summary(
     }
     latest = knowledge_horizon(answers)
     block["horizon"] = _estimate_json(latest) if latest is not None else None
+    if gold is not None:
+        block["cutoff"] = cutoff_block(answers, gold, float(grid[0]), horizon)
     overall = estimate_knowledge_date(answers, grid)
     if overall is None:
         return block
@@ -215,7 +244,9 @@ def rows_knowledge_summary(
 ) -> dict[str, Any]:
     """The ``knowledge_date`` block of one model's audit rows, judged against ``snapshot``'s validity periods."""
     answers, excluded = dated_answers(((r.fact_id, r.category, r.verdict, r.matched) for r in rows), snapshot.answers)
-    return knowledge_summary(answers, excluded, snapshot.retrieved, cutoff=cutoff, deployed_at=deployed_at)
+    return knowledge_summary(
+        answers, excluded, snapshot.retrieved, cutoff=cutoff, deployed_at=deployed_at, gold=snapshot.answers
+    )
 
 
 def is_wide(estimate: Mapping[str, Any]) -> bool:

@@ -49,11 +49,13 @@ def _sentence(name: str, block: Mapping[str, Any]) -> str:
         f"({estimate['value']:.2f}; 95% interval {_interval(estimate)}, bootstrap over {estimate['n']} facts "
         f"with a dated answer, {overall['answers']} dated answers; {left_out} left out)."
     )
+    text += _cutoff_sentence(block.get("cutoff"))
     horizon = block.get("horizon")
     if horizon:
         text += (
-            f" The latest change whose current value it gives (its knowledge horizon): **{horizon['label']}** "
-            f"(95% interval {_interval(horizon)}, bootstrap over the {horizon['n']} facts it answers up-to-date)."
+            f" The latest change whose current value it gives (its knowledge horizon, a maximum that one lucky answer"
+            f" moves): {horizon['label']} (95% interval {_interval(horizon)}, bootstrap over the {horizon['n']} facts"
+            " it answers up-to-date)."
         )
     if block.get("published_cutoff"):
         text += f" Published cutoff: {block['published_cutoff']}."
@@ -63,6 +65,19 @@ def _sentence(name: str, block: Mapping[str, Any]) -> str:
             "have a dated answer, so read this as a rough range, not a date."
         )
     return text
+
+
+def _cutoff_sentence(cutoff: Mapping[str, Any] | None) -> str:
+    """The report's sentence on the knowledge cutoff; empty in a folder written before it."""
+    if not cutoff:
+        return ""
+    if "too_few" in cutoff:
+        return f" Knowledge cutoff: too few dated facts ({cutoff['too_few']}; it needs {cutoff['min_facts']})."
+    estimate = cutoff["estimate"]
+    return (
+        f" It knows changes up to about **{estimate['label']}** (its knowledge cutoff, {estimate['value']:.2f}; 95% "
+        f"interval {_interval(estimate)} by profile likelihood over {estimate['n']} dated facts)."
+    )
 
 
 def knowledge_date_line(model: str, block: Mapping[str, Any] | None) -> str:
@@ -78,16 +93,17 @@ def knowledge_date_line(model: str, block: Mapping[str, Any] | None) -> str:
 
 
 def dates_line(claim: Mapping[str, Any] | None, block: Mapping[str, Any] | None) -> str | None:
-    """``says its knowledge ends 2023-12; its answers describe 2021-10 [2020-11 to 2022-03]; the latest change it
-    knows is 2023-01 [2021-05 to 2023-01], n=12 facts``: the claim beside the two estimates; None without any."""
+    """``says its knowledge ends 2023-12; it knows changes up to about 2021-06 [2020-09 to 2022-01], n=40 facts; its
+    answers most often describe 2021-10 [2020-11 to 2022-03]``: the claim beside the two estimates; None without
+    any."""
     parts = [said] if (said := claim_words(claim)) else []
+    cutoff = ((block or {}).get("cutoff") or {}).get("estimate")
+    if cutoff:
+        parts.append(f"it knows changes up to about {cutoff['label']} [{_interval(cutoff)}], n={cutoff['n']} facts")
     overall = (block or {}).get("per_category", {}).get(ALL)
     if overall is not None:
         estimate = overall["estimate"]
-        parts.append(f"its answers describe {estimate['label']} [{_interval(estimate)}]")
-    horizon = (block or {}).get("horizon")
-    if horizon:
-        parts.append(f"the latest change it knows is {horizon['label']} [{_interval(horizon)}], n={horizon['n']} facts")
+        parts.append(f"its answers most often describe {estimate['label']} [{_interval(estimate)}]")
     return "; ".join(parts) if parts else None
 
 
@@ -100,10 +116,10 @@ def claim_lines(per_model: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[
     lines = [
         "## What the model says its cutoff is",
         "",
-        'Each model was asked three paraphrases of "what is your knowledge cutoff date?" (docs/outdated.md, What '
+        'Each model was asked three paraphrases of "what is your knowledge cutoff date?" (chronoprobe docs outdated, What '
         "the model is told, and what it says). The claim is the year most answers name, with its month where they "
-        "name one; nothing is read where an answer names no date. Beside it, the knowledge date (the month its "
-        "answers describe best) and the knowledge horizon (the latest change whose current value it gives).",
+        "name one; nothing is read where an answer names no date. Beside it, the knowledge cutoff (up to when it "
+        "knows changes) and the knowledge date (the month its answers most often describe).",
         "",
         *(f"- `{name}` {dates_line(claim, block)}." for name, (claim, block) in claimed.items()),
         "",
@@ -175,7 +191,7 @@ def knowledge_lines(per_model: Mapping[str, Mapping[str, Any] | None]) -> list[s
         "## Knowledge date",
         "",
         "The date whose world a model's answers describe best: a maximum-likelihood fit to the validity periods "
-        "of the values its answers name (docs/outdated.md, Knowledge date). Dates are months; decimal years "
+        "of the values its answers name (chronoprobe docs outdated, Knowledge date). Dates are months; decimal years "
         "beside them (2021.5 is the start of July 2021). The naive column is the month where the as-of curve "
         "peaks, the floor the estimate is compared with.",
         "",

@@ -79,11 +79,16 @@ class OutdatedLens(Lens[ResponseRecord]):
         "soft_constraint_pct.*",
         "average_pct.*",
         "inconsistency_pct",
+        "dated_pct",
+        "current_among_dated_pct",
         "as_of.soft_constraint_pct.*",
         "as_of.average_pct.*",
         "as_of.inconsistency_pct",
+        "as_of.dated_pct",
+        "as_of.current_among_dated_pct",
         "knowledge_date",
         "knowledge_date_naive",
+        "knowledge_cutoff",
         "knowledge_horizon",
         "claimed_cutoff",
         "published_cutoff",
@@ -111,6 +116,18 @@ class OutdatedLens(Lens[ResponseRecord]):
         check_deployed_at(self.config.deployed_at, self.gold.answers, f"snapshot {self.gold.name}")
         self.no_gold = facts_without_gold(self.facts, self.gold)  # not asked, outside every rate
         self.loaded = True
+
+    def item_units(self) -> set[str]:
+        """The facts it will ask (those with a gold answer), by their ids."""
+        if not self.loaded:
+            self.load()
+        return {f.fact_id for f in self.facts if f.fact_id not in self.no_gold}
+
+    def record_classes(self) -> list[str]:
+        """``all`` and every category of the facts it will ask (those with a gold answer)."""
+        if not self.loaded:
+            self.load()
+        return [ALL, *sorted({f.category for f in self.facts if f.fact_id not in self.no_gold})]
 
     def template_as_of(self) -> dt.date:
         """The day the gold describes: ``--as-of``, else the snapshot's retrieval date."""

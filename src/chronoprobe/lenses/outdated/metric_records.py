@@ -18,16 +18,21 @@ from typing_extensions import TypedDict
 from chronoprobe.contract.runlog import Provenance, typed_detail
 from chronoprobe.errors import DataError
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number
+from chronoprobe.metrics.uncertainty import wilson
 
 VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 _VERDICT_BLOCKS = {"soft_constraint": "soft_constraint_pct", "average": "average_pct"}
 """``outdated score`` block -> the ``outdated run`` name of the same numbers in percent."""
-_HEADLINE = [f"soft_constraint_pct.{v}" for v in VERDICTS] + ["inconsistency_pct"]
+_HEADLINE = [f"soft_constraint_pct.{v}" for v in VERDICTS] + [
+    "inconsistency_pct",
+    "dated_pct",
+    "current_among_dated_pct",
+]
 HEADLINE = (
     *_HEADLINE,
     *(f"as_of.{m}" for m in _HEADLINE),
+    "knowledge_cutoff",
     "knowledge_date",
-    "knowledge_horizon",
     "claimed_cutoff",
     "published_cutoff",
     "freshness_half_life_years",
@@ -148,6 +153,7 @@ def run_metrics(detail: RunDetail) -> list[Metric]:
         for groups, prefix in ((model["per_category"], ""), (model.get("as_of") or {}, "as_of.")):
             for category, group in groups.items():
                 found.extend(group_metrics(key, category, group, prefix))
+                found.extend(dated_metrics(key, category, group.get("soft_constraint"), prefix))
         found.extend(knowledge_date_metrics(key, model.get("knowledge_date")))
         found.extend(claimed_cutoff_metrics(key, model.get("claimed_cutoff")))
     return _headlines(found)
@@ -160,6 +166,7 @@ def score_metrics(detail: ScoreDetail) -> list[Metric]:
     prefix = "as_of." if detail.get("as_of") else ""
     groups = {**detail["categories"], ALL: detail["overall"]}
     for category, group in groups.items():
+        found.extend(dated_metrics(model, category, group.get("soft_constraint_counts"), prefix))
         estimates = group.get("estimates") or {}
         for block, name in _VERDICT_BLOCKS.items():
             for verdict, estimate in (estimates.get(block) or {}).items():
@@ -172,8 +179,24 @@ def score_metrics(detail: ScoreDetail) -> list[Metric]:
     return _headlines(found)
 
 
+def dated_metrics(model: str, group: str, counts: Mapping[str, Any] | None, prefix: str = "") -> list[Metric]:
+    """Two questions the up-to-date share alone mixes up, from a class's soft-constraint counts (one verdict per
+    fact): ``dated_pct``, the share of facts with a dated answer, current or outdated ("knows more"), and
+    ``current_among_dated_pct``, of those, the share current ("fresher where it answers"; n = the facts it
+    dates). Wilson intervals (one unit per fact). None without counts (a folder written before them)."""
+    if not counts:
+        return []
+    up, old = int(counts.get("up-to-date") or 0), int(counts.get("outdated") or 0)
+    facts = sum(int(counts.get(v) or 0) for v in VERDICTS)
+    return [
+        from_estimate(model, group, f"{prefix}dated_pct", wilson(up + old, facts, scale=100.0)),
+        from_estimate(model, group, f"{prefix}current_among_dated_pct", wilson(up, up + old, scale=100.0)),
+    ]
+
+
 def knowledge_date_metrics(model: str, block: Mapping[str, Any] | None) -> list[Metric]:
-    """The knowledge date (decimal years), its naive floor, the published cutoff, and per category
+    """The knowledge cutoff and date (decimal years), the date's naive floor, the horizon (a secondary row, off the
+    card's headline), the published cutoff, and per category
     the freshness half-life, the share still current at the snapshot and the deployment forecast."""
     if not block:
         return []
@@ -181,6 +204,9 @@ def knowledge_date_metrics(model: str, block: Mapping[str, Any] | None) -> list[
     for category, entry in (block.get("per_category") or {}).items():
         found.append(from_estimate(model, category, "knowledge_date", entry["estimate"]))
         found.append(from_estimate(model, category, "knowledge_date_naive", entry["naive"]))
+    cutoff = block.get("cutoff") or {}
+    if cutoff.get("estimate"):
+        found.append(from_estimate(model, ALL, "knowledge_cutoff", cutoff["estimate"]))
     if block.get("horizon"):
         found.append(from_estimate(model, ALL, "knowledge_horizon", block["horizon"]))
     if block.get("published_cutoff_year") is not None:

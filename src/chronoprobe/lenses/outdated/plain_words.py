@@ -1,5 +1,5 @@
-"""The outdated lens's sentences in ``chronoprobe check``'s paragraph: freshness, knowledge date, and the cutoff
-the model claims beside its knowledge date and horizon.
+"""The outdated lens's sentences in ``chronoprobe check``'s paragraph: freshness, the knowledge cutoff with the
+knowledge date, and the cutoff the model claims beside them.
 
 Built only from the run's metric records (soft-constraint shares over every fact, the knowledge
 date and the deployment forecast), each quoted with its 95% interval and n.
@@ -11,6 +11,7 @@ from chronoprobe.contract.runlog import Summary
 from chronoprobe.lenses.outdated.claimed_cutoff import claim_words
 from chronoprobe.lenses.outdated.knowledge_date import is_wide
 from chronoprobe.lenses.outdated.metric_records import read_run_detail
+from chronoprobe.reports.metric_format import no_variation
 from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, quote, span, too_few, value_text
 
 SHARE = "soft_constraint_pct"
@@ -40,22 +41,63 @@ def freshness(summary: Summary, model: str) -> str | None:
 
 
 def knowledge_date(summary: Summary, model: str) -> str | None:
-    """The world its answers describe, and how stale that is at the deployment date, when given."""
+    """Up to when it knows changes (the cutoff) and which world its answers most often describe (the knowledge
+    date), one sentence on why they differ where they do, and how stale it is at the deployment date."""
     date = find(summary, model, "knowledge_date")
     if date is None or date.value is None:
         judged = find(summary, model, f"{SHARE}.up-to-date")
         if judged is None:
             return None
         return "Knowledge date: none of its answers named a dated value, so the world they describe cannot be dated."
+    cutoff = _cutoff_words(summary, model)
     when = value_text(date)
     known = f"95% CI {span(date)}" + (f", from {date.n} dated facts" if date.n is not None else "")
-    if date.n is not None and date.n < MIN_ITEMS:
-        sentence = f"Knowledge date: about {when} ({known}), too few facts to rely on."
+    if no_variation(date):
+        known = f"no variation over {date.n} dated facts"
+    if date.ci_low is None and date.ci_high is None:  # too few to resample: no interval, never an empty one
+        sentence = (
+            f"its answers most often describe about {when}; too few dated facts ({date.n or 0}) to give it an interval."
+        )
+    elif date.n is not None and date.n < MIN_ITEMS:
+        sentence = f"its answers most often describe about {when} ({known}), too few facts to rely on."
     elif is_wide({"ci_low": date.ci_low, "ci_high": date.ci_high}):
-        sentence = f"Knowledge date: about {when} ({known}); the interval is too wide to date it closely."
+        sentence = (
+            f"its answers most often describe about {when} ({known}); the interval is too wide to date it closely."
+        )
     else:
-        sentence = f"Knowledge date: its answers describe the world of about {when} ({known})."
-    return sentence + _deployed(summary, model)
+        sentence = f"its answers most often describe {when} ({known})."
+    return f"Knowledge cutoff: {cutoff}; {sentence}" + _why_they_differ(summary, model) + _deployed(summary, model)
+
+
+def _cutoff_words(summary: Summary, model: str) -> str:
+    """``it knows changes up to about 2021-06 (2020-09 to 2022-01, from 40 dated facts)``, or why there is none."""
+    cutoff = find(summary, model, "knowledge_cutoff")
+    if cutoff is not None and cutoff.value is not None:
+        facts = f", from {cutoff.n} dated facts" if cutoff.n is not None else ""
+        return f"it knows changes up to about {value_text(cutoff)} ({span(cutoff)}{facts})"
+    entry = read_run_detail(summary.detail)["models"].get(model)
+    block = ((entry.get("knowledge_date") if entry is not None else None) or {}).get("cutoff") or {}
+    if "too_few" in block:
+        return f"too few dated facts ({block['too_few']}) to say up to when it knows changes"
+    return "not estimated in this run"
+
+
+def _why_they_differ(summary: Summary, model: str) -> str:
+    """One sentence where the knowledge date lies outside the cutoff's interval; empty otherwise."""
+    cutoff, date = find(summary, model, "knowledge_cutoff"), find(summary, model, "knowledge_date")
+    if cutoff is None or date is None or cutoff.value is None or date.value is None:
+        return ""
+    if cutoff.ci_low is None or cutoff.ci_high is None or cutoff.ci_low <= date.value <= cutoff.ci_high:
+        return ""
+    if date.value > cutoff.ci_high:
+        return (
+            " The two differ because the values it names began before its cutoff and still held later, so the world"
+            " they describe runs past the last change it knows."
+        )
+    return (
+        " The two differ because many of its answers name older values (stale memories), which pull the world"
+        " they describe back before the latest changes it still knows."
+    )
 
 
 def _deployed(summary: Summary, model: str) -> str:
@@ -72,19 +114,20 @@ def _deployed(summary: Summary, model: str) -> str:
 
 
 def claimed(summary: Summary, model: str) -> str | None:
-    """What it says its cutoff is, beside the world its answers describe and the latest change it knows."""
+    """What it says its cutoff is, beside the changes it knows and the world its answers most often describe."""
     entry = read_run_detail(summary.detail)["models"].get(model)
     said = claim_words(entry.get("claimed_cutoff") if entry is not None else None)
     if said is None:
         return None
     sentence = f"Claimed cutoff: it {said}"
-    date, horizon = find(summary, model, "knowledge_date"), find(summary, model, "knowledge_horizon")
+    cutoff, date = find(summary, model, "knowledge_cutoff"), find(summary, model, "knowledge_date")
+    if cutoff is not None and cutoff.value is not None:
+        sentence += f"; it knows changes up to about {brief(cutoff)}"
     if date is not None and date.value is not None:
-        sentence += f"; its answers describe {brief(date)}"
-    if horizon is not None and horizon.value is not None:
-        sentence += f"; the latest change it knows is {brief(horizon)}, of {horizon.n} facts it answers up-to-date"
+        sentence += f"; its answers most often describe {brief(date)}"
     return sentence + "."
 
 
 def sentences(summary: Summary, model: str) -> list[str]:
-    return [s for s in (freshness(summary, model), knowledge_date(summary, model), claimed(summary, model)) if s]
+    """The knowledge cutoff (with the knowledge date) first, then freshness, then what it claims."""
+    return [s for s in (knowledge_date(summary, model), freshness(summary, model), claimed(summary, model)) if s]

@@ -49,6 +49,48 @@ def whisker_range(years: Sequence[float]) -> tuple[float, float]:
     return float(inside.min()), float(inside.max())
 
 
+def off_scale(years: Sequence[float], bottom: int, top: int) -> str:
+    """The lines under a box's name that count its start years outside the axis (``bottom`` to ``top``), with the
+    farthest one; empty when none is."""
+    below = [y for y in years if y < bottom]
+    above = [y for y in years if y > top]
+    said = ""
+    if below:
+        said += f"\n{len(below)} before {bottom}\nnot drawn\n(earliest {int(min(below))})"
+    if above:
+        said += f"\n{len(above)} after {top}\nnot drawn\n(latest {int(max(above))})"
+    return said
+
+
+YEAR_STEPS = (1, 2, 5, 10, 20, 50, 100)
+MONTH_STEPS = (1, 2, 3, 6)
+
+
+def year_ticks(low: float, high: float, most: int = 6) -> tuple[list[float], list[str]]:
+    """Ticks for a decimal-year axis from ``low`` to ``high``, at most ``most``: whole years at the smallest step of
+    :data:`YEAR_STEPS` that gives two or more, else months (``2022-03``) for a span too short to hold two years."""
+    for step in YEAR_STEPS:
+        years = list(range(math.ceil(low / step) * step, math.floor(high) + 1, step))
+        if len(years) < 2:
+            break
+        if len(years) <= most:
+            return [float(y) for y in years], [str(y) for y in years]
+    first, last = math.ceil(low * 12 - 1e-9), math.floor(high * 12 + 1e-9)
+    for months in MONTH_STEPS:
+        marks = [m for m in range(first, last + 1) if m % months == 0]
+        if len(marks) <= most:
+            return [m / 12 for m in marks], [f"{m // 12}-{m % 12 + 1:02d}" for m in marks]
+    return [low, high], [f"{low:.2f}", f"{high:.2f}"]
+
+
+def year_axis(ax: Any, most: int = 6) -> None:
+    """``ax``'s x axis (decimal years) ticked by :func:`year_ticks` over its limits: matplotlib's own ticks on a
+    panel a few years wide fall every half or quarter year ("2021.0", "2021.5", "2022.0"), and run together."""
+    low, high = ax.get_xlim()
+    ticks, labels = year_ticks(low, high, most=most)
+    ax.set_xticks(ticks, labels)
+
+
 def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
     from matplotlib.figure import Figure  # deferred: matplotlib
     from matplotlib.ticker import MaxNLocator, ScalarFormatter  # deferred: matplotlib
@@ -81,32 +123,8 @@ def recency_figure(per_model: Mapping[str, Mapping[str, Any]]) -> Figure:
         pad = max(1.0, 0.08 * (high - low))
         bottom, top = math.floor(low - pad), math.ceil(high + pad)
         ax.set_ylim(bottom, top)
-        # answers far outside the whiskers would squash every box: clip them and say so
-        for x, ys in filled:
-            below = [y for y in ys if y < bottom]
-            above = [y for y in ys if y > top]
-            if below:
-                ax.annotate(
-                    f"{len(below)} below, earliest {int(min(below))}",
-                    xy=(x, bottom),
-                    xytext=(0, 3),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    fontsize=7,
-                    color="#b03a2e",
-                )
-            if above:
-                ax.annotate(
-                    f"{len(above)} above, latest {int(max(above))}",
-                    xy=(x, top),
-                    xytext=(0, -3),
-                    textcoords="offset points",
-                    ha="center",
-                    va="top",
-                    fontsize=7,
-                    color="#b03a2e",
-                )
+        # answers far outside the whiskers would squash every box: clip them and say so, under the box's name
+        labels = [label + off_scale(ys, bottom, top) if ys else label for label, ys in zip(labels, years, strict=True)]
     for x, ys in zip(positions, years, strict=True):
         if not ys:
             ax.text(
@@ -221,6 +239,7 @@ def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: i
         wide = ", wide interval: few dated facts" if is_wide(estimate) else ""
         ax.set_title(f"{_wrap(name)}\n(n={estimate['n']} facts{wide})", fontsize=9)
         ax.set_xlabel("date (year)")
+        year_axis(ax)
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower left")
@@ -231,6 +250,17 @@ def knowledge_date_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: i
     fig.suptitle("When does the model's knowledge stop?", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def values_title(names: Sequence[str], counts: Sequence[int | None]) -> str:
+    """A staleness panel's count: ``n = 67, 51 values`` (the legend's order) where every model has a curve in the
+    panel, else each model named, ``values: 5 for third, none for half``; never a bare dash."""
+    if all(count is not None for count in counts):
+        return f"n = {', '.join(f'{count:,}' for count in counts)} values"
+    shown = [
+        f"{'none' if count is None else f'{count:,}'} for {name}" for name, count in zip(names, counts, strict=True)
+    ]
+    return _wrap("values: " + ", ".join(shown), 40)
 
 
 def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 3) -> Figure:
@@ -252,7 +282,7 @@ def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 
         counts = []
         for index, curves in enumerate(curves_of):
             curve = curves.get(category)
-            counts.append("–" if curve is None else str(curve["n"]))
+            counts.append(None if curve is None else int(curve["n"]))
             if curve is None:
                 continue
             colour = palette[index % len(palette)]
@@ -263,10 +293,11 @@ def staleness_figure(per_model: Mapping[str, Mapping[str, Any]], per_row: int = 
                     dates, [100 * v for v in curve["low"]], [100 * v for v in curve["high"]], color=colour, alpha=0.15
                 )
         ax.axhline(50, color="#999999", lw=0.8, ls=":")
-        ax.set_title(f"{_wrap(category, 34)}\nn = {', '.join(counts)} values", fontsize=9)
+        ax.set_title(f"{_wrap(category, 34)}\n{values_title(names, counts)}", fontsize=9)
         ax.set_ylim(0, 102)
         ax.grid(alpha=0.3)
         ax.set_xlabel("date (year)")
+        year_axis(ax)
     for ax in axes[len(categories) :]:
         ax.set_visible(False)
     for ax in axes[::cols]:

@@ -47,9 +47,7 @@ def _verdict_rows(
     return rows
 
 
-_INTERVALS_NOTE = (
-    "Cells read `value [low, high]`: the share and its 95% Wilson score interval (docs/outdated.md, Intervals)."
-)
+_INTERVALS_NOTE = "Cells read `value [low, high]`: the share and its 95% Wilson score interval (chronoprobe docs outdated, Intervals)."
 
 
 def _prompting_lines(provenance: Provenance) -> list[str]:

@@ -477,5 +477,5 @@ def _knowledge_date(
         gold,
     )
     return knowledge_summary(
-        answers, excluded, dt.date.fromisoformat(str(retrieved)), cutoff=cutoff, deployed_at=deployed_at
+        answers, excluded, dt.date.fromisoformat(str(retrieved)), cutoff=cutoff, deployed_at=deployed_at, gold=gold
     )

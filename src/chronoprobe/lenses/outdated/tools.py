@@ -44,7 +44,7 @@ class ScoreToolConfig(BaseModel):
     generations: Path
     """Folder of <category>_answers.json files (DyKnow layout: subject, optional attribute, then answers and
     questions), or a harness log: an inspect .eval log (or folder of them), lm-eval --log_samples output
-    (docs/harnesses.md)."""
+    (chronoprobe docs harnesses)."""
     out: Path
     """Where to write the answer sheets, classifications.jsonl and summary.json (a run folder, for a harness log)."""
     gold: Path | None = None

@@ -94,7 +94,7 @@ def _per_class_f1(summary: dict[str, Any]) -> list[str]:
         rows.append([run["model"], run["strategy"], run["context_mode"], *cells])
     return [
         "Each cell: F1 [95% interval] (n): the Wilson interval of p = TP / (TP + FP + FN) mapped through "
-        "F1 = 2p / (1 + p); n counts the answers whose gold or predicted class it is (docs/recency.md).",
+        "F1 = 2p / (1 + p); n counts the answers whose gold or predicted class it is (chronoprobe docs recency).",
         "",
         table(["model", "strategy", "context", *labels], rows, digits=2),
     ]
@@ -110,10 +110,10 @@ def render(summary: dict[str, Any], plots: dict[str, str]) -> str:
     lines += [
         "Gold labels: majority label without context, the context's label with context. "
         "Tolerant = within ±1 class on the ordered scale; tolerant F1 = macro F1 after replacing every "
-        "near miss by the gold class. Unparseable answers count as wrong (docs/recency.md).",
+        "near miss by the gold class. Unparseable answers count as wrong (chronoprobe docs recency).",
         "",
         "Rates read `value [low, high]`: the 95% interval over the run's n items, Wilson for accuracies and "
-        "rates, a seeded bootstrap over items for F1 (docs/recency.md, Intervals).",
+        "rates, a seeded bootstrap over items for F1 (chronoprobe docs recency, Intervals).",
         "",
         "## Classification",
         "",
