@@ -91,6 +91,7 @@ CASES = [
     Case("route-cut-off-above-one", lambda tmp: cp.route("Who?", min_share=1.5), ConfigError, "--min-share"),
     Case("route-weights-missing", lambda tmp: cp.route("Who?", weights=tmp / "none"), ConfigError, "none"),
     Case("route-weights-not-a-router", lambda tmp: cp.route("Who?", weights=tmp / "empty"), ConfigError, "empty"),
+    Case("run-keyword-no-release-had", _run(models=SPEC, cutoffs={"a": "2024-01"}), ConfigError, "cutoffs"),
     # cp.produce
     Case("produce-tool-not-text", lambda tmp: cp.produce(["results"]), ConfigError, "tool"),  # type: ignore[arg-type]
     Case("produce-tool-unknown", lambda tmp: cp.produce("recency.labels"), ConfigError, "tool"),
@@ -124,10 +125,7 @@ CASES = [
     ),
     Case("produce-cache-info-folder", lambda tmp: cp.produce("cache.info", cache=tmp), ConfigError, "call cache"),
     Case(
-        "produce-old-and-new-keyword",
-        lambda tmp: cp.produce("results", dirs=[tmp], fmt="csv", format="json"),
-        ConfigError,
-        "format",
+        "produce-keyword-no-release-had", lambda tmp: cp.produce("results", dirs=[tmp], fmt="csv"), ConfigError, "fmt"
     ),
     # cp.check
     Case("check-models-number", lambda tmp: cp.check(5, progress=False), ConfigError, "models"),  # type: ignore[arg-type]
@@ -142,7 +140,8 @@ CASES = [
         "--junit",
     ),
     Case("check-live-and-snapshot", _check(live=True, snapshot="dyknow-2023-12-18"), ConfigError, "--live"),
-    Case("check-old-and-new-keyword", _check(lenses=["outdated"], lens=["recency"]), ConfigError, "lens"),
+    Case("check-keyword-no-release-had", _check(lenses=["outdated"]), ConfigError, "lenses"),
+    Case("check-model-keyword-no-release-had", lambda tmp: cp.check(model=SPEC, progress=False), ConfigError, "model"),
     Case("check-option-unknown", _check(thresholds=["x"]), ConfigError, "thresholds"),
     # cp.load
     Case("load-not-a-path", lambda tmp: cp.load(5), ConfigError, "path"),  # type: ignore[arg-type]
@@ -178,7 +177,7 @@ def test_a_careless_call_is_one_documented_error_and_writes_nothing(
     (tmp_path / "empty").mkdir()
     before = _paths(tmp_path)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # the older keywords, taken for a release
+        warnings.simplefilter("ignore", DeprecationWarning)  # the keywords 0.1.0 released, taken until 0.4.0
         with pytest.raises(ChronoprobeError) as raised:
             case.call(tmp_path)
     assert isinstance(raised.value, case.error), repr(raised.value)
@@ -190,16 +189,12 @@ def test_a_careless_call_is_one_documented_error_and_writes_nothing(
 @pytest.mark.e2e
 def test_an_older_keyword_still_works_and_names_the_new_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
-    with pytest.warns(DeprecationWarning, match=r"'use_aliases' is deprecated .* use 'aliases'") as told:
+    with pytest.warns(
+        DeprecationWarning, match=r"'use_aliases' is deprecated and removed in 0\.4\.0; use 'aliases'"
+    ) as told:
         run = cp.run("outdated", SPEC, limit=1, use_aliases=True, out=tmp_path / "run", cache=tmp_path / "c.sqlite")
     assert told[0].filename == __file__  # the warning points at the caller's line
     assert run.config is not None and run.config.aliases is True  # type: ignore[attr-defined]
-    with pytest.warns(DeprecationWarning, match=r"'model' is deprecated .* use 'models'"):
+    with pytest.warns(DeprecationWarning, match=r"'model' is deprecated and removed in 0\.4\.0; use 'models'"):
         again = cp.run("outdated", model=SPEC, limit=1, out=tmp_path / "run", cache=tmp_path / "c.sqlite")
     assert again.summary == run.summary
-    from chronoprobe.lenses.outdated.audit import AuditConfig
-
-    with pytest.warns(DeprecationWarning, match="use 'cutoff'"):
-        assert AuditConfig(cutoffs={"a": "2024-01"}).cutoff == {"a": "2024-01"}  # type: ignore[call-arg]
-    with pytest.raises(ConfigError, match=r"^cutoffs/cutoff: give cutoff only"):
-        AuditConfig(cutoffs={"a": "2024-01"}, cutoff={"a": "2023-01"})  # type: ignore[call-arg]

@@ -14,7 +14,7 @@ from chronoprobe.threads import prepare_openmp as _prepare_openmp
 from chronoprobe.version import __version__
 
 _prepare_openmp()  # before anything imports torch: OpenMP reads its wait policy once
-_install_old_names()  # chronoprobe.outdated, chronoprobe.lens ...: their 0.2 names, for one release
+_install_old_names()  # chronoprobe.outdated, chronoprobe.lens ...: the names 0.1.0 released, until 0.4.0
 
 __all__ = [
     "CapabilityError",

@@ -44,6 +44,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, ModelRequest, option_fields, parse_model
 from chronoprobe.progress_lines import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
 from chronoprobe.renames import warn_deprecated
+from chronoprobe.version import SHIMS_REMOVED_IN
 
 if TYPE_CHECKING:
     from chronoprobe.checkup.run import CheckResult
@@ -177,7 +178,6 @@ def check(
     whether every threshold holds. A check killed part way resumes when run again with the same ``out``.
     """
     quiet_third_party_output()
-    models = _older_models_keyword(options, models)
     engine = options.pop("engine", "local")
     made, backend, handles = _made(tool_class("check"), models, options)
     return cast("CheckResult", _produce(made, backend, handles, cache, progress, engine))
@@ -265,13 +265,13 @@ def _model_values(value: Any) -> tuple[list[str | ModelRequest] | None, list[Mod
 
 
 def _older_models_keyword(options: dict[str, Any], models: Any) -> Any:
-    """``model=``, the keyword before ``models``: still taken for a release, with a warning."""
+    """``model=``, the keyword 0.1.0's ``run`` had before ``models``: still taken until 0.4.0, with a warning."""
     if "model" not in options:
         return models
     older = options.pop("model")
     if models is not None and older != models:
         raise ConfigError("model/models", "give models only (model is its older name)")
-    warn_deprecated("the keyword 'model' is deprecated and goes in the next release; use 'models'")
+    warn_deprecated(f"the keyword 'model' is deprecated and removed in {SHIMS_REMOVED_IN}; use 'models'")
     return older
 
 

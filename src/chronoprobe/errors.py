@@ -38,7 +38,8 @@ class EndpointError(ChronoprobeError):
 
 
 class PluginError(ChronoprobeError):
-    """A lens plug-in (a ``chronoprobe.lenses`` entry point) failed: its import, or one of its stages.
+    """A plug-in (a ``chronoprobe.lenses`` or ``chronoprobe.backends`` entry point) failed: its import, or one of
+    its stages.
 
     *where* names the entry point and the distribution that declares it; the original exception is
     the ``__cause__``. The message reads ``lens plug-in 'toy' (toy-lens 0.1) failed to import: ...``.

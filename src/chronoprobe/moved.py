@@ -1,9 +1,11 @@
-"""Modules that moved in 0.3, under their old names for one release, with a DeprecationWarning naming the new one.
+"""Modules that moved since 0.1.0, under the names 0.1.0 released, until 0.4.0, with a DeprecationWarning naming
+the new one.
 
 ``from chronoprobe.outdated.audit import AuditConfig`` still works and gives the same objects as
-``chronoprobe.lenses.outdated.audit``: the lenses moved under ``chronoprobe/lenses/``, the run contract
-(lens, tool, runner, publish, run log) under ``chronoprobe/contract/``, and a few modules took names that say
-what they hold. A package's old name covers its modules (``chronoprobe.outdated.<module>``).
+``chronoprobe.lenses.outdated.audit``: the lenses moved under ``chronoprobe/lenses/``, the run contract (lens,
+runner, publish) under ``chronoprobe/contract/``, and ``reports.tidy`` took a name that says what it holds. A
+package's old name covers its modules (``chronoprobe.outdated.<module>``). Only names a release had are here: a
+module renamed again before any release shipped it has no alias.
 """
 
 from __future__ import annotations
@@ -17,32 +19,19 @@ import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
+from chronoprobe.version import SHIMS_REMOVED_IN
+
 MOVED: dict[str, str] = {
-    "chronoprobe.checkup.gate": "chronoprobe.checkup.thresholds",
-    "chronoprobe.cli.progress_display": "chronoprobe.cli.console",
     "chronoprobe.conflicts": "chronoprobe.lenses.conflicts",
-    "chronoprobe.conflicts.records": "chronoprobe.lenses.conflicts.metric_records",
-    "chronoprobe.conflicts.words": "chronoprobe.lenses.conflicts.plain_words",
     "chronoprobe.editing": "chronoprobe.lenses.editing",
-    "chronoprobe.editing.records": "chronoprobe.lenses.editing.metric_records",
-    "chronoprobe.editing.words": "chronoprobe.lenses.editing.plain_words",
     "chronoprobe.lens": "chronoprobe.contract.lens",
     "chronoprobe.outdated": "chronoprobe.lenses.outdated",
-    "chronoprobe.outdated.records": "chronoprobe.lenses.outdated.metric_records",
-    "chronoprobe.outdated.words": "chronoprobe.lenses.outdated.plain_words",
-    "chronoprobe.progress": "chronoprobe.progress_lines",
     "chronoprobe.publish": "chronoprobe.contract.publish",
     "chronoprobe.recency": "chronoprobe.lenses.recency",
-    "chronoprobe.recency.records": "chronoprobe.lenses.recency.metric_records",
-    "chronoprobe.recency.words": "chronoprobe.lenses.recency.plain_words",
     "chronoprobe.reports.tidy": "chronoprobe.reports.tidy_table",
-    "chronoprobe.reports.tidy_output": "chronoprobe.reports.tidy_formats",
-    "chronoprobe.reports.words": "chronoprobe.reports.plain_words",
-    "chronoprobe.runlog": "chronoprobe.contract.runlog",
     "chronoprobe.runner": "chronoprobe.contract.runner",
-    "chronoprobe.tool": "chronoprobe.contract.tool",
 }
-"""Old module name -> its new name (a package's entry covers its modules)."""
+"""Old module name (as 0.1.0 released it) -> its new name (a package's entry covers its modules)."""
 _LONGEST_FIRST = sorted(MOVED, key=len, reverse=True)
 
 
@@ -62,7 +51,9 @@ class _Alias(importlib.abc.Loader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         warnings.warn(
-            f"{spec.name} is now {self.new}; the old name goes in the next release", DeprecationWarning, stacklevel=2
+            f"{spec.name} is now {self.new}; the old name is removed in {SHIMS_REMOVED_IN}",
+            DeprecationWarning,
+            stacklevel=2,
         )
         return importlib.import_module(self.new)
 
@@ -75,7 +66,9 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         new = new_name(fullname) if fullname.startswith("chronoprobe.") else None
-        return None if new is None else importlib.util.spec_from_loader(fullname, _Alias(new))
+        if new is None or importlib.util.find_spec(new) is None:  # e.g. chronoprobe.outdated.records: never released
+            return None
+        return importlib.util.spec_from_loader(fullname, _Alias(new))
 
 
 def install() -> None:

@@ -1,4 +1,6 @@
-"""Where lenses are found: the built-in :data:`LENSES` table and the ``chronoprobe.lenses`` entry points.
+"""Where lenses are found: the built-in :data:`LENSES` table and the ``chronoprobe.lenses`` entry points; and
+where backends from other packages are found: the ``chronoprobe.backends`` entry points (:func:`backend_plugins`,
+read by ``models.registry`` beside its built-in ``BACKENDS`` table).
 
 A package outside chronoprobe adds a question by declaring, in its own ``pyproject.toml``::
 
@@ -9,9 +11,15 @@ Both sources name a class by ``module:attribute`` and it is imported only when u
 module imports no lens: the readers (``chronoprobe results``, the card, ``chronoprobe.load``) and
 the runner find every lens here without knowing any of them.
 
+A backend's entry point names its ``BackendKind`` the same way, under its spec kind::
+
+    [project.entry-points."chronoprobe.backends"]
+    echo = "mypackage.echo:ECHO"
+
 A plug-in's failures are its own: anything its import or its stages raise (``SystemExit``
 included) becomes a :class:`~chronoprobe.errors.PluginError` naming the entry point and its
-distribution, raised only by the commands that use it (:func:`load`, :class:`blame`).
+distribution, raised only by the commands that use it (:func:`load`, :class:`blame`; for a backend,
+the commands whose ``--model`` names its kind).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any, Literal
 from chronoprobe.errors import ChronoprobeError, ConfigError, PluginError
 
 ENTRY_POINT_GROUP = "chronoprobe.lenses"
+BACKEND_GROUP = "chronoprobe.backends"
 
 LENSES: dict[str, str] = {
     "outdated": "chronoprobe.lenses.outdated.lens:OutdatedLens",
@@ -43,7 +52,7 @@ LENSES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Plugin:
-    """One ``chronoprobe.lenses`` entry point and the distribution that declares it."""
+    """One ``chronoprobe.lenses`` (or ``chronoprobe.backends``) entry point and the distribution that declares it."""
 
     name: str
     target: str
@@ -52,6 +61,8 @@ class Plugin:
     version: str | None = None
     summary: str = ""
     """The distribution's one-line summary (its metadata), shown by ``chronoprobe --help``."""
+    role: str = "lens"
+    """What it plugs in, as messages name it: ``lens`` or ``backend``."""
 
     @property
     def origin(self) -> str:
@@ -63,7 +74,7 @@ class Plugin:
     @property
     def label(self) -> str:
         """How every message names it: ``lens plug-in 'toy' (toy-lens 0.1)``."""
-        return f"lens plug-in {self.name!r} ({self.origin})"
+        return f"{self.role} plug-in {self.name!r} ({self.origin})"
 
 
 def entry_point_lenses() -> dict[str, str]:
@@ -71,28 +82,39 @@ def entry_point_lenses() -> dict[str, str]:
     return {name: plugin.target for name, plugin in entry_point_plugins().items()}
 
 
-def entry_point_plugins() -> dict[str, Plugin]:
-    """Every ``chronoprobe.lenses`` entry point by name; where two distributions declare one name, the first on sys.path."""
+def entry_point_plugins(group: str = ENTRY_POINT_GROUP) -> dict[str, Plugin]:
+    """Every entry point of ``group`` by name; where two distributions declare one name, the first on sys.path."""
     found: dict[str, Plugin] = {}
-    for plugin in _scan(tuple(sys.path)):
+    for plugin in _scan(tuple(sys.path))[group]:
         found.setdefault(plugin.name, plugin)
     return found
 
 
+def backend_plugins() -> dict[str, Plugin]:
+    """Every ``chronoprobe.backends`` entry point by spec kind (``models.registry`` leaves out a built-in kind)."""
+    return entry_point_plugins(BACKEND_GROUP)
+
+
+_ROLES = {ENTRY_POINT_GROUP: "lens", BACKEND_GROUP: "backend"}
+
+
 @functools.lru_cache(maxsize=4)
-def _scan(search_path: tuple[str, ...]) -> tuple[Plugin, ...]:
+def _scan(search_path: tuple[str, ...]) -> dict[str, tuple[Plugin, ...]]:
     # Reading every installed distribution's metadata takes milliseconds, and the readers look lenses up
-    # several times per run folder: scan once per search path (a folder put on sys.path is seen).
-    return tuple(_plugin(point) for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    # several times per run folder: scan once per search path (a folder put on sys.path is seen), both groups.
+    points = importlib.metadata.entry_points()
+    return {
+        group: tuple(_plugin(point, role) for point in points.select(group=group)) for group, role in _ROLES.items()
+    }
 
 
-def _plugin(point: importlib.metadata.EntryPoint) -> Plugin:
+def _plugin(point: importlib.metadata.EntryPoint, role: str) -> Plugin:
     dist = point.dist
     if dist is None:
-        return Plugin(point.name, point.value)
+        return Plugin(point.name, point.value, role=role)
     metadata = dist.metadata
     summary = (metadata.json.get("summary") or "") if metadata is not None else ""
-    return Plugin(point.name, point.value, dist.name, dist.version, " ".join(str(summary).split()))
+    return Plugin(point.name, point.value, dist.name, dist.version, " ".join(str(summary).split()), role)
 
 
 def registered() -> dict[str, str]:

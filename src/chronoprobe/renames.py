@@ -1,6 +1,7 @@
-"""Config fields renamed to their flags: an old Python keyword keeps working for one release, with a warning.
+"""Config fields renamed to their flags: a Python keyword 0.1.0 released keeps working until 0.4.0, with a warning.
 
-A config declares its older keywords once, as ``renamed_fields`` (old -> new), and takes them through
+A config declares its older keywords once, as ``renamed_fields`` (old -> new; only names a release had: a keyword
+renamed again before any release shipped it has no entry), and takes them through
 :func:`accept_renamed`, the last validator of its class body::
 
     class AuditConfig(BaseModel):
@@ -29,13 +30,18 @@ import pydantic
 from pydantic import ValidationInfo, model_validator
 
 from chronoprobe.errors import ConfigError
+from chronoprobe.version import SHIMS_REMOVED_IN
 
 __all__ = ["RECORDED", "accept_renamed", "renamed_keywords", "warn_deprecated"]
 
 RECORDED: dict[str, Any] = {"recorded": True}
 """The validation context of a config read back from a run folder: its older names are taken without a warning."""
 
-_OURS = (str(Path(__file__).resolve().parent), str(Path(pydantic.__file__).resolve().parent))
+_OURS = tuple(
+    str(folder)
+    for module in (__file__, pydantic.__file__)
+    for folder in {Path(module).parent, Path(module).resolve().parent}  # as imported, and through a linked venv
+)
 
 
 def warn_deprecated(message: str) -> None:
@@ -60,7 +66,7 @@ def renamed_keywords(renamed: Mapping[str, str], given: Mapping[str, Any], *, qu
             raise ConfigError(f"{old}/{new}", f"give {new} only ({old} is its older name)")
         chosen[new] = value
         if not quiet:
-            warn_deprecated(f"the keyword {old!r} is deprecated and goes in the next release; use {new!r}")
+            warn_deprecated(f"the keyword {old!r} is deprecated and removed in {SHIMS_REMOVED_IN}; use {new!r}")
     return chosen
 
 

@@ -83,7 +83,9 @@ def test_recency_eval_reads_the_shared_data_variable_and_notes_the_old_one(tmp_p
     done = run_cli(tmp_path, legacy, *args, "--out", str(tmp_path / "b"), *cache)
     assert done.returncode == 0, done.stderr
     assert extra(tmp_path / "b")["pool"] == 14
-    notes = [line for line in done.stderr.splitlines() if "CHRONOPROBE_RECENCYQA is deprecated" in line]
+    notes = [
+        line for line in done.stderr.splitlines() if "CHRONOPROBE_RECENCYQA is deprecated and removed in 0.4.0" in line
+    ]
     assert len(notes) == 1 and "CHRONOPROBE_SHARED_DATA" in notes[0]
 
 

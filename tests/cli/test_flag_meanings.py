@@ -4,7 +4,7 @@ Read from the same option tables as ``test_option_tables.py`` (every command, ge
 two commands that share a flag must give it the same value type, the same repeatability and the
 same switch-ness, and their help must carry the words :data:`chronoprobe.cli.options.MEANINGS`
 gives it. A flag every command takes from one declaration (the model options) is the same by
-construction. Older spellings kept for a release (hidden) are left out: they name the new flag.
+construction. Older spellings 0.1.0 released, kept until 0.4.0 (hidden), are left out: they name the new flag.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_the_renamed_meanings_have_their_own_names() -> None:
 
 
 @pytest.mark.e2e
-def test_an_older_spelling_still_works_for_a_release_and_says_so(
+def test_an_older_spelling_0_1_released_still_works_until_0_4_0_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
@@ -100,12 +100,29 @@ def test_an_older_spelling_still_works_for_a_release_and_says_so(
     quick = ("--no-locality", "--no-fluency", "--cache", str(tmp_path / "c.sqlite"))
     old = run_main(monkeypatch, capsys, *run, *quick, "--limit", "1", "--out", str(tmp_path / "old"))
     assert old.code == 0, old.err
-    assert "warning: --limit is deprecated and goes in the next release; use --balanced-limit" in old.err
+    assert "warning: --limit is deprecated and removed in 0.4.0; use --balanced-limit" in old.err
     new = run_main(monkeypatch, capsys, *run, *quick, "--balanced-limit", "1", "--out", str(tmp_path / "new"))
     assert new.code == 0 and "deprecated" not in new.err
     assert _facts(tmp_path / "old") == _facts(tmp_path / "new") == 1
     both = run_main(monkeypatch, capsys, *run, *quick, "--limit", "1", "--balanced-limit", "2")
     assert both.code == 2 and both.err.startswith("error: --limit/--balanced-limit: give --balanced-limit only")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "given",
+    [
+        ("history", "results", "--model", "m"),  # --only-model, named --model before any release
+        ("catalogue", "build", "heads_of_state", "--limit", "2"),  # --per-template, likewise
+    ],
+)
+def test_an_older_spelling_no_release_had_is_refused(
+    given: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CHRONOPROBE_HOME", str(tmp_path / "home"))
+    ran = run_main(monkeypatch, capsys, *given, "--out", str(tmp_path / "never"))
+    assert ran.code == 2 and "No such option" in ran.err and given[-2] in ran.err, ran.err
+    assert not (tmp_path / "never").exists()
 
 
 def _facts(folder: Path) -> int:

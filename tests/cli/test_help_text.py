@@ -106,7 +106,7 @@ def test_help_at_80_columns_cuts_no_option_name(
     assert max(len(line) for line in text.splitlines()) <= 80
     words = set(text.replace("│", " ").split())
     for param in _params(path):
-        if getattr(param, "hidden", False):  # an older spelling kept for a release: not listed
+        if getattr(param, "hidden", False):  # an older spelling kept until 0.4.0: not listed
             continue
         for name in [*param.opts, *param.secondary_opts]:  # type: ignore[attr-defined]
             if name.startswith("-"):

@@ -72,7 +72,7 @@ def test_templates_from_python_are_the_shipped_set() -> None:
 
 
 @pytest.mark.e2e
-def test_the_deprecated_limit_still_works_with_a_warning(
+def test_the_cli_build_bar_goes_when_the_build_ends(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wdqs: StubWDQS, tmp_path: Path
 ) -> None:
     import chronoprobe.cli.console as progress_display
@@ -86,9 +86,9 @@ def test_the_deprecated_limit_still_works_with_a_warning(
 
     monkeypatch.setattr("chronoprobe.cli.tool_command.progress_ticks", recorded)
     out = tmp_path / "built"
-    args = ["catalogue", "build", "heads_of_state", "--limit", "2", "--out", str(out), "--endpoint", wdqs.url]
+    args = ["catalogue", "build", "heads_of_state", "--per-template", "2", "--out", str(out), "--endpoint", wdqs.url]
     ran = run_main(monkeypatch, capsys, *args)
     assert ran.code == 0, ran.text
-    assert "warning: --limit is deprecated and goes in the next release; use --per-template" in ran.err
+    assert "deprecated" not in ran.err
     assert "2 facts in 1 categories (0 new, 2 DyKnow) from 1 templates" in ran.err and ran.out == ""
     assert bars == [True]  # the bar goes when the build ends: an error would be the only line left

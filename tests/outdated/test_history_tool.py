@@ -26,7 +26,7 @@ def test_history_from_python_writes_the_default_folder(
     audit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    found = cp.produce("history", dirs=[audit], models="unsure")
+    found = cp.produce("history", dirs=[audit], only_model="unsure")
     [point] = found.points  # --only-model unsure: the other model left out
     assert (point.name, point.snapshot, found.changes) == ("unsure", "dyknow-2023-12-18", [])
     shares = {verdict: (metric.value, metric.n) for verdict, metric in point.shares.items()}
@@ -41,7 +41,7 @@ def test_history_replaces_its_own_folder_and_refuses_an_input(audit: Path, tmp_p
     out = tmp_path / "history"
     first = cp.produce("history", dirs=[audit], out=out)
     assert [p.name for p in first.points] == ["macron", "unsure"]  # by model name
-    again = cp.produce("history", dirs=[audit], out=out, models=("macron",))
+    again = cp.produce("history", dirs=[audit], out=out, only_model=("macron",))
     assert [p["name"] for p in json.loads((out / "history.json").read_text())["points"]] == ["macron"]
     assert [p.name for p in again.points] == ["macron"]
     with pytest.raises(ConfigError, match=r"^--out .*: is the DIR input "):

@@ -4,14 +4,12 @@ and what the check tells each lens (:class:`~chronoprobe.contract.lens.CheckCont
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.contract.lens import Budget
 from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.models.registry import ModelList, default_models
-from chronoprobe.renames import accept_renamed
 from chronoprobe.values import HttpUrl
 
 __all__ = ["CheckToolConfig"]
@@ -21,8 +19,6 @@ class CheckToolConfig(BaseModel):
     """``chronoprobe check``: every option, as the command takes it (the shared model options beside them)."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"model": "models", "lenses": "lens"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`; ``lenses`` was ``cp.check``'s)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The model specs to check (default: the embedded SmolLM2)."""
@@ -60,5 +56,3 @@ class CheckToolConfig(BaseModel):
     allow_different_items: bool = False
     """Compare with a --baseline asked other items (another budget, snapshot or sample), on the items they share
     (refused otherwise)."""
-
-    _renamed = accept_renamed()

@@ -24,7 +24,6 @@ from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.paths import default_call_cache
-from chronoprobe.renames import accept_renamed
 from chronoprobe.reports.card import write_card
 from chronoprobe.reports.tidy_formats import TidyView, check_table_file, encode, pick_format, write_table
 from chronoprobe.reports.tidy_table import find_runs, tidy_rows, to_frame
@@ -110,8 +109,6 @@ class ResultsToolConfig(BaseModel):
     """``chronoprobe results``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"fmt": "format"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     dirs: tuple[Path, ...]
     """Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."""
@@ -120,8 +117,6 @@ class ResultsToolConfig(BaseModel):
     out: Path | None = None
     """Where to write the table instead of the terminal (a file). An earlier table there is replaced; any other
     file is refused, never overwritten."""
-
-    _renamed = accept_renamed()
 
 
 class ResultsTool(Tool["pd.DataFrame"]):

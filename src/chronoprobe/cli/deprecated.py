@@ -1,4 +1,4 @@
-"""Older spellings of renamed options, kept for one release: each still works, with a warning line.
+"""Older spellings of renamed options that 0.1.0 released, kept until 0.4.0: each still works, with a warning line.
 
 ``with_deprecated({"--limit": "--balanced-limit"})`` adds ``--limit`` to a command as a hidden option
 of the same type as ``--balanced-limit``; given, it sets ``--balanced-limit`` and says so on stderr.
@@ -18,6 +18,7 @@ import typer
 
 from chronoprobe.cli.console import console
 from chronoprobe.errors import ConfigError
+from chronoprobe.version import SHIMS_REMOVED_IN
 
 try:  # recent typer vendors click
     from typer._click.core import ParameterSource
@@ -82,7 +83,7 @@ def with_deprecated(renames: dict[str, str]) -> Callable[[CommandT], CommandT]:
                         f"{old}/{renames[old]}", f"give {renames[old]} only ({old} is its older spelling)"
                     )
                 console.print(
-                    f"warning: {old} is deprecated and goes in the next release; use {renames[old]}",
+                    f"warning: {old} is deprecated and removed in {SHIMS_REMOVED_IN}; use {renames[old]}",
                     highlight=False,
                     markup=False,
                     soft_wrap=True,

@@ -72,7 +72,7 @@ def _show_table(out: Console, view: TableView) -> None:
 
 def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
     """The command of ``tool``: its config's options, the shared model options when it loads models, and the
-    older spellings of its renamed options (``tool.renamed_options``), kept for a release."""
+    older spellings of its renamed options (``tool.renamed_options``), kept until 0.4.0."""
     offered = config_options(tool)
 
     def command(**values: Any) -> None:

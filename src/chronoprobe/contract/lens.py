@@ -183,8 +183,8 @@ class Lens(ABC, Generic[RowT]):
     unused_model_options: ClassVar[frozenset[str]] = frozenset()
     """Model options that do not apply to this lens, left off its command (``sampler`` for greedy decoding)."""
     renamed_options: ClassVar[dict[str, str]] = {}
-    """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release
-    (``cli/deprecated.py``)."""
+    """Options renamed for one meaning per flag, old spelling (one 0.1.0 released) -> new: the old one still works
+    until 0.4.0 (``cli/deprecated.py``)."""
     command_help: ClassVar[str] = ""
     """``chronoprobe <name> --help``'s line (empty: the class docstring's first line)."""
     command_aliases: ClassVar[dict[str, str]] = {}
@@ -227,7 +227,7 @@ class Lens(ABC, Generic[RowT]):
         given = getattr(self.config, "models", None)
         if not given:
             return default_models()
-        return tuple(m if isinstance(m, ModelRequest) else parse_model(m) for m in given)
+        return tuple(parse_model(m) for m in given)
 
     @abstractmethod
     def load(self) -> None:

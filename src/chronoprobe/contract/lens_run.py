@@ -34,7 +34,6 @@ from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import ModelRequest, config_with_models, parse_model
 from chronoprobe.plugins import blame
-from chronoprobe.provenance import Provenance, build_provenance
 
 __all__ = ["LensRun", "command_tool", "default_out", "lens_tool", "run_config"]
 
@@ -58,7 +57,7 @@ def default_out(
         folder = root / lens.default_folder()
     with blame(lens, "failed in run_label()"):
         label = lens.run_label()
-    chosen = lens.models if models is None else [m if isinstance(m, ModelRequest) else parse_model(m) for m in models]
+    chosen = lens.models if models is None else [parse_model(m) for m in models]
     return default_folder(folder, label, chosen, now=now)
 
 
@@ -171,28 +170,12 @@ class LensRun(Tool[Run]):
         models, rows = _ask(lens, engine, the_models, context, plan)
         with blame(lens, "failed in summarise()"):
             summary = lens.summarise(models, rows)
-        provenance = self._provenance(models, cache, started, engine)
+        with blame(lens, "failed in recipe()"):
+            recipe = lens.recipe()
+        provenance = context.provenance(recipe, models=models, cache=cache, started=started, engine=engine)
         with blame(lens, "failed in dataset_label()"):
             summary.dataset = summary.dataset or lens.dataset_label(summary, provenance)
         return Run(self.out, lens.name, summary, kind=lens.kind, config=lens.config, provenance=provenance, rows=rows)
-
-    def _provenance(
-        self, models: Sequence[CachedModel], cache: CallCache, started: float, engine: Engine
-    ) -> Provenance:
-        with blame(self.lens, "failed in recipe()"):
-            recipe = self.lens.recipe()
-        return build_provenance(
-            models,
-            decoding=recipe.decoding,
-            seeds=recipe.seeds,
-            snapshot=recipe.snapshot,
-            judge=recipe.judge,
-            extra=recipe.extra,
-            started=started,
-            call_cache=cache.path,
-            # results are the local engine's; where they ran is still worth a line
-            engine=None if engine.local else engine.label,
-        )
 
     def write(self, folder: Path, result: Run) -> None:
         """The lens's report, plots and historical files, then the run log every lens shares."""

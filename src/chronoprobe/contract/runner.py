@@ -64,7 +64,7 @@ def load_models(
 
     A text is parsed here (a helper's spec); a request's backend options are checked here unless it is one of
     ``checked`` (the pre-flight's), every one before any loads."""
-    chosen = [r if isinstance(r, ModelRequest) else parse_model(r) for r in requests or default_models()]
+    chosen = [parse_model(r) for r in requests or default_models()]
     check_distinct(chosen)  # two models shown by one name: refused, never told apart as "a (2)"
     for request in chosen:  # with the options it is given: a bad second one fails before any load
         if not any(request is done for done in checked):

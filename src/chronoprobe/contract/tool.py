@@ -235,19 +235,32 @@ class ToolContext:
             return
         yield self.settings.progress
 
-    def provenance(self, recipe: RunRecipe | None = None) -> Provenance:
-        """What produced the result: the models loaded, the recipe, and (with models) the duration and cache."""
+    def provenance(
+        self,
+        recipe: RunRecipe | None = None,
+        *,
+        models: Sequence[CachedModel] | None = None,
+        cache: CallCache | None = None,
+        started: float | None = None,
+        engine: Engine | None = None,
+    ) -> Provenance:
+        """What produced the result: the models loaded, the recipe, and (with models) the duration and cache.
+
+        A lens's run says what it asked instead: its ``models`` (a caller's handles among them), their ``cache``,
+        when it ``started``, and the ``engine`` where it is not the local one."""
         recipe = recipe or RunRecipe(decoding={}, seeds=[])
-        with_models = self._cache is not None
+        cache = cache if cache is not None else self._cache
         return build_provenance(
-            self.models,
+            self.models if models is None else models,
             decoding=recipe.decoding,
             seeds=recipe.seeds,
             snapshot=recipe.snapshot,
             judge=recipe.judge,
             extra=recipe.extra,
-            started=self.started if with_models else None,
-            call_cache=self._cache.path if self._cache is not None else None,
+            started=(self.started if started is None else started) if cache is not None else None,
+            call_cache=cache.path if cache is not None else None,
+            # results are the local engine's; where they ran is still worth a line
+            engine=None if engine is None or engine.local else engine.label,
         )
 
 
@@ -279,7 +292,8 @@ class Tool(ABC, Generic[ResultT]):
     omit_model_options: ClassVar[tuple[str, ...]] = ()
     """The shared model options it does not offer (``engine``, ``sampler`` ...), as ``with_model_options(*omit)``."""
     renamed_options: ClassVar[dict[str, str]] = {}
-    """Options renamed for one meaning per flag, old spelling -> new: the old one still works for a release."""
+    """Options renamed for one meaning per flag, old spelling (one 0.1.0 released) -> new: the old one still works
+    until 0.4.0."""
     transient_progress: ClassVar[bool] = False
     """The CLI's progress bar is erased when the work ends (so that an error raised inside, a failed live query,
     is the only line left on the terminal)."""
@@ -299,7 +313,7 @@ class Tool(ABC, Generic[ResultT]):
 
     @classmethod
     def from_options(cls, **values: Any) -> Self:
-        """The tool with its config built from ``values`` (its fields, or their older names for a release; None keeps
+        """The tool with its config built from ``values`` (its fields, or their older names until 0.4.0; None keeps
         a field's default, a text for a repeatable field is its one value).
 
         A value the config refuses is one ConfigError naming its option; so is a name it does not know.

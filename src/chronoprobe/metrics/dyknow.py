@@ -39,6 +39,9 @@ Verdict = Literal["up-to-date", "outdated", "irrelevant", "ambiguous"]
 MatchRule = Literal["exact", "alias", "suffix-stripped", "head-noun"]
 
 VERDICTS: tuple[Verdict, ...] = ("up-to-date", "outdated", "irrelevant", "ambiguous")
+EXCLUDED_PROMPT_KEYS = ("generic",)
+"""Prompt keys classified and written to the answer sheet but left out of the statistics (a score's and a
+paired comparison's alike)."""
 RULE_STRENGTH: dict[MatchRule, int] = {"exact": 0, "alias": 1, "suffix-stripped": 2, "head-noun": 3}
 """Lower is stronger; used to break ties between entities matched at the same position."""
 

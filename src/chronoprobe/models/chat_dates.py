@@ -147,10 +147,6 @@ class ChatDates:
         (the ``template_date`` option), applying it or not (``used``)."""
         return cls(told=resolve(choice) if used else None, markers=date_markers(template_source(template)))
 
-    @property
-    def takes_date(self) -> bool:
-        return bool(self.markers)
-
     def variables(self) -> dict[str, Any]:
         """The template variables to render with: the day it is told as ``date_string`` and ``strftime_now``;
         none under ``template`` (transformers supplies its own ``strftime_now``, the machine's clock)."""

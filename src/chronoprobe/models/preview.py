@@ -44,7 +44,7 @@ def undated_key(model: str | ModelRequest, options: BackendOptions) -> str | Non
 
 
 def _key(model: str | ModelRequest, options: BackendOptions, *, dated: bool) -> str | None:
-    spec = (model if isinstance(model, ModelRequest) else parse_model(model)).spec  # a request: parsed already
+    spec = parse_model(model).spec  # a request: returned as it is, parsed already
     kind = backend_kind(spec.kind)
     if kind.files is None:
         return None

@@ -1,7 +1,8 @@
 """Backends and the strings users pass to ``--model``.
 
 Every backend is one registration: a :class:`BackendKind` in its own module, named by one row of
-:data:`BACKENDS`. The registration says how its specs read, which options it takes (a pydantic
+:data:`BACKENDS` or, from another package, by a ``chronoprobe.backends`` entry point
+(:func:`registered_backends`). The registration says how its specs read, which options it takes (a pydantic
 model: each option's one default and its docstring) and which function loads it; the spec
 parser, ``chronoprobe models``, the option checks, the lazy loads and the engines all read it.
 
@@ -58,6 +59,7 @@ from chronoprobe.models.redact import (
 from chronoprobe.models.redact import (
     strip_url_credentials as strip_url_credentials,
 )
+from chronoprobe.plugins import backend_plugins, blame
 from chronoprobe.tables import TableView
 
 __all__ = [
@@ -102,7 +104,20 @@ BACKENDS: dict[str, str] = {
 }
 """Spec kind -> ``module:attribute`` naming its :class:`BackendKind`: the one registration of a backend,
 imported only when a spec of that kind (or the list of every kind) is needed. A backend of your own is
-one module with its ``BackendKind`` plus one row here (``BACKENDS["echo"] = "mypackage.echo:ECHO"``)."""
+one module with its ``BackendKind`` plus one row here (``BACKENDS["echo"] = "mypackage.echo:ECHO"``), or, from
+another package, one ``chronoprobe.backends`` entry point (``echo = "mypackage.echo:ECHO"``)."""
+
+
+def registered_backends() -> dict[str, str]:
+    """Every backend, by spec kind: the built-in table first, then the ``chronoprobe.backends`` entry points by
+    kind (a built-in kind wins)."""
+    plugged = backend_plugins()
+    return {**BACKENDS, **{kind: plugged[kind].target for kind in sorted(plugged) if kind not in BACKENDS}}
+
+
+def _ours(target: str) -> bool:
+    """A registration in chronoprobe itself: its failure is a chronoprobe bug, never left out."""
+    return target.startswith("chronoprobe.")
 
 
 class ModelSpec(BaseModel):
@@ -202,35 +217,42 @@ def _imported(target: str) -> BackendKind:
 
 
 def backend_kind(kind: str) -> BackendKind:
-    """The registration of ``kind`` (a key of :data:`BACKENDS`); a ConfigError naming it when it does not import."""
-    target = BACKENDS[kind]
-    try:
-        found = _imported(target)
-    except ConfigError:
-        raise
-    except Exception as exc:
-        if target.startswith("chronoprobe."):
+    """The registration of ``kind`` (a key of :func:`registered_backends`); a ConfigError naming it when it does
+    not import (a PluginError naming the entry point and its distribution, for a ``chronoprobe.backends`` one)."""
+    target = registered_backends()[kind]
+    plugin = None if kind in BACKENDS else backend_plugins()[kind]
+    if plugin is not None:
+        with blame(plugin, "failed to import"):
+            found = _imported(target)
+    else:
+        try:
+            found = _imported(target)
+        except ConfigError:
             raise
-        raise ConfigError(f"backend {kind!r} ({target})", f"failed to import: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:
+            if _ours(target):
+                raise
+            raise ConfigError(f"backend {kind!r} ({target})", f"failed to import: {type(exc).__name__}: {exc}") from exc
     if found.kind != kind:
-        raise ConfigError(f"backend {BACKENDS[kind]}", f"registers kind {found.kind!r}, listed as {kind!r}")
+        raise ConfigError(f"backend {target}", f"registers kind {found.kind!r}, listed as {kind!r}")
     return found
 
 
 def backend_kinds() -> list[BackendKind]:
-    """Every registered backend that imports, in the order of :data:`BACKENDS` (see :func:`_loadable`)."""
-    return _loadable(tuple(BACKENDS))
+    """Every registered backend that imports, in the order of :func:`registered_backends` (see :func:`_loadable`)."""
+    return _loadable(tuple(registered_backends()))
 
 
 def _loadable(kinds: tuple[str, ...]) -> list[BackendKind]:
     """The registrations of ``kinds``; one of another package that fails to import is left out here (its
     own specs still name its error), so it cannot break the specs and options of the others."""
     found = []
+    registered = registered_backends()
     for kind in kinds:
         try:
             found.append(backend_kind(kind))
         except Exception:
-            if BACKENDS[kind].startswith("chronoprobe."):
+            if _ours(registered[kind]):
                 raise
     return found
 
@@ -289,7 +311,7 @@ def _parse(text: str) -> tuple[ModelSpec, str | None]:
         raise ConfigError(
             where, f"unknown model spec; expected {_spec_forms()} (see `chronoprobe models`){_did_you_mean(text)}"
         )
-    if prefix not in BACKENDS or backend_kind(prefix).bare:
+    if prefix not in registered_backends() or backend_kind(prefix).bare:
         raise ConfigError(
             where,
             f"unknown backend {prefix!r}; known: {', '.join([*_prefixed(), *bare_kinds()])} "
@@ -390,7 +412,8 @@ def parse_model(value: str | ModelRequest) -> ModelRequest:
     """A ``--model`` value (``NAME=SPEC`` or a spec) as a :class:`ModelRequest`; one-line ConfigError otherwise.
 
     Text before the first ``=`` that holds no ``:`` can only be meant as a name, so one that
-    breaks the naming rule is refused here rather than read as an unknown backend.
+    breaks the naming rule is refused here rather than read as an unknown backend. A request is returned as it
+    is (parsed already), so a caller holding either needs no test of its own.
     """
     if isinstance(value, ModelRequest):
         return value
@@ -445,7 +468,7 @@ def _option_table(entries: tuple[tuple[str, str], ...]) -> dict[str, tuple[Any, 
 
 def option_fields() -> dict[str, Any]:
     """Every option a registered backend takes -> its type (one type per name, across backends)."""
-    return {name: annotation for name, (annotation, _) in _option_table(tuple(BACKENDS.items())).items()}
+    return {name: annotation for name, (annotation, _) in _option_table(tuple(registered_backends().items())).items()}
 
 
 def described_defaults(option: str) -> list[tuple[str, str]]:
@@ -456,7 +479,7 @@ def described_defaults(option: str) -> list[tuple[str, str]]:
 def option_default(name: str) -> Any:
     """The value an option has when not given: the default every backend that takes it shares, else None
     (each backend's own)."""
-    return _option_table(tuple(BACKENDS.items()))[name][1]
+    return _option_table(tuple(registered_backends().items()))[name][1]
 
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
@@ -548,7 +571,7 @@ def _backend_options(kind: BackendKind, spec: ModelSpec, options: BackendOptions
 
 def load_backend(model: str | ModelRequest, options: BackendOptions | None = None) -> Backend:
     """Build the backend for ``model`` (a request, or a ``--model`` value to parse). One-line errors for bad specs."""
-    request = model if isinstance(model, ModelRequest) else parse_model(model)  # a request: parsed already
+    request = parse_model(model)  # a request: returned as it is, parsed already
     options = options or BackendOptions()
     check_options(request, options)
     kind = backend_kind(request.spec.kind)

@@ -35,7 +35,7 @@ from chronoprobe.metrics.paired import (
     units_needed_for_mean,
 )
 from chronoprobe.metrics.records import ALL
-from chronoprobe.reports.plain_words import difference, difference_span, number, p_is
+from chronoprobe.reports.plain_words import difference, difference_span, p_is
 from chronoprobe.reports.tidy_table import find_runs
 
 if TYPE_CHECKING:
@@ -505,8 +505,3 @@ def to_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
     for column in ("n", "discordant_ab", "discordant_ba"):
         frame[column] = pd.array(frame[column].tolist(), dtype="Int64")
     return frame
-
-
-def shown_value(value: float | None, unit: str) -> str:
-    """A value in a terminal cell (``–`` for none)."""
-    return "–" if value is None else number(value, unit)

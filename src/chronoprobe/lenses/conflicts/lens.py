@@ -58,7 +58,7 @@ class ConflictsConfig(conflicts_run.RunConfig):
         "limit": "balanced_limit",
         "prompt_file": "wording",
     }
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
+    """Keywords 0.1.0 released, accepted until 0.4.0 (:mod:`chronoprobe.renames`)."""
 
     methodology: Dataset = Field(
         cast(Dataset, None)

@@ -26,7 +26,6 @@ from chronoprobe.lenses.conflicts.sources import Input, check_inputs, shared_pat
 from chronoprobe.models.base import NewTokens
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
-from chronoprobe.renames import accept_renamed
 
 __all__ = ["CONTEXTS", "ContextsResult", "ContextsTool", "ContextsToolConfig"]
 
@@ -47,14 +46,6 @@ class ContextsToolConfig(BaseModel):
     """``chronoprobe conflicts contexts``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {
-        "model": "models",
-        "aliases": "aliases_file",
-        "seed": "sample_seed",
-        "limit": "balanced_limit",
-        "prompt_file": "wording",
-    }
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The generator model spec (one; default: the embedded SmolLM2)."""
@@ -90,8 +81,6 @@ class ContextsToolConfig(BaseModel):
         if len(value) != 1:
             raise ValueError("contexts takes exactly one generator model")
         return value
-
-    _renamed = accept_renamed()
 
 
 class ContextsResult(BaseModel):

@@ -41,7 +41,7 @@ Selection = Literal["auto", "outdated", "not-up-to-date"]
 
 
 def _counterfactual(value: Any) -> Any:
-    return value if value == "base-with-context" or isinstance(value, ModelRequest) else parse_model(value)
+    return value if value == "base-with-context" else parse_model(value)
 
 
 Counterfactual = Annotated[
@@ -62,7 +62,7 @@ class EditingConfig(BaseModel):
         "seed": "template_seed",
         "facts_file": "facts",
     }
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
+    """Keywords 0.1.0 released, accepted until 0.4.0 (:mod:`chronoprobe.renames`)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""

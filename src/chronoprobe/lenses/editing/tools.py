@@ -36,7 +36,6 @@ from chronoprobe.lenses.editing.score import (
     write_scores,
 )
 from chronoprobe.metrics.editing import ALL
-from chronoprobe.renames import accept_renamed
 
 __all__ = [
     "DATASET",
@@ -63,8 +62,6 @@ class DatasetToolConfig(BaseModel):
     """``chronoprobe editing dataset``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"from_run": "from_", "model": "for_model", "read": "dataset"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     from_: Path | None = None
     """An `outdated run` folder (run.json + items.jsonl) to build from."""
@@ -78,8 +75,6 @@ class DatasetToolConfig(BaseModel):
     wrote is replaced; any other file is refused, never overwritten."""
     dataset: Path | None = None
     """Read an editing_dataset.json (DyKnow's or ours) and summarise it."""
-
-    _renamed = accept_renamed()
 
 
 class DatasetResult(BaseModel):
@@ -162,8 +157,6 @@ class ScoreToolConfig(BaseModel):
     """``chronoprobe editing score``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"model": "only_model"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     generations: Path
     """DyKnow's root (models_editing/results and RAG/) or its results folder:
@@ -176,8 +169,6 @@ class ScoreToolConfig(BaseModel):
     """ours: re-classify every answer; original: DyKnow's labels from <category>_analysis.json."""
     only_model: tuple[str, ...] = ()
     """Only these models: their folders (repeatable; default: all)."""
-
-    _renamed = accept_renamed()
 
 
 class ScoreTool(Tool[EditingScoreSummary]):

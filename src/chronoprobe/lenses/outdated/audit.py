@@ -40,8 +40,8 @@ class AuditConfig(BaseModel):
     """Everything that determines an audit's results (each field's docstring is its option's help)."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"facts_file": "facts", "use_aliases": "aliases", "cutoffs": "cutoff"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
+    renamed_fields: ClassVar[dict[str, str]] = {"facts_file": "facts", "use_aliases": "aliases"}
+    """Keywords 0.1.0 released, accepted until 0.4.0 (:mod:`chronoprobe.renames`)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""

@@ -22,7 +22,6 @@ from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.knowledge.catalogue_build import build_catalogue, build_lines, report_view
 from chronoprobe.knowledge.templates import resolve_templates, shipped_dir, shipped_templates
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
-from chronoprobe.renames import accept_renamed
 from chronoprobe.values import HttpUrl, PastDate
 
 if TYPE_CHECKING:
@@ -45,8 +44,6 @@ class BuildToolConfig(BaseModel):
     """``chronoprobe catalogue build``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"out_dir": "out", "limit": "per_template"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     out: Path
     """Where to write the build folder: catalogue.json, snapshot.json, report.json, pages/."""
@@ -60,8 +57,6 @@ class BuildToolConfig(BaseModel):
     """At most N subjects (facts) asked per template."""
     timeout: float = Field(60.0, ge=1.0)
     """Seconds per request."""
-
-    _renamed = accept_renamed()
 
 
 def page_progress(ticks: ProgressFactory | None) -> PageProgress | None:
@@ -89,7 +84,6 @@ class BuildTool(Tool["BuildReport"]):
     arguments = ("templates",)
     output_fields = frozenset({"out"})
     text_paths = frozenset({"templates"})
-    renamed_options: ClassVar[dict[str, str]] = {"--limit": "--per-template"}
     transient_progress = True  # a failed live query is then the only line left on the terminal
     config: BuildToolConfig
 

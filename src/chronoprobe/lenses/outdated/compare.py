@@ -22,7 +22,7 @@ from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.lenses.outdated.audit import ResponseRecord
 from chronoprobe.lenses.outdated.knowledge_date import dated_answers
-from chronoprobe.metrics.dyknow import VERDICTS, Verdict, inconsistent_by_labels, soft_constraint
+from chronoprobe.metrics.dyknow import EXCLUDED_PROMPT_KEYS, VERDICTS, Verdict, inconsistent_by_labels, soft_constraint
 from chronoprobe.metrics.knowledge_cutoff import change_facts, cutoff_components, cutoff_of_sums
 from chronoprobe.metrics.knowledge_date import (
     GRID_START,
@@ -36,7 +36,6 @@ from chronoprobe.metrics.paired import Comparable, ItemOutcomes
 from chronoprobe.metrics.records import ALL
 
 SCORE_ROWS = "classifications.jsonl"
-EXCLUDED_PROMPT_KEYS = ("generic",)
 
 WORDS: dict[str, tuple[str, str]] = {
     "up-to-date": ("gives a current answer", ""),

@@ -15,7 +15,6 @@ from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.runner import named_folder
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.lenses.outdated.history import HISTORY_KIND, change_lines, history_view, read_history, write_history
-from chronoprobe.renames import accept_renamed
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.outdated.history import History
@@ -27,8 +26,6 @@ class HistoryToolConfig(BaseModel):
     """``chronoprobe history``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"model": "only_model"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     dirs: tuple[Path, ...]
     """Check folders, `outdated run` folders, or folders holding them (searched three levels down)."""
@@ -40,8 +37,6 @@ class HistoryToolConfig(BaseModel):
     wide: bool = False
     """Draw the whole table at its own width however wide the terminal (by default it fits the terminal)."""
 
-    _renamed = accept_renamed()
-
 
 class HistoryTool(Tool["History"]):
     """Up-to-date, outdated and irrelevant shares by snapshot date, and the gold changes that turned answers outdated."""
@@ -52,7 +47,6 @@ class HistoryTool(Tool["History"]):
     input_options: ClassVar[dict[str, str]] = {"dirs": "DIR", "wide": "--wide"}
     arguments = ("dirs",)
     output_fields = frozenset({"out"})
-    renamed_options: ClassVar[dict[str, str]] = {"--model": "--only-model"}
     config: HistoryToolConfig
 
     def __init__(self, config: BaseModel) -> None:

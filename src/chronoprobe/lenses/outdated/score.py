@@ -35,6 +35,7 @@ from chronoprobe.knowledge.types import FactAnswers
 from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at, dated_answers, knowledge_summary
 from chronoprobe.lenses.outdated.knowledge_report import write_score_report
 from chronoprobe.metrics.dyknow import (
+    EXCLUDED_PROMPT_KEYS,
     VERDICTS,
     Classification,
     Verdict,
@@ -51,8 +52,6 @@ from chronoprobe.metrics.dyknow import (
 from chronoprobe.provenance import Provenance, build_provenance
 
 ANSWERS_SUFFIX = "_answers.json"
-EXCLUDED_PROMPT_KEYS = ("generic",)
-"""Prompt keys classified and written to the answer sheet but left out of the statistics."""
 ORIGINAL_VERDICT_NAMES: dict[Verdict, str] = {
     "up-to-date": "correct",
     "outdated": "outdated",

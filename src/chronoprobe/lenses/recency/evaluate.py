@@ -42,7 +42,7 @@ class EvalConfig(BaseModel):
         "context": "context_mode",
         "prompt_files": "prompt_file",
     }
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
+    """Keywords 0.1.0 released, accepted until 0.4.0 (:mod:`chronoprobe.renames`)."""
 
     strategy: tuple[Strategy, ...] = ("zero-shot",)
     """zero-shot, few-shot or cot (repeatable or comma-separated; 'all' for the three)."""

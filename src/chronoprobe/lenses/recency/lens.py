@@ -31,17 +31,18 @@ from chronoprobe.metrics.records import ALL
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
 from chronoprobe.reports.metric_format import cell, unit_note
+from chronoprobe.version import SHIMS_REMOVED_IN
 
 DATA_ENV = SHARED_DATA_ENV
 LEGACY_DATA_ENV = "CHRONOPROBE_RECENCYQA"
 LEGACY_NOTE = (
-    f"{LEGACY_DATA_ENV} is deprecated and will go: pass --data, or set {SHARED_DATA_ENV} to a folder "
+    f"{LEGACY_DATA_ENV} is deprecated and removed in {SHIMS_REMOVED_IN}: pass --data, or set {SHARED_DATA_ENV} to a folder "
     "holding recencyqa/RecencyQA.json (without either, the shipped copy is used)"
 )
 
 
 def legacy_data() -> str | None:
-    """The file ``$CHRONOPROBE_RECENCYQA`` names, if set (the older variable; still honoured)."""
+    """The file ``$CHRONOPROBE_RECENCYQA`` names, if set (0.1.0's variable; honoured until 0.4.0)."""
     return os.environ.get(LEGACY_DATA_ENV) or None
 
 

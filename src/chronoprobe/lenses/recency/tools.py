@@ -34,7 +34,6 @@ from chronoprobe.lenses.recency.route_tool import ROUTER_LABEL
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
-from chronoprobe.renames import accept_renamed
 from chronoprobe.router.model import load_weights
 from chronoprobe.router.route import Router
 
@@ -242,8 +241,6 @@ class GateToolConfig(BaseModel):
     """``chronoprobe recency gate``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"model": "models", "as_json": "json_"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     question: str | None = None
     """The question to route (or use --questions FILE)."""
@@ -304,8 +301,6 @@ class GateToolConfig(BaseModel):
     def llm_models(self) -> tuple[ModelRequest, ...]:
         """The model the LLM gate asks (none for the trained router)."""
         return (self.models or default_models()) if self.chosen_router == "llm" else ()
-
-    _renamed = accept_renamed()
 
 
 class GateResult(BaseModel):
@@ -426,8 +421,6 @@ class GateCheckToolConfig(BaseModel):
     """``chronoprobe recency gate-check``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-    renamed_fields: ClassVar[dict[str, str]] = {"model": "models"}
-    """Older keywords, accepted for one release (:mod:`chronoprobe.renames`)."""
 
     models: ModelList = Field(default_factory=default_models)
     """The model spec to measure (one; default: the embedded SmolLM2)."""
@@ -455,8 +448,6 @@ class GateCheckToolConfig(BaseModel):
         if len(value) != 1:
             raise ValueError("measure one model at a time")
         return value
-
-    _renamed = accept_renamed()
 
 
 class GateCheckResult(BaseModel):
