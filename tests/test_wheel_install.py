@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import link_prepared_models
+from prepared_models import link_prepared_models
 
 pytestmark = pytest.mark.e2e
 

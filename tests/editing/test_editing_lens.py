@@ -178,7 +178,7 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
     backend = smol.backend
     before = _weights_digest(backend.model)  # type: ignore[attr-defined]
     options: dict[str, Any] = {
-        "methods": ("rome", "memit"),
+        "method": ("rome", "memit"),
         "dataset": dataset,
         "limit": 1,
         "locality": False,

@@ -99,6 +99,11 @@ def expected(folder: Path, model: str, cls: str, metric: str) -> tuple[float | N
     if "methods" in summary:  # editing
         return _editing(summary, model, cls, metric)
     spec = _name_to_spec(summary, model)  # recency
+    if len(parts) == 3 and parts[2] in ("router_accuracy", "router_minus_model_accuracy"):  # the router beside it
+        strategy, _, name = parts
+        row = next(r for r in summary["router"] if (r["model"], r["strategy"]) == (spec, strategy))
+        found = row["router_accuracy" if name == "router_accuracy" else "router_minus_model"]
+        return found["value"], found["n"]
     if len(parts) == 3:
         strategy, context, name = parts
         entry = next(

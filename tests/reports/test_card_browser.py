@@ -301,6 +301,7 @@ def test_the_comparison_plot_reads_at_a_glance(run_folders: dict[str, Path], tmp
         "irrelevant (soft constraint)",
         "ambiguous (soft constraint)",
         "inconsistent across paraphrases",
+        "gives a dated answer, current or not",
     ]  # as the tables name them
     ticks = [label["text"] for label in labels if label["tick"]]
     assert len(ticks) >= 5 and "0" in ticks and ticks == sorted(ticks, key=lambda t: float(t.replace("−", "-")))
