@@ -7,9 +7,15 @@ from pathlib import Path
 
 import pytest
 
+import chronoprobe.cli.console
+import chronoprobe.cli.main
 from chronoprobe import paths
 from prepared_models import link_prepared_models
 from tiers import add_tier_option, left_out_module, select_tiers, tier_summary, unit_tier_guard
+
+# The CLI's consoles are made here, before any test sets COLUMNS: a rich Console made while COLUMNS is set keeps
+# that width for good, and every later test in the process would read lines wrapped to it.
+assert chronoprobe.cli.console.console and chronoprobe.cli.main.err_console
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
