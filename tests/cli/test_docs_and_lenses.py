@@ -52,6 +52,7 @@ def _help_texts() -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.e2e  # every command's --help through main()
 def test_no_help_text_points_at_a_docs_file_or_setup() -> None:
     """A pip user has no docs/ folder and no ./setup.sh: help names `chronoprobe docs TOPIC` instead."""
     stale = [(where, text) for where, text in _help_texts() if re.search(r"\bdocs/[\w-]+\.md|setup\.sh", text)]
