@@ -24,12 +24,12 @@ from chronoprobe.lenses.recency.gate_rule import (
     DEFAULT_THRESHOLD,
     GateDecision,
     GateSettings,
-    _check_threshold,
     decide_retrieval,
     gate_labels,
 )
 from chronoprobe.lenses.recency.prompts import Template
 from chronoprobe.router.questions import read_questions
+from chronoprobe.router.route import checked_threshold
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -65,7 +65,7 @@ def recency_gate_many(
     ``warn``: log a warning (logger ``chronoprobe.lenses.recency.gate``, once per model) when the model's
     measured routing quality (:mod:`chronoprobe.lenses.recency.gate_check`) is below the useful level, or
     was never measured."""
-    threshold = _check_threshold(threshold)
+    threshold = checked_threshold(threshold)
     if samples < 1:
         raise ConfigError("--samples", f"needs at least one sample, got {samples}")
     if temperature < 0:

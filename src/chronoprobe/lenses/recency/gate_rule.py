@@ -12,8 +12,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
-from chronoprobe.errors import ConfigError
+from chronoprobe.datasets.recency_taxonomy import RecencyClass
 from chronoprobe.lenses.recency.parse import parse_recency_answer
 from chronoprobe.lenses.recency.prompts import Template, eval_template
 from chronoprobe.metrics import recency as m
@@ -94,15 +93,6 @@ def _drawn(n: int, greedy: bool) -> str:
     if greedy and n == 1:
         return "one greedy answer"
     return f"{n} sampled answer{'s' if n != 1 else ''}"
-
-
-def _check_threshold(threshold: RecencyClass | str) -> RecencyClass:
-    if isinstance(threshold, RecencyClass):
-        return threshold
-    parsed = parse_label(threshold)
-    if parsed is None:
-        raise ConfigError("--threshold", f"{threshold!r} is not a recency class (e.g. A-Few-Months, A-Year)")
-    return parsed
 
 
 class GateSettings(BaseModel):
