@@ -59,10 +59,8 @@ def test_check_runs_every_lens_into_one_folder_and_answers_in_plain_words(monkey
         "editing: at most 10 facts, at most 90 model calls; about ",
     ]
     power = ("at 80% power (assuming two models disagree on 20% of ", "; the call cache measured none)")
-    assert all(
-        line.startswith(head) and rough in line and all(part in line for part in power)
-        for line, head in zip(plan[:4], heads, strict=True)
-    )
+    for line, head in zip(plan[:4], heads, strict=True):
+        assert line.startswith(head) and rough in line and all(part in line for part in power), line
     assert plan[4].startswith("total: 4 lens run(s), at most 612 model calls; about ")
     assert plan[4].endswith("(partly a rough default); answers already in the call cache are not asked again")
 

@@ -180,7 +180,7 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
     options: dict[str, Any] = {
         "method": ("rome", "memit"),
         "dataset": dataset,
-        "limit": 1,
+        "balanced_limit": 1,
         "locality": False,
         "fluency": False,
         "hparams": hparams,

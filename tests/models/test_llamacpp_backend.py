@@ -13,6 +13,8 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.models.registry import BackendOptions, load_backend
 
+pytestmark = pytest.mark.e2e  # the real embedded SmolLM2 through llama.cpp
+
 pytest.importorskip(
     "llama_cpp",
     reason="llama-cpp-python is not importable (not installed, or its build failed): pip install -e '.[llamacpp]'",
