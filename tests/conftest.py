@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
-import chronoprobe.cli.console
-import chronoprobe.cli.main
 from chronoprobe import paths
 from prepared_models import link_prepared_models
 from tiers import add_tier_option, left_out_module, select_tiers, tier_summary, unit_tier_guard
-
-# The CLI's consoles are made here, before any test sets COLUMNS: a rich Console made while COLUMNS is set keeps
-# that width for good, and every later test in the process would read lines wrapped to it.
-assert chronoprobe.cli.console.console and chronoprobe.cli.main.err_console
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -49,6 +44,15 @@ def smollm2():
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_tier_option(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The CLI's consoles made before any test module or test sets COLUMNS: a rich Console made while COLUMNS is
+    set keeps that width for good, and every later test in the process would read lines wrapped to it. An xdist
+    worker starts with COLUMNS=80, which a serial run does not have: dropped, so both runs see the same."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop("COLUMNS", None)
+    import chronoprobe.cli.main  # noqa: F401  # deferred: after COLUMNS is settled (its consoles read it once)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
