@@ -8,7 +8,7 @@ the rest through the call cache, and ends with the same files.
 
 Nothing here names a lens: each lens declares its sizes (``Lens.sizes``), what it needs from the
 check (``Lens.check_options``, ``Lens.needs``), what it will ask (``Lens.workload``) and its
-sentences of the paragraph (``Lens.plain_words``).
+sentences of the paragraph (its card part's ``words``, :class:`~chronoprobe.reports.lens_card.CardPart`).
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ from chronoprobe.models.registry import ModelRequest, strip_url_credentials
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
 from chronoprobe.reports.compare import Comparison, compare_runs
+from chronoprobe.reports.lens_card import card_of
 
 
 @dataclass
@@ -325,7 +326,7 @@ class _Runner:
         self.record.lenses.append(
             LensEntry(
                 lens=item.name,
-                question=str(type(item.lens).question),
+                question=card_of(type(item.lens)).question,
                 status="done",
                 folder=item.name,
                 fingerprint=item.fingerprint,
@@ -382,7 +383,7 @@ class _Runner:
             gate += judge_deltas(self.prepared.thresholds, against, self.prepared.baseline.path, strict=config.strict)
         record.gate = [GateEntry.of(result) for result in gate]
         record.complete = True
-        questions = {name: str(lens_class(name).question) for name in summaries}
+        questions = {name: card_of(lens_class(name)).question for name in summaries}
         title = f"chronoprobe check: {', '.join(record.names.values()) or ', '.join(record.models)}"
         write_outputs(self.prepared.out, record, summaries, questions, title, compared=_compared(runs, against))
         return gate
@@ -433,11 +434,11 @@ def paragraphs(summaries: dict[str, Summary]) -> tuple[dict[str, str], dict[str,
 
 
 def _words(lens: str, summary: Summary, key: str) -> list[str]:
-    """The lens's sentences about ``key``; a plug-in whose ``plain_words`` fails says nothing."""
+    """The lens's sentences about ``key`` (its card's ``words``); a plug-in whose words fail says nothing."""
     cls = lens_class(lens)
     try:
-        with blame(cls, "failed in plain_words()"):
-            return list(cls.plain_words(summary, key))
+        with blame(cls, "failed in its card's words()"):
+            return card_of(cls).sentences(summary, key)
     except PluginError:
         return []
 

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.fields import config_inputs, option_of
+from chronoprobe.contract.released_hooks import adopt_released_members
 from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
@@ -46,6 +47,7 @@ from chronoprobe.models.base import Capability, require
 from chronoprobe.models.registry import BackendOptions, ModelList, ModelRequest, default_models, parse_model
 from chronoprobe.plugins import LENSES, Plugin
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note
 
 __all__ = [
@@ -192,12 +194,9 @@ class Lens(ABC, Generic[RowT]):
 
     old_rows_file: ClassVar[str] = "items.jsonl"
     """Where a folder written before the run log keeps its rows."""
-    question: ClassVar[str] = ""
-    """The question the lens asks, as the report card titles its section (``Is the model outdated?``)."""
-    about: ClassVar[str] = ""
-    """One line under the title: the dataset and how answers are judged."""
-    card_by_group: ClassVar[tuple[str, str] | None] = None
-    """(metric, caption): a card table of that metric across its groups (categories), when it has two or more."""
+    card: ClassVar[CardPart | None] = None
+    """Optional: its words on the report card and in ``check`` (the question, a line about it, the paragraph's
+    sentences); None: titled by its name, no sentences."""
 
     sizes: ClassVar[dict[str, dict[str, Any]]] = {}
     """Config options per ``chronoprobe check`` budget (``quick``, ``standard``, ``full``); a lens that
@@ -210,6 +209,10 @@ class Lens(ABC, Generic[RowT]):
     metric_patterns: ClassVar[tuple[str, ...]] = ()
     """The metric names the lens records, ``*`` standing for any text within one dotted part: what
     ``check --require`` accepts before any model loads. Empty: any name, looked up after the run."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        adopt_released_members(cls)  # a plug-in written for 0.2.0: its card and check members become its parts
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config
@@ -314,9 +317,9 @@ class Lens(ABC, Generic[RowT]):
         )
         return summary
 
-    @abstractmethod
     def recipe(self) -> RunRecipe:
-        """Decoding, seeds, snapshot, judge and lens-specific provenance."""
+        """Decoding, seeds, snapshot, judge and lens-specific provenance. Default: none recorded."""
+        return RunRecipe(decoding={}, seeds=[])
 
     @abstractmethod
     def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: Provenance) -> None:
@@ -350,12 +353,6 @@ class Lens(ABC, Generic[RowT]):
         (``chronoprobe compare``, ``check --baseline``): per metric and class, each item's outcome, and what
         the items are drawn from. None (the default): this lens's runs cannot be compared paired."""
         return None
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-        """Sentences about ``model`` for the check's paragraph, built only from the summary's metric
-        records with their intervals; a sentence the numbers cannot support says so."""
-        return []
 
     def input_paths(self) -> list[tuple[str, Path]]:
         """Every file or folder the run reads, with the option that names it; no output may be one of them."""

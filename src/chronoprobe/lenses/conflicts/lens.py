@@ -26,6 +26,7 @@ from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
 from chronoprobe.renames import accept_renamed
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note
 from chronoprobe.reports.plain_words import find
 
@@ -148,8 +149,11 @@ class ConflictsLens(Lens[ConflictsRow]):
     row_type = ConflictsRow
     config_type = ConflictsConfig
     config: ConflictsConfig
-    question = "Does context override its memory?"
-    about = "DynamicQA and MuLan: persuasion by context, per class of fact."
+    card = CardPart(
+        question="Does context override its memory?",
+        about="DynamicQA and MuLan: persuasion by context, per class of fact.",
+        words=sentences,
+    )
     sizes: ClassVar[dict[str, dict[str, Any]]] = {
         "quick": {"dataset": "dynamicqa", "balanced_limit": 12, "persuasion": {"topk_approximation": True}},
         "standard": {"dataset": "dynamicqa", "balanced_limit": 60, "persuasion": {"topk_approximation": True}},
@@ -214,11 +218,6 @@ class ConflictsLens(Lens[ConflictsRow]):
         fact) under DynamicQA's methodology; F1 and confidence per query, update success under MuLan's."""
 
         return comparable(run, model)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-
-        return sentences(summary, model)
 
     def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
         """The DynamicQA methodology's equivalence judge, on the run's ``--device`` unless ``judge_device`` names one."""

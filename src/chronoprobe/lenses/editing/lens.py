@@ -57,6 +57,7 @@ from chronoprobe.models.base import Capability
 from chronoprobe.models.names import file_safe
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell
 from chronoprobe.reports.plain_words import find
 
@@ -98,8 +99,11 @@ class EditingLens(Lens[EditingRow]):
     config_type = EditingConfig
     capabilities = frozenset({Capability.GENERATE})
     config: EditingConfig
-    question = "Can it be fixed?"
-    about = "DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong."
+    card = CardPart(
+        question="Can it be fixed?",
+        about="DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong.",
+        words=sentences,
+    )
     needs = ("outdated",)
     """In a check, the facts to edit come from the check's own audit."""
     sizes: ClassVar[dict[str, dict[str, Any]]] = {
@@ -306,11 +310,6 @@ class EditingLens(Lens[EditingRow]):
         audit = sum(len(f.templates) for f in catalogue) if config.locality else 0
         calls = facts * questions * (1 + applications) + audit * (1 + len(config.method))
         return Workload(items=facts, unit="facts", calls=calls, at_most=True)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-
-        return sentences(summary, model)
 
     def plan(self, cache: CallCache | Path | None = None) -> list[RunPlan]:
         """What the run will do per model, before any model loads: facts, calls, edits and a time range.

@@ -34,6 +34,7 @@ from chronoprobe.lenses.outdated.report import write_report_files
 from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import cell
 
@@ -62,9 +63,12 @@ class OutdatedLens(Lens[ResponseRecord]):
     config_type = AuditConfig
     config: AuditConfig
     old_rows_file = "responses.jsonl"
-    question = "Is the model outdated?"
-    about = "DyKnow: answers judged against Wikidata, per fact over three paraphrases."
-    card_by_group = ("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)")
+    card = CardPart(
+        question="Is the model outdated?",
+        about="DyKnow: answers judged against Wikidata, per fact over three paraphrases.",
+        by_group=("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)"),
+        words=sentences,
+    )
     sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {}, "standard": {}, "full": {}}
     """Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens."""
     sizing = Sizing(
@@ -187,11 +191,6 @@ class OutdatedLens(Lens[ResponseRecord]):
         fact), per category and overall; from an ``outdated run`` or an ``outdated score`` folder."""
 
         return comparable(run, model)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-
-        return sentences(summary, model)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ResponseRecord]:
         assert self.gold is not None, "load() first"

@@ -30,6 +30,7 @@ from chronoprobe.metrics.paired import Comparable
 from chronoprobe.metrics.records import ALL
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note
 from chronoprobe.version import SHIMS_REMOVED_IN
 
@@ -87,8 +88,11 @@ class RecencyLens(Lens[RecencyRow]):
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig
-    question = "Does it know how fresh an answer must be?"
-    about = "RecencyQA: the update interval a question needs."
+    card = CardPart(
+        question="Does it know how fresh an answer must be?",
+        about="RecencyQA: the update interval a question needs.",
+        words=sentences,
+    )
     sizes: ClassVar[dict[str, dict[str, Any]]] = {
         "quick": {"sample": 40, "strategy": ("zero-shot",)},
         "standard": {"sample": 200, "strategy": ("zero-shot",)},
@@ -179,11 +183,6 @@ class RecencyLens(Lens[RecencyRow]):
         tolerant accuracy, unparseable flag, gate agreement and confusion cell (clustered on the question)."""
 
         return comparable(run, model)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-
-        return sentences(summary, model)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RecencyRow]:
 

@@ -1,0 +1,37 @@
+"""0.2.0's spelling of a lens's optional parts, read until 0.4.0 with a warning.
+
+0.2.0 released a lens's card and check declarations as members of the lens itself (``question = ...``,
+``sizes = ...``, ``def plain_words(cls, summary, model)`` ...). They are now optional parts that the features
+reading them define (:class:`~chronoprobe.reports.lens_card.CardPart`, the lens's ``card``). A plug-in written
+for 0.2.0 keeps working: when its class is made, each such member it declares becomes its part's field, and a
+DeprecationWarning names the members and the part to give instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from chronoprobe.renames import warn_deprecated
+from chronoprobe.reports.lens_card import card_of
+from chronoprobe.version import SHIMS_REMOVED_IN
+
+__all__ = ["CARD_MEMBERS", "RELEASED_MEMBERS", "adopt_released_members"]
+
+CARD_MEMBERS = {"question": "question", "about": "about", "card_by_group": "by_group", "plain_words": "words"}
+"""0.2.0's lens member -> the field of its ``card`` (:class:`~chronoprobe.reports.lens_card.CardPart`)."""
+RELEASED_MEMBERS = (*CARD_MEMBERS,)
+"""Every member 0.2.0 released that a lens now gives through a part."""
+
+
+def adopt_released_members(lens: type) -> None:
+    """The 0.2.0 members ``lens`` declares itself, as the fields of its parts, with one warning naming them."""
+    own = [name for name in RELEASED_MEMBERS if name in vars(lens)]
+    if not own:
+        return
+    card = {CARD_MEMBERS[name]: getattr(lens, name) for name in own if name in CARD_MEMBERS}
+    if card:
+        lens.card = dataclasses.replace(card_of(lens), **card)  # type: ignore[attr-defined]  # a Lens: it has a card
+    warn_deprecated(
+        f"{lens.__name__} declares {', '.join(own)} as 0.2.0 did; they are read until {SHIMS_REMOVED_IN}: give "
+        "card = CardPart(question=..., about=..., by_group=..., words=...) (chronoprobe.reports.lens_card)"
+    )
