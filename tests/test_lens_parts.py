@@ -6,16 +6,20 @@ warning until 0.4.0."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from chronoprobe.contract.lens import Lens
+from chronoprobe.contract.check_part import NO_CHECK, CheckContext, ItemUnits, RecordClasses, check_part
+from chronoprobe.contract.lens import Lens, lens_class
 from chronoprobe.contract.released_hooks import RELEASED_MEMBERS
 from chronoprobe.contract.runlog import Summary
+from chronoprobe.contract.sizing import Sizing
+from chronoprobe.lenses.outdated.audit import AuditConfig
 from chronoprobe.reports.lens_card import CardPart, card_of
 from chronoprobe.version import SHIMS_REMOVED_IN
-from toy_lens import ToyLens
+from toy_lens import ToyConfig, ToyLens
 
 SUMMARY = Summary(lens="toy", models=["m"], headline={}, detail={})
 
@@ -25,23 +29,44 @@ def test_a_lens_must_give_only_the_core() -> None:
     assert not set(RELEASED_MEMBERS) & set(vars(Lens))  # the parts' fields are no members of the lens
 
 
-def test_a_lens_without_parts_has_an_empty_card() -> None:
+def test_a_lens_without_parts_has_an_empty_card_and_no_check_sizes() -> None:
     card = card_of(ToyLens)
     assert (card.question, card.about, card.by_group, card.sentences(SUMMARY, "m")) == ("", "", None, [])
     assert card_of(object) == CardPart("")  # a class that is no lens at all: nothing to read either
+    check = check_part(ToyLens)
+    assert (check.sizes, check.needs, check.sizing, check.metric_patterns) == ({}, (), None, ())
+    assert check.options(CheckContext(ToyConfig())) == {}
+    lens = ToyLens(ToyConfig())
+    assert not isinstance(lens, ItemUnits) and not isinstance(lens, RecordClasses)
+
+
+def test_the_outdated_lens_tells_its_items_and_classes_before_the_run() -> None:
+    lens = lens_class("outdated")(AuditConfig(limit=3))
+    assert isinstance(lens, ItemUnits) and isinstance(lens, RecordClasses)
+    units, classes = lens.item_units(), lens.record_classes()
+    assert units is not None and len(units) == 3
+    assert classes is not None and classes[0] == "all" and len(classes) >= 2
 
 
 def _released_lens() -> type[Any]:
-    """A plug-in's lens as 0.2.0 documented it: its card members on the lens itself."""
+    """A plug-in's lens as 0.2.0 documented it: its card and check members on the lens itself."""
 
     class Released(ToyLens):  # type: ignore[misc]  # tests/toy_lens.py is imported by file name, untyped here
         question = "Does it name a year?"
         about = "Years in answers."
         card_by_group: ClassVar[tuple[str, str]] = ("year_pct", "Years per group")
+        sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {"limit": 2}}
+        needs = ("outdated",)
+        sizing = Sizing(metric="year_pct", option="limit", unit="questions")
+        metric_patterns = ("year_pct",)
 
         @classmethod
         def plain_words(cls, summary: Summary, model: str) -> list[str]:
             return [f"{cls.name} about {model}"]
+
+        @classmethod
+        def check_options(cls, context: CheckContext) -> dict[str, Any]:
+            return {"limit": len(context.runs)}
 
     return Released
 
@@ -51,14 +76,23 @@ def test_a_lens_written_for_0_2_0_gets_its_parts_with_one_warning() -> None:
         released = _released_lens()
     [warning] = warned
     text = str(warning.message)
-    assert text.startswith("Released declares question, about, card_by_group, plain_words as 0.2.0 did")
-    assert f"read until {SHIMS_REMOVED_IN}" in text and "card = CardPart(" in text
+    assert text.startswith(
+        "Released declares question, about, card_by_group, plain_words, sizes, needs, sizing, metric_patterns, "
+        "check_options as 0.2.0 did"
+    )
+    assert f"read until {SHIMS_REMOVED_IN}" in text
+    assert "card = CardPart(question=..., about=..., by_group=..., words=...)" in text
+    assert "checkup = CheckPart(sizes=..., needs=..., sizing=..., metric_patterns=..., options=...)" in text
     assert warning.filename == __file__  # the plug-in's line, where Python shows it by default
     card = card_of(released)
     assert (card.question, card.about, card.by_group) == ("Does it name a year?", "Years in answers.", card.by_group)
     assert card.by_group == ("year_pct", "Years per group")
     assert card.sentences(SUMMARY, "m") == ["toy about m"]
-    assert card_of(ToyLens) == CardPart("")  # the parent is left as it was
+    check = check_part(released)
+    assert (check.sizes, check.needs, check.metric_patterns) == ({"quick": {"limit": 2}}, ("outdated",), ("year_pct",))
+    assert check.sizing is not None and check.sizing.metric == "year_pct"
+    assert check.options(CheckContext(ToyConfig(), runs={"outdated": Path("o")})) == {"limit": 1}
+    assert card_of(ToyLens) == CardPart("") and check_part(ToyLens) is NO_CHECK  # the parent is left as it was
 
 
 def test_a_subclass_of_a_released_lens_inherits_its_parts_without_another_warning() -> None:

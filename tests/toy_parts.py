@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
+from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
 from chronoprobe.metrics.paired import Comparable, ItemOutcomes
@@ -27,8 +26,9 @@ class FullToyLens(ToyLens):  # type: ignore[misc]  # toy_lens is imported by fil
         about="A toy lens from the tests: the share of answers with a four-digit year.",
         words=words,
     )
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {"limit": 2}, "standard": {"limit": 3}, "full": {"limit": 3}}
-    metric_patterns = ("year_pct",)
+    checkup = CheckPart(
+        sizes={"quick": {"limit": 2}, "standard": {"limit": 3}, "full": {"limit": 3}}, metric_patterns=("year_pct",)
+    )
 
     def workload(self) -> Workload:
         return Workload(items=self.config.limit, unit="questions", calls=self.config.limit)

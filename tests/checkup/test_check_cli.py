@@ -226,7 +226,7 @@ def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_pat
         )
     assert ran.code == 0, ran.text
     assert "toy: 2 questions, 2 model calls;" in ran.err
-    assert "unsized: skipped, it declares no check sizes (Lens.sizes)" in ran.err
+    assert "unsized: skipped, it declares no check sizes (CheckPart.sizes)" in ran.err
     assert "picky: skipped, the model cannot serve it (" in ran.err
     written = json.loads((out / "check.json").read_text())
     assert [(e["lens"], e["status"]) for e in written["lenses"]] == [

@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
-from chronoprobe.contract.lens import BUDGETS, Lens, lens_class
+from chronoprobe.contract.check_part import BUDGETS, check_part
+from chronoprobe.contract.lens import Lens, lens_class
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.docs_pages import page_text, page_title, topics
 from chronoprobe.errors import ChronoprobeError
@@ -75,7 +76,7 @@ def _entry(name: str) -> LensEntry:
         return LensEntry(name, origin, problem=str(exc))
     command = f"chronoprobe {name} {next(iter(cls.command_aliases), 'run')}"
     card = card_of(cls)
-    return LensEntry(name, origin, card.question, card.about, budget_text(cls.sizes), command)
+    return LensEntry(name, origin, card.question, card.about, budget_text(check_part(cls).sizes), command)
 
 
 class LensesTool(Tool[list[LensEntry]]):

@@ -27,18 +27,17 @@ import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.check_part import BUDGETS, Budget, CheckContext, CheckPart
 from chronoprobe.contract.fields import config_inputs, option_of
 from chronoprobe.contract.released_hooks import adopt_released_members
 from chronoprobe.contract.runlog import Metric, Run, Summary
-from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.estimate import workload_line
@@ -109,29 +108,6 @@ class ModelLoader:
 
 RowT = TypeVar("RowT", bound=BaseModel)
 
-Budget = Literal["quick", "standard", "full"]
-"""How much of each lens ``chronoprobe check`` runs: minutes, about an hour, the papers' runs."""
-BUDGETS: tuple[Budget, ...] = get_args(Budget)
-
-
-@dataclass(frozen=True)
-class CheckContext:
-    """What ``chronoprobe check`` tells each lens when it sizes the lens's run (:meth:`Lens.check_options`): the
-    check's own options, as its config holds them (``context.budget``, ``context.models``, ``context.live``,
-    ``context.snapshot``, ``context.endpoint``, ``context.deployed_at`` ...: every field of
-    :class:`chronoprobe.checkup.tools.CheckToolConfig`, declared there once), and the folders of the lenses
-    this one ``needs``."""
-
-    check: BaseModel
-    """The check's config (``chronoprobe check``'s options)."""
-    runs: dict[str, Path] = field(default_factory=dict)
-    """Lens name -> its run folder in this check, for each lens this one ``needs``."""
-
-    def __getattr__(self, name: str) -> Any:  # an option of the check: context.live is context.check.live
-        if name.startswith("__"):  # copy and pickle look for hooks: not options
-            raise AttributeError(name)
-        return getattr(self.check, name)
-
 
 class Workload(BaseModel):
     """What one model is asked in a lens's run before the cache answers anything: the check's plan line."""
@@ -198,17 +174,9 @@ class Lens(ABC, Generic[RowT]):
     """Optional: its words on the report card and in ``check`` (the question, a line about it, the paragraph's
     sentences); None: titled by its name, no sentences."""
 
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {}
-    """Config options per ``chronoprobe check`` budget (``quick``, ``standard``, ``full``); a lens that
-    declares none is skipped by the check, which names it."""
-    needs: ClassVar[tuple[str, ...]] = ()
-    """Lenses whose run in the same check this lens reads; their folders arrive in ``CheckContext.runs``."""
-    sizing: ClassVar[Sizing | None] = None
-    """The headline rate a plan line's power statement and ``check --precision`` are about, and the option that
-    sets how many items a run asks; None: the plan states no power and ``--precision`` leaves the lens's size."""
-    metric_patterns: ClassVar[tuple[str, ...]] = ()
-    """The metric names the lens records, ``*`` standing for any text within one dotted part: what
-    ``check --require`` accepts before any model loads. Empty: any name, looked up after the run."""
+    checkup: ClassVar[CheckPart | None] = None
+    """Optional: its run in ``chronoprobe check`` (sizes per budget, the lenses it needs, its headline rate, the
+    metric names it records); None: the check skips it."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -325,26 +293,8 @@ class Lens(ABC, Generic[RowT]):
     def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: Provenance) -> None:
         """Write report.md, the plots and the lens's historical files into ``folder``."""
 
-    @classmethod
-    def check_options(cls, context: CheckContext) -> dict[str, Any]:
-        """Config options a check gives this lens besides its size: its own options (``--live`` ...)
-        and the folders of the lenses this one ``needs``."""
-        return {}
-
     def workload(self) -> Workload | None:
         """What one model will be asked, for the check's plan line (may call ``load``); None: not counted."""
-        return None
-
-    def item_units(self) -> Collection[str] | None:
-        """The units (facts, questions) it will ask, keyed as its ``comparable`` outcomes key them, known from its
-        items before any model is asked (may call ``load``): ``check --baseline`` refuses a gated baseline that
-        shares none of them. None (the default): not known until the run, when a change over no shared unit fails."""
-        return None
-
-    def record_classes(self) -> Sequence[str] | None:
-        """The classes its records will be grouped by (``all`` among them), known from its items before any model
-        is asked (may call ``load``): ``check --require`` refuses any other class before the run. None (the
-        default): not known until the run, when a threshold on a class it did not record fails as not measured."""
         return None
 
     @classmethod

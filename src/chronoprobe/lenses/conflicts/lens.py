@@ -9,6 +9,7 @@ from typing import Any, ClassVar, cast
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
@@ -154,37 +155,39 @@ class ConflictsLens(Lens[ConflictsRow]):
         about="DynamicQA and MuLan: persuasion by context, per class of fact.",
         words=sentences,
     )
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"dataset": "dynamicqa", "balanced_limit": 12, "persuasion": {"topk_approximation": True}},
-        "standard": {"dataset": "dynamicqa", "balanced_limit": 60, "persuasion": {"topk_approximation": True}},
-        "full": {"dataset": "dynamicqa", "persuasion": {"topk_approximation": True}},
-    }
-    """DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
-    distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
-    model gives the exact ones either way."""
-    sizing = Sizing(
-        metric="persuaded_pct",
-        option="limit",
-        share=1 / 3,
-        unit="facts",
-        more="the whole DynamicQA set: `--budget full`",
-    )
-    """How often it takes a context's answer, per class: a third of the balanced facts (``--balanced-limit``)."""
-    metric_patterns = (
-        "cp",
-        "cp_counterfactual",
-        "cp_true_context",
-        "accuracy_context",
-        "accuracy_no_context",
-        "accuracy_no_context_original",
-        "persuaded_pct",
-        "stubborn_pct",
-        "se_context",
-        "se_no_context",
-        "f1",
-        "confidence",
-        "update_success",
-        "f1_per_relation.*",
+    checkup = CheckPart(
+        # DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
+        # distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
+        # model gives the exact ones either way.
+        sizes={
+            "quick": {"dataset": "dynamicqa", "balanced_limit": 12, "persuasion": {"topk_approximation": True}},
+            "standard": {"dataset": "dynamicqa", "balanced_limit": 60, "persuasion": {"topk_approximation": True}},
+            "full": {"dataset": "dynamicqa", "persuasion": {"topk_approximation": True}},
+        },
+        # How often it takes a context's answer, per class: a third of the balanced facts (``--balanced-limit``).
+        sizing=Sizing(
+            metric="persuaded_pct",
+            option="limit",
+            share=1 / 3,
+            unit="facts",
+            more="the whole DynamicQA set: `--budget full`",
+        ),
+        metric_patterns=(
+            "cp",
+            "cp_counterfactual",
+            "cp_true_context",
+            "accuracy_context",
+            "accuracy_no_context",
+            "accuracy_no_context_original",
+            "persuaded_pct",
+            "stubborn_pct",
+            "se_context",
+            "se_no_context",
+            "f1",
+            "confidence",
+            "update_success",
+            "f1_per_relation.*",
+        ),
     )
 
     def __init__(self, config: ConflictsConfig, judge: JudgeChoice | None = None) -> None:

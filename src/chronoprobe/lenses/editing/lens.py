@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import CheckContext, Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.publish import check_output_folder
 from chronoprobe.contract.runlog import Run
@@ -77,6 +78,11 @@ class Tools:
     """SERAC*'s scope embedder when ``--serac-scope embedding:<model>`` names one (else ``embedder``)."""
 
 
+def check_options(context: CheckContext) -> dict[str, Any]:
+    """The facts to edit: those the check's own audit found (its folder)."""
+    return {"from_": context.runs["outdated"]}
+
+
 class EditingLens(Lens[EditingRow]):
     """Edit (or retrieve) each fact the audit found outdated, re-ask it, and judge the answers."""
 
@@ -104,28 +110,31 @@ class EditingLens(Lens[EditingRow]):
         about="DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong.",
         words=sentences,
     )
-    needs = ("outdated",)
-    """In a check, the facts to edit come from the check's own audit."""
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"method": ("ike-null", "rag-gold"), "balanced_limit": 10, "locality": False, "fluency": False},
-        "standard": {
-            "method": ("ike", "ike-null", "serac", "rag-gold", "rag-retrieved", "rag-noisy"),
-            "balanced_limit": 30,
-            "locality": False,
+    checkup = CheckPart(
+        # IKE and RAG gold on 10 of the facts the audit found wrong; every prompt method on 30; DyKnow's whole run.
+        sizes={
+            "quick": {"method": ("ike-null", "rag-gold"), "balanced_limit": 10, "locality": False, "fluency": False},
+            "standard": {
+                "method": ("ike", "ike-null", "serac", "rag-gold", "rag-retrieved", "rag-noisy"),
+                "balanced_limit": 30,
+                "locality": False,
+            },
+            "full": {},
         },
-        "full": {},
-    }
-    """IKE and RAG gold on 10 of the facts the audit found wrong; every prompt method on 30; DyKnow's whole run."""
-    sizing = Sizing(metric="ike-null.efficacy_pct", option="limit", unit="facts")
-    """How often an edit fixes the fact, over the facts it got wrong (``--limit`` of them)."""
-    metric_patterns = (
-        "*.efficacy_pct",
-        "*.paraphrase_pct",
-        "*.harmonic_mean_pct",
-        "*.soft_constraint_pct",
-        "*.locality_*_pct",
-        "*.ngram_entropy",
-        "*.seconds_per_edit",
+        # In a check, the facts to edit come from the check's own audit.
+        needs=("outdated",),
+        # How often an edit fixes the fact, over the facts it got wrong (``--limit`` of them).
+        sizing=Sizing(metric="ike-null.efficacy_pct", option="limit", unit="facts"),
+        metric_patterns=(
+            "*.efficacy_pct",
+            "*.paraphrase_pct",
+            "*.harmonic_mean_pct",
+            "*.soft_constraint_pct",
+            "*.locality_*_pct",
+            "*.ngram_entropy",
+            "*.seconds_per_edit",
+        ),
+        options=check_options,
     )
 
     def __init__(self, config: EditingConfig) -> None:
@@ -291,10 +300,6 @@ class EditingLens(Lens[EditingRow]):
             for record in editor.records:  # the subject must be found in the prompt as the model sees it
                 editor.edit_request(record)
         self._models.append(model)
-
-    @classmethod
-    def check_options(cls, context: CheckContext) -> dict[str, Any]:
-        return {"from_": context.runs["outdated"]}
 
     def workload(self) -> Workload:
         """At most: the facts the audit may find wrong, every question about them asked before and after each

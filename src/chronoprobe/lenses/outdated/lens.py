@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import CheckContext, Lens, Metric, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
@@ -48,6 +49,16 @@ def share_text(verdict: str, metric: Metric | None) -> str:
     return f"{verdict} {cell(metric, with_n=False)}"
 
 
+def check_options(context: CheckContext) -> dict[str, Any]:
+    """What a check gives the lens besides its size: its own options (``--live``, ``--snapshot`` ...)."""
+    options: dict[str, Any] = {"live": context.live, "snapshot": context.snapshot}
+    if context.endpoint is not None:
+        options["endpoint"] = context.endpoint
+    if context.deployed_at is not None:
+        options["deployed_at"] = parse_deployed_at(context.deployed_at)
+    return options
+
+
 class OutdatedLens(Lens[ResponseRecord]):
     """Ask every fact's paraphrases, judge each answer against the pinned (or live) Wikidata answers."""
 
@@ -69,37 +80,41 @@ class OutdatedLens(Lens[ResponseRecord]):
         by_group=("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)"),
         words=sentences,
     )
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {}, "standard": {}, "full": {}}
-    """Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens."""
-    sizing = Sizing(
-        metric="soft_constraint_pct.up-to-date",
-        option="limit",
-        unit="facts",
-        more="`chronoprobe catalogue build` makes more",
-        measured=True,
-    )
-    """The share of facts answered up to date, over the facts asked (``--limit``); replayed from the cache to measure."""
-    metric_patterns = (
-        "soft_constraint_pct.*",
-        "average_pct.*",
-        "inconsistency_pct",
-        "dated_pct",
-        "current_among_dated_pct",
-        "as_of.soft_constraint_pct.*",
-        "as_of.average_pct.*",
-        "as_of.inconsistency_pct",
-        "as_of.dated_pct",
-        "as_of.current_among_dated_pct",
-        "knowledge_date",
-        "knowledge_date_naive",
-        "knowledge_cutoff",
-        "knowledge_horizon",
-        "claimed_cutoff",
-        "published_cutoff",
-        "freshness_half_life_years",
-        "still_current_at_snapshot_pct",
-        "deployed_at.stale_pct",
-        "deployed_at.stale_*m_pct",
+    checkup = CheckPart(
+        # Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens.
+        sizes={"quick": {}, "standard": {}, "full": {}},
+        # The share of facts answered up to date, over the facts asked (``--limit``); replayed from the cache to
+        # measure.
+        sizing=Sizing(
+            metric="soft_constraint_pct.up-to-date",
+            option="limit",
+            unit="facts",
+            more="`chronoprobe catalogue build` makes more",
+            measured=True,
+        ),
+        metric_patterns=(
+            "soft_constraint_pct.*",
+            "average_pct.*",
+            "inconsistency_pct",
+            "dated_pct",
+            "current_among_dated_pct",
+            "as_of.soft_constraint_pct.*",
+            "as_of.average_pct.*",
+            "as_of.inconsistency_pct",
+            "as_of.dated_pct",
+            "as_of.current_among_dated_pct",
+            "knowledge_date",
+            "knowledge_date_naive",
+            "knowledge_cutoff",
+            "knowledge_horizon",
+            "claimed_cutoff",
+            "published_cutoff",
+            "freshness_half_life_years",
+            "still_current_at_snapshot_pct",
+            "deployed_at.stale_pct",
+            "deployed_at.stale_*m_pct",
+        ),
+        options=check_options,
     )
 
     def __init__(self, config: AuditConfig) -> None:
@@ -166,16 +181,6 @@ class OutdatedLens(Lens[ResponseRecord]):
                 if m.label == spec and m.template_takes_date
             ]
         return lines
-
-    @classmethod
-    def check_options(cls, context: CheckContext) -> dict[str, Any]:
-
-        options: dict[str, Any] = {"live": context.live, "snapshot": context.snapshot}
-        if context.endpoint is not None:
-            options["endpoint"] = context.endpoint
-        if context.deployed_at is not None:
-            options["deployed_at"] = parse_deployed_at(context.deployed_at)
-        return options
 
     def workload(self) -> Workload:
         """Every paraphrase of every fact with gold answers (a live run learns which only when it queries)."""
