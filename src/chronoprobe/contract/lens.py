@@ -41,7 +41,6 @@ from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.estimate import workload_line
-from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.base import Capability, require
 from chronoprobe.models.registry import BackendOptions, ModelList, ModelRequest, default_models, parse_model
 from chronoprobe.plugins import LENSES, Plugin
@@ -295,13 +294,6 @@ class Lens(ABC, Generic[RowT]):
 
     def workload(self) -> Workload | None:
         """What one model will be asked, for the check's plan line (may call ``load``); None: not counted."""
-        return None
-
-    @classmethod
-    def comparable(cls, run: Run, model: str) -> Comparable | None:
-        """``model``'s outcomes in ``run`` item by item, for a paired comparison with a run of the same items
-        (``chronoprobe compare``, ``check --baseline``): per metric and class, each item's outcome, and what
-        the items are drawn from. None (the default): this lens's runs cannot be compared paired."""
         return None
 
     def input_paths(self) -> list[tuple[str, Path]]:

@@ -85,8 +85,9 @@ def measured_discordance(lens: Any, cache: CallCache) -> Measured | None:
     summary = lens.summarise([m for m, _ in answered], rows)
     run = Run(Path("."), lens.name, summary, kind=lens.kind, config=lens.config, rows=rows)
     outcomes = []
+    paired = getattr(type(lens), "comparable", None)  # the compare part (reports.compare.Paired), if it has one
     for model, _ in answered:
-        comparable = type(lens).comparable(run, model.info.label)
+        comparable = paired(run, model.info.label) if paired is not None else None
         chosen = next(
             (o for o in (comparable.outcomes if comparable else ()) if o.metric == sizing.metric and o.group == ALL),
             None,
