@@ -19,6 +19,19 @@ lens's stages in this order:
    lens's historical files (``summary.json`` ...) into the staging folder.
 
 The run writes the shared run log (``run.json``, ``items.jsonl``) itself.
+
+What a lens must give is the core, like inspect's ``Task``: a config type (``config_type``), a row type
+(``row_type``), ``load``, ``run``, the metrics from the rows (``summarise``, ``summary_from_detail``) and
+``report``. Every other stage above has a default. What other features read from a lens are optional parts
+those features define, which a lens may give (one that gives none still runs, reports and appears in
+``results``, the card and ``compare``):
+
+- ``card``: :class:`~chronoprobe.reports.lens_card.CardPart`, its question and words on the card and in ``check``;
+- ``checkup``: :class:`~chronoprobe.contract.check_part.CheckPart`, its sizes and needs in ``check``, with
+  ``item_units()`` and ``record_classes()`` where it knows them before the run
+  (:class:`~chronoprobe.contract.check_part.ItemUnits`, :class:`~chronoprobe.contract.check_part.RecordClasses`);
+- ``comparable(run, model)``: its outcomes item by item, for ``compare`` and ``check --baseline``
+  (:class:`~chronoprobe.reports.compare.Paired`).
 """
 
 from __future__ import annotations
@@ -172,7 +185,6 @@ class Lens(ABC, Generic[RowT]):
     card: ClassVar[CardPart | None] = None
     """Optional: its words on the report card and in ``check`` (the question, a line about it, the paragraph's
     sentences); None: titled by its name, no sentences."""
-
     checkup: ClassVar[CheckPart | None] = None
     """Optional: its run in ``chronoprobe check`` (sizes per budget, the lenses it needs, its headline rate, the
     metric names it records); None: the check skips it."""
@@ -293,7 +305,8 @@ class Lens(ABC, Generic[RowT]):
         """Write report.md, the plots and the lens's historical files into ``folder``."""
 
     def workload(self) -> Workload | None:
-        """What one model will be asked, for the check's plan line (may call ``load``); None: not counted."""
+        """What one model will be asked, for the plan line of its run and of a check (may call ``load``); None: not
+        counted."""
         return None
 
     def input_paths(self) -> list[tuple[str, Path]]:
