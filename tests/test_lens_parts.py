@@ -25,7 +25,8 @@ SUMMARY = Summary(lens="toy", models=["m"], headline={}, detail={})
 
 
 def test_a_lens_must_give_only_the_core() -> None:
-    assert Lens.__abstractmethods__ == {"load", "run", "summarise", "summary_from_detail", "report"}
+    core = {"load", "run", "summarise", "report"}  # and the summary layer's summary_from_detail (issue 41 §3)
+    assert Lens.__abstractmethods__ - {"summary_from_detail"} == core
     assert not set(RELEASED_MEMBERS) & set(vars(Lens))  # the parts' fields are no members of the lens
 
 
