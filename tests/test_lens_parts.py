@@ -6,20 +6,22 @@ warning until 0.4.0."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
+import chronoprobe as cp
 from chronoprobe.contract.check_part import NO_CHECK, CheckContext, ItemUnits, RecordClasses, check_part
-from chronoprobe.contract.lens import Lens, lens_class
+from chronoprobe.contract.lens import LENSES, Lens, lens_class
 from chronoprobe.contract.released_hooks import RELEASED_MEMBERS
 from chronoprobe.contract.runlog import Summary
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.lenses.outdated.audit import AuditConfig
 from chronoprobe.reports.lens_card import CardPart, card_of
 from chronoprobe.version import SHIMS_REMOVED_IN
-from toy_lens import ToyConfig, ToyLens
+from toy_lens import QUESTIONS, ToyConfig, ToyLens
 
 SUMMARY = Summary(lens="toy", models=["m"], headline={}, detail={})
 
@@ -104,3 +106,23 @@ def test_a_subclass_of_a_released_lens_inherits_its_parts_without_another_warnin
         pass
 
     assert card_of(Child).question == "Does it name a year?"
+
+
+def test_a_check_runs_a_lens_written_for_0_2_0_by_its_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.warns(DeprecationWarning):
+
+        class Checked(ToyLens):  # type: ignore[misc]  # tests/toy_lens.py is imported by file name, untyped here
+            name = "released"
+            sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {"limit": 2}}
+
+            @classmethod
+            def plain_words(cls, summary: Summary, model: str) -> list[str]:
+                return [f"{cls.name} about {model}"]
+
+    monkeypatch.setattr(sys.modules[__name__], "Checked", Checked, raising=False)
+    monkeypatch.setitem(LENSES, "released", f"{__name__}:Checked")
+    result = cp.check("year=mock:constant=In 2019.", lens=["released"], out=tmp_path / "check", cache=tmp_path / "c")
+    [outcome] = result.lenses
+    assert (outcome.lens, outcome.status, outcome.calls_made) == ("released", "ran", 2)
+    assert [row.question for row in result.runs["released"].rows] == list(QUESTIONS[:2])  # its quick size: limit 2
+    assert result.paragraphs == {"year": "released about year"}  # its plain_words, as the card part's words
