@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, open_cache
+from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.lens import ProgressFactory, lens_class, lens_names
 from chronoprobe.contract.lens_run import command_tool, lens_tool
 from chronoprobe.contract.runlog import Run, load_run
@@ -276,7 +277,7 @@ def _older_models_keyword(options: dict[str, Any], models: Any) -> Any:
 
 
 def _offers_engine(cls: type[Tool[Any]]) -> bool:
-    return cls.model_options and "engine" not in cls.omit_model_options
+    return cls.model_options and "engine" not in spelling(cls.config_type).command.omit_model_options
 
 
 def _backend_options(options: dict[str, Any]) -> BackendOptions:

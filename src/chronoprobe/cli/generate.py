@@ -5,16 +5,17 @@ Every command is a :class:`~chronoprobe.contract.tool.Tool` (a lens run too:
 one parameter, named as the field and spelled as its flag (:mod:`chronoprobe.contract.fields`: ``balanced_limit``
 is ``--balanced-limit``; a flag Python or pydantic reserves as a name gets the trailing underscore of PEP 8,
 ``from_`` for ``--from`` and ``json_`` for ``--json``; ``models`` is ``--model``/``-m``), in the order
-:meth:`Tool.fields` gives, with the field's default and its docstring as help. The fields in ``arguments`` are
-positional arguments, named by their ``input_options`` metavar (``DIR``). A ``Literal`` field takes one of its
-values, a ``bool`` is a ``--x/--no-x`` flag (or a switch, when ``input_options`` spells it ``--x``), a tuple or
+:meth:`Tool.fields` gives, with the field's default and its docstring as help. What the name cannot say is the
+field's :class:`~chronoprobe.contract.fields.Cli` marker: a positional argument, named by its metavar (``DIR``),
+a switch, a field not offered. A ``Literal`` field takes one of its
+values, a ``bool`` is a ``--x/--no-x`` flag (or ``--x`` alone, marked a switch), a tuple or
 list is repeatable (numbers as text, so ``0.25,0.5`` is one value), a mapping declared as
 :data:`chronoprobe.values.KeyValues` a repeatable ``NAME=VALUE``. The config parses and checks every value, so
 ``chronoprobe.produce`` takes the same strings. Beside them: the shared model options when the tool loads models
 (:class:`~chronoprobe.cli.model_options.ModelOptions`), and the older spellings of renamed flags
 (:mod:`chronoprobe.cli.deprecated`).
 
-A field the declaration does not keep internal (``internal_fields``) and the command cannot offer (a type no
+A field not marked internal that the command cannot offer (a type no
 option can take, or a name a shared model option has) is a :class:`DeclarationError` naming it, raised when the
 command is made: no field is left out silently.
 """
@@ -35,7 +36,7 @@ from rich.markup import escape
 
 from chronoprobe.cli.model_options import MODEL_OPTIONS
 from chronoprobe.cli.options import ModelOpt
-from chronoprobe.contract.fields import flag_of, option_of
+from chronoprobe.contract.fields import Cli, flag_of, spelling
 from chronoprobe.contract.tool import Tool
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import ModelRequest
@@ -138,14 +139,14 @@ def _help(info: FieldInfo, shape: _Shape) -> str:
     return escape(text)
 
 
-def _declared(tool: type[Tool[Any]], field: str, info: FieldInfo, shape: _Shape) -> tuple[Any, Any, Any]:
+def _declared(field: str, cli: Cli, info: FieldInfo, shape: _Shape) -> tuple[Any, Any, Any]:
     """(annotation, default, typer declaration) of one option."""
-    spelled = tool.input_options.get(field, flag_of(field))
+    spelled = flag_of(field)
     help_text, required = _help(info, shape), info.is_required()
     if shape.repeats:  # None: the config's own default
         return types.GenericAlias(list, (shape.value_type,)) | None, None, typer.Option(spelled, help=help_text)
     if shape.value_type is bool:
-        flag = spelled if "/" in spelled or field in tool.input_options else f"{spelled}/--no-{spelled[2:]}"
+        flag = spelled if cli.switch else f"{spelled}/--no-{spelled[2:]}"
         default = inspect.Parameter.empty if required else info.default
         return bool, default, typer.Option(flag, help=help_text)
     value = None if required or info.default_factory is not None else info.default
@@ -173,7 +174,8 @@ def _argument(field: str, info: FieldInfo, shape: _Shape, metavar: str) -> Confi
 
 
 def _config_option(tool: type[Tool[Any]], field: str, info: FieldInfo) -> ConfigOption:
-    """The parameter of one config field; a DeclarationError naming it when no option can take it."""
+    """The parameter of one config field, as its :class:`Cli` markers spell it; a DeclarationError naming it when
+    no option can take it."""
     if field == "models":  # --model/-m, the spec list every command spells alike
         parameter = inspect.Parameter("models", inspect.Parameter.KEYWORD_ONLY, annotation=ModelOpt, default=None)
         return ConfigOption(field, "--model", parameter)
@@ -183,26 +185,28 @@ def _config_option(tool: type[Tool[Any]], field: str, info: FieldInfo) -> Config
     if shape is None:
         raise DeclarationError(
             f"{tool.name}: config field {field!r} ({info.annotation}) has a type no option can take; "
-            "offer it as text, or name it in internal_fields"
+            "offer it as text, or mark it internal (chronoprobe.contract.fields.INTERNAL)"
         )
-    if field in tool.arguments:  # named in capitals: its input_options entry (DIR), else the field's name
-        return _argument(field, info, shape, tool.input_options.get(field, field.upper()))
-    annotation, default, typer_option = _declared(tool, field, info, shape)
+    cli = spelling(tool.config_type).fields[field]
+    if cli.argument:  # named by its metavar, in capitals (DIR)
+        return _argument(field, info, shape, cli.argument)
+    annotation, default, typer_option = _declared(field, cli, info, shape)
     parameter = inspect.Parameter(
         field, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, typer_option], default=default
     )
-    return ConfigOption(field, option_of(field, tool.input_options), parameter, shape.choices or ())
+    return ConfigOption(field, flag_of(field), parameter, shape.choices or ())
 
 
 def config_options(tool: type[Tool[Any]]) -> list[ConfigOption]:
     """The parameters a tool's config offers on its command, in :meth:`Tool.fields` order (internal fields left out)."""
-    fields = tool.config_type.model_fields
-    return [_config_option(tool, name, fields[name]) for name in tool.fields() if name not in tool.internal_fields]
+    fields, internal = tool.config_type.model_fields, spelling(tool.config_type).internal
+    return [_config_option(tool, name, fields[name]) for name in tool.fields() if name not in internal]
 
 
 def check_arguments(tool: type[Tool[Any]], offered: list[ConfigOption], values: dict[str, Any]) -> None:
     """A required argument with choices left out: one line saying what it may be (typer takes it as optional)."""
-    for argument in (o for o in offered if o.field in tool.arguments and values.get(o.field) is None):
+    arguments = spelling(tool.config_type).arguments
+    for argument in (o for o in offered if o.field in arguments and values.get(o.field) is None):
         if argument.choices and tool.config_type.model_fields[argument.field].is_required():
             example = f" (e.g. `chronoprobe {tool.command} {argument.choices[0]}`)"
             raise ConfigError(argument.option, f"missing; give one of {', '.join(argument.choices)}{example}")

@@ -26,6 +26,7 @@ from chronoprobe.cli.console import announce, console, load_ticks, progress_tick
 from chronoprobe.cli.deprecated import with_deprecated
 from chronoprobe.cli.generate import check_arguments, config_options
 from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, ModelOptions, with_model_options
+from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.lens import Lens
 from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.contract.runner import produce
@@ -72,8 +73,8 @@ def _show_table(out: Console, view: TableView) -> None:
 
 def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
     """The command of ``tool``: its config's options, the shared model options when it loads models, and the
-    older spellings of its renamed options (``tool.renamed_options``), kept until 0.4.0."""
-    offered = config_options(tool)
+    older spellings of its renamed options (its config's ``cli.renamed_options``), kept until 0.4.0."""
+    offered, declared = config_options(tool), spelling(tool.config_type).command
 
     def command(**values: Any) -> None:
         backend: ModelOptions = values.pop("backend", DEFAULT_MODEL_OPTIONS)
@@ -104,17 +105,21 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
         parameters.append(inspect.Parameter("backend", keyword, annotation=ModelOptions, default=DEFAULT_MODEL_OPTIONS))
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # read by typer
     command.__doc__ = inspect.getdoc(tool)
-    made: Callable[..., None] = with_model_options(*tool.omit_model_options)(command) if tool.model_options else command
-    return with_deprecated(tool.renamed_options)(made)
+    made: Callable[..., None] = (
+        with_model_options(*declared.omit_model_options)(command) if tool.model_options else command
+    )
+    return with_deprecated(dict(declared.renamed_options))(made)
 
 
 def lens_app(lens: type[Lens[Any]]) -> typer.Typer:
-    """``chronoprobe <lens>``: a group holding the lens's ``run`` (and its other names, ``lens.command_aliases``)."""
-    summary = lens.command_help or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
+    """``chronoprobe <lens>``: a group holding the lens's ``run`` (and its other names, its config's ``cli.aliases``)."""
+    run = lens_tool(lens)
+    declared = spelling(run.config_type).command
+    summary = declared.help or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
     group = typer.Typer(help=summary, no_args_is_help=True)
-    group.command("run")(tool_command(lens_tool(lens)))
-    for alias, help_line in lens.command_aliases.items():
-        group.command(alias, help=help_line)(tool_command(lens_tool(lens)))
+    group.command("run")(tool_command(run))
+    for alias, help_line in declared.aliases.items():
+        group.command(alias, help=help_line)(tool_command(run))
     return group
 
 

@@ -52,12 +52,6 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     name = "outdated"
     kind = "outdated run"
-    command_help = "Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata."
-    input_options: ClassVar[dict[str, str]] = {"live": "--live"}
-    internal_fields = frozenset({"instruction"})
-    unused_model_options = frozenset({"sampler"})
-    """Every answer is decoded greedily."""
-    text_paths = frozenset({"snapshot"})
     row_type = ResponseRecord
     config_type = AuditConfig
     config: AuditConfig
