@@ -13,6 +13,7 @@ import pytest
 
 import chronoprobe
 from chronoprobe import api
+from chronoprobe.contract import runner
 from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.legacy_spelling import LEGACY_ATTRIBUTES
 from chronoprobe.contract.lens import lens_class, lens_names
@@ -81,6 +82,7 @@ def _shims_left() -> list[str]:
     flags = [f"{c.__name__} {old}" for c in commands for old in spelling(c.config_type).command.renamed_options]
     lens_attributes = [f"Lens.{name}" for name in LEGACY_ATTRIBUTES]  # 0.2.0's command line on a plug-in's class
     run_model = ["cp.run(model=)"] if hasattr(api, "_older_models_keyword") else []
+    run_model += ["runner.produce(cache=...)"] if hasattr(runner, "_older_keywords") else []
     variable = ["$CHRONOPROBE_RECENCYQA"] if hasattr(recency_lens, "LEGACY_DATA_ENV") else []
     return [*MOVED, *keywords, *flags, *lens_attributes, *run_model, *variable]
 

@@ -39,7 +39,7 @@ from chronoprobe.contract.lens_run import command_tool, lens_tool
 from chronoprobe.contract.runlog import Run, load_run
 from chronoprobe.contract.runner import load_models
 from chronoprobe.contract.runner import produce as produce_with
-from chronoprobe.contract.tool import Tool, tool_class, tool_names
+from chronoprobe.contract.tool import RunSettings, Tool, tool_class, tool_names
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, ModelRequest, option_fields, parse_model
@@ -223,8 +223,7 @@ def _produce(
         raise ConfigError("engine", f"{engine!r} is not an engine (local, ray, ray:auto or ray:HOST:PORT)")
     logged = progress is True
     with shown_on_stderr() if logged else nullcontext():
-        return produce_with(
-            tool,
+        settings = RunSettings(
             options=backend,
             cache=chosen_cache,
             progress=cast(ProgressFactory, progress) if callable(progress) else None,
@@ -233,6 +232,7 @@ def _produce(
             notice=_plain_notice if logged else None,
             engine=engine,
         )
+        return produce_with(tool, settings)
 
 
 def compare(*folders: Path | str, allow_different_items: bool = False) -> list[CompareRow]:

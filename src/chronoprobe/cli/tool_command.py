@@ -31,7 +31,7 @@ from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.lens import Lens
 from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.contract.runner import produce
-from chronoprobe.contract.tool import GROUPS, TOOLS, Answer, Tool, config_error, tool_class
+from chronoprobe.contract.tool import GROUPS, TOOLS, Answer, RunSettings, Tool, config_error, tool_class
 from chronoprobe.plugins import Plugin, unloadable
 from chronoprobe.tables import TableView
 
@@ -78,7 +78,10 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
     options (its config's ``cli.renamed_options``), kept until 0.4.0: one generator makes them all
     (:mod:`chronoprobe.cli.generate`), and the command's signature is made once, here, for typer to read."""
     offered, declared = config_options(tool), spelling(tool.config_type).command
-    taken = {o.field for o in offered}
+    spelled = {o.field for o in offered} | {
+        old.removeprefix("--").replace("-", "_") for old in declared.renamed_options
+    }
+    taken = spelled | {"model", "help"}  # --model/-m and --help: a backend's option of that name is not offered
     loading = model_options(declared.omit_model_options, taken) if tool.model_options else []
     keyword = inspect.Parameter.KEYWORD_ONLY  # typer tells an argument from its annotation, not its kind
     parameters = [o.parameter.replace(kind=keyword) for o in [*offered, *loading]]
@@ -91,8 +94,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
         say = functools.partial(console.print, highlight=False, soft_wrap=not tool.present_wraps)
         check_arguments(tool, offered, values)
         made = tool.from_options(**values)
-        result = produce(
-            made,
+        settings = RunSettings(
             options=backend.backend(),
             cache=backend.cache,
             progress_display=functools.partial(progress_ticks, transient=tool.transient_progress),
@@ -101,6 +103,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
             notice=say,
             engine=backend.engine,
         )
+        result = produce(made, settings)
         show_answer(made.answer(result))
         for line in made.present(result):
             say(line)

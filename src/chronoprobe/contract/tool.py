@@ -41,7 +41,7 @@ from chronoprobe.cache import CachedModel, CallCache, open_cache
 from chronoprobe.contract.fields import config_inputs, flag_of, option_of
 from chronoprobe.contract.lens import Announce, LoadProgress, ProgressFactory, RunRecipe
 from chronoprobe.contract.publish import Output
-from chronoprobe.engines import Engine, LocalEngine
+from chronoprobe.engines import Engine, LocalEngine, parse_engine
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import BackendOptions, ModelRequest
 from chronoprobe.provenance import Provenance, build_provenance
@@ -157,8 +157,10 @@ class RunSettings:
     options: BackendOptions = field(default_factory=BackendOptions)
     cache: Path | None = None
     """The call cache (None: the user's default one)."""
-    engine: Engine = field(default_factory=LocalEngine)
-    """Where the calls the cache misses run (checked by the runner before anything else)."""
+    engine: Engine | str = field(default_factory=LocalEngine)
+    """Where the calls the cache misses run: an engine, or its text (``local``, ``ray``, ``ray:auto``,
+    ``ray:HOST:PORT``), parsed when a context is made of these settings and checked by the runner before anything
+    else."""
     progress: ProgressFactory | None = None
     """The caller's progress factory, while the model calls run (without ``progress_display``)."""
     progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None
@@ -179,7 +181,9 @@ class ToolContext:
 
     def __init__(self, load_models: LoadModels, settings: RunSettings | None = None) -> None:
         self._load_models = load_models
-        self.settings = settings or RunSettings()
+        settings = settings or RunSettings()
+        engine = settings.engine
+        self.settings = settings if isinstance(engine, Engine) else replace(settings, engine=parse_engine(engine))
         self._cache: CallCache | None = None
         self.models: list[CachedModel] = []
         """Every model loaded through :meth:`load_models`, in order: the provenance records them."""
@@ -199,7 +203,8 @@ class ToolContext:
     @property
     def engine(self) -> Engine:
         """Where the calls the cache misses run (``--engine``: ``local``, ``ray`` ...)."""
-        return self.settings.engine
+        engine = self.settings.engine
+        return engine if isinstance(engine, Engine) else parse_engine(engine)  # parsed when the context was made
 
     @property
     def cache(self) -> CallCache:
