@@ -108,6 +108,7 @@ def test_weight_edits_on_another_engine_are_refused_from_python_before_any_model
     def no_models(*args: Any, **kwargs: Any) -> list[CachedModel]:
         raise AssertionError("a model loaded")
 
+    cp.run  # noqa: B018  # imports chronoprobe.api now: imported under the patch, it would keep no_models for good
     monkeypatch.setattr("chronoprobe.contract.runner.load_models", no_models)
     out = tmp_path / "edits"
     with pytest.raises(ConfigError, match=r"^--engine ray:stand-in: rome edit the weights in this process"):
