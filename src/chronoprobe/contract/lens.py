@@ -170,6 +170,7 @@ class Lens(ABC, Generic[RowT]):
     """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options. Its fields
     say how its command spells them, its ``cli`` the command's help line and other names
     (:mod:`chronoprobe.contract.fields`)."""
+
     old_rows_file: ClassVar[str] = "items.jsonl"
     """Where a folder written before the run log keeps its rows."""
     question: ClassVar[str] = ""
