@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,6 +61,27 @@ def test_an_entry_point_backend_runs_with_its_own_option(site: Path, tmp_path: P
     run = cp.run("outdated", "year:2019", limit=1, suffix="!", out=tmp_path / "run", cache=tmp_path / "c.sqlite")
     assert _answers(tmp_path / "run") == {"It was in 2019!"}
     assert run.provenance.models[0].backend == "year"
+
+
+def test_an_entry_point_backends_own_option_reaches_the_command_line(site: Path, tmp_path: Path) -> None:
+    """Its options model is its declaration: ``--suffix`` is offered by every command that loads models, its
+    docstring the help, and reaches the backend (a new process: the CLI reads the backends when it starts)."""
+    install(site, "year_backend:YEAR")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    out = tmp_path / "run"
+    args = ["outdated", "run", "-m", "year:2019", "--limit", "1", "--suffix", "!", "--cache", str(tmp_path / "c")]
+    done = subprocess.run(
+        [sys.executable, "-m", "chronoprobe", *args, "--out", str(out)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert _answers(out) == {"It was in 2019!"}
+    shown = subprocess.run(
+        [sys.executable, "-m", "chronoprobe", "recency", "label", "--help"],
+        env={**env, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+    )
+    assert "--suffix" in shown.stdout and "year: What ends every answer" in shown.stdout, shown.stdout
 
 
 def test_a_built_in_kind_is_not_replaced_by_an_entry_point(site: Path) -> None:

@@ -15,6 +15,7 @@ from chronoprobe.contract.lens import LENSES, ModelLoader, headline_lines
 from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.contract.runner import produce
+from chronoprobe.contract.tool import RunSettings
 from chronoprobe.engines import Engine, ModelSource
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
@@ -62,9 +63,9 @@ def test_the_notices_come_before_the_plan_and_the_helper_gets_the_runs_options(n
     lens = made.lens
     run = produce(
         made,
-        options=BackendOptions(dtype="float32", batch_size=3),
-        cache=tmp_path / "c.sqlite",
-        notice=told.append,
+        RunSettings(
+            options=BackendOptions(dtype="float32", batch_size=3), cache=tmp_path / "c.sqlite", notice=told.append
+        ),
     )
     note, plan = told  # the notice first; the plan line (the default, from the workload) before the first call
     assert note == "note: two of the questions are about years"
@@ -107,6 +108,7 @@ def test_weight_edits_on_another_engine_are_refused_from_python_before_any_model
     def no_models(*args: Any, **kwargs: Any) -> list[CachedModel]:
         raise AssertionError("a model loaded")
 
+    cp.run  # noqa: B018  # imports chronoprobe.api now: imported under the patch, it would keep no_models for good
     monkeypatch.setattr("chronoprobe.contract.runner.load_models", no_models)
     out = tmp_path / "edits"
     with pytest.raises(ConfigError, match=r"^--engine ray:stand-in: rome edit the weights in this process"):

@@ -13,6 +13,9 @@ import pytest
 
 import chronoprobe
 from chronoprobe import api
+from chronoprobe.contract import runner
+from chronoprobe.contract.fields import spelling
+from chronoprobe.contract.legacy_spelling import LEGACY_ATTRIBUTES
 from chronoprobe.contract.lens import lens_class, lens_names
 from chronoprobe.contract.released_hooks import RELEASED_MEMBERS
 from chronoprobe.contract.tool import tool_class, tool_names
@@ -77,11 +80,13 @@ def _shims_left() -> list[str]:
     commands = [lens_class(name) for name in lens_names()] + [tool_class(name) for name in tool_names()]
     configs = {command.config_type for command in commands}
     keywords = [f"{c.__name__}.{old}" for c in configs for old in getattr(c, "renamed_fields", {})]
-    flags = [f"{c.__name__} {old}" for c in commands for old in c.renamed_options]
+    flags = [f"{c.__name__} {old}" for c in commands for old in spelling(c.config_type).command.renamed_options]
+    lens_attributes = [f"Lens.{name}" for name in LEGACY_ATTRIBUTES]  # 0.2.0's command line on a plug-in's class
     run_model = ["cp.run(model=)"] if hasattr(api, "_older_models_keyword") else []
+    run_model += ["runner.produce(cache=...)"] if hasattr(runner, "_older_keywords") else []
     variable = ["$CHRONOPROBE_RECENCYQA"] if hasattr(recency_lens, "LEGACY_DATA_ENV") else []
     members = [f"Lens.{name}" for name in RELEASED_MEMBERS]  # 0.2.0's card and check members on a plug-in's lens
-    return [*MOVED, *keywords, *flags, *run_model, *variable, *members]
+    return [*MOVED, *keywords, *flags, *lens_attributes, *run_model, *variable, *members]
 
 
 def _overdue(version: str) -> list[str]:
@@ -97,7 +102,13 @@ def test_no_shim_outlives_the_release_that_removes_it() -> None:
 def test_the_check_reads_the_real_shims_and_fires_at_0_4_0() -> None:
     shims = _shims_left()
     assert _overdue("0.3.9") == [] and _overdue("0.4.0.dev0") == _overdue("0.4.0") == _overdue("1.0.0") == shims
-    known = {"chronoprobe.lens", "AuditConfig.use_aliases", "EditingLens --limit", "cp.run(model=)"}
+    known = {
+        "chronoprobe.lens",
+        "AuditConfig.use_aliases",
+        "EditingLens --limit",
+        "Lens.input_options",
+        "cp.run(model=)",
+    }
     assert known <= set(shims) or not shims  # read from the real tables, not empty by mistake
     assert "$CHRONOPROBE_RECENCYQA" in shims or not shims
     assert "Lens.plain_words" in shims or not shims

@@ -18,6 +18,8 @@ from chronoprobe.contract.lens import Lens
 from chronoprobe.contract.lens_run import default_out, lens_tool
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.runner import produce
+from chronoprobe.contract.tool import RunSettings, Tool, ToolContext
+from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
 from chronoprobe.lenses.outdated.audit import AuditConfig
 from chronoprobe.lenses.outdated.lens import OutdatedLens
@@ -55,7 +57,7 @@ def _cached(spec: str, cache: CallCache) -> CachedModel:
 
 def execute(lens: type[Lens[Any]], config: BaseModel, out: Path, **settings: Any) -> Run:
     """A run of ``lens`` with ``config`` through the one runner, published at ``out``."""
-    run: Run = produce(lens_tool(lens).of(config, out), **settings)
+    run: Run = produce(lens_tool(lens).of(config, out), RunSettings(**settings))
     return run
 
 
@@ -256,3 +258,31 @@ def test_cli_runs_without_out_keep_their_history(
     runs = sorted((tmp_path / "results" / "outdated").iterdir())
     assert len(runs) == 2 and all(re.fullmatch(r"short-\d{8}T\d{6}Z(-2)?", p.name) for p in runs)
     assert all((p / "run.json").is_file() and (p / "summary.json").is_file() for p in runs)
+
+
+class _NothingConfig(BaseModel):
+    """A command without options."""
+
+
+class _Nothing(Tool[int]):
+    """A command that answers 7 and writes nothing."""
+
+    name = "nothing"
+    command = "nothing"
+    config_type = _NothingConfig
+
+    def run(self, context: ToolContext) -> int:
+        return 7 if context.engine.local else 0
+
+
+def test_produce_takes_run_settings_and_0_2_0s_keywords_until_0_4_0(tmp_path: Path) -> None:
+    tool = _Nothing(_NothingConfig())
+    assert produce(tool) == produce(tool, RunSettings(engine="local", cache=tmp_path / "c.sqlite")) == 7
+    with pytest.warns(
+        DeprecationWarning, match=r"produce\(\)'s keywords cache, engine are deprecated and removed in 0\.4\.0"
+    ):
+        assert produce(tool, cache=tmp_path / "c.sqlite", engine="local") == 7
+    with pytest.raises(ConfigError, match=r"^settings: give settings or cache, not both$"):
+        produce(tool, RunSettings(), cache=tmp_path / "c.sqlite")
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) caches"):
+        produce(tool, caches=tmp_path)

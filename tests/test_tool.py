@@ -11,6 +11,7 @@ import pytest
 
 import chronoprobe as cp
 from chronoprobe.cli.model_options import MODEL_OPTIONS
+from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.publish import Output, RecordedFile, ResultFolder, text_digest
 from chronoprobe.contract.tool import TOOLS, option_of, tool_class
 from chronoprobe.errors import ConfigError
@@ -61,9 +62,9 @@ def test_the_config_declares_the_command_as_it_is(name: str) -> None:
     helps = _help_texts(tool.command)
     for param in table:
         field, info = param["name"], fields[param["name"]]
-        assert (param["kind"] == "argument") == (field in tool.arguments), field
+        assert (param["kind"] == "argument") == (field in spelling(tool.config_type).arguments), field
         if param["kind"] == "option":
-            assert option_of(field, tool.input_options) in param["opts"], field
+            assert option_of(tool.config_type, field) in param["opts"], field
         assert param["required"] == info.is_required(), field
         if not info.is_required():
             default = info.default

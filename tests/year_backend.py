@@ -19,9 +19,10 @@ from chronoprobe.models.registry import BackendKind, ModelRequest, SpecForm
 
 
 class YearOptions(BaseModel):
-    """The options of ``year:`` specs."""
+    """The options of ``year:`` specs (a backend of another package: the command line offers ``--suffix``, its
+    docstring the help)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     batch_size: BatchSize | None = None
     """Prompts per batch; None: 4."""

@@ -33,12 +33,13 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, open_cache
+from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.lens import ProgressFactory, lens_class, lens_names
 from chronoprobe.contract.lens_run import command_tool, lens_tool
 from chronoprobe.contract.runlog import Run, load_run
 from chronoprobe.contract.runner import load_models
 from chronoprobe.contract.runner import produce as produce_with
-from chronoprobe.contract.tool import Tool, tool_class, tool_names
+from chronoprobe.contract.tool import RunSettings, Tool, tool_class, tool_names
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, ModelRequest, option_fields, parse_model
@@ -222,8 +223,7 @@ def _produce(
         raise ConfigError("engine", f"{engine!r} is not an engine (local, ray, ray:auto or ray:HOST:PORT)")
     logged = progress is True
     with shown_on_stderr() if logged else nullcontext():
-        return produce_with(
-            tool,
+        settings = RunSettings(
             options=backend,
             cache=chosen_cache,
             progress=cast(ProgressFactory, progress) if callable(progress) else None,
@@ -232,6 +232,7 @@ def _produce(
             notice=_plain_notice if logged else None,
             engine=engine,
         )
+        return produce_with(tool, settings)
 
 
 def compare(*folders: Path | str, allow_different_items: bool = False) -> list[CompareRow]:
@@ -276,7 +277,7 @@ def _older_models_keyword(options: dict[str, Any], models: Any) -> Any:
 
 
 def _offers_engine(cls: type[Tool[Any]]) -> bool:
-    return cls.model_options and "engine" not in cls.omit_model_options
+    return cls.model_options and "engine" not in spelling(cls.config_type).command.omit_model_options
 
 
 def _backend_options(options: dict[str, Any]) -> BackendOptions:

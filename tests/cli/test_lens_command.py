@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.cli.generate import DeclarationError, config_options
+from chronoprobe.contract.fields import INTERNAL, spelling
 from chronoprobe.contract.lens import LENSES, Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.errors import ConfigError
@@ -41,8 +42,8 @@ class ToyConfig(BaseModel):
     """Only the first N questions."""
     max_new_tokens: int = 8
     """Tokens per answer."""
-    notes: dict[str, str] = {}
-    """Not offered: the CLI has no option type for a mapping (so the lens names it in internal_fields)."""
+    notes: Annotated[dict[str, str], INTERNAL] = {}
+    """Not offered: the CLI has no option type for a mapping (so the config marks it internal)."""
 
 
 class ToyRow(BaseModel):
@@ -59,7 +60,6 @@ class ToyLens(Lens[ToyRow]):
     kind = "toy run"
     row_type = ToyRow
     config_type = ToyConfig
-    internal_fields = frozenset({"notes"})
 
     def load(self) -> None:
         config: ToyConfig = self.config  # type: ignore[assignment]  # Lens keeps the config as a BaseModel
@@ -188,6 +188,11 @@ class _Weights(ToyConfig):
     """A mapping of numbers: no option can take it."""
 
 
+class _WeightsInternal(_Weights):
+    weights: Annotated[dict[str, float], INTERNAL] = {}
+    """Marked internal: not offered."""
+
+
 class _Device(ToyConfig):
     device: str = "cpu"
     """Named like the shared --device."""
@@ -208,7 +213,32 @@ def test_a_field_its_command_cannot_offer_is_refused_when_the_command_is_made() 
     with pytest.raises(DeclarationError, match=r"config field 'device' is named like the shared model option --device"):
         config_options(lens_tool(OnADevice))
 
-    class Internal(Weighing):
-        internal_fields = frozenset({"notes", "weights"})
+    class Internal(ToyLens):
+        config_type = _WeightsInternal
 
     assert "weights" not in {o.field for o in config_options(lens_tool(Internal))}  # declared internal: not offered
+
+
+class _Legacy(ToyConfig):
+    weights: dict[str, float] = {}
+    """A mapping of numbers: no option can take it."""
+    loud: bool = False
+    """Shout."""
+
+
+def test_a_plug_in_spelling_its_command_as_0_2_0_did_still_works_with_a_warning() -> None:
+    """0.2.0's Lens attributes (``internal_fields``, ``input_options``, ``command_help`` ...) are read into the
+    config's spelling until 0.4.0, with a DeprecationWarning naming them."""
+    with pytest.warns(DeprecationWarning, match=r"Older: the Lens attributes input_options, internal_fields, "):
+
+        class Older(ToyLens):
+            config_type = _Legacy
+            input_options = {"loud": "--loud"}  # noqa: RUF012  # as 0.2.0 declared it
+            internal_fields = frozenset({"weights"})
+            command_help = "An older toy."
+
+    tool = lens_tool(Older)
+    offered = {o.field: o for o in config_options(tool)}
+    assert "weights" not in offered and "notes" not in offered  # the old attribute, and the config's own marker
+    assert offered["loud"].parameter.annotation.__metadata__[0].default == "--loud"  # a switch: no --no-loud
+    assert spelling(tool.config_type).command.help == "An older toy."

@@ -11,8 +11,9 @@ import pytest
 import typer
 import typer.main
 
+from chronoprobe.cli.generate import model_options
 from chronoprobe.cli.main import _register, app, main
-from chronoprobe.cli.model_options import MODEL_OPTIONS, ModelOptions, model_option_parameters
+from chronoprobe.cli.model_options import MODEL_OPTIONS, ModelOptions
 from chronoprobe.models.registry import BackendOptions, option_default, option_fields
 
 ALL = set(MODEL_OPTIONS)
@@ -60,7 +61,7 @@ def test_each_value_reaches_its_own_backend_option() -> None:
     chosen = ModelOptions(
         dtype="float16",
         device="cpu",
-        batch_size="auto",  # type: ignore[arg-type]  # as --batch-size parses it
+        batch_size="auto",
         device_map="auto",
         quantize="4bit",
         chat_template=False,
@@ -81,7 +82,7 @@ def test_each_value_reaches_its_own_backend_option() -> None:
         concurrency=7,
         sampler="multinomial",
     )
-    assert ModelOptions(batch_size=3).backend().value("batch_size") == 3  # type: ignore[arg-type]  # parsed by --batch-size
+    assert ModelOptions(batch_size=3).backend().value("batch_size") == 3
     assert ModelOptions().backend() == BackendOptions()
 
 
@@ -109,7 +110,7 @@ def test_a_bad_batch_size_is_refused_by_the_flag(given: str) -> None:
 
 @pytest.mark.parametrize("path", sorted(OFFERED), ids=" ".join)
 def test_every_command_offers_the_one_declaration(path: tuple[str, str]) -> None:
-    declared = {p.name: p for p in model_option_parameters()}
+    declared = {o.field: o.parameter for o in model_options()}
     params = [p for p in _command(path).params if p.name in ALL]
     assert [p.name for p in params] == [name for name in MODEL_OPTIONS if name in OFFERED[path]]
     for param in params:

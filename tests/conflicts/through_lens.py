@@ -10,6 +10,7 @@ from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.runner import produce
+from chronoprobe.contract.tool import RunSettings
 from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
 
 
@@ -18,5 +19,5 @@ def run_conflicts(models: Sequence[CachedModel], out: Path, **options: Any) -> R
     config = ConflictsConfig(models=tuple(m.info.spec for m in models), **{"judge": "exact", **options})
     run = lens_tool(ConflictsLens).of(config, out)
     run.handles = list(models)
-    result: Run = produce(run, cache=models[0].cache.path)
+    result: Run = produce(run, RunSettings(cache=models[0].cache.path))
     return result

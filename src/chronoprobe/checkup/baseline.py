@@ -23,6 +23,7 @@ from chronoprobe.checkup.baseline_items import check_baseline_items
 from chronoprobe.checkup.report import read_record
 from chronoprobe.checkup.select import Chosen, config_json
 from chronoprobe.checkup.thresholds import NOTHING_SHARED, GateResult, Threshold, judge
+from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.runlog import Metric, Run, read_folder
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics.paired import Draws
@@ -119,7 +120,9 @@ def open_baseline(
         earlier = baseline.runs.get(item.name)
         if item.lens is None or earlier is None or allow_different_items:
             continue
-        differ = _differences(_recorded(earlier), config_json(item.lens), type(item.lens).output_fields, path, out)
+        differ = _differences(
+            _recorded(earlier), config_json(item.lens), spelling(type(item.lens.config)).outputs, path, out
+        )
         if differ:
             raise ConfigError(
                 "--baseline",

@@ -12,12 +12,13 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import Annotated, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import check_cache_file
 from chronoprobe.cache_admin import NamespaceUsage, Pruned, file_bytes, prune, usage
+from chronoprobe.contract.fields import SWITCH, Command
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.paths import default_call_cache
@@ -39,7 +40,6 @@ class _CacheTool(Tool[ResultT]):
     """A command about the call cache: ``--cache`` is the shared model option's, read through the context."""
 
     model_options = True
-    omit_model_options = _ONLY_THE_CACHE
 
 
 def _megabytes(count: int) -> str:
@@ -54,6 +54,7 @@ class InfoToolConfig(BaseModel):
     """``chronoprobe cache info``: it takes only ``--cache``, the call cache every command shares."""
 
     model_config = _FROZEN
+    cli: ClassVar[Command] = Command(omit_model_options=_ONLY_THE_CACHE)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class PruneToolConfig(BaseModel):
     """``chronoprobe cache prune``: every option, as the command takes it."""
 
     model_config = _FROZEN
+    cli: ClassVar[Command] = Command(omit_model_options=_ONLY_THE_CACHE)
 
     model_id: tuple[str, ...] = ()
     """Remove this model's calls: its model id as `cache info` lists it after model: (repeatable)."""
@@ -119,7 +121,7 @@ class PruneToolConfig(BaseModel):
     """Remove this namespace's calls, as `cache info` lists it (repeatable)."""
     older_than: float | None = None
     """Remove only calls written more than this many days ago (alone: of every namespace)."""
-    dry_run: bool = False
+    dry_run: Annotated[bool, SWITCH] = False
     """Say what would be removed, and remove nothing."""
 
 
@@ -129,7 +131,6 @@ class PruneTool(_CacheTool[Pruned]):
     name = "cache.prune"
     command = "cache prune"
     config_type = PruneToolConfig
-    input_options: ClassVar[dict[str, str]] = {"dry_run": "--dry-run"}
     config: PruneToolConfig
 
     def check_inputs(self) -> None:

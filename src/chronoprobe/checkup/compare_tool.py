@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
 
+from chronoprobe.contract.fields import SWITCH, Cli
 from chronoprobe.contract.publish import check_not_input
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.reports.compare import compare_runs, to_frame
@@ -33,7 +34,7 @@ class CompareToolConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    dirs: tuple[Path, ...]
+    dirs: Annotated[tuple[Path, ...], Cli(argument="DIR")]
     """Run folders or check folders (or folders holding them) of the same items, in order: each later one (B) is
     compared with each earlier one (A), lens by lens. One folder of a run with two models compares those."""
     format: str | None = None
@@ -41,10 +42,10 @@ class CompareToolConfig(BaseModel):
     out: Path | None = None
     """Where to write the table instead of the terminal (a file). An earlier table there is replaced; any other
     file is refused, never overwritten."""
-    wide: bool = False
+    wide: Annotated[bool, SWITCH] = False
     """Draw the whole table at its own width (each pair's, raw metric names included), however wide the terminal;
     by default the table fits the terminal, and many pairs are summarised."""
-    allow_different_items: bool = False
+    allow_different_items: Annotated[bool, SWITCH] = False
     """Compare runs whose items come from different snapshots, catalogues or datasets, on the items they share
     (refused otherwise)."""
 
@@ -74,12 +75,6 @@ class CompareTool(Tool[CompareResult]):
     name = "compare"
     command = "compare"
     config_type = CompareToolConfig
-    input_options: ClassVar[dict[str, str]] = {
-        "dirs": "DIR",
-        "allow_different_items": "--allow-different-items",
-        "wide": "--wide",
-    }
-    arguments = ("dirs",)
     config: CompareToolConfig
 
     def __init__(self, config: BaseModel) -> None:

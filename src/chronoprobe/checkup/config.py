@@ -4,9 +4,11 @@ and what the check tells each lens (:class:`~chronoprobe.contract.lens.CheckCont
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chronoprobe.contract.fields import OUTPUT, SWITCH, TEXT_PATH
 from chronoprobe.contract.lens import Budget
 from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.models.registry import ModelList, default_models
@@ -30,9 +32,9 @@ class CheckToolConfig(BaseModel):
     resumes: lenses that finished with the same settings are kept."""
     lens: tuple[str, ...] = ()
     """Only this lens (repeatable; the lenses it needs run too). Default: every lens."""
-    live: bool = False
+    live: Annotated[bool, SWITCH] = False
     """Judge against today's answers (queries --endpoint; saves a snapshot)."""
-    snapshot: SnapshotRef | None = None
+    snapshot: Annotated[SnapshotRef | None, TEXT_PATH] = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
     endpoint: HttpUrl | None = None
     """SPARQL endpoint for --live (default: the Wikidata Query Service)."""
@@ -43,9 +45,9 @@ class CheckToolConfig(BaseModel):
     """A threshold, 'LENS.METRIC[.CLASS] OP VALUE' with the metric as `chronoprobe results` names it (class all
     unless named), e.g. 'outdated.soft_constraint_pct.up-to-date >= 40' (repeatable). It fails only when the
     whole 95% interval misses it (--strict: the point value). Exit 1 if one fails."""
-    strict: bool = False
+    strict: Annotated[bool, SWITCH] = False
     """Compare thresholds with point values."""
-    junit: Path | None = None
+    junit: Annotated[Path | None, OUTPUT] = None
     """Write a JUnit XML file: one test case per threshold and per lens."""
     baseline: Path | None = None
     """An earlier check folder to compare this one with, paired on the same items (the same model or another):
@@ -53,6 +55,6 @@ class CheckToolConfig(BaseModel):
     precision: float | None = None
     """Size each lens for a 95% interval of this half-width in points on its headline rate, from the items it has
     (capped at all of them; the plan line says so)."""
-    allow_different_items: bool = False
+    allow_different_items: Annotated[bool, SWITCH] = False
     """Compare with a --baseline asked other items (another budget, snapshot or sample), on the items they share
     (refused otherwise)."""

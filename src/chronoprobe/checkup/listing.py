@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
 from chronoprobe.contract.check_part import BUDGETS, check_part
+from chronoprobe.contract.fields import Cli, spelling
 from chronoprobe.contract.lens import Lens, lens_class
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.docs_pages import page_text, page_title, topics
@@ -74,7 +75,7 @@ def _entry(name: str) -> LensEntry:
         cls: type[Lens[Any]] = lens_class(name)
     except ChronoprobeError as exc:  # a plug-in that does not import is listed with its error, not hidden
         return LensEntry(name, origin, problem=str(exc))
-    command = f"chronoprobe {name} {next(iter(cls.command_aliases), 'run')}"
+    command = f"chronoprobe {name} {next(iter(spelling(cls.config_type).command.aliases), 'run')}"
     card = card_of(cls)
     return LensEntry(name, origin, card.question, card.about, budget_text(check_part(cls).sizes), command)
 
@@ -113,7 +114,7 @@ class DocsToolConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    topic: str | None = None
+    topic: Annotated[str | None, Cli(argument="TOPIC")] = None
     """The page to print (check, outdated, statistics ...); none: list the pages."""
 
 
@@ -123,8 +124,6 @@ class DocsTool(Tool[str]):
     name = "docs"
     command = "docs"
     config_type = DocsToolConfig
-    input_options: ClassVar[dict[str, str]] = {"topic": "TOPIC"}
-    arguments = ("topic",)
     config: DocsToolConfig
 
     def check_inputs(self) -> None:

@@ -9,7 +9,7 @@ take the options.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
@@ -19,6 +19,7 @@ from chronoprobe.checkup.junit import JUNIT, is_our_junit
 from chronoprobe.checkup.plan import plan_line, total_line
 from chronoprobe.checkup.report import CHECK_KIND
 from chronoprobe.checkup.run import CheckResult, default_check_out, plan, prepare, run_prepared
+from chronoprobe.contract.fields import Cli
 from chronoprobe.contract.publish import OpenFolder, Output, check_not_input, check_output_file, check_outside
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
@@ -49,13 +50,6 @@ class CheckTool(Tool["CheckResult"]):
     command = "check"
     config_type = CheckToolConfig
     present_wraps = True
-    input_options: ClassVar[dict[str, str]] = {
-        "live": "--live",
-        "strict": "--strict",
-        "allow_different_items": "--allow-different-items",
-    }
-    output_fields = frozenset({"out", "junit"})
-    text_paths = frozenset({"snapshot"})
     model_options = True
     takes_handles = True
     config: CheckToolConfig
@@ -110,7 +104,7 @@ class ResultsToolConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    dirs: tuple[Path, ...]
+    dirs: Annotated[tuple[Path, ...], Cli(argument="DIR")]
     """Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."""
     format: str | None = None
     """csv, json or parquet (default: from --out's suffix; a table without --out)."""
@@ -128,8 +122,6 @@ class ResultsTool(Tool["pd.DataFrame"]):
     name = "results"
     command = "results"
     config_type = ResultsToolConfig
-    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR"}
-    arguments = ("dirs",)
     config: ResultsToolConfig
 
     def __init__(self, config: BaseModel) -> None:
@@ -175,7 +167,7 @@ class CardToolConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    dirs: tuple[Path, ...]
+    dirs: Annotated[tuple[Path, ...], Cli(argument="DIR")]
     """Result folders, or folders holding them (searched three levels down: results/check/<check>/<lens> too)."""
     out: Path = Path("card.html")
     """Where to write the card (an HTML file). An earlier card there is replaced; any other file is refused,
@@ -190,9 +182,6 @@ class CardTool(Tool[list[Run]]):
     name = "card"
     command = "card"
     config_type = CardToolConfig
-    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR"}
-    arguments = ("dirs",)
-    output_fields = frozenset({"out"})
     config: CardToolConfig
 
     def run(self, context: ToolContext) -> list[Run]:

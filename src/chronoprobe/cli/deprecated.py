@@ -1,17 +1,17 @@
 """Older spellings of renamed options that 0.1.0 released, kept until 0.4.0: each still works, with a warning line.
 
-``with_deprecated({"--limit": "--balanced-limit"})`` adds ``--limit`` to a command as a hidden option
-of the same type as ``--balanced-limit``; given, it sets ``--balanced-limit`` and says so on stderr.
-Both given on the command line with different values is a one-line error, whatever the values (the new
-one at its default too); with the same value, the old one is only warned about. Applied outermost, over
-any decorator that builds the signature. (The older Python keywords are :mod:`chronoprobe.renames`'.)
+``older_spellings({"--limit": "--balanced-limit"}, parameters)`` gives ``--limit`` as a hidden option of the same
+type as ``--balanced-limit``, for the command to offer beside it; ``take_older_spellings`` (first thing the command
+does) makes one given set ``--balanced-limit``, and says so on stderr. Both given on the command line with
+different values is a one-line error, whatever the values (the new one at its default too); with the same value,
+the old one is only warned about. (The older Python keywords are :mod:`chronoprobe.renames`'.)
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, get_args, get_origin
 
 import typer
@@ -26,8 +26,6 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click.core import ParameterSource  # type: ignore[assignment]  # older typer: the same names from click
     from click.globals import get_current_context  # type: ignore[no-redef]  # older typer: the same function
-
-CommandT = Callable[..., None]
 
 
 def _spelled(parameter: inspect.Parameter) -> list[str]:
@@ -54,46 +52,47 @@ def _hidden(old: str, parameter: inspect.Parameter) -> inspect.Parameter:
     )
 
 
-def _given(parameter: str) -> bool:
+def given_on_the_command_line(parameter: str) -> bool:
     """The option was given on the command line (or from the environment), not left at its default."""
     context = get_current_context(silent=True)
     source = context.get_parameter_source(parameter) if context is not None else None
     return source not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
 
 
-def with_deprecated(renames: dict[str, str]) -> Callable[[CommandT], CommandT]:
-    """Keep each old spelling (``old -> new``) of a command's renamed options working, with a warning."""
+@dataclass(frozen=True)
+class OlderSpelling:
+    """One older spelling offered as a hidden option: ``old`` for the option whose parameter is ``new``."""
 
-    def decorate(command: CommandT) -> CommandT:
-        if not renames:
-            return command
-        signature = inspect.signature(command, eval_str=True)
-        by_option = {name: p for p in signature.parameters.values() for name in _spelled(p)}
-        added = {old: _hidden(old, by_option[new]) for old, new in renames.items()}
+    old: str
+    new: str
+    """The new spelling, as the warning names it."""
+    parameter: inspect.Parameter
+    """The hidden option's parameter."""
+    target: str
+    """The parameter the new spelling sets."""
 
-        @functools.wraps(command)
-        def with_old_spellings(**values: Any) -> None:
-            for old, hidden in added.items():
-                given = values.pop(hidden.name)
-                if given is None or given == []:
-                    continue
-                new = by_option[renames[old]]
-                if _given(new.name) and values.get(new.name) != given:
-                    raise ConfigError(
-                        f"{old}/{renames[old]}", f"give {renames[old]} only ({old} is its older spelling)"
-                    )
-                console.print(
-                    f"warning: {old} is deprecated and removed in {SHIMS_REMOVED_IN}; use {renames[old]}",
-                    highlight=False,
-                    markup=False,
-                    soft_wrap=True,
-                )
-                values[new.name] = given
-            command(**values)
 
-        parameters = [*signature.parameters.values(), *added.values()]
-        with_old_spellings.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # read by typer
-        with_old_spellings.__annotations__ = {p.name: p.annotation for p in parameters}
-        return with_old_spellings
+def older_spellings(renames: Mapping[str, str], parameters: Sequence[inspect.Parameter]) -> list[OlderSpelling]:
+    """Each old spelling (``old -> new``) of a command's renamed options as a hidden option of the new one's type."""
+    by_option = {name: p for p in parameters for name in _spelled(p)}
+    return [OlderSpelling(old, new, _hidden(old, by_option[new]), by_option[new].name) for old, new in renames.items()]
 
-    return decorate
+
+def take_older_spellings(older: Sequence[OlderSpelling], values: dict[str, Any]) -> None:
+    """Move each older spelling given into its new option's value (popping the hidden ones), with a warning line;
+    both given on the command line with different values: a ConfigError naming both."""
+    for spelling in older:
+        given = values.pop(spelling.parameter.name)
+        if given is None or given == []:
+            continue
+        if given_on_the_command_line(spelling.target) and values.get(spelling.target) != given:
+            raise ConfigError(
+                f"{spelling.old}/{spelling.new}", f"give {spelling.new} only ({spelling.old} is its older spelling)"
+            )
+        console.print(
+            f"warning: {spelling.old} is deprecated and removed in {SHIMS_REMOVED_IN}; use {spelling.new}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        values[spelling.target] = given

@@ -9,13 +9,34 @@ accept the same strings.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import typer
 
 from chronoprobe import values
 
-__all__ = ["MEANINGS", "ModelOpt", "choice"]
+__all__ = ["MEANINGS", "ModelOpt", "Typed", "choice"]
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A field's metadata for the generator (``cli/generate.py``): what its typer option gets beyond the field's
+    name, type, help and bounds. A check that runs while the command line is parsed (``callback``, ``parser``: a
+    refusal names the flag before anything else runs), the value's name in help (``metavar``), the type typer is
+    shown where it cannot take the field's own (``shown``: ``--batch-size``'s whole number or ``auto``), and help
+    made when the command is (``help``: it lists what the registered backends declare)."""
+
+    callback: Callable[[Any], Any] | None = None
+    parser: Callable[[str], Any] | None = None
+    metavar: str | None = None
+    shown: Any = None
+    help: Callable[[], str] | None = None
+
+    def option_settings(self) -> dict[str, Any]:
+        """The ``typer.Option`` keywords it sets."""
+        chosen = {"callback": self.callback, "parser": self.parser, "metavar": self.metavar}
+        return {key: value for key, value in chosen.items() if value is not None}
 
 
 def choice(choices: Sequence[str]) -> Callable[[str | None], str | None]:

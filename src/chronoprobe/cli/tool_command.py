@@ -19,17 +19,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
 from chronoprobe.cli.console import announce, console, load_ticks, progress_ticks
-from chronoprobe.cli.deprecated import with_deprecated
-from chronoprobe.cli.generate import check_arguments, config_options
-from chronoprobe.cli.model_options import DEFAULT_MODEL_OPTIONS, ModelOptions, with_model_options
+from chronoprobe.cli.deprecated import given_on_the_command_line, older_spellings, take_older_spellings
+from chronoprobe.cli.generate import ConfigOption, check_arguments, config_options, model_options
+from chronoprobe.cli.model_options import MODEL_OPTIONS, ModelOptions
+from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.lens import Lens
 from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.contract.runner import produce
-from chronoprobe.contract.tool import GROUPS, TOOLS, Answer, Tool, tool_class
+from chronoprobe.contract.tool import GROUPS, TOOLS, Answer, RunSettings, Tool, config_error, tool_class
 from chronoprobe.plugins import Plugin, unloadable
 from chronoprobe.tables import TableView
 
@@ -71,18 +73,28 @@ def _show_table(out: Console, view: TableView) -> None:
 
 
 def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
-    """The command of ``tool``: its config's options, the shared model options when it loads models, and the
-    older spellings of its renamed options (``tool.renamed_options``), kept until 0.4.0."""
-    offered = config_options(tool)
+    """The command of ``tool``: its config's options, the model options when it loads models (the shared ones but
+    those its config's ``cli`` omits, and a backend of another package's own), and the older spellings of its renamed
+    options (its config's ``cli.renamed_options``), kept until 0.4.0: one generator makes them all
+    (:mod:`chronoprobe.cli.generate`), and the command's signature is made once, here, for typer to read."""
+    offered, declared = config_options(tool), spelling(tool.config_type).command
+    spelled = {o.field for o in offered} | {
+        old.removeprefix("--").replace("-", "_") for old in declared.renamed_options
+    }
+    taken = spelled | {"model", "help"}  # --model/-m and --help: a backend's option of that name is not offered
+    loading = model_options(declared.omit_model_options, taken) if tool.model_options else []
+    keyword = inspect.Parameter.KEYWORD_ONLY  # typer tells an argument from its annotation, not its kind
+    parameters = [o.parameter.replace(kind=keyword) for o in [*offered, *loading]]
+    older = older_spellings(declared.renamed_options, parameters)
 
     def command(**values: Any) -> None:
-        backend: ModelOptions = values.pop("backend", DEFAULT_MODEL_OPTIONS)
+        take_older_spellings(older, values)
+        backend = _model_options(loading, values)
         # a tool's lines carry rich markup; a tool that says paragraphs has them wrapped between words
         say = functools.partial(console.print, highlight=False, soft_wrap=not tool.present_wraps)
         check_arguments(tool, offered, values)
         made = tool.from_options(**values)
-        result = produce(
-            made,
+        settings = RunSettings(
             options=backend.backend(),
             cache=backend.cache,
             progress_display=functools.partial(progress_ticks, transient=tool.transient_progress),
@@ -91,6 +103,7 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
             notice=say,
             engine=backend.engine,
         )
+        result = produce(made, settings)
         show_answer(made.answer(result))
         for line in made.present(result):
             say(line)
@@ -98,23 +111,34 @@ def tool_command(tool: type[Tool[Any]]) -> Callable[..., None]:
         if status:
             raise typer.Exit(status)
 
-    keyword = inspect.Parameter.KEYWORD_ONLY  # typer tells an argument from its annotation, not its kind
-    parameters = [o.parameter.replace(kind=keyword) for o in offered]
-    if tool.model_options:
-        parameters.append(inspect.Parameter("backend", keyword, annotation=ModelOptions, default=DEFAULT_MODEL_OPTIONS))
-    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # read by typer
+    command.__signature__ = inspect.Signature([*parameters, *(o.parameter for o in older)])  # type: ignore[attr-defined]  # read by typer
     command.__doc__ = inspect.getdoc(tool)
-    made: Callable[..., None] = with_model_options(*tool.omit_model_options)(command) if tool.model_options else command
-    return with_deprecated(tool.renamed_options)(made)
+    return command
+
+
+def _model_options(loading: list[ConfigOption], values: dict[str, Any]) -> ModelOptions:
+    """The model options out of ``values`` (popped): the shared ones as given or at their defaults, a backend's own
+    only when given on the command line (a backend's default is its own, not another's)."""
+    chosen: dict[str, Any] = {}
+    for option in loading:
+        value = values.pop(option.field)
+        if option.field in MODEL_OPTIONS or given_on_the_command_line(option.field):
+            chosen[option.field] = value
+    try:
+        return ModelOptions(**chosen)
+    except ValidationError as exc:  # checked by typer already; named as the flag all the same
+        raise config_error(exc, {}, "model options", ModelOptions) from None
 
 
 def lens_app(lens: type[Lens[Any]]) -> typer.Typer:
-    """``chronoprobe <lens>``: a group holding the lens's ``run`` (and its other names, ``lens.command_aliases``)."""
-    summary = lens.command_help or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
+    """``chronoprobe <lens>``: a group holding the lens's ``run`` (and its other names, its config's ``cli.aliases``)."""
+    run = lens_tool(lens)
+    declared = spelling(run.config_type).command
+    summary = declared.help or (inspect.getdoc(lens) or f"The {lens.name} lens.").splitlines()[0]
     group = typer.Typer(help=summary, no_args_is_help=True)
-    group.command("run")(tool_command(lens_tool(lens)))
-    for alias, help_line in lens.command_aliases.items():
-        group.command(alias, help=help_line)(tool_command(lens_tool(lens)))
+    group.command("run")(tool_command(run))
+    for alias, help_line in declared.aliases.items():
+        group.command(alias, help=help_line)(tool_command(run))
     return group
 
 

@@ -48,7 +48,8 @@ from pydantic import BaseModel, ConfigDict
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.check_part import BUDGETS, Budget, CheckContext, CheckPart
-from chronoprobe.contract.fields import config_inputs, option_of
+from chronoprobe.contract.fields import config_inputs, spelling
+from chronoprobe.contract.legacy_spelling import take_legacy_spelling
 from chronoprobe.contract.released_hooks import adopt_released_members
 from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.engines import Engine
@@ -156,29 +157,9 @@ class Lens(ABC, Generic[RowT]):
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.GENERATE})
 
     config_type: ClassVar[type[BaseModel]]
-    """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options."""
-    input_options: ClassVar[dict[str, str]] = {}
-    """What a field's name cannot say (a field is named as its flag, :mod:`chronoprobe.contract.fields`): a
-    positional argument's metavar (``dataset`` -> ``DATASET``), and a ``bool`` offered as a switch (``live`` ->
-    ``--live``; without an entry a ``bool`` is ``--x/--no-x``)."""
-    text_paths: ClassVar[frozenset[str]] = frozenset()
-    """Text config fields that may hold a path (a file, or a name or hub id: only existing paths count)."""
-    output_fields: ClassVar[frozenset[str]] = frozenset()
-    """Path fields the run writes besides its report folder (``save_edited``), rather than reads."""
-    arguments: ClassVar[tuple[str, ...]] = ()
-    """Config fields its command takes as positional arguments, in order (``conflicts run dynamicqa``)."""
-    internal_fields: ClassVar[frozenset[str]] = frozenset()
-    """Config fields its command does not offer (set from another option, or only from Python); any other field
-    its command cannot offer is an error when the command is made."""
-    unused_model_options: ClassVar[frozenset[str]] = frozenset()
-    """Model options that do not apply to this lens, left off its command (``sampler`` for greedy decoding)."""
-    renamed_options: ClassVar[dict[str, str]] = {}
-    """Options renamed for one meaning per flag, old spelling (one 0.1.0 released) -> new: the old one still works
-    until 0.4.0 (``cli/deprecated.py``)."""
-    command_help: ClassVar[str] = ""
-    """``chronoprobe <name> --help``'s line (empty: the class docstring's first line)."""
-    command_aliases: ClassVar[dict[str, str]] = {}
-    """Other names of ``chronoprobe <name> run`` (``recency eval``, its first name) -> the help line each shows."""
+    """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options. Its fields
+    say how its command spells them, its ``cli`` the command's help line and other names
+    (:mod:`chronoprobe.contract.fields`)."""
 
     old_rows_file: ClassVar[str] = "items.jsonl"
     """Where a folder written before the run log keeps its rows."""
@@ -191,7 +172,10 @@ class Lens(ABC, Generic[RowT]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        adopt_released_members(cls)  # a plug-in written for 0.2.0: its card and check members become its parts
+        # a plug-in written for 0.2.0, until 0.4.0: its card and check members become its parts, and its
+        # command-line class attributes (input_options ...) its config's spelling
+        adopt_released_members(cls)
+        take_legacy_spelling(cls)
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config
@@ -311,15 +295,16 @@ class Lens(ABC, Generic[RowT]):
 
     def input_paths(self) -> list[tuple[str, Path]]:
         """Every file or folder the run reads, with the option that names it; no output may be one of them."""
-        return config_inputs(self.config, self.input_options, self.output_fields, self.text_paths)
+        return config_inputs(self.config)
 
     def output_paths(self) -> list[tuple[str, Path]]:
         """What the run writes besides its report folder (``--save-edited`` ...), with the option naming it."""
+        spelled = spelling(type(self.config))
         found: list[tuple[str, Path]] = []
-        for name in sorted(self.output_fields):
+        for name in sorted(spelled.outputs):
             value = getattr(self.config, name, None)
             if isinstance(value, Path):
-                found.append((option_of(name, self.input_options), value))
+                found.append((spelled.option(name), value))
         return found
 
     def default_folder(self) -> str:

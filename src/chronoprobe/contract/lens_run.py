@@ -18,12 +18,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, Field, create_model
 from rich.markup import escape
 
 from chronoprobe.cache import AnswerTally, CachedModel, CallCache
+from chronoprobe.contract.fields import OUTPUT, spelling
 from chronoprobe.contract.lens import Lens, ModelLoader, lens_class
 from chronoprobe.contract.power import power_lines
 from chronoprobe.contract.publish import Output, ResultFolder, check_outside
@@ -67,7 +68,8 @@ def run_config(lens: type[Lens[Any]]) -> type[BaseModel]:
     own = config_with_models(lens.config_type)
     if "out" in own.model_fields:
         raise TypeError(f"{lens.__name__}: config field 'out' is taken by the run's --out (the report folder)")
-    out: Any = (Path | None, Field(None, exclude=True, description=OUT_HELP.format(name=lens.name)))
+    described = Field(None, exclude=True, description=OUT_HELP.format(name=lens.name))
+    out: Any = (Annotated[Path | None, OUTPUT], described)
     derived: type[BaseModel] = create_model(own.__name__, __base__=own, __module__=own.__module__, out=out)
     return derived
 
@@ -102,8 +104,9 @@ class LensRun(Tool[Run]):
     @classmethod
     def fields(cls) -> list[str]:
         """Its arguments, ``--model``, the lens's options, then ``--out``."""
-        rest = [f for f in cls.config_type.model_fields if f not in {*cls.arguments, "models", "out"}]
-        return [*cls.arguments, "models", *rest, "out"]
+        arguments = spelling(cls.config_type).arguments
+        rest = [f for f in cls.config_type.model_fields if f not in {*arguments, "models", "out"}]
+        return [*arguments, "models", *rest, "out"]
 
     @property
     def out(self) -> Path:
@@ -255,7 +258,8 @@ def _ask(
 
 @functools.cache
 def lens_tool(lens: type[Lens[Any]]) -> type[LensRun]:
-    """The command that runs ``lens``: a :class:`LensRun` declared from the lens's own declaration."""
+    """The command that runs ``lens``: a :class:`LensRun` of its run's config (:func:`run_config`), whose fields and
+    ``cli`` say how the command spells it."""
     first = (inspect.getdoc(lens) or f"Run the {lens.name} lens.").splitlines()[0]
     declared: dict[str, Any] = {
         "__doc__": first + " Writes a report folder (run.json, items.jsonl, report.md).",
@@ -264,13 +268,6 @@ def lens_tool(lens: type[Lens[Any]]) -> type[LensRun]:
         "name": f"{lens.name}.run",
         "command": f"{lens.name} run",
         "config_type": run_config(lens),
-        "input_options": dict(lens.input_options),
-        "arguments": lens.arguments,
-        "output_fields": frozenset({*lens.output_fields, "out"}),
-        "text_paths": lens.text_paths,
-        "internal_fields": lens.internal_fields,
-        "omit_model_options": tuple(sorted(lens.unused_model_options)),
-        "renamed_options": dict(lens.renamed_options),
     }
     made: type[LensRun] = type(f"{lens.__name__}Run", (LensRun,), declared)
     return made

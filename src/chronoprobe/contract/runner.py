@@ -13,16 +13,17 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import fields
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.contract.lens import Announce, LoadProgress, ProgressFactory
+from chronoprobe.contract.lens import Announce
 from chronoprobe.contract.publish import Output
 from chronoprobe.contract.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run
 from chronoprobe.contract.tool import RunSettings, Tool, ToolContext
-from chronoprobe.engines import Engine, ModelSource, parse_engine
-from chronoprobe.errors import CacheUnavailable
+from chronoprobe.engines import ModelSource
+from chronoprobe.errors import CacheUnavailable, ConfigError
 from chronoprobe.models.base import Backend
 from chronoprobe.models.lazy import open_backend
 from chronoprobe.models.names import check_distinct, file_safe, unique_names
@@ -35,6 +36,8 @@ from chronoprobe.models.registry import (
     parse_model,
 )
 from chronoprobe.paths import RUN_STAMP, default_call_cache
+from chronoprobe.renames import warn_deprecated
+from chronoprobe.version import SHIMS_REMOVED_IN
 
 ResultT = TypeVar("ResultT")
 
@@ -123,40 +126,37 @@ def named_folder(folder: Path, label: str, names: Sequence[str], *, now: dt.date
     return candidate
 
 
-def produce(
-    tool: Tool[ResultT],
-    *,
-    options: BackendOptions | None = None,
-    cache: Path | None = None,
-    progress: ProgressFactory | None = None,
-    progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None,
-    load_display: Callable[[], AbstractContextManager[LoadProgress]] | None = None,
-    announce: Announce | None = None,
-    notice: Callable[[str], None] | None = None,
-    engine: str | Engine = "local",
-) -> ResultT:
+def produce(tool: Tool[ResultT], settings: RunSettings | None = None, **older: Any) -> ResultT:
     """Run ``tool`` and publish what it writes; returns its result (see :mod:`chronoprobe.contract.tool` for the stages).
 
-    ``engine`` (``local``, ``ray``, ``ray:auto``, ``ray:HOST:PORT`` or an :class:`~chronoprobe.engines.Engine`)
-    is parsed and checked first (a head that does not answer: one line, before anything else); then the
-    pre-flight (:func:`preflight`), and the stages. ``progress_display`` (the CLI's bar) is opened only while the
-    models run, after ``announce`` has shown each model load; ``load_display`` while the data loads (a live
-    query's progress); ``notice`` gets the lines the user should read before the work goes on (a lens's
-    notices and plan line), ``progress`` the steps when no display is given.
+    ``settings`` (:class:`~chronoprobe.contract.tool.RunSettings`; default: the user's call cache, the local engine,
+    nothing shown) say how its models load and its work shows. Its engine (``local``, ``ray``, ``ray:auto``,
+    ``ray:HOST:PORT`` or an :class:`~chronoprobe.engines.Engine`) is parsed and checked first (a head that does not
+    answer: one line, before anything else); then the pre-flight (:func:`preflight`), and the stages. The settings'
+    ``progress_display`` (the CLI's bar) is opened only while the models run, after ``announce`` has shown each
+    model load; ``load_display`` while the data loads (a live query's progress); ``notice`` gets the lines the user
+    should read before the work goes on (a lens's notices and plan line), ``progress`` the steps when no display is
+    given. ``older``: the settings as keywords, as 0.2.0 took them, until 0.4.0.
     """
-    chosen = parse_engine(engine)
-    chosen.check()
-    settings = RunSettings(
-        options=options or BackendOptions(),
-        cache=cache,
-        engine=chosen,
-        progress=progress,
-        progress_display=progress_display,
-        load_display=load_display,
-        announce=announce,
-        notice=notice,
+    context = ToolContext(load_models, _older_keywords(settings, older) if older else settings)
+    context.engine.check()
+    return run_tool(tool, context)
+
+
+def _older_keywords(settings: RunSettings | None, older: dict[str, Any]) -> RunSettings:
+    """0.2.0's ``produce(tool, cache=..., options=..., engine=...)``: the fields of :class:`RunSettings` as keywords,
+    still taken until 0.4.0, with a DeprecationWarning."""
+    known = {field.name for field in fields(RunSettings)}
+    unknown = sorted(set(older) - known)
+    if unknown:
+        raise TypeError(f"produce() got unexpected keyword argument(s) {', '.join(unknown)}")
+    if settings is not None:
+        raise ConfigError("settings", f"give settings or {', '.join(sorted(older))}, not both")
+    warn_deprecated(
+        f"produce()'s keywords {', '.join(sorted(older))} are deprecated and removed in {SHIMS_REMOVED_IN}; "
+        "pass RunSettings(...)"
     )
-    return run_tool(tool, ToolContext(load_models, settings))
+    return RunSettings(**older)
 
 
 def run_tool(tool: Tool[ResultT], context: ToolContext) -> ResultT:

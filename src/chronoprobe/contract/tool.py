@@ -4,8 +4,8 @@ A command turns inputs into files: a lens run its result folder (:class:`~chrono
 made from the lens), and the other tools contexts for MuLan facts, a labelled RecencyQA dataset, an editing
 dataset built from an audit, scores of generations made elsewhere. It is declared once: a pydantic config, one
 field per option, named as its flag (:mod:`chronoprobe.contract.fields`; ``models`` is ``--model``, ``out`` is
-``--out``), its docstring the help; ``input_options`` for a positional argument's metavar and a switch, its
-``arguments`` and its output fields. The one runner (:func:`chronoprobe.contract.runner.produce`) drives its
+``--out``), its docstring the help, what the name cannot say (a positional argument, a switch, an output) in the
+field's metadata. The one runner (:func:`chronoprobe.contract.runner.produce`) drives its
 stages in this order, for the CLI, ``chronoprobe.produce``, ``chronoprobe.run`` and ``chronoprobe.check`` alike:
 
 1. the pre-flight, each check once, before any data is read or any model loads: ``check_inputs()`` (missing or
@@ -38,10 +38,10 @@ from rich.console import ConsoleRenderable
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, open_cache
-from chronoprobe.contract.fields import config_inputs, option_of
+from chronoprobe.contract.fields import config_inputs, flag_of, option_of
 from chronoprobe.contract.lens import Announce, LoadProgress, ProgressFactory, RunRecipe
 from chronoprobe.contract.publish import Output
-from chronoprobe.engines import Engine, LocalEngine
+from chronoprobe.engines import Engine, LocalEngine, parse_engine
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import BackendOptions, ModelRequest
 from chronoprobe.provenance import Provenance, build_provenance
@@ -131,13 +131,20 @@ def tool_class(name: str) -> type[Tool[Any]]:
     return found
 
 
-def config_error(exc: ValidationError, renamed: Mapping[str, str], where: str) -> ConfigError:
-    """A value a config refused, as one ConfigError naming its option (``where`` when no field is named), in
-    the words every command uses (:func:`chronoprobe.values.config_error`)."""
+def config_error(
+    exc: ValidationError, renamed: Mapping[str, str], where: str, config_type: type[BaseModel] | None = None
+) -> ConfigError:
+    """A value a config refused, as one ConfigError naming its option (``where`` when no field is named; a field
+    of ``renamed`` by its entry, any other as ``config_type``'s command names it), in the words every command uses
+    (:func:`chronoprobe.values.config_error`)."""
 
     def name_of(location: tuple[str | int, ...]) -> str:
         field = innermost_field(location)
-        return where if field is None else option_of(field, renamed)
+        if field is None:
+            return where
+        if field in renamed:
+            return renamed[field]
+        return option_of(config_type, field) if config_type is not None else flag_of(field)
 
     return refused(exc, name_of)
 
@@ -150,8 +157,10 @@ class RunSettings:
     options: BackendOptions = field(default_factory=BackendOptions)
     cache: Path | None = None
     """The call cache (None: the user's default one)."""
-    engine: Engine = field(default_factory=LocalEngine)
-    """Where the calls the cache misses run (checked by the runner before anything else)."""
+    engine: Engine | str = field(default_factory=LocalEngine)
+    """Where the calls the cache misses run: an engine, or its text (``local``, ``ray``, ``ray:auto``,
+    ``ray:HOST:PORT``), parsed when a context is made of these settings and checked by the runner before anything
+    else."""
     progress: ProgressFactory | None = None
     """The caller's progress factory, while the model calls run (without ``progress_display``)."""
     progress_display: Callable[[], AbstractContextManager[ProgressFactory]] | None = None
@@ -172,7 +181,9 @@ class ToolContext:
 
     def __init__(self, load_models: LoadModels, settings: RunSettings | None = None) -> None:
         self._load_models = load_models
-        self.settings = settings or RunSettings()
+        settings = settings or RunSettings()
+        engine = settings.engine
+        self.settings = settings if isinstance(engine, Engine) else replace(settings, engine=parse_engine(engine))
         self._cache: CallCache | None = None
         self.models: list[CachedModel] = []
         """Every model loaded through :meth:`load_models`, in order: the provenance records them."""
@@ -192,7 +203,8 @@ class ToolContext:
     @property
     def engine(self) -> Engine:
         """Where the calls the cache misses run (``--engine``: ``local``, ``ray`` ...)."""
-        return self.settings.engine
+        engine = self.settings.engine
+        return engine if isinstance(engine, Engine) else parse_engine(engine)  # parsed when the context was made
 
     @property
     def cache(self) -> CallCache:
@@ -272,28 +284,13 @@ class Tool(ABC, Generic[ResultT]):
     command: ClassVar[str]
     """The CLI command (``recency label``): how a refusal of all inputs at once names the command."""
     config_type: ClassVar[type[BaseModel]]
-    """The tool's pydantic config, its one declaration: one field per option, named as its flag
-    (:mod:`chronoprobe.contract.fields`), field docstrings as help."""
-    input_options: ClassVar[dict[str, str]] = {}
-    """What a field's name cannot say: a positional argument's metavar (``dirs`` -> ``DIR``) and a ``bool``
-    offered as a switch (``live`` -> ``--live``)."""
-    arguments: ClassVar[tuple[str, ...]] = ()
-    """Config fields taken as positional arguments, in order (``recency label QUESTIONS``)."""
-    output_fields: ClassVar[frozenset[str]] = frozenset()
-    """Path fields the tool writes rather than reads, besides ``out`` (``--out``: always an output)."""
-    text_paths: ClassVar[frozenset[str]] = frozenset()
-    """Text config fields that may hold a path (a file, or a name or hub id: only existing paths count)."""
-    internal_fields: ClassVar[frozenset[str]] = frozenset()
-    """Config fields its command does not offer (set only from Python, or by the command from another option);
-    any other field the command cannot offer is an error when the command is made."""
+    """The tool's pydantic config, its one declaration: one field per option, named as its flag, field docstrings
+    as help; how its command spells what a name cannot say (a positional argument, a switch, a field not offered,
+    the model options left off) is in its fields' metadata and its ``cli`` (:mod:`chronoprobe.contract.fields`)."""
     model_options: ClassVar[bool] = False
     """The tool loads models: the command offers the shared model options (dtype, device, cache ...) and the
-    call cache counts as one of its inputs. Its ``--model`` specs are its config's ``models`` field."""
-    omit_model_options: ClassVar[tuple[str, ...]] = ()
-    """The shared model options it does not offer (``engine``, ``sampler`` ...), as ``with_model_options(*omit)``."""
-    renamed_options: ClassVar[dict[str, str]] = {}
-    """Options renamed for one meaning per flag, old spelling (one 0.1.0 released) -> new: the old one still works
-    until 0.4.0."""
+    call cache counts as one of its inputs. Its ``--model`` specs are its config's ``models`` field; its config's
+    ``cli.omit_model_options`` are the ones it does not offer."""
     transient_progress: ClassVar[bool] = False
     """The CLI's progress bar is erased when the work ends (so that an error raised inside, a failed live query,
     is the only line left on the terminal)."""
@@ -333,8 +330,7 @@ class Tool(ABC, Generic[ResultT]):
         try:
             config = cls.config_type(**chosen)
         except ValidationError as exc:  # named as the command names it: an argument by its metavar
-            names = {**{argument: argument.upper() for argument in cls.arguments}, **cls.input_options}
-            raise config_error(exc, names, cls.command) from None
+            raise config_error(exc, {}, cls.command, cls.config_type) from None
         return cls(config)
 
     @classmethod
@@ -343,7 +339,7 @@ class Tool(ABC, Generic[ResultT]):
         return list(cls.config_type.model_fields)
 
     def option(self, field: str) -> str:
-        return option_of(field, self.input_options)
+        return option_of(self.config_type, field)
 
     def check_inputs(self) -> None:
         """Refuse missing or contradictory inputs before the output is judged (cheap: reads no data)."""
@@ -358,7 +354,7 @@ class Tool(ABC, Generic[ResultT]):
 
     def input_paths(self) -> list[tuple[str, Path]]:
         """Every file or folder the tool reads, with the option that names it; no output may be one of them."""
-        return config_inputs(self.config, self.input_options, {"out", *self.output_fields}, self.text_paths)
+        return config_inputs(self.config, frozenset({"out"}))  # --out: always what it writes
 
     def output(self) -> Output | None:
         """What the tool writes, with the rule for replacing it; None: it writes nothing here."""

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chronoprobe.contract.fields import TEXT_PATH
 from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.integrations.lm_eval_export import EXPORT_KIND, TASK_NAME, task_documents, write_task
@@ -29,7 +30,7 @@ class LmEvalExportToolConfig(BaseModel):
 
     out: Path
     """Where to write the task folder (YAML, JSONL dataset, utils.py)."""
-    snapshot: SnapshotRef | None = None
+    snapshot: Annotated[SnapshotRef | None, TEXT_PATH] = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
     facts: Path | None = None
     """Fact catalogue JSON (default: the shipped one)."""
@@ -55,7 +56,6 @@ class LmEvalExportTool(Tool[LmEvalExport]):
     name = "export.lm-eval"
     command = "export lm-eval"
     config_type = LmEvalExportToolConfig
-    text_paths = frozenset({"snapshot"})
     config: LmEvalExportToolConfig
 
     def output(self) -> Output:

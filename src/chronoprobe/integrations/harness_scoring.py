@@ -32,7 +32,6 @@ class HarnessScoreTool(Tool[ScoreSummary | Run]):
     name = ScoreTool.name
     command = ScoreTool.command
     config_type = ScoreToolConfig
-    text_paths = ScoreTool.text_paths
     config: ScoreToolConfig
 
     def __init__(self, config: BaseModel) -> None:

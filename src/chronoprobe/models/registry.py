@@ -86,6 +86,7 @@ __all__ = [
     "option_fields",
     "parse_model",
     "parse_model_spec",
+    "plugged_backend_kinds",
     "specs_view",
     "strip_url_credentials",
 ]
@@ -241,6 +242,13 @@ def backend_kind(kind: str) -> BackendKind:
 def backend_kinds() -> list[BackendKind]:
     """Every registered backend that imports, in the order of :func:`registered_backends` (see :func:`_loadable`)."""
     return _loadable(tuple(registered_backends()))
+
+
+def plugged_backend_kinds() -> list[BackendKind]:
+    """The registered backends of other packages (``chronoprobe.backends`` entry points, or rows of
+    :data:`BACKENDS` naming a module outside chronoprobe) that import: whose own options the CLI offers."""
+    registered = registered_backends()
+    return _loadable(tuple(kind for kind, target in registered.items() if not _ours(target)))
 
 
 def _loadable(kinds: tuple[str, ...]) -> list[BackendKind]:

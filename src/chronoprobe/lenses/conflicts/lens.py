@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Annotated, Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.check_part import CheckPart
+from chronoprobe.contract.fields import INTERNAL, SWITCH, Command
 from chronoprobe.contract.lens import Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
@@ -61,6 +62,10 @@ class ConflictsConfig(conflicts_run.RunConfig):
         "prompt_file": "wording",
     }
     """Keywords 0.1.0 released, accepted until 0.4.0 (:mod:`chronoprobe.renames`)."""
+    cli: ClassVar[Command] = Command(
+        help="Does context override the model's memory? DynamicQA and MuLan, each through either methodology.",
+        renamed_options={"--aliases": "--aliases-file", "--limit": "--balanced-limit", "--prompt-file": "--wording"},
+    )
 
     methodology: Dataset = Field(
         cast(Dataset, None)
@@ -68,9 +73,9 @@ class ConflictsConfig(conflicts_run.RunConfig):
     """dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own."""
     judge: str = "embedding"
     """Equivalence judge: embedding[:<model>] (offline default), nli[:<hf id>], exact."""
-    judge_fallback: bool = False
+    judge_fallback: Annotated[bool, SWITCH] = False
     """If the NLI judge cannot be loaded, use the embedding judge (recorded)."""
-    judge_device: str = "auto"
+    judge_device: Annotated[str, INTERNAL] = "auto"
     """Where the judge runs; auto: the run's device."""
     samples: int = Field(10, ge=1, exclude=True)
     """Samples drawn per input (DynamicQA methodology)."""
@@ -83,7 +88,7 @@ class ConflictsConfig(conflicts_run.RunConfig):
     fidelity: Fidelity = Field("corrected", exclude=True)
     """MuLan methodology scoring: corrected (our fixes) or original (F1 truncation, first-token confidence and
     update success exactly as the original code; chronoprobe docs conflicts)."""
-    topk_approximation: bool = Field(False, exclude=True)
+    topk_approximation: Annotated[bool, SWITCH] = Field(False, exclude=True)
     """Accept a backend's top-k approximation of the distributions CP needs."""
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
@@ -135,18 +140,6 @@ class ConflictsLens(Lens[ConflictsRow]):
 
     name = "conflicts"
     kind = "conflicts run"
-    command_help = "Does context override the model's memory? DynamicQA and MuLan, each through either methodology."
-    renamed_options: ClassVar[dict[str, str]] = {
-        "--aliases": "--aliases-file",
-        "--limit": "--balanced-limit",
-        "--prompt-file": "--wording",
-    }
-    arguments = ("dataset",)
-    input_options: ClassVar[dict[str, str]] = {
-        "judge_fallback": "--judge-fallback",
-        "topk_approximation": "--topk-approximation",
-    }
-    internal_fields = frozenset({"judge_device", "persuasion", "completion"})
     row_type = ConflictsRow
     config_type = ConflictsConfig
     config: ConflictsConfig

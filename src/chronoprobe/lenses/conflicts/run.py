@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.contract.fields import INTERNAL, Cli
 from chronoprobe.datasets import dynamicqa as dq
 from chronoprobe.datasets import mulan as ml
 from chronoprobe.errors import ConfigError
@@ -40,7 +41,7 @@ RowT = TypeVar("RowT", bound=ConflictsRow)
 class RunConfig(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    dataset: Dataset
+    dataset: Annotated[Dataset, Cli(argument="DATASET")]
     """dynamicqa (shipped) or mulan (needs its files: chronoprobe docs conflicts)."""
     methodology: Dataset
     """dynamicqa (CP, SE, accuracy) or mulan (F1, update success); default: the dataset's own."""
@@ -53,8 +54,8 @@ class RunConfig(BaseModel):
     """MuLan clean.json templates, or DynamicQA's converted templates CSV."""
     balanced_limit: int | None = Field(None, ge=1)
     """At most N facts in total, not per class, spread evenly over the classes (50 over three classes: 16 or 17 each)."""
-    persuasion: pers.PersuasionConfig = pers.PersuasionConfig()
-    completion: comp.CompletionConfig = comp.CompletionConfig()
+    persuasion: Annotated[pers.PersuasionConfig, INTERNAL] = pers.PersuasionConfig()
+    completion: Annotated[comp.CompletionConfig, INTERNAL] = comp.CompletionConfig()
     wording: Path | None = None
     """JSON file replacing our prompt wording (keys qa, qa_context, completion, update, passage)."""
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chronoprobe import io
 from chronoprobe.cache import CachedModel
+from chronoprobe.contract.fields import SWITCH, TEXT_PATH, Command
 from chronoprobe.contract.lens import RunRecipe
 from chronoprobe.contract.publish import Output, RecordedFile
 from chronoprobe.contract.tool import Tool, ToolContext
@@ -46,6 +47,15 @@ class ContextsToolConfig(BaseModel):
     """``chronoprobe conflicts contexts``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    cli: ClassVar[Command] = Command(
+        omit_model_options=("engine", "sampler"),
+        renamed_options={
+            "--aliases": "--aliases-file",
+            "--limit": "--balanced-limit",
+            "--prompt-file": "--wording",
+            "--seed": "--sample-seed",
+        },
+    )
 
     models: ModelList = Field(default_factory=default_models)
     """The generator model spec (one; default: the embedded SmolLM2)."""
@@ -55,9 +65,9 @@ class ContextsToolConfig(BaseModel):
     """MuLan aliases (JSON map or fm_aliases JSONL)."""
     templates: Path | None = None
     """MuLan clean.json templates."""
-    nli: str = "microsoft/deberta-large-mnli"
+    nli: Annotated[str, TEXT_PATH] = "microsoft/deberta-large-mnli"
     """NLI model (hub id or folder) for the entailment filter."""
-    no_nli_filter: bool = False
+    no_nli_filter: Annotated[bool, SWITCH] = False
     """Keep every passage that mentions the object (recorded)."""
     min_entailment: float = Field(0.95, ge=0.0, le=1.0)
     """Keep passages whose entailment probability is at least this."""
@@ -99,17 +109,8 @@ class ContextsTool(Tool[ContextsResult]):
 
     name = "conflicts.contexts"
     command = "conflicts contexts"
-    renamed_options: ClassVar[dict[str, str]] = {
-        "--aliases": "--aliases-file",
-        "--limit": "--balanced-limit",
-        "--prompt-file": "--wording",
-        "--seed": "--sample-seed",
-    }
     config_type = ContextsToolConfig
-    input_options: ClassVar[dict[str, str]] = {"no_nli_filter": "--no-nli-filter"}
-    text_paths = frozenset({"nli"})
     model_options = True
-    omit_model_options = ("engine", "sampler")
     takes_model = True
     config: ContextsToolConfig
 

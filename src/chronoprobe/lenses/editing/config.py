@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
+from chronoprobe.contract.fields import INTERNAL, OUTPUT, Cli, Command
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.editing.serac import SeracConfig
 from chronoprobe.lenses.outdated.prompts import CHAT_INSTRUCTION
@@ -63,6 +64,15 @@ class EditingConfig(BaseModel):
         "facts_file": "facts",
     }
     """Keywords 0.1.0 released, accepted until 0.4.0 (:mod:`chronoprobe.renames`)."""
+    cli: ClassVar[Command] = Command(
+        help="Can it be fixed? Edit the facts an audit found wrong, build DyKnow's editing dataset, score edited models.",
+        omit_model_options=(
+            "device_map",
+            "quantize",
+            "sampler",
+        ),  # weights edited in place on one device, greedy answers
+        renamed_options={"--seed": "--template-seed", "--limit": "--balanced-limit", "--prompts": "--wording"},
+    )
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
@@ -82,7 +92,7 @@ class EditingConfig(BaseModel):
     """With --from: outdated (the facts to edit: DyKnow's rule, as the audit report counts them), not-up-to-date
     (every fact with no up-to-date answer), or auto (outdated; not-up-to-date when fewer than 10 facts are
     outdated, the default before 0.2.0)."""
-    min_facts: int = Field(10, ge=1)
+    min_facts: Annotated[int, INTERNAL] = Field(10, ge=1)
     """With ``select="auto"``: fewer facts to edit than this, and every fact that is not up-to-date qualifies."""
     balanced_limit: int | None = Field(None, ge=1)
     """At most N facts in total, spread evenly over Politicians, Teams and Positions (file order within each)."""
@@ -90,7 +100,7 @@ class EditingConfig(BaseModel):
     """Re-run the whole audit on each edited model."""
     fluency: bool = True
     """Generate 100 tokens per edit prompt for n-gram entropy."""
-    fluency_tokens: NewTokens = 100
+    fluency_tokens: Annotated[NewTokens, INTERNAL] = 100
     hparams: Path | None = None
     """YAML/JSON overriding ROME/MEMIT hyperparameters (EasyEdit's key names)."""
     stats_corpus: Path | None = None
@@ -98,7 +108,7 @@ class EditingConfig(BaseModel):
     shipped Wikipedia paragraphs)."""
     stats_documents: int | None = Field(None, ge=1)
     """Use at most N documents of the statistics corpus."""
-    save_edited: Path | None = None
+    save_edited: Annotated[Path | None, OUTPUT] = None
     """Write each weight-edited model here (safetensors); otherwise edited weights stay in memory."""
     wording: Path | None = None
     """JSON file with the IKE / RAG / SERAC prompt templates to use instead of ours."""
@@ -113,10 +123,10 @@ class EditingConfig(BaseModel):
     """Seed of ROME/MEMIT's context templates (also the greedy decoding's recorded seed, as before the rename)."""
     max_new_tokens: NewTokens = 20
     """Tokens to generate per answer."""
-    instruction: str = CHAT_INSTRUCTION
-    facts: Path | None = None
+    instruction: Annotated[str, INTERNAL] = CHAT_INSTRUCTION
+    facts: Annotated[Path | None, INTERNAL] = None
     """Catalogue for the locality audit when editing from a dataset file (default: the shipped one)."""
-    snapshot: str | None = None
+    snapshot: Annotated[str | None, Cli(internal=True, text_path=True)] = None
 
     @field_validator("method", mode="before")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 
@@ -88,19 +88,6 @@ class EditingLens(Lens[EditingRow]):
 
     name = "editing"
     kind = "editing run"
-    command_help = (
-        "Can it be fixed? Edit the facts an audit found wrong, build DyKnow's editing dataset, score edited models."
-    )
-    renamed_options: ClassVar[dict[str, str]] = {
-        "--seed": "--template-seed",
-        "--limit": "--balanced-limit",
-        "--prompts": "--wording",
-    }
-    internal_fields = frozenset({"min_facts", "fluency_tokens", "instruction", "facts", "snapshot"})
-    unused_model_options = frozenset({"device_map", "quantize", "sampler"})
-    """Weights are edited in place on one device, and every answer is decoded greedily."""
-    text_paths = frozenset({"snapshot"})
-    output_fields = frozenset({"save_edited"})
     row_type = EditingRow
     config_type = EditingConfig
     capabilities = frozenset({Capability.GENERATE})

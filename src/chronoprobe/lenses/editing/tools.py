@@ -9,6 +9,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import io
+from chronoprobe.contract.fields import Command
 from chronoprobe.contract.lens import RunRecipe
 from chronoprobe.contract.publish import Output, RecordedFile, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
@@ -62,6 +63,7 @@ class DatasetToolConfig(BaseModel):
     """``chronoprobe editing dataset``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    cli: ClassVar[Command] = Command(renamed_options={"--model": "--for-model"})
 
     from_: Path | None = None
     """An `outdated run` folder (run.json + items.jsonl) to build from."""
@@ -94,7 +96,6 @@ class DatasetTool(Tool[DatasetResult]):
 
     name = "editing.dataset"
     command = "editing dataset"
-    renamed_options: ClassVar[dict[str, str]] = {"--model": "--for-model"}
     config_type = DatasetToolConfig
     config: DatasetToolConfig
 
@@ -157,6 +158,7 @@ class ScoreToolConfig(BaseModel):
     """``chronoprobe editing score``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    cli: ClassVar[Command] = Command(renamed_options={"--model": "--only-model"})
 
     generations: Path
     """DyKnow's root (models_editing/results and RAG/) or its results folder:
@@ -176,7 +178,6 @@ class ScoreTool(Tool[EditingScoreSummary]):
 
     name = "editing.score"
     command = "editing score"
-    renamed_options: ClassVar[dict[str, str]] = {"--model": "--only-model"}
     config_type = ScoreToolConfig
     config: ScoreToolConfig
 

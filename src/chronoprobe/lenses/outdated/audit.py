@@ -12,11 +12,12 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.contract.fields import INTERNAL, SWITCH, TEXT_PATH, Command
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
 from chronoprobe.knowledge.catalogue import load_catalogue
@@ -42,12 +43,16 @@ class AuditConfig(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
     renamed_fields: ClassVar[dict[str, str]] = {"facts_file": "facts", "use_aliases": "aliases"}
     """Keywords 0.1.0 released, accepted until 0.4.0 (:mod:`chronoprobe.renames`)."""
+    cli: ClassVar[Command] = Command(
+        help="Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata.",
+        omit_model_options=("sampler",),  # every answer is decoded greedily
+    )
 
     models: ModelList = Field(default_factory=default_models)
     """The ``--model`` values, parsed (recorded as their redacted text)."""
-    snapshot: SnapshotRef | None = None
+    snapshot: Annotated[SnapshotRef | None, TEXT_PATH] = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
-    live: bool = False
+    live: Annotated[bool, SWITCH] = False
     """Judge against today's answers: query the Wikidata Query Service now (and save them as a snapshot)."""
     endpoint: HttpUrl = WDQS_ENDPOINT
     """SPARQL endpoint for --live."""
@@ -63,7 +68,7 @@ class AuditConfig(BaseModel):
     """Tokens to generate per answer."""
     instruction_file: Path | None = Field(None, exclude=True)
     """Chat instruction to use instead of ours; must contain {sentence} (the paraphrase)."""
-    instruction: str = CHAT_INSTRUCTION
+    instruction: Annotated[str, INTERNAL] = CHAT_INSTRUCTION
     """The chat instruction around each paraphrase (``instruction_file`` reads it from a file)."""
     cutoff: KeyValues = Field(default_factory=dict)
     """A model's published knowledge cutoff, NAME=YYYY-MM (repeatable; NAME as in --model NAME=SPEC, or the spec):

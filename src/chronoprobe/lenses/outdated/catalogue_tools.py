@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.highlighter import ReprHighlighter
 from rich.text import Text
 
+from chronoprobe.contract.fields import Cli
 from chronoprobe.contract.lens import ProgressFactory
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.knowledge.catalogue_build import build_catalogue, build_lines, report_view
@@ -47,7 +48,7 @@ class BuildToolConfig(BaseModel):
 
     out: Path
     """Where to write the build folder: catalogue.json, snapshot.json, report.json, pages/."""
-    templates: tuple[str, ...] = ()
+    templates: Annotated[tuple[str, ...], Cli(argument="TEMPLATE", text_path=True)] = ()
     """Shipped template names or .toml files (default: the whole shipped set)."""
     endpoint: HttpUrl = WDQS_ENDPOINT
     """SPARQL endpoint (WDQS, a mirror, or the stand-in)."""
@@ -80,10 +81,6 @@ class BuildTool(Tool["BuildReport"]):
     name = "catalogue.build"
     command = "catalogue build"
     config_type = BuildToolConfig
-    input_options: ClassVar[dict[str, str]] = {"templates": "TEMPLATE"}
-    arguments = ("templates",)
-    output_fields = frozenset({"out"})
-    text_paths = frozenset({"templates"})
     transient_progress = True  # a failed live query is then the only line left on the terminal
     config: BuildToolConfig
 
@@ -128,7 +125,6 @@ class TemplatesTool(Tool[list["PropertyTemplate"]]):
     name = "catalogue.templates"
     command = "catalogue templates"
     config_type = TemplatesToolConfig
-    output_fields = frozenset()
 
     def run(self, context: ToolContext) -> list[PropertyTemplate]:
 
@@ -154,7 +150,7 @@ class ReportToolConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    folder: Path
+    folder: Annotated[Path, Cli(argument="DIR")]
     """A build folder (catalogue build --out)."""
 
 
@@ -164,9 +160,6 @@ class ReportTool(Tool["TableView"]):
     name = "catalogue.report"
     command = "catalogue report"
     config_type = ReportToolConfig
-    input_options: ClassVar[dict[str, str]] = {"folder": "DIR"}
-    arguments = ("folder",)
-    output_fields = frozenset()
     config: ReportToolConfig
 
     def __init__(self, config: BaseModel) -> None:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict
 
+from chronoprobe.contract.fields import SWITCH, Cli
 from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.runner import named_folder
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
@@ -27,14 +28,14 @@ class HistoryToolConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    dirs: tuple[Path, ...]
+    dirs: Annotated[tuple[Path, ...], Cli(argument="DIR")]
     """Check folders, `outdated run` folders, or folders holding them (searched three levels down)."""
     out: Path | None = None
     """Where to write history.md, history.json and history.png: a folder (default: a new
     results/history/<model>-<timestamp>)."""
     only_model: tuple[str, ...] = ()
     """Only these models: their names or specs in the runs (repeatable)."""
-    wide: bool = False
+    wide: Annotated[bool, SWITCH] = False
     """Draw the whole table at its own width however wide the terminal (by default it fits the terminal)."""
 
 
@@ -44,9 +45,6 @@ class HistoryTool(Tool["History"]):
     name = "history"
     command = "history"
     config_type = HistoryToolConfig
-    input_options: ClassVar[dict[str, str]] = {"dirs": "DIR", "wide": "--wide"}
-    arguments = ("dirs",)
-    output_fields = frozenset({"out"})
     config: HistoryToolConfig
 
     def __init__(self, config: BaseModel) -> None:

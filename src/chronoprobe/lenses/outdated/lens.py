@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 
@@ -64,12 +64,6 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     name = "outdated"
     kind = "outdated run"
-    command_help = "Is the model outdated? Ask time-sensitive facts, judge answers against Wikidata."
-    input_options: ClassVar[dict[str, str]] = {"live": "--live"}
-    internal_fields = frozenset({"instruction"})
-    unused_model_options = frozenset({"sampler"})
-    """Every answer is decoded greedily."""
-    text_paths = frozenset({"snapshot"})
     row_type = ResponseRecord
     config_type = AuditConfig
     config: AuditConfig

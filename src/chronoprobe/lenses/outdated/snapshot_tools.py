@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from chronoprobe.contract.fields import OUTPUT, SWITCH, Cli
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.knowledge.snapshot import SnapshotRef, shipped_dir, snapshot_path
@@ -41,8 +42,6 @@ _FROZEN = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
 class _ViewTool(Tool[TableView]):
     """A command that reads snapshots and answers with one table on stdout; it writes nothing."""
-
-    output_fields: ClassVar[frozenset[str]] = frozenset()
 
     def answer(self, result: TableView) -> Sequence[Answer]:
         return [result]
@@ -71,11 +70,11 @@ class DiffToolConfig(BaseModel):
 
     model_config = _FROZEN
 
-    old: SnapshotRef
+    old: Annotated[SnapshotRef, Cli(argument="OLD")]
     """Older snapshot (name or file)."""
-    new: SnapshotRef
+    new: Annotated[SnapshotRef, Cli(argument="NEW")]
     """Newer snapshot (name or file)."""
-    statements: bool = False
+    statements: Annotated[bool, SWITCH] = False
     """Also list added/removed statements."""
 
 
@@ -85,8 +84,6 @@ class DiffTool(_ViewTool):
     name = "snapshot.diff"
     command = "snapshot diff"
     config_type = DiffToolConfig
-    input_options: ClassVar[dict[str, str]] = {"old": "OLD", "new": "NEW", "statements": "--statements"}
-    arguments = ("old", "new")
     config: DiffToolConfig
 
     def run(self, context: ToolContext) -> TableView:
@@ -99,7 +96,7 @@ class ShowToolConfig(BaseModel):
 
     model_config = _FROZEN
 
-    name: SnapshotRef | None = None
+    name: Annotated[SnapshotRef | None, Cli(argument="SNAPSHOT")] = None
     """Snapshot name or file (default: the shipped one)."""
     fact: str | None = None
     """Show every statement of this fact id."""
@@ -111,8 +108,6 @@ class ShowTool(_ViewTool):
     name = "snapshot.show"
     command = "snapshot show"
     config_type = ShowToolConfig
-    input_options: ClassVar[dict[str, str]] = {"name": "SNAPSHOT"}
-    arguments = ("name",)
     config: ShowToolConfig
 
     def run(self, context: ToolContext) -> TableView:
@@ -136,9 +131,9 @@ class FetchToolConfig(BaseModel):
     """Snapshot name (default: wikidata-<today>)."""
     timeout: float = Field(default=30.0, ge=1.0)
     """Seconds per request."""
-    output_dir: Path | None = None
+    output_dir: Annotated[Path | None, OUTPUT] = None
     """Where to save (default: the user snapshot directory)."""
-    replace: bool = False
+    replace: Annotated[bool, SWITCH] = False
     """Overwrite an existing snapshot of the same name."""
 
     @field_validator("name")
@@ -175,8 +170,6 @@ class FetchTool(Tool[FetchResult]):
     command = "snapshot fetch"
     config_type = FetchToolConfig
     transient_progress = True
-    input_options: ClassVar[dict[str, str]] = {"replace": "--replace"}
-    output_fields = frozenset({"output_dir"})
     config: FetchToolConfig
 
     def run(self, context: ToolContext) -> FetchResult:

@@ -8,10 +8,11 @@ logs (inspect, lm-eval), which ``integrations`` adds to it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from chronoprobe.contract.fields import TEXT_PATH
 from chronoprobe.contract.lens import RunRecipe
 from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
@@ -49,7 +50,7 @@ class ScoreToolConfig(BaseModel):
     """Where to write the answer sheets, classifications.jsonl and summary.json (a run folder, for a harness log)."""
     gold: Path | None = None
     """An original grc_generated.json to judge against (its 2023-12-18 answers)."""
-    snapshot: SnapshotRef | None = None
+    snapshot: Annotated[SnapshotRef | None, TEXT_PATH] = None
     """Snapshot name or file to judge against (default: shipped 2023-12-18)."""
     aliases: bool = False
     """Also match Wikidata aliases (off reproduces the paper)."""
@@ -81,7 +82,6 @@ class ScoreTool(Tool[ScoreSummary]):
     name = "outdated.score"
     command = "outdated score"
     config_type = ScoreToolConfig
-    text_paths = frozenset({"snapshot"})
     config: ScoreToolConfig
 
     def __init__(self, config: BaseModel) -> None:

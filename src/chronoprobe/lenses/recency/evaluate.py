@@ -10,11 +10,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chronoprobe.cache import CachedModel, stable_hash
+from chronoprobe.contract.fields import INTERNAL
 from chronoprobe.datasets.recency_taxonomy import CLASSES, RecencyClass
 from chronoprobe.datasets.recencyqa import RecencyItem
 from chronoprobe.errors import ConfigError
@@ -50,7 +51,7 @@ class EvalConfig(BaseModel):
     """with, without or both (both gives the Table 6 Δ%)."""
     temperature: float = Field(0.5, ge=0.0)
     """Sampling temperature (paper: 0.5; 0 = greedy)."""
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    top_p: Annotated[float, INTERNAL] = Field(1.0, gt=0.0, le=1.0)
     seed: int = Field(0, ge=0)
     """Decoding seed (also picks few-shot demonstrations)."""
     max_new_tokens: NewTokens | None = None
@@ -58,7 +59,7 @@ class EvalConfig(BaseModel):
     prompt_file: tuple[Path, ...] = ()
     """Prompt file replacing ours (repeatable); one with {context} is the with-context prompt. The original
     RecencyQA files work."""
-    tolerance: int = 1
+    tolerance: Annotated[int, INTERNAL] = 1
     answer_prefix: str = ""
     """Force the answer to start with this text, e.g. 'Label:' (helps tiny models that answer the question instead)."""
 

@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.check_part import CheckPart
+from chronoprobe.contract.fields import Command
 from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Metric, Run
 from chronoprobe.contract.sizing import Sizing
@@ -62,6 +63,11 @@ class RecencyRunConfig(EvalConfig):
     """An evaluation's config plus where its questions come from."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    cli: ClassVar[Command] = Command(
+        help="Does the model know how fresh an answer must be? Recency classes of RecencyQA: run (or eval), label, gate.",
+        aliases={"eval": "The same as `recency run` (its first name, kept)."},
+        renamed_options={"--context": "--context-mode"},  # --context is the gate's text
+    )
 
     data: Path | None = None
     """Where the data comes from: a RecencyQA JSON file (or .json.gz), or hf:<owner>/<repo> for the hub (default:
@@ -79,13 +85,6 @@ class RecencyLens(Lens[RecencyRow]):
 
     name = "recency"
     kind = "recency eval"
-    command_help = (
-        "Does the model know how fresh an answer must be? Recency classes of RecencyQA: run (or eval), label, gate."
-    )
-    command_aliases: ClassVar[dict[str, str]] = {"eval": "The same as `recency run` (its first name, kept)."}
-    renamed_options: ClassVar[dict[str, str]] = {"--context": "--context-mode"}
-    """``--context`` is the gate's text."""
-    internal_fields = frozenset({"top_p", "tolerance"})
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig

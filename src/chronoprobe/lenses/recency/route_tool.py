@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rich.text import Text
 
+from chronoprobe.contract.fields import SWITCH, Cli
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.datasets.recency_taxonomy import parse_label
 from chronoprobe.lenses.recency.gate_view import asked_questions, decision_lines, router_line
@@ -30,7 +31,7 @@ class RouteToolConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    question: str | None = None
+    question: Annotated[str | None, Cli(argument="QUESTION")] = None
     """The question to route (or use --questions FILE)."""
     questions: Path | None = None
     """Text file, one question per line, or JSONL with a "question" field (- reads standard input): route
@@ -43,7 +44,7 @@ class RouteToolConfig(BaseModel):
     weights: Path | None = None
     """Folder of router weights written by scripts/train_router.py --out DIR (default: the weights shipped
     with chronoprobe)."""
-    json_: bool = False
+    json_: Annotated[bool, SWITCH] = False
     """Print the decision as JSON (one compact record per line with --questions)."""
 
     @field_validator("threshold")
@@ -70,8 +71,6 @@ class RouteTool(Tool[RouteResult]):
     name = "recency.route"
     command = "recency route"
     config_type = RouteToolConfig
-    arguments = ("question",)
-    input_options: ClassVar[dict[str, str]] = {"question": "QUESTION", "json_": "--json"}
     config: RouteToolConfig
 
     def __init__(self, config: BaseModel) -> None:

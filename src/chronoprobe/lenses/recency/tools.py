@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from rich.text import Text
 
 from chronoprobe import io
+from chronoprobe.contract.fields import SWITCH, Cli, Command
 from chronoprobe.contract.lens import RunRecipe
 from chronoprobe.contract.publish import Output, RecordedFile
 from chronoprobe.contract.tool import Answer, Tool, ToolContext, config_error
@@ -66,8 +67,9 @@ class LabelToolConfig(BaseModel):
     """``chronoprobe recency label``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    cli: ClassVar[Command] = Command(omit_model_options=("engine",))
 
-    questions: Path
+    questions: Annotated[Path, Cli(argument="QUESTIONS")]
     """JSONL file, one {"question": ...} per line (q_id, source, hop_type optional)."""
     out: Path = Path("recency_dataset.json")
     """Where to write the dataset, in RecencyQA JSON format (its report beside it). An earlier dataset this
@@ -86,7 +88,7 @@ class LabelToolConfig(BaseModel):
     """Relabellings that must all agree to verify a context (paper: 13)."""
     context_rounds: int = Field(3, ge=1)
     """Context generation rounds per (question, label) before giving up."""
-    require_verified: bool = False
+    require_verified: Annotated[bool, SWITCH] = False
     """Drop questions with an unverified label context (paper behaviour)."""
     retries: bool = True
     """Redraw unparseable label samples at temperature 0.3, then 0."""
@@ -156,10 +158,7 @@ class LabelTool(Tool[LabelResult]):
     name = "recency.label"
     command = "recency label"
     config_type = LabelToolConfig
-    arguments = ("questions",)
-    input_options: ClassVar[dict[str, str]] = {"questions": "QUESTIONS", "require_verified": "--require-verified"}
     model_options = True
-    omit_model_options = ("engine",)
     config: LabelToolConfig
 
     def __init__(self, config: BaseModel) -> None:
@@ -241,8 +240,9 @@ class GateToolConfig(BaseModel):
     """``chronoprobe recency gate``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    cli: ClassVar[Command] = Command(omit_model_options=("engine",))
 
-    question: str | None = None
+    question: Annotated[str | None, Cli(argument="QUESTION")] = None
     """The question to route (or use --questions FILE)."""
     questions: Path | None = None
     """Text file, one question per line, or JSONL with a "question" field: gate them all with one model load."""
@@ -267,7 +267,7 @@ class GateToolConfig(BaseModel):
     """Situation in which the question is asked."""
     seed: int = Field(0, ge=0)
     """Decoding seed (when samples > 1)."""
-    json_: bool = False
+    json_: Annotated[bool, SWITCH] = False
     """Print the decision as JSON (one compact record per line with --questions)."""
 
     _a_class = field_validator("threshold")(_recency_class)
@@ -321,12 +321,8 @@ class GateTool(Tool[GateResult]):
     name = "recency.gate"
     command = "recency gate"
     config_type = GateToolConfig
-    arguments = ("question",)
-    input_options: ClassVar[dict[str, str]] = {"question": "QUESTION", "json_": "--json"}
-    output_fields = frozenset()
     takes_model = True
     model_options = True
-    omit_model_options = ("engine",)
     config: GateToolConfig
 
     def __init__(self, config: BaseModel) -> None:
@@ -421,6 +417,7 @@ class GateCheckToolConfig(BaseModel):
     """``chronoprobe recency gate-check``: every option, as the command takes it."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    cli: ClassVar[Command] = Command(omit_model_options=("engine",))
 
     models: ModelList = Field(default_factory=default_models)
     """The model spec to measure (one; default: the embedded SmolLM2)."""
@@ -468,10 +465,8 @@ class GateCheckTool(Tool[GateCheckResult]):
     name = "recency.gate-check"
     command = "recency gate-check"
     config_type = GateCheckToolConfig
-    output_fields = frozenset()
     takes_model = True
     model_options = True
-    omit_model_options = ("engine",)
     config: GateCheckToolConfig
 
     def __init__(self, config: BaseModel) -> None:
