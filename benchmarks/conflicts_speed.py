@@ -26,11 +26,11 @@ import numpy as np
 import torch
 
 from chronoprobe.cache import CachedModel, CallCache
-from chronoprobe.lenses.conflicts.persuasion import PersuasionConfig
-from chronoprobe.lenses.conflicts.prompts import PromptWording, qa_prompt
 from chronoprobe.datasets.dynamicqa import default_source, expand, load_dynamicqa, take_balanced
 from chronoprobe.judges.base import Judge, cluster_many, cluster_pairwise
 from chronoprobe.judges.embedding import EmbeddingJudge
+from chronoprobe.lenses.conflicts.persuasion import PersuasionConfig
+from chronoprobe.lenses.conflicts.prompts import PromptWording, qa_prompt
 from chronoprobe.metrics import conflicts as m
 from chronoprobe.models.registry import BackendOptions, load_backend
 

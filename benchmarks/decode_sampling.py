@@ -21,10 +21,10 @@ from pathlib import Path
 
 import torch
 
+from chronoprobe.lenses.recency.prompts import builtin
 from chronoprobe.models import hf, sampling
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.models.registry import BackendOptions, load_backend
-from chronoprobe.lenses.recency.prompts import builtin
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "tests" / "assets" / "recency_questions.jsonl"
 CONTEXT = (

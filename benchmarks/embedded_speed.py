@@ -86,7 +86,9 @@ def main() -> None:
         )
     if len(results) > 1:
         first, last = results[0], results[-1]
-        print(f"{first['model']} / {last['model']}: {float(first['prompts_per_s']) / float(last['prompts_per_s']):.1f}x")
+        print(
+            f"{first['model']} / {last['model']}: {float(first['prompts_per_s']) / float(last['prompts_per_s']):.1f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -41,9 +41,9 @@ def worker(args: argparse.Namespace) -> None:
     import torch
 
     from chronoprobe.knowledge.catalogue import load_catalogue
+    from chronoprobe.lenses.outdated.prompts import fact_prompts
     from chronoprobe.models.base import DecodingParams
     from chronoprobe.models.registry import BackendOptions, load_backend
-    from chronoprobe.lenses.outdated.prompts import fact_prompts
 
     backend = load_backend(args.model, BackendOptions(batch_size=args.batch_size))
     prompts = [p for fact in load_catalogue()[: args.facts] for p in fact_prompts(fact)]

@@ -266,9 +266,9 @@ def audit_workload(facts: int) -> tuple[list[Prompt], DecodingParams]:
 
 
 def conflicts_workload(facts: int) -> tuple[list[Prompt], DecodingParams]:
+    from chronoprobe.datasets.dynamicqa import default_source, expand, load_dynamicqa, take_balanced
     from chronoprobe.lenses.conflicts.persuasion import PersuasionConfig
     from chronoprobe.lenses.conflicts.prompts import PromptWording, qa_prompt
-    from chronoprobe.datasets.dynamicqa import default_source, expand, load_dynamicqa, take_balanced
 
     wording = PromptWording()
     chosen = take_balanced(load_dynamicqa(default_source(), classes=("static", "temporal")), facts)

@@ -115,9 +115,9 @@ def main() -> None:
     import vllm
 
     from chronoprobe.knowledge.catalogue import load_catalogue
+    from chronoprobe.lenses.outdated.prompts import fact_prompts
     from chronoprobe.models.base import DecodingParams
     from chronoprobe.models.vllm_backend import VLLMBackend, VLLMConfig
-    from chronoprobe.lenses.outdated.prompts import fact_prompts
 
     model_dir = args.model_dir or default_model_dir()
     backend = VLLMBackend(

@@ -61,6 +61,7 @@ def smallest(tiny: str) -> dict[str, list[str]]:
         "outdated_throughput.py": [*model, "--facts", "1", "--phases", "idle", "--settings", "auto"],
         "roofline.py": [*model, "--facts", "1", "--workload", "audit,conflicts"],
         "router_speed.py": [*model, "--questions", "4", "--llm-questions", "1", "--single", "1"],
+        "startup.py": ["--repeats", "1"],
     }
 
 
@@ -74,6 +75,7 @@ GROUPS = (
         "cpu_backends.py",
         "compare_speed.py",
         "router_speed.py",
+        "startup.py",
     },
 )
 """The two interpreters' shares: Ray's cluster start is in the first."""

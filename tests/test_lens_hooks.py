@@ -20,7 +20,7 @@ from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
 from chronoprobe.models.registry import BackendOptions
 from chronoprobe.testing import register_mock, unregister_mock
-from toy_lens import ToyLens
+from toy_parts import FullToyLens
 
 EDIT_SET = (
     Path(__file__).resolve().parent
@@ -33,7 +33,7 @@ EDIT_SET = (
 )
 
 
-class NotingLens(ToyLens):  # type: ignore[misc]  # tests/toy_lens.py is imported by file name, untyped here
+class NotingLens(FullToyLens):  # type: ignore[misc]  # tests/toy_parts.py is imported by file name, untyped here
     """The toy lens with a note from load, and a helper model loaded in setup."""
 
     seen: ClassVar[list[Any]] = []

@@ -14,6 +14,7 @@ import pytest
 import chronoprobe
 from chronoprobe import api
 from chronoprobe.contract.lens import lens_class, lens_names
+from chronoprobe.contract.released_hooks import RELEASED_MEMBERS
 from chronoprobe.contract.tool import tool_class, tool_names
 from chronoprobe.lenses.recency import lens as recency_lens
 from chronoprobe.moved import MOVED, new_name
@@ -79,7 +80,8 @@ def _shims_left() -> list[str]:
     flags = [f"{c.__name__} {old}" for c in commands for old in c.renamed_options]
     run_model = ["cp.run(model=)"] if hasattr(api, "_older_models_keyword") else []
     variable = ["$CHRONOPROBE_RECENCYQA"] if hasattr(recency_lens, "LEGACY_DATA_ENV") else []
-    return [*MOVED, *keywords, *flags, *run_model, *variable]
+    members = [f"Lens.{name}" for name in RELEASED_MEMBERS]  # 0.2.0's card and check members on a plug-in's lens
+    return [*MOVED, *keywords, *flags, *run_model, *variable, *members]
 
 
 def _overdue(version: str) -> list[str]:
@@ -98,6 +100,7 @@ def test_the_check_reads_the_real_shims_and_fires_at_0_4_0() -> None:
     known = {"chronoprobe.lens", "AuditConfig.use_aliases", "EditingLens --limit", "cp.run(model=)"}
     assert known <= set(shims) or not shims  # read from the real tables, not empty by mistake
     assert "$CHRONOPROBE_RECENCYQA" in shims or not shims
+    assert "Lens.plain_words" in shims or not shims
 
 
 def test_names_that_did_not_move_are_left_alone() -> None:

@@ -50,7 +50,7 @@ def _check_table(table: Path) -> None:
 
 def _check_card(card: Path) -> None:
     page = card.read_text(encoding="utf-8")
-    assert "Does it name a year?" in page  # the lens's own title, read through the registry
+    assert '<h2>toy <span class="tag">toy</span>' in page  # a lens without a card part: titled by its name
     assert 'data-lens="toy"' in page and 'data-metric="year_pct"' in page and 'data-value="100.0"' in page
 
 
@@ -111,3 +111,20 @@ def test_a_run_of_a_lens_no_longer_installed_is_a_data_error(tmp_path: Path, mon
     monkeypatch.delitem(lens_module.LENSES, "toy")
     with pytest.raises(DataError, match="its lens 'toy' is not one of"):
         cp.load(out)
+
+
+def test_a_lens_of_the_core_alone_compares_unpaired_and_is_skipped_by_a_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No compare part (``comparable``): both values and their difference, no test; no check part: skipped."""
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
+    first, second = tmp_path / "a", tmp_path / "b"
+    cp.run("toy", "mock:constant=1999", out=first, cache=tmp_path / "calls.sqlite", progress=False)
+    cp.run("toy", "mock:constant=none", out=second, cache=tmp_path / "calls.sqlite", progress=False)
+    [row] = cp.compare(first, second)
+    assert (row.metric, row.a, row.b, row.delta, row.test, row.n) == ("year_pct", 100.0, 0.0, -100.0, "none", None)
+    checked = cp.check("mock:constant=1999", lens=["toy"], out=tmp_path / "check", cache=tmp_path / "calls.sqlite")
+    assert [(o.lens, o.status, o.reason) for o in checked.lenses] == [
+        ("toy", "skipped", "it declares no check sizes (CheckPart.sizes)")
+    ]

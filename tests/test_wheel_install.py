@@ -137,4 +137,30 @@ def test_a_wheel_installed_outside_the_checkout_runs_after_two_commands(tmp_path
 
     page = _run(["chronoprobe", "docs", "check"], work, env)  # the docs the help texts name, without a checkout
     assert page.returncode == 0 and page.stdout == (REPO / "docs" / "check.md").read_text(encoding="utf-8")
+
+    _routes_from_the_wheel(python, work, env)
     print(f"wheel to a finished audit: {time.monotonic() - started:.0f} s")  # shown with -s: the cost in CI
+
+
+ROUTED = ("Who is the current prime minister of Canada?", "What is the boiling point of water at sea level?")
+
+
+def _routes_from_the_wheel(python: str, work: Path, env: dict[str, str]) -> None:
+    """The router's weights come with the wheel: ``recency route``, ``recency gate --router trained`` and
+    ``cp.route`` decide offline, and agree record for record."""
+    import json
+
+    (work / "questions.txt").write_text("\n".join(ROUTED) + "\n", encoding="utf-8")
+    routed = _run(["chronoprobe", "recency", "route", "--questions", "questions.txt", "--json"], work, env)
+    assert routed.returncode == 0, routed.stderr[-2000:]
+    records = [json.loads(line) for line in routed.stdout.splitlines()]
+    assert [r["question"] for r in records] == list(ROUTED)
+    gated = _run(
+        ["chronoprobe", "recency", "gate", "--router", "trained", "--questions", "questions.txt", "--json"], work, env
+    )
+    assert gated.returncode == 0, gated.stderr[-2000:]
+    assert [json.loads(line) for line in gated.stdout.splitlines()] == records
+    script = f"import json, chronoprobe as cp; print(json.dumps([d.retrieve for d in cp.route({list(ROUTED)!r})]))"
+    api = _run([python, "-c", script], work, env)
+    assert api.returncode == 0, api.stderr[-2000:]
+    assert json.loads(api.stdout) == [r["retrieve"] for r in records]

@@ -1,8 +1,9 @@
 """A fifth question that lives only in tests/: does the model say a year in its answer?
 
-It proves that a lens is a plug-in: registered through the LENSES table or a
-``chronoprobe.lenses`` entry point, it runs through ``chronoprobe.run``, ``chronoprobe results``
-and ``chronoprobe card`` without any change to those modules.
+It proves that a lens is a plug-in that needs only the core (a config, a row, load, run, metrics from the rows,
+a report): registered through the LENSES table or a ``chronoprobe.lenses`` entry point, it runs through
+``chronoprobe.run``, ``chronoprobe results``, ``chronoprobe card`` and ``chronoprobe check`` without any change to
+those modules. ``toy_parts.py`` gives it the optional parts (the card's words, ``check``'s sizes, ``compare``).
 """
 
 from __future__ import annotations
@@ -10,14 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
-from chronoprobe.contract.runlog import Run
-from chronoprobe.metrics.paired import Comparable, ItemOutcomes
+from chronoprobe.contract.lens import Lens, ProgressFactory, Summary
 from chronoprobe.metrics.records import ALL, from_estimate
 from chronoprobe.metrics.uncertainty import wilson_from_flags
 from chronoprobe.models.base import DecodingParams, Prompt
@@ -45,23 +43,9 @@ class ToyLens(Lens[ToyRow]):
     row_type = ToyRow
     config_type = ToyConfig
     config: ToyConfig
-    question = "Does it name a year?"
-    about = "A toy lens from the tests: the share of answers with a four-digit year."
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {"limit": 2}, "standard": {"limit": 3}, "full": {"limit": 3}}
-    metric_patterns = ("year_pct",)
 
     def load(self) -> None:
         self.loaded = True
-
-    def workload(self) -> Workload:
-        return Workload(items=self.config.limit, unit="questions", calls=self.config.limit)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-        from chronoprobe.reports.plain_words import find, quote
-
-        found = find(summary, model, "year_pct")
-        return [f"Years: it names a year in {quote(found)} of its answers."] if found else []
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ToyRow]:
         asked = QUESTIONS[: self.config.limit]
@@ -81,25 +65,6 @@ class ToyLens(Lens[ToyRow]):
         metrics = [from_estimate(key, ALL, "year_pct", estimate, headline=True) for key, estimate in shares.items()]
         headline = {key: {"year_pct": estimate["value"]} for key, estimate in shares.items()}
         return Summary(lens=self.name, models=list(shares), headline=headline, metrics=metrics)
-
-    @classmethod
-    def comparable(cls, run: Run, model: str) -> Comparable:
-        """What a plug-in declares to be compared paired (``chronoprobe compare``): per question, whether the
-        answer names a year; the questions are its items."""
-        values = {row.question: float(row.says_a_year) for row in run.rows if row.model == model}
-        outcome = ItemOutcomes(
-            metric="year_pct",
-            group=ALL,
-            kind="rate",
-            values=values,
-            scale=100.0,
-            unit="questions",
-            phrase="names a year",
-        )
-        return Comparable(source="toy questions", outcomes=[outcome])
-
-    def recipe(self) -> RunRecipe:
-        return RunRecipe(decoding={"max_new_tokens": 8}, seeds=[0], extra={"dataset": "toy questions"})
 
     def report(self, folder: Path, rows: Sequence[ToyRow], summary: Summary, provenance: Provenance) -> None:
         lines = [f"- {key}: {value['year_pct']}% of answers name a year" for key, value in summary.headline.items()]

@@ -37,10 +37,13 @@ __all__ = ["RECORDED", "accept_renamed", "renamed_keywords", "warn_deprecated"]
 RECORDED: dict[str, Any] = {"recorded": True}
 """The validation context of a config read back from a run folder: its older names are taken without a warning."""
 
-_OURS = tuple(
-    str(folder)
-    for module in (__file__, pydantic.__file__)
-    for folder in {Path(module).parent, Path(module).resolve().parent}  # as imported, and through a linked venv
+_OURS = (
+    *(
+        str(folder)
+        for module in (__file__, pydantic.__file__)
+        for folder in {Path(module).parent, Path(module).resolve().parent}  # as imported, and through a linked venv
+    ),
+    "<frozen abc>",  # ABCMeta making a lens class (chronoprobe.contract.released_hooks)
 )
 
 

@@ -178,7 +178,8 @@ def test_a_bad_threshold_exits_2_before_any_model_loads(monkeypatch, capsys, tmp
     assert not out.exists() and not (tmp_path / ".check.lock").exists()
 
 
-from toy_lens import ToyConfig, ToyLens, ToyRow  # noqa: E402  # tests/ is on the path through the root conftest
+from toy_lens import ToyConfig, ToyRow  # noqa: E402  # tests/ is on the path through the root conftest
+from toy_parts import FullToyLens  # noqa: E402
 
 
 class Unsized(Lens):  # type: ignore[type-arg]  # a plug-in that declares no check sizes
@@ -188,7 +189,7 @@ class Unsized(Lens):  # type: ignore[type-arg]  # a plug-in that declares no che
     config_type = ToyConfig
 
 
-class Picky(ToyLens):  # type: ignore[misc]  # toy_lens is found by file name, untyped for mypy
+class Picky(FullToyLens):  # type: ignore[misc]  # toy_parts is found by file name, untyped for mypy
     """A plug-in with sizes that needs mean next-token distributions, which an OpenAI endpoint does not give."""
 
     name = "picky"
@@ -198,7 +199,7 @@ class Picky(ToyLens):  # type: ignore[misc]  # toy_lens is found by file name, u
 
 @pytest.mark.e2e
 def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_path):
-    monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
+    monkeypatch.setitem(lens_module.LENSES, "toy", "toy_parts:FullToyLens")
     monkeypatch.setitem(lens_module.LENSES, "unsized", "test_check_cli:Unsized")
     monkeypatch.setitem(lens_module.LENSES, "picky", "test_check_cli:Picky")
     out, cache = tmp_path / "check", tmp_path / "c.sqlite"
@@ -225,7 +226,7 @@ def test_plugin_lenses_are_sized_or_skipped_by_name(monkeypatch, capsys, tmp_pat
         )
     assert ran.code == 0, ran.text
     assert "toy: 2 questions, 2 model calls;" in ran.err
-    assert "unsized: skipped, it declares no check sizes (Lens.sizes)" in ran.err
+    assert "unsized: skipped, it declares no check sizes (CheckPart.sizes)" in ran.err
     assert "picky: skipped, the model cannot serve it (" in ran.err
     written = json.loads((out / "check.json").read_text())
     assert [(e["lens"], e["status"]) for e in written["lenses"]] == [
@@ -252,7 +253,7 @@ def test_a_plugin_that_fails_skips_only_its_own_line(monkeypatch, capsys, tmp_pa
     site = tmp_path / "site"
     (site / "toy_lens-0.1.dist-info").mkdir(parents=True)
     (site / "failing_toy.py").write_text(
-        "from toy_lens import ToyLens as Good\n\n\nclass ToyLens(Good):\n"
+        "from toy_parts import FullToyLens as Good\n\n\nclass ToyLens(Good):\n"
         "    def run(self, model, progress=None):\n        raise ValueError('no answers today')\n"
     )
     (site / "toy_lens-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-lens\nVersion: 0.1\n")
@@ -261,7 +262,7 @@ def test_a_plugin_that_fails_skips_only_its_own_line(monkeypatch, capsys, tmp_pa
     )
     importlib.invalidate_caches()
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setitem(lens_module.LENSES, "good", "toy_lens:ToyLens")
+    monkeypatch.setitem(lens_module.LENSES, "good", "toy_parts:FullToyLens")
     out = tmp_path / "check"
     ran = run_main(
         monkeypatch,
@@ -280,7 +281,7 @@ def test_a_plugin_that_fails_skips_only_its_own_line(monkeypatch, capsys, tmp_pa
 @pytest.mark.slow
 def test_the_embedded_model_through_a_check(monkeypatch, tmp_path):
     """The real SmolLM2 behind a check (the toy lens: two prompts), the paragraph from its answers."""
-    monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
+    monkeypatch.setitem(lens_module.LENSES, "toy", "toy_parts:FullToyLens")
     result = cp.check("smollm2", lens=["toy"], out=tmp_path / "check", cache=tmp_path / "c.sqlite")
     [outcome] = result.lenses
     assert (outcome.lens, outcome.status, outcome.calls_made) == ("toy", "ran", 2)

@@ -284,7 +284,7 @@ def test_the_command_prints_a_table_csv_or_a_file_and_refuses_bad_output(two_mod
 
 
 def test_a_plugin_lens_compares_by_declaring_its_items(monkeypatch, tmp_path: Path) -> None:
-    monkeypatch.setitem(lens_module.LENSES, "toy", "toy_lens:ToyLens")
+    monkeypatch.setitem(lens_module.LENSES, "toy", "toy_parts:FullToyLens")
     first, second = tmp_path / "a", tmp_path / "b"
     cp.run("toy", "mock:constant=1999", out=first, cache=tmp_path / "calls.sqlite", progress=False)
     cp.run("toy", "mock:constant=none", out=second, cache=tmp_path / "calls.sqlite", progress=False)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import pytest
 
 from chronoprobe.checkup.thresholds import judge, judge_all, parse_threshold
+from chronoprobe.contract.check_part import check_part
 from chronoprobe.contract.lens import lens_class
 from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.errors import ConfigError
 
-PATTERNS = {name: lens_class(name).metric_patterns for name in ("outdated", "conflicts", "recency", "editing")}
+PATTERNS = {
+    name: check_part(lens_class(name)).metric_patterns for name in ("outdated", "conflicts", "recency", "editing")
+}
 
 
 def metric(value: float | None, low: float | None, high: float | None, name: str = "m", unit: str = "%") -> Metric:

@@ -7,6 +7,7 @@ from chronoprobe.lenses.conflicts.lens import ConflictsLens
 from chronoprobe.lenses.editing.lens import EditingLens
 from chronoprobe.lenses.outdated.lens import OutdatedLens
 from chronoprobe.lenses.recency.lens import RecencyLens
+from chronoprobe.reports.lens_card import card_of
 from chronoprobe.reports.plain_words import brief, compare, quote, span
 
 
@@ -38,7 +39,7 @@ def test_freshness_says_when_the_intervals_cannot_tell() -> None:
         "outdated",
         *(m(n, v, lo, hi, 130) for n, (v, lo, hi) in zip(base, [(5, 2, 10), (7, 4, 12), (88, 81, 92)], strict=True)),
     )
-    [date, fresh] = OutdatedLens.plain_words(overlapping, "x")
+    [date, fresh] = card_of(OutdatedLens).sentences(overlapping, "x")
     assert fresh == (
         "Freshness: of 130 time-sensitive facts, 5.0% get a current answer (95% CI 2.0–10.0%), 7.0% (4.0–12.0%) "
         "an outdated one and 88.0% (81.0–92.0%) none that names a dated value. Whether it is more often current "
@@ -53,7 +54,7 @@ def test_freshness_says_when_the_intervals_cannot_tell() -> None:
         m("knowledge_date", 2022.5, 2022.1, 2022.9, 40, unit="year"),
         m("knowledge_cutoff", 2021.5, 2020.75, 2022.0, 40, unit="year"),
     )
-    date, fresh = OutdatedLens.plain_words(apart, "x")
+    date, fresh = card_of(OutdatedLens).sentences(apart, "x")
     assert fresh.endswith("It is more often current than outdated.")
     assert date == (
         "Knowledge cutoff: it knows changes up to about 2021-07 (2020-10 to 2022-01, from 40 dated facts); its answers"
@@ -62,8 +63,10 @@ def test_freshness_says_when_the_intervals_cannot_tell() -> None:
         " change it knows."
     )
     few = summary("outdated", *(m(n, 50, 10, 90, 4) for n in base))
-    assert OutdatedLens.plain_words(few, "x")[1].startswith(
-        "Freshness: only 4 time-sensitive facts were judged, too few"
+    assert (
+        card_of(OutdatedLens)
+        .sentences(few, "x")[1]
+        .startswith("Freshness: only 4 time-sensitive facts were judged, too few")
     )
 
 
@@ -75,7 +78,7 @@ def test_context_compares_facts_that_change_with_static_ones() -> None:
     ):
         rows += [m("persuaded_pct", *persuaded, 40, group), m("stubborn_pct", 70, 60, 80, 40, group)]
         rows.append(m("cp", *cp, 80, group, unit=""))
-    [sentence] = ConflictsLens.plain_words(summary("conflicts", *rows), "x")
+    [sentence] = card_of(ConflictsLens).sentences(summary("conflicts", *rows), "x")
     assert sentence.startswith(
         "Context: given a context that contradicts its memory, it takes the context's answer 20.0% (12.0–30.0%) on static and 60.0% (50.0–70.0%) on temporal facts"
     )
@@ -83,8 +86,10 @@ def test_context_compares_facts_that_change_with_static_ones() -> None:
         "Context sways it more on facts that change (CP 3.00 (2.60–3.40) on temporal facts, 1.00 (0.80–1.20) on static ones)."
     )
     few = [r.model_copy(update={"n": 4}) for r in rows]
-    assert ConflictsLens.plain_words(summary("conflicts", *few), "x")[0].endswith(
-        "With 4 facts per class, too few to say for which kinds of facts."
+    assert (
+        card_of(ConflictsLens)
+        .sentences(summary("conflicts", *few), "x")[0]
+        .endswith("With 4 facts per class, too few to say for which kinds of facts.")
     )
 
 
@@ -96,7 +101,7 @@ def test_recency_and_what_to_do() -> None:
         m("zero-shot.without.unparseable_rate", 0.6, 0.52, 0.7, 90, unit="rate"),
         m("zero-shot.with.accuracy", 0.1, 0.05, 0.2, 120, unit="rate"),
     )
-    [sentence] = RecencyLens.plain_words(recency, "x")
+    [sentence] = card_of(RecencyLens).sentences(recency, "x")
     assert (
         "Recency (zero-shot, without context)" in sentence
         and "right interval with an accuracy of 0.300 on a 0–1 scale (95% CI 0.200–0.400, n=90)" in sentence
@@ -113,7 +118,7 @@ def test_recency_and_what_to_do() -> None:
         m("rag-gold@50%.harmonic_mean_pct", 90, 80, 99, 10),
         labels={"ike-null": "IKE", "rag-gold": "RAG gold"},
     )
-    [sentence] = EditingLens.plain_words(editing, "x")
+    [sentence] = card_of(EditingLens).sentences(editing, "x")
     assert sentence == (
         "What to do: on the 20 facts it got wrong, the harmonic mean of efficacy and paraphrase success is 70.0% "
         "(95% CI 55.0–85.0%, n=20) for retrieval (RAG gold) over them against 10.0% (3.0–20.0%) for editing (IKE). "
@@ -142,14 +147,14 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
     labels = {"ike-null": "IKE", "rag-gold": "RAG gold"}
     decided = summary("editing", *metrics, labels=labels)
     decided.paired = [paired]
-    [sentence] = EditingLens.plain_words(decided, "x")
+    [sentence] = card_of(EditingLens).sentences(decided, "x")
     assert sentence.endswith(
         "Editing is the better fix: paired on the same 6 facts, editing scores +35.6 points against retrieval "
         "(95% bootstrap CI +8.1 to +70.2; exact sign-flip p = 0.031)."
     )
     undecided = summary("editing", *metrics, labels=labels)
     undecided.paired = [paired.model_copy(update={"ci_low": -5.0, "p": 0.09})]
-    [sentence] = EditingLens.plain_words(undecided, "x")
+    [sentence] = card_of(EditingLens).sentences(undecided, "x")
     assert sentence.endswith("6 facts are too few to choose between them.")  # where the data does not decide
 
 
@@ -160,10 +165,12 @@ def test_no_interval_is_ever_empty_or_of_no_width() -> None:
 
     shares = [m(f"soft_constraint_pct.{v}", 50, 40, 60, 130) for v in ("up-to-date", "outdated", "irrelevant")]
     one = Metric(model="x", group="all", name="knowledge_date", value=2019.04, n=1, unit="year")
-    [date] = [s for s in OutdatedLens.plain_words(summary("outdated", *shares, one), "x") if "describe" in s]
+    [date] = [s for s in card_of(OutdatedLens).sentences(summary("outdated", *shares, one), "x") if "describe" in s]
     assert "its answers most often describe about 2019-01; too few dated facts (1) to give it an interval." in date
     flat_date = m("knowledge_date", 2019.04, 2019.04, 2019.04, 5, unit="year")
-    [date] = [s for s in OutdatedLens.plain_words(summary("outdated", *shares, flat_date), "x") if "describe" in s]
+    [date] = [
+        s for s in card_of(OutdatedLens).sentences(summary("outdated", *shares, flat_date), "x") if "describe" in s
+    ]
     assert "describe about 2019-01 (no variation over 5 dated facts), too few facts to rely on." in date
     macro = m("zero-shot.without.macro_f1", 0.0, 0.0, 0.0, 40, unit="rate")
     assert quote(macro) == "0.000 (no variation in n = 40)" and brief(macro) == "0.000 (no variation)"

@@ -84,12 +84,12 @@ def test_lenses_lists_a_plug_in_with_its_distribution_and_one_that_fails_with_it
     info = site / "toy_plugin-0.1.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 0.1\n", encoding="utf-8")
-    entries = f"[{plugins.ENTRY_POINT_GROUP}]\ntoy = toy_lens:ToyLens\nbroken = no_such_module_here:Lens\n"
+    entries = f"[{plugins.ENTRY_POINT_GROUP}]\ntoy = toy_parts:FullToyLens\nbroken = no_such_module_here:Lens\n"
     (info / "entry_points.txt").write_text(entries, encoding="utf-8")
     monkeypatch.syspath_prepend(str(TESTS))
     monkeypatch.syspath_prepend(str(site))
     listed = {e.name: e for e in cp.produce("lenses")}
-    assert listed["toy"].origin == "plug-in from toy-plugin 0.1 (toy_lens:ToyLens)"
+    assert listed["toy"].origin == "plug-in from toy-plugin 0.1 (toy_parts:FullToyLens)"
     assert listed["toy"].question == "Does it name a year?" and listed["toy"].budgets.startswith("quick: limit 2")
     assert listed["broken"].question == "" and "failed to import" in listed["broken"].problem
 

@@ -10,6 +10,7 @@ from chronoprobe.lenses.editing.lens import EditingLens
 from chronoprobe.lenses.editing.metric_records import EditSetRecord
 from chronoprobe.lenses.editing.rows import EditingRow, MethodRun
 from chronoprobe.lenses.editing.summary import summarise_model
+from chronoprobe.reports.lens_card import card_of
 from chronoprobe.reports.metric_format import quote
 
 UP, OLD = "up-to-date", "outdated"
@@ -110,7 +111,7 @@ def test_retrieval_and_editing_are_compared_on_the_facts_both_were_asked() -> No
     assert record("rag-gold.paraphrase_pct", "shared").value == 75.0
     assert record("unedited.harmonic_mean_pct", "shared").n == 2
 
-    [sentence] = EditingLens.plain_words(summary, "m")
+    [sentence] = card_of(EditingLens).sentences(summary, "m")
     assert sentence == (
         "What to do: on the 3 facts it got wrong (2 of the 3 have a passage to retrieve), the harmonic mean of "
         f"efficacy and paraphrase success is {quote(rag_shared)} for retrieval (RAG gold) over those 2 against "
@@ -133,7 +134,7 @@ def test_methods_on_the_same_facts_get_no_shared_records() -> None:
     detail = {"models": {"m": summarise_model(records, rows, runs, dataset={"source": "test", "facts": 2})}}
     summary = metric_records.summary(detail)
     assert not [m for m in summary.metrics if m.group == "shared"]
-    [sentence] = EditingLens.plain_words(summary, "m")
+    [sentence] = card_of(EditingLens).sentences(summary, "m")
     assert sentence.startswith(
         "What to do: on the 2 facts it got wrong, the harmonic mean of efficacy and paraphrase success is 60.0% (95% CI"
     )
@@ -159,7 +160,7 @@ def test_an_older_run_without_shared_records_does_not_compare_different_facts() 
         ],
         labels={"ike-null": "IKE", "rag-gold": "RAG gold"},
     )
-    [sentence] = EditingLens.plain_words(old, "x")
+    [sentence] = card_of(EditingLens).sentences(old, "x")
     assert sentence == (
         "What to do: on the 6 facts it got wrong (5 of the 6 have a passage to retrieve), the harmonic mean of "
         "efficacy and paraphrase success is 44.4% (95% CI 39.4–49.4%, n=5) for retrieval (RAG gold) on the facts it "

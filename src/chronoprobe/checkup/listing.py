@@ -14,10 +14,12 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
-from chronoprobe.contract.lens import BUDGETS, Lens, lens_class
+from chronoprobe.contract.check_part import BUDGETS, check_part
+from chronoprobe.contract.lens import Lens, lens_class
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.docs_pages import page_text, page_title, topics
 from chronoprobe.errors import ChronoprobeError
+from chronoprobe.reports.lens_card import card_of
 
 __all__ = ["DocsTool", "DocsToolConfig", "LensEntry", "LensesTool", "LensesToolConfig", "budget_text"]
 
@@ -73,7 +75,8 @@ def _entry(name: str) -> LensEntry:
     except ChronoprobeError as exc:  # a plug-in that does not import is listed with its error, not hidden
         return LensEntry(name, origin, problem=str(exc))
     command = f"chronoprobe {name} {next(iter(cls.command_aliases), 'run')}"
-    return LensEntry(name, origin, cls.question, cls.about, budget_text(cls.sizes), command)
+    card = card_of(cls)
+    return LensEntry(name, origin, card.question, card.about, budget_text(check_part(cls).sizes), command)
 
 
 class LensesTool(Tool[list[LensEntry]]):

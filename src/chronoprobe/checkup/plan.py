@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.cache import CallCache
+from chronoprobe.contract.check_part import check_part
 from chronoprobe.contract.lens import Workload
 from chronoprobe.contract.power import measured_discordance, power_text, units_of
 from chronoprobe.estimate import TimeEstimate, estimate, total
@@ -57,7 +58,7 @@ def estimate_power(plan: LensPlan, lens: Any, cache_path: Path | None) -> None:
     """Fill in ``plan.power``: the smallest paired difference the lens's size detects (measured discordance from the
     call cache where it holds two models' answers to these prompts, else the stated assumption)."""
 
-    sizing = type(lens).sizing
+    sizing = check_part(type(lens)).sizing
     if plan.status != "run" or plan.workload is None or sizing is None:
         return
     cache = CallCache(cache_path) if cache_path is not None and cache_path.is_file() else None

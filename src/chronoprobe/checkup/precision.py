@@ -2,7 +2,7 @@
 
 A rate over n items has a 95% interval of half-width at most 1.96 sqrt(1/4 n) (at a share of one half, the
 widest): ``POINTS`` asks for n = 1.96^2 / (4 (POINTS/100)^2) items behind the lens's headline rate
-(``Lens.sizing``: its metric, the option that sets the items and the share of them behind one estimate).
+(``CheckPart.sizing``: its metric, the option that sets the items and the share of them behind one estimate).
 A lens is asked that many (its budget's other settings kept), or everything it has where that is fewer,
 and its plan line says which (``outdated: the 130 facts it has give ±8.6 points; ...``).
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.checkup.select import Chosen, fingerprint_of, sized_config
-from chronoprobe.contract.lens import CheckContext, Lens
+from chronoprobe.contract.check_part import CheckContext, check_part
+from chronoprobe.contract.lens import Lens
 from chronoprobe.contract.lens_run import LensRun, lens_tool
 from chronoprobe.contract.power import half_width, precision_units, units_of
 from chronoprobe.errors import ConfigError, PluginError
@@ -47,11 +48,12 @@ def _size_one(item: Chosen, points: float, context: CheckContext, out: Path) -> 
     """Resize ``item`` in place for ``points``; the plan line's words for it (None: left at its budget's size)."""
     assert item.lens is not None
     cls = type(item.lens)
-    sizing = cls.sizing
+    part = check_part(cls)
+    sizing = part.sizing
     if sizing is None or sizing.option is None:
         return "not sized by --precision (the lens declares no size option)"
-    mine = CheckContext(context.check, runs={need: out / need for need in cls.needs})
-    base: dict[str, Any] = {**cls.sizes[context.budget], **cls.check_options(mine)}
+    mine = CheckContext(context.check, runs={need: out / need for need in part.needs})
+    base: dict[str, Any] = {**part.sizes[context.budget], **part.options(mine)}
     unlimited = {key: value for key, value in base.items() if key != sizing.option}
     counted = _available(cls, unlimited, mine, out)
     if counted is None:

@@ -6,16 +6,17 @@ one runner, :func:`chronoprobe.contract.runner.run_tool`, like any run) and, bes
 folder that finished with the same settings (``check.json`` lists them as they finish), reruns
 the rest through the call cache, and ends with the same files.
 
-Nothing here names a lens: each lens declares its sizes (``Lens.sizes``), what it needs from the
-check (``Lens.check_options``, ``Lens.needs``), what it will ask (``Lens.workload``) and its
-sentences of the paragraph (``Lens.plain_words``).
+Nothing here names a lens: each lens declares its sizes, what it needs from the check and the metric names it
+records in its check part (:class:`~chronoprobe.contract.check_part.CheckPart`), what it will ask
+(``Lens.workload``) and its
+sentences of the paragraph (its card part's ``words``, :class:`~chronoprobe.reports.lens_card.CardPart`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -47,7 +48,8 @@ from chronoprobe.checkup.report import (
 from chronoprobe.checkup.select import Chosen, choose, selection
 from chronoprobe.checkup.thresholds import GateResult, Threshold, check_classes, judge_all, parse_threshold
 from chronoprobe.contract import publish
-from chronoprobe.contract.lens import Budget, CheckContext, Workload, lens_class
+from chronoprobe.contract.check_part import Budget, CheckContext, ItemUnits, RecordClasses, check_part
+from chronoprobe.contract.lens import Workload, lens_class
 from chronoprobe.contract.runlog import MARKER, RUN_LOG, Run, Summary, load_run, read_folder
 from chronoprobe.contract.runner import default_folder, run_tool
 from chronoprobe.contract.tool import ToolContext
@@ -57,6 +59,7 @@ from chronoprobe.models.registry import ModelRequest, strip_url_credentials
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
 from chronoprobe.reports.compare import Comparison, compare_runs
+from chronoprobe.reports.lens_card import card_of
 
 
 @dataclass
@@ -158,12 +161,12 @@ def prepare(config: CheckToolConfig, out: Path, context: ToolContext, handles: S
     sized = {}
     if config.precision is not None:
         sized = size_for_precision(chosen, config.precision, CheckContext(config), out, config.models, context.options)
-    patterns = {c.name: lens_class(c.name).metric_patterns for c in chosen if c.lens is not None}
+    patterns = {c.name: check_part(lens_class(c.name)).metric_patterns for c in chosen if c.lens is not None}
     thresholds = [parse_threshold(text, patterns) for text in config.require]
     baseline = _baseline(config, thresholds, chosen, out)
     for item in chosen:  # what a lens reads must not lie in the folder the check writes, but for its own needs
         if item.lens is not None:
-            own = {str(out / need) for need in item.lens.needs}
+            own = {str(out / need) for need in check_part(type(item.lens)).needs}
             inputs = [(option, path) for option, path in item.lens.input_paths() if str(path) not in own]
             publish.check_not_input(out, inputs)
     return Prepared(config, context, out, chosen, thresholds, handles=handles, sized=sized, baseline=baseline)
@@ -188,7 +191,7 @@ def plan(prepared: Prepared) -> list[LensPlan]:
     """The plan line of every lens: skipped, kept from an earlier run in the folder, or its workload and time.
 
     May read each lens's items (``Lens.workload`` loads what it needs); asks no model. A threshold on a class the
-    items of its lens do not have is refused here (``Lens.record_classes``), before any model loads."""
+    items of its lens do not have is refused here (``RecordClasses``), before any model loads."""
     config = prepared.config
     earlier = prepared.earlier = read_record(prepared.out) if not config.live else None
     specs = [request.spec.raw for request in config.models]
@@ -198,7 +201,7 @@ def plan(prepared: Prepared) -> list[LensPlan]:
         if item.lens is None:
             plans.append(LensPlan(item.name, "skip", reason=item.skipped or ""))
             continue
-        if _kept(prepared.out, item, earlier) and not set(item.lens.needs) & rerun:
+        if _kept(prepared.out, item, earlier) and not set(check_part(type(item.lens)).needs) & rerun:
             plans.append(LensPlan(item.name, "reuse"))
             continue
         try:
@@ -227,9 +230,9 @@ def _check_shared(prepared: Prepared, running: set[str]) -> None:
     gated = {t.lens for t in prepared.thresholds if t.delta}
     if baseline is None or not gated:
         return
-    planned = {}
+    planned: dict[str, Collection[str]] = {}
     for item in prepared.chosen:
-        if item.lens is not None and item.name in running and item.name in gated:
+        if isinstance(item.lens, ItemUnits) and item.name in running and item.name in gated:
             try:
                 with blame(item.lens, "failed in item_units()"):
                     units = item.lens.item_units()
@@ -242,9 +245,9 @@ def _check_shared(prepared: Prepared, running: set[str]) -> None:
 
 def _classes(chosen: Sequence[Chosen], running: set[str]) -> dict[str, list[str]]:
     """Lens -> the classes its records will have, for each lens that runs and knows them before the run."""
-    found = {}
+    found: dict[str, list[str]] = {}
     for item in chosen:
-        if item.lens is not None and item.name in running:
+        if isinstance(item.lens, RecordClasses) and item.name in running:
             try:
                 with blame(item.lens, "failed in record_classes()"):
                     classes = item.lens.record_classes()
@@ -325,7 +328,7 @@ class _Runner:
         self.record.lenses.append(
             LensEntry(
                 lens=item.name,
-                question=str(type(item.lens).question),
+                question=card_of(type(item.lens)).question,
                 status="done",
                 folder=item.name,
                 fingerprint=item.fingerprint,
@@ -339,7 +342,7 @@ class _Runner:
             self.skip(item.name, item.skipped or "", say=False)  # the plan named it already
             return
         ran = {o.lens for o in self.outcomes if o.run is not None}
-        missing = [need for need in item.lens.needs if need not in ran]
+        missing = [need for need in check_part(type(item.lens)).needs if need not in ran]
         if missing:
             self.skip(item.name, f"it needs the {', '.join(missing)} lens, which was skipped")
             return
@@ -382,7 +385,7 @@ class _Runner:
             gate += judge_deltas(self.prepared.thresholds, against, self.prepared.baseline.path, strict=config.strict)
         record.gate = [GateEntry.of(result) for result in gate]
         record.complete = True
-        questions = {name: str(lens_class(name).question) for name in summaries}
+        questions = {name: card_of(lens_class(name)).question for name in summaries}
         title = f"chronoprobe check: {', '.join(record.names.values()) or ', '.join(record.models)}"
         write_outputs(self.prepared.out, record, summaries, questions, title, compared=_compared(runs, against))
         return gate
@@ -433,11 +436,11 @@ def paragraphs(summaries: dict[str, Summary]) -> tuple[dict[str, str], dict[str,
 
 
 def _words(lens: str, summary: Summary, key: str) -> list[str]:
-    """The lens's sentences about ``key``; a plug-in whose ``plain_words`` fails says nothing."""
+    """The lens's sentences about ``key`` (its card's ``words``); a plug-in whose words fail says nothing."""
     cls = lens_class(lens)
     try:
-        with blame(cls, "failed in plain_words()"):
-            return list(cls.plain_words(summary, key))
+        with blame(cls, "failed in its card's words()"):
+            return card_of(cls).sentences(summary, key)
     except PluginError:
         return []
 

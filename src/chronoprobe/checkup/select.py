@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from chronoprobe.cache import stable_hash
-from chronoprobe.contract.lens import Budget, CheckContext, Lens, lens_class, lens_names
+from chronoprobe.contract.check_part import Budget, CheckContext, check_part
+from chronoprobe.contract.lens import Lens, lens_class, lens_names
 from chronoprobe.contract.lens_run import LensRun, lens_tool
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.models.registry import BackendOptions, ModelRequest, strip_url_credentials
@@ -52,7 +53,7 @@ def selection(wanted: Sequence[str]) -> list[str]:
     pending = list(wanted)
     while pending:
         try:
-            needs = lens_class(pending.pop()).needs
+            needs = check_part(lens_class(pending.pop())).needs
         except Exception:  # a plug-in that cannot be imported: skipped (and named) below
             continue
         for need in needs:
@@ -75,7 +76,8 @@ def config_json(lens: Lens[Any]) -> dict[str, Any]:
 def _config(cls: type[Lens[Any]], budget: Budget, context: CheckContext, out: Path) -> BaseModel:
     """The config of the lens's run in the check: its size, its options from the check, the check's models, and
     its folder in the check's."""
-    return sized_config(cls, {**cls.sizes[budget], **cls.check_options(context)}, context, out, budget)
+    part = check_part(cls)
+    return sized_config(cls, {**part.sizes[budget], **part.options(context)}, context, out, budget)
 
 
 def sized_config(
@@ -123,21 +125,22 @@ def choose(
         except Exception as exc:  # a plug-in that does not import fails only its own line
             chosen.append(Chosen(name, skipped=f"cannot be loaded ({_first_line(exc)})"))
             continue
-        if not cls.sizes:
-            chosen.append(Chosen(name, skipped="it declares no check sizes (Lens.sizes)"))
+        part = check_part(cls)
+        if not part.sizes:
+            chosen.append(Chosen(name, skipped="it declares no check sizes (CheckPart.sizes)"))
             continue
-        if context.budget not in cls.sizes:
+        if context.budget not in part.sizes:
             chosen.append(Chosen(name, skipped=f"it declares no {context.budget} size"))
             continue
-        missing = [need for need in cls.needs if need not in running]
+        missing = [need for need in part.needs if need not in running]
         if missing:
             chosen.append(
                 Chosen(name, skipped=f"it needs the {', '.join(missing)} lens, which this check does not run")
             )
             continue
-        mine = CheckContext(context.check, runs={need: out / need for need in cls.needs})
+        mine = CheckContext(context.check, runs={need: out / need for need in part.needs})
         try:
-            with blame(cls, "failed in check_options()"):
+            with blame(cls, "failed in its check part's options()"):
                 run = lens_tool(cls)(_config(cls, context.budget, mine, out))
         except PluginError as exc:  # a plug-in's failure is its own line, not the whole check's
             chosen.append(Chosen(name, skipped=f"the plug-in {exc.problem}"))

@@ -19,6 +19,19 @@ lens's stages in this order:
    lens's historical files (``summary.json`` ...) into the staging folder.
 
 The run writes the shared run log (``run.json``, ``items.jsonl``) itself.
+
+What a lens must give is the core, like inspect's ``Task``: a config type (``config_type``), a row type
+(``row_type``), ``load``, ``run``, the metrics from the rows (``summarise``: its :class:`Metric` records, the one summary) and
+``report``. Every other stage above has a default. What other features read from a lens are optional parts
+those features define, which a lens may give (one that gives none still runs, reports and appears in
+``results``, the card and ``compare``):
+
+- ``card``: :class:`~chronoprobe.reports.lens_card.CardPart`, its question and words on the card and in ``check``;
+- ``checkup``: :class:`~chronoprobe.contract.check_part.CheckPart`, its sizes and needs in ``check``, with
+  ``item_units()`` and ``record_classes()`` where it knows them before the run
+  (:class:`~chronoprobe.contract.check_part.ItemUnits`, :class:`~chronoprobe.contract.check_part.RecordClasses`);
+- ``comparable(run, model)``: its outcomes item by item, for ``compare`` and ``check --baseline``
+  (:class:`~chronoprobe.reports.compare.Paired`).
 """
 
 from __future__ import annotations
@@ -27,25 +40,25 @@ import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.check_part import BUDGETS, Budget, CheckContext, CheckPart
 from chronoprobe.contract.fields import config_inputs, option_of
+from chronoprobe.contract.released_hooks import adopt_released_members
 from chronoprobe.contract.runlog import Metric, Run, Summary
-from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.estimate import workload_line
-from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.base import Capability, require
 from chronoprobe.models.registry import BackendOptions, ModelList, ModelRequest, default_models, parse_model
 from chronoprobe.plugins import LENSES, Plugin
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note
 
 __all__ = [
@@ -106,29 +119,6 @@ class ModelLoader:
 
 
 RowT = TypeVar("RowT", bound=BaseModel)
-
-Budget = Literal["quick", "standard", "full"]
-"""How much of each lens ``chronoprobe check`` runs: minutes, about an hour, the papers' runs."""
-BUDGETS: tuple[Budget, ...] = get_args(Budget)
-
-
-@dataclass(frozen=True)
-class CheckContext:
-    """What ``chronoprobe check`` tells each lens when it sizes the lens's run (:meth:`Lens.check_options`): the
-    check's own options, as its config holds them (``context.budget``, ``context.models``, ``context.live``,
-    ``context.snapshot``, ``context.endpoint``, ``context.deployed_at`` ...: every field of
-    :class:`chronoprobe.checkup.tools.CheckToolConfig`, declared there once), and the folders of the lenses
-    this one ``needs``."""
-
-    check: BaseModel
-    """The check's config (``chronoprobe check``'s options)."""
-    runs: dict[str, Path] = field(default_factory=dict)
-    """Lens name -> its run folder in this check, for each lens this one ``needs``."""
-
-    def __getattr__(self, name: str) -> Any:  # an option of the check: context.live is context.check.live
-        if name.startswith("__"):  # copy and pickle look for hooks: not options
-            raise AttributeError(name)
-        return getattr(self.check, name)
 
 
 class Workload(BaseModel):
@@ -192,24 +182,16 @@ class Lens(ABC, Generic[RowT]):
 
     old_rows_file: ClassVar[str] = "items.jsonl"
     """Where a folder written before the run log keeps its rows."""
-    question: ClassVar[str] = ""
-    """The question the lens asks, as the report card titles its section (``Is the model outdated?``)."""
-    about: ClassVar[str] = ""
-    """One line under the title: the dataset and how answers are judged."""
-    card_by_group: ClassVar[tuple[str, str] | None] = None
-    """(metric, caption): a card table of that metric across its groups (categories), when it has two or more."""
+    card: ClassVar[CardPart | None] = None
+    """Optional: its words on the report card and in ``check`` (the question, a line about it, the paragraph's
+    sentences); None: titled by its name, no sentences."""
+    checkup: ClassVar[CheckPart | None] = None
+    """Optional: its run in ``chronoprobe check`` (sizes per budget, the lenses it needs, its headline rate, the
+    metric names it records); None: the check skips it."""
 
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {}
-    """Config options per ``chronoprobe check`` budget (``quick``, ``standard``, ``full``); a lens that
-    declares none is skipped by the check, which names it."""
-    needs: ClassVar[tuple[str, ...]] = ()
-    """Lenses whose run in the same check this lens reads; their folders arrive in ``CheckContext.runs``."""
-    sizing: ClassVar[Sizing | None] = None
-    """The headline rate a plan line's power statement and ``check --precision`` are about, and the option that
-    sets how many items a run asks; None: the plan states no power and ``--precision`` leaves the lens's size."""
-    metric_patterns: ClassVar[tuple[str, ...]] = ()
-    """The metric names the lens records, ``*`` standing for any text within one dotted part: what
-    ``check --require`` accepts before any model loads. Empty: any name, looked up after the run."""
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        adopt_released_members(cls)  # a plug-in written for 0.2.0: its card and check members become its parts
 
     def __init__(self, config: BaseModel) -> None:
         self.config = config
@@ -286,48 +268,18 @@ class Lens(ABC, Generic[RowT]):
         """The typed summary over every model's rows: its :class:`Metric` records (every number of the run), the
         dataset they are over, the words its sentences need."""
 
-    @abstractmethod
     def recipe(self) -> RunRecipe:
-        """Decoding, seeds, snapshot, judge and lens-specific provenance."""
+        """Decoding, seeds, snapshot, judge and lens-specific provenance. Default: none recorded."""
+        return RunRecipe(decoding={}, seeds=[])
 
     @abstractmethod
     def report(self, folder: Path, rows: Sequence[RowT], summary: Summary, provenance: Provenance) -> None:
         """Write report.md, the plots and the lens's historical files into ``folder``."""
 
-    @classmethod
-    def check_options(cls, context: CheckContext) -> dict[str, Any]:
-        """Config options a check gives this lens besides its size: its own options (``--live`` ...)
-        and the folders of the lenses this one ``needs``."""
-        return {}
-
     def workload(self) -> Workload | None:
-        """What one model will be asked, for the check's plan line (may call ``load``); None: not counted."""
+        """What one model will be asked, for the plan line of its run and of a check (may call ``load``); None: not
+        counted."""
         return None
-
-    def item_units(self) -> Collection[str] | None:
-        """The units (facts, questions) it will ask, keyed as its ``comparable`` outcomes key them, known from its
-        items before any model is asked (may call ``load``): ``check --baseline`` refuses a gated baseline that
-        shares none of them. None (the default): not known until the run, when a change over no shared unit fails."""
-        return None
-
-    def record_classes(self) -> Sequence[str] | None:
-        """The classes its records will be grouped by (``all`` among them), known from its items before any model
-        is asked (may call ``load``): ``check --require`` refuses any other class before the run. None (the
-        default): not known until the run, when a threshold on a class it did not record fails as not measured."""
-        return None
-
-    @classmethod
-    def comparable(cls, run: Run, model: str) -> Comparable | None:
-        """``model``'s outcomes in ``run`` item by item, for a paired comparison with a run of the same items
-        (``chronoprobe compare``, ``check --baseline``): per metric and class, each item's outcome, and what
-        the items are drawn from. None (the default): this lens's runs cannot be compared paired."""
-        return None
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-        """Sentences about ``model`` for the check's paragraph, built only from the summary's metric
-        records with their intervals; a sentence the numbers cannot support says so."""
-        return []
 
     def input_paths(self) -> list[tuple[str, Path]]:
         """Every file or folder the run reads, with the option that names it; no output may be one of them."""

@@ -1,6 +1,6 @@
 """How many items a run takes to tell two models apart: the power statement of every plan line.
 
-A lens of a given size detects a paired difference of its headline rate (``Lens.sizing``) only when it is
+A lens of a given size detects a paired difference of its headline rate (``CheckPart.sizing``) only when it is
 large enough; how large depends on how often two models disagree on an item, the discordance (Connor 1987,
 :func:`chronoprobe.metrics.paired.detectable_difference`). Where the call cache already holds the answers of
 two or more models to this run's prompts (local models it remembers, :mod:`chronoprobe.models.lazy`), the
@@ -19,6 +19,7 @@ from statistics import NormalDist
 from typing import Any
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.check_part import check_part
 from chronoprobe.contract.runlog import Run
 from chronoprobe.metrics.paired import ASSUMED_DISCORDANCE, POWER, detectable_difference, discordance
 from chronoprobe.metrics.records import ALL
@@ -68,7 +69,7 @@ def measured_discordance(lens: Any, cache: CallCache) -> Measured | None:
     """The discordance of ``lens``'s headline rate among the models whose answers to its (loaded) run are all in
     ``cache``; None with fewer than two, or for a lens that does not declare its runs cheap to replay
     (``Sizing.measured``)."""
-    sizing = type(lens).sizing
+    sizing = check_part(type(lens)).sizing
     if sizing is None or not sizing.measured or not lens.loaded:
         return None
     models = _cached_models(cache)
@@ -84,8 +85,9 @@ def measured_discordance(lens: Any, cache: CallCache) -> Measured | None:
     summary = lens.summarise([m for m, _ in answered], rows)
     run = Run(Path("."), lens.name, summary, kind=lens.kind, config=lens.config, rows=rows)
     outcomes = []
+    paired = getattr(type(lens), "comparable", None)  # the compare part (reports.compare.Paired), if it has one
     for model, _ in answered:
-        comparable = type(lens).comparable(run, model.info.label)
+        comparable = paired(run, model.info.label) if paired is not None else None
         chosen = next(
             (o for o in (comparable.outcomes if comparable else ()) if o.metric == sizing.metric and o.group == ALL),
             None,
@@ -106,7 +108,7 @@ def measured_discordance(lens: Any, cache: CallCache) -> Measured | None:
 
 def units_of(lens: Any, items: int) -> int:
     """The items behind one estimate of the lens's headline rate, of the ``items`` its run asks."""
-    sizing = type(lens).sizing
+    sizing = check_part(type(lens)).sizing
     return max(0, int(items * sizing.share)) if sizing is not None else items
 
 
@@ -142,8 +144,8 @@ def half_width(units: int, share: float = PRECISION_SHARE) -> float:
 
 def power_lines(lens: Any, cache: CallCache) -> list[str]:
     """The run's power statement, for its plan (``<lens> run``): what its size detects; none for a lens without
-    :attr:`~chronoprobe.contract.lens.Lens.sizing` or that does not count its items."""
-    sizing = type(lens).sizing
+    :attr:`~chronoprobe.contract.check_part.CheckPart.sizing` or that does not count its items."""
+    sizing = check_part(type(lens)).sizing
     if sizing is None:
         return []
     try:

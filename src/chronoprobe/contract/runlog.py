@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from chronoprobe import plugins
 from chronoprobe.errors import ChronoprobeError, ConfigError, DataError
@@ -36,6 +36,7 @@ from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import config_with_models, strip_url_credentials
 from chronoprobe.provenance import Provenance
 from chronoprobe.renames import RECORDED
+from chronoprobe.version import SHIMS_REMOVED_IN
 
 if TYPE_CHECKING:
     import pandas
@@ -123,6 +124,13 @@ class Summary(BaseModel):
     """Spec per model key, for models the provenance does not record (another tool's generations)."""
     labels: dict[str, str] = {}
     """What the lens's report calls a part of a metric name (an editing method: ``ike-null`` -> ``IKE``)."""
+    detail: dict[str, Any] = Field(
+        default={},
+        exclude=True,
+        deprecated=f"Summary.detail, the lens's own layout, is no longer part of the summary (its records are); "
+        f"it stays for a plug-in written for 0.2.0 until {SHIMS_REMOVED_IN}, never written to run.json",
+    )
+    """0.2.0's lens layout, kept only for a plug-in that still gives and reads it: never written, never read back."""
 
     def note(self, model: str, name: str, group: str = "all") -> str | None:
         """The text of ``model``'s note ``name`` over ``group``; None when the run has none."""

@@ -10,8 +10,8 @@ Each number cell carries ``data-run``, ``data-lens``, ``data-dataset``, ``data-c
 ``data-model``, ``data-metric``, ``data-value`` (the exact float, ``repr``), ``data-n``,
 ``data-ci-low`` and ``data-ci-high``, so a test or a script can read the page back.
 
-The card knows no lens: a section's title and line come from the lens class (``question``,
-``about``, ``card_by_group``) found through the registry, the headline table from the records'
+The card knows no lens: a section's title and line come from the lens's card part
+(:class:`~chronoprobe.reports.lens_card.CardPart`: ``question``, ``about``, ``by_group``) found through the registry, the headline table from the records'
 ``headline`` flags, and the scale of a number from its ``unit``.
 """
 
@@ -30,6 +30,7 @@ from typing import Any
 from chronoprobe import plugins
 from chronoprobe.contract.publish import check_not_input, check_output_file, staged_files
 from chronoprobe.errors import ConfigError
+from chronoprobe.reports.lens_card import card_of
 from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import (
     FLAT,
@@ -269,7 +270,7 @@ def _table(
 
 
 def _group_table(columns: Sequence[Column], rows: Sequence[Row], by_group: tuple[str, str] | None) -> str:
-    """The metric a lens names (``card_by_group``) for every class side by side, when there are two or more."""
+    """The metric a lens names (``CardPart.by_group``) for every class side by side, when there are two or more."""
     if by_group is None:
         return ""
     metric, caption = by_group
@@ -417,11 +418,8 @@ def _lens_text(lens: str) -> tuple[str, str, tuple[str, str] | None]:
         cls = plugins.load(lens)
     except ConfigError:  # a folder of a lens that is no longer installed: its name stands in
         return lens, "", None
-    return (
-        str(getattr(cls, "question", "") or lens),
-        str(getattr(cls, "about", "")),
-        getattr(cls, "card_by_group", None),
-    )
+    card = card_of(cls)
+    return card.question or lens, card.about, card.by_group
 
 
 def _lens_section(lens: str, runs: Sequence[Run], rows_of: Mapping[str, list[Row]]) -> str:

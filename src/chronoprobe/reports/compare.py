@@ -4,7 +4,7 @@ A *side* is one model in one run folder. Two sides of the same lens are compared
 asked: every headline metric of ``chronoprobe results``, per class, gets both values, the paired difference
 B − A with its 95% interval, n, the test and its p-value, and for rates the discordant counts
 (:func:`chronoprobe.metrics.paired.compare_outcomes` on the outcomes the lens declares,
-``Lens.comparable``). A metric the lens gives no item outcomes for (a knowledge date) shows both values and
+``Paired.comparable``). A metric the lens gives no item outcomes for (a knowledge date) shows both values and
 their difference without a test.
 
 Nothing here knows a lens: the lens is found through the registry and its outcomes come from its own hook.
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from chronoprobe import plugins
 from chronoprobe.contract.runlog import Metric, Run
@@ -252,13 +252,25 @@ def sides_of(runs: Sequence[Run]) -> list[Side]:
     return found
 
 
+@runtime_checkable
+class Paired(Protocol):
+    """The optional part of a lens that ``compare`` reads: a lens (class) with this method compares paired; one
+    without it shows both values and no test (its runs still appear in ``results`` and ``compare``'s table)."""
+
+    def comparable(self, run: Run, model: str) -> Comparable | None:
+        """``model``'s outcomes in ``run`` item by item, for a paired comparison with a run of the same items
+        (``chronoprobe compare``, ``check --baseline``, a plan line's measured power): per metric and class, each
+        item's outcome, and what the items are drawn from; None: this run cannot be compared paired."""
+
+
 def comparable_of(side: Side) -> Comparable | None:
-    """The side's outcomes item by item, from its lens's own hook (None: the lens's runs do not compare paired);
+    """The side's outcomes item by item, from its lens's compare part (None: the lens's runs do not compare paired);
     a DataError naming the file when its items do not read."""
     cls = plugins.load(side.run.lens)
+    if not isinstance(cls, Paired):
+        return None
     with plugins.blame(cls, f"failed to compare {side.run.path}"):
-        found: Comparable | None = cls.comparable(side.run, side.key)
-    return found
+        return cls.comparable(side.run, side.key)
 
 
 # --- one comparison ----------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, cast
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
@@ -26,6 +27,7 @@ from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
 from chronoprobe.renames import accept_renamed
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note
 from chronoprobe.reports.plain_words import find
 
@@ -150,39 +152,44 @@ class ConflictsLens(Lens[ConflictsRow]):
     config: ConflictsConfig
     layout: dict[str, Any] | None = None
     """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
-    question = "Does context override its memory?"
-    about = "DynamicQA and MuLan: persuasion by context, per class of fact."
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"dataset": "dynamicqa", "balanced_limit": 12, "persuasion": {"topk_approximation": True}},
-        "standard": {"dataset": "dynamicqa", "balanced_limit": 60, "persuasion": {"topk_approximation": True}},
-        "full": {"dataset": "dynamicqa", "persuasion": {"topk_approximation": True}},
-    }
-    """DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
-    distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
-    model gives the exact ones either way."""
-    sizing = Sizing(
-        metric="persuaded_pct",
-        option="limit",
-        share=1 / 3,
-        unit="facts",
-        more="the whole DynamicQA set: `--budget full`",
+    card = CardPart(
+        question="Does context override its memory?",
+        about="DynamicQA and MuLan: persuasion by context, per class of fact.",
+        words=sentences,
     )
-    """How often it takes a context's answer, per class: a third of the balanced facts (``--balanced-limit``)."""
-    metric_patterns = (
-        "cp",
-        "cp_counterfactual",
-        "cp_true_context",
-        "accuracy_context",
-        "accuracy_no_context",
-        "accuracy_no_context_original",
-        "persuaded_pct",
-        "stubborn_pct",
-        "se_context",
-        "se_no_context",
-        "f1",
-        "confidence",
-        "update_success",
-        "f1_per_relation.*",
+    checkup = CheckPart(
+        # DynamicQA through its own methodology: 4 facts per class, 20, or all of them. A backend without exact
+        # distributions (an OpenAI-compatible server) gives its top-k approximation instead, recorded as such; a local
+        # model gives the exact ones either way.
+        sizes={
+            "quick": {"dataset": "dynamicqa", "balanced_limit": 12, "persuasion": {"topk_approximation": True}},
+            "standard": {"dataset": "dynamicqa", "balanced_limit": 60, "persuasion": {"topk_approximation": True}},
+            "full": {"dataset": "dynamicqa", "persuasion": {"topk_approximation": True}},
+        },
+        # How often it takes a context's answer, per class: a third of the balanced facts (``--balanced-limit``).
+        sizing=Sizing(
+            metric="persuaded_pct",
+            option="limit",
+            share=1 / 3,
+            unit="facts",
+            more="the whole DynamicQA set: `--budget full`",
+        ),
+        metric_patterns=(
+            "cp",
+            "cp_counterfactual",
+            "cp_true_context",
+            "accuracy_context",
+            "accuracy_no_context",
+            "accuracy_no_context_original",
+            "persuaded_pct",
+            "stubborn_pct",
+            "se_context",
+            "se_no_context",
+            "f1",
+            "confidence",
+            "update_success",
+            "f1_per_relation.*",
+        ),
     )
 
     def __init__(self, config: ConflictsConfig, judge: JudgeChoice | None = None) -> None:
@@ -216,11 +223,6 @@ class ConflictsLens(Lens[ConflictsRow]):
         fact) under DynamicQA's methodology; F1 and confidence per query, update success under MuLan's."""
 
         return comparable(run, model)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-
-        return sentences(summary, model)
 
     def setup(self, cache: CallCache, load_model: ModelLoader) -> None:
         """The DynamicQA methodology's equivalence judge, on the run's ``--device`` unless ``judge_device`` names one."""

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache
+from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import CheckContext, Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.publish import check_output_folder
 from chronoprobe.contract.runlog import Run
@@ -57,6 +58,7 @@ from chronoprobe.models.base import Capability
 from chronoprobe.models.names import file_safe
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell
 from chronoprobe.reports.plain_words import find
 
@@ -74,6 +76,11 @@ class Tools:
     """SERAC*'s counterfactual model when it is not the edited model itself."""
     scope_embedder: Any = None
     """SERAC*'s scope embedder when ``--serac-scope embedding:<model>`` names one (else ``embedder``)."""
+
+
+def check_options(context: CheckContext) -> dict[str, Any]:
+    """The facts to edit: those the check's own audit found (its folder)."""
+    return {"from_": context.runs["outdated"]}
 
 
 class EditingLens(Lens[EditingRow]):
@@ -100,30 +107,36 @@ class EditingLens(Lens[EditingRow]):
     config: EditingConfig
     layout: dict[str, Any] | None = None
     """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
-    question = "Can it be fixed?"
-    about = "DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong."
-    needs = ("outdated",)
-    """In a check, the facts to edit come from the check's own audit."""
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"method": ("ike-null", "rag-gold"), "balanced_limit": 10, "locality": False, "fluency": False},
-        "standard": {
-            "method": ("ike", "ike-null", "serac", "rag-gold", "rag-retrieved", "rag-noisy"),
-            "balanced_limit": 30,
-            "locality": False,
+    card = CardPart(
+        question="Can it be fixed?",
+        about="DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong.",
+        words=sentences,
+    )
+    checkup = CheckPart(
+        # IKE and RAG gold on 10 of the facts the audit found wrong; every prompt method on 30; DyKnow's whole run.
+        sizes={
+            "quick": {"method": ("ike-null", "rag-gold"), "balanced_limit": 10, "locality": False, "fluency": False},
+            "standard": {
+                "method": ("ike", "ike-null", "serac", "rag-gold", "rag-retrieved", "rag-noisy"),
+                "balanced_limit": 30,
+                "locality": False,
+            },
+            "full": {},
         },
-        "full": {},
-    }
-    """IKE and RAG gold on 10 of the facts the audit found wrong; every prompt method on 30; DyKnow's whole run."""
-    sizing = Sizing(metric="ike-null.efficacy_pct", option="limit", unit="facts")
-    """How often an edit fixes the fact, over the facts it got wrong (``--limit`` of them)."""
-    metric_patterns = (
-        "*.efficacy_pct",
-        "*.paraphrase_pct",
-        "*.harmonic_mean_pct",
-        "*.soft_constraint_pct",
-        "*.locality_*_pct",
-        "*.ngram_entropy",
-        "*.seconds_per_edit",
+        # In a check, the facts to edit come from the check's own audit.
+        needs=("outdated",),
+        # How often an edit fixes the fact, over the facts it got wrong (``--limit`` of them).
+        sizing=Sizing(metric="ike-null.efficacy_pct", option="limit", unit="facts"),
+        metric_patterns=(
+            "*.efficacy_pct",
+            "*.paraphrase_pct",
+            "*.harmonic_mean_pct",
+            "*.soft_constraint_pct",
+            "*.locality_*_pct",
+            "*.ngram_entropy",
+            "*.seconds_per_edit",
+        ),
+        options=check_options,
     )
 
     def __init__(self, config: EditingConfig) -> None:
@@ -290,10 +303,6 @@ class EditingLens(Lens[EditingRow]):
                 editor.edit_request(record)
         self._models.append(model)
 
-    @classmethod
-    def check_options(cls, context: CheckContext) -> dict[str, Any]:
-        return {"from_": context.runs["outdated"]}
-
     def workload(self) -> Workload:
         """At most: the facts the audit may find wrong, every question about them asked before and after each
         method (with the fluency prompt), and the locality audit; the audit's run tells the real numbers."""
@@ -308,11 +317,6 @@ class EditingLens(Lens[EditingRow]):
         audit = sum(len(f.templates) for f in catalogue) if config.locality else 0
         calls = facts * questions * (1 + applications) + audit * (1 + len(config.method))
         return Workload(items=facts, unit="facts", calls=calls, at_most=True)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-
-        return sentences(summary, model)
 
     def plan(self, cache: CallCache | Path | None = None) -> list[RunPlan]:
         """What the run will do per model, before any model loads: facts, calls, edits and a time range.

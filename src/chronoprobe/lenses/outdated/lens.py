@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import CheckContext, Lens, Metric, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
@@ -34,6 +35,7 @@ from chronoprobe.lenses.outdated.report import write_report_files
 from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import cell
 
@@ -45,6 +47,16 @@ def share_text(verdict: str, metric: Metric | None) -> str:
     if metric is None or metric.value is None:
         return f"{verdict} –"
     return f"{verdict} {cell(metric, with_n=False)}"
+
+
+def check_options(context: CheckContext) -> dict[str, Any]:
+    """What a check gives the lens besides its size: its own options (``--live``, ``--snapshot`` ...)."""
+    options: dict[str, Any] = {"live": context.live, "snapshot": context.snapshot}
+    if context.endpoint is not None:
+        options["endpoint"] = context.endpoint
+    if context.deployed_at is not None:
+        options["deployed_at"] = parse_deployed_at(context.deployed_at)
+    return options
 
 
 class OutdatedLens(Lens[ResponseRecord]):
@@ -64,40 +76,47 @@ class OutdatedLens(Lens[ResponseRecord]):
     layout: dict[str, Any] | None = None
     """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     old_rows_file = "responses.jsonl"
-    question = "Is the model outdated?"
-    about = "DyKnow: answers judged against Wikidata, per fact over three paraphrases."
-    card_by_group = ("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)")
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {"quick": {}, "standard": {}, "full": {}}
-    """Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens."""
-    sizing = Sizing(
-        metric="soft_constraint_pct.up-to-date",
-        option="limit",
-        unit="facts",
-        more="`chronoprobe catalogue build` makes more",
-        measured=True,
+    card = CardPart(
+        question="Is the model outdated?",
+        about="DyKnow: answers judged against Wikidata, per fact over three paraphrases.",
+        by_group=("soft_constraint_pct.up-to-date", "Up-to-date share per category (soft constraint)"),
+        words=sentences,
     )
-    """The share of facts answered up to date, over the facts asked (``--limit``); replayed from the cache to measure."""
-    metric_patterns = (
-        "soft_constraint_pct.*",
-        "average_pct.*",
-        "inconsistency_pct",
-        "dated_pct",
-        "current_among_dated_pct",
-        "as_of.soft_constraint_pct.*",
-        "as_of.average_pct.*",
-        "as_of.inconsistency_pct",
-        "as_of.dated_pct",
-        "as_of.current_among_dated_pct",
-        "knowledge_date",
-        "knowledge_date_naive",
-        "knowledge_cutoff",
-        "knowledge_horizon",
-        "claimed_cutoff",
-        "published_cutoff",
-        "freshness_half_life_years",
-        "still_current_at_snapshot_pct",
-        "deployed_at.stale_pct",
-        "deployed_at.stale_*m_pct",
+    checkup = CheckPart(
+        # Every budget asks the whole audit: 130 facts, three paraphrases each, the cheapest lens.
+        sizes={"quick": {}, "standard": {}, "full": {}},
+        # The share of facts answered up to date, over the facts asked (``--limit``); replayed from the cache to
+        # measure.
+        sizing=Sizing(
+            metric="soft_constraint_pct.up-to-date",
+            option="limit",
+            unit="facts",
+            more="`chronoprobe catalogue build` makes more",
+            measured=True,
+        ),
+        metric_patterns=(
+            "soft_constraint_pct.*",
+            "average_pct.*",
+            "inconsistency_pct",
+            "dated_pct",
+            "current_among_dated_pct",
+            "as_of.soft_constraint_pct.*",
+            "as_of.average_pct.*",
+            "as_of.inconsistency_pct",
+            "as_of.dated_pct",
+            "as_of.current_among_dated_pct",
+            "knowledge_date",
+            "knowledge_date_naive",
+            "knowledge_cutoff",
+            "knowledge_horizon",
+            "claimed_cutoff",
+            "published_cutoff",
+            "freshness_half_life_years",
+            "still_current_at_snapshot_pct",
+            "deployed_at.stale_pct",
+            "deployed_at.stale_*m_pct",
+        ),
+        options=check_options,
     )
 
     def __init__(self, config: AuditConfig) -> None:
@@ -165,16 +184,6 @@ class OutdatedLens(Lens[ResponseRecord]):
             ]
         return lines
 
-    @classmethod
-    def check_options(cls, context: CheckContext) -> dict[str, Any]:
-
-        options: dict[str, Any] = {"live": context.live, "snapshot": context.snapshot}
-        if context.endpoint is not None:
-            options["endpoint"] = context.endpoint
-        if context.deployed_at is not None:
-            options["deployed_at"] = parse_deployed_at(context.deployed_at)
-        return options
-
     def workload(self) -> Workload:
         """Every paraphrase of every fact with gold answers (a live run learns which only when it queries)."""
         if not self.loaded and not self.config.live:
@@ -189,11 +198,6 @@ class OutdatedLens(Lens[ResponseRecord]):
         fact), per category and overall; from an ``outdated run`` or an ``outdated score`` folder."""
 
         return comparable(run, model)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-
-        return sentences(summary, model)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[ResponseRecord]:
         assert self.gold is not None, "load() first"

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
+from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
 from chronoprobe.contract.runlog import Metric, Run
 from chronoprobe.contract.sizing import Sizing
@@ -30,6 +31,7 @@ from chronoprobe.metrics.paired import Comparable
 from chronoprobe.metrics.records import ALL
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note
 from chronoprobe.version import SHIMS_REMOVED_IN
 
@@ -89,30 +91,36 @@ class RecencyLens(Lens[RecencyRow]):
     config: RecencyRunConfig
     layout: dict[str, Any] | None = None
     """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
-    question = "Does it know how fresh an answer must be?"
-    about = "RecencyQA: the update interval a question needs."
-    sizes: ClassVar[dict[str, dict[str, Any]]] = {
-        "quick": {"sample": 40, "strategy": ("zero-shot",)},
-        "standard": {"sample": 200, "strategy": ("zero-shot",)},
-        "full": {"strategy": ("zero-shot", "few-shot", "cot")},
-    }
-    """A stratified sample zero-shot (with and without context), or every question under the paper's three strategies."""
-    sizing = Sizing(metric="zero-shot.without.gate_agreement", option="sample", unit="questions", measured=True)
-    """How often a retrieval gate on its answer decides as the labels would, over the sampled questions."""
-    metric_patterns = (
-        "*.*.accuracy",
-        "*.*.tolerant_accuracy",
-        "*.*.macro_f1",
-        "*.*.tolerant_f1",
-        "*.*.unparseable_rate",
-        "*.*.gate_agreement",
-        "*.*.f1",
-        "*.accuracy_delta_pct",
-        "*.f1_delta_pct",
-        "*.rl1_accuracy",
-        "*.rl2_accuracy",
-        "*.transition_accuracy",
-        "*.all_contexts_right",
+    card = CardPart(
+        question="Does it know how fresh an answer must be?",
+        about="RecencyQA: the update interval a question needs.",
+        words=sentences,
+    )
+    checkup = CheckPart(
+        # A stratified sample zero-shot (with and without context), or every question under the paper's three
+        # strategies.
+        sizes={
+            "quick": {"sample": 40, "strategy": ("zero-shot",)},
+            "standard": {"sample": 200, "strategy": ("zero-shot",)},
+            "full": {"strategy": ("zero-shot", "few-shot", "cot")},
+        },
+        # How often a retrieval gate on its answer decides as the labels would, over the sampled questions.
+        sizing=Sizing(metric="zero-shot.without.gate_agreement", option="sample", unit="questions", measured=True),
+        metric_patterns=(
+            "*.*.accuracy",
+            "*.*.tolerant_accuracy",
+            "*.*.macro_f1",
+            "*.*.tolerant_f1",
+            "*.*.unparseable_rate",
+            "*.*.gate_agreement",
+            "*.*.f1",
+            "*.accuracy_delta_pct",
+            "*.f1_delta_pct",
+            "*.rl1_accuracy",
+            "*.rl2_accuracy",
+            "*.transition_accuracy",
+            "*.all_contexts_right",
+        ),
     )
 
     def __init__(self, config: RecencyRunConfig) -> None:
@@ -181,11 +189,6 @@ class RecencyLens(Lens[RecencyRow]):
         tolerant accuracy, unparseable flag, gate agreement and confusion cell (clustered on the question)."""
 
         return comparable(run, model)
-
-    @classmethod
-    def plain_words(cls, summary: Summary, model: str) -> list[str]:
-
-        return sentences(summary, model)
 
     def run(self, model: CachedModel, progress: ProgressFactory | None = None) -> list[RecencyRow]:
 
