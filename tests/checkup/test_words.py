@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chronoprobe.contract.runlog import Metric, Paired, Summary
+from chronoprobe.contract.runlog import Difference, Metric, Summary
 from chronoprobe.lenses.conflicts.lens import ConflictsLens
 from chronoprobe.lenses.editing.lens import EditingLens
 from chronoprobe.lenses.outdated.lens import OutdatedLens
@@ -132,7 +132,7 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
         m("ike-null.harmonic_mean_pct", 80, 66.7, 90.9, 6),
         m("rag-gold.harmonic_mean_pct", 44.4, 0, 84.7, 6),
     )
-    paired = Paired(
+    paired = Difference(
         model="x",
         a="rag-gold",
         b="ike-null",

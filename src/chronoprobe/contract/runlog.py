@@ -83,7 +83,7 @@ class Note(BaseModel):
     text: str
 
 
-class Paired(BaseModel):
+class Difference(BaseModel):
     """A paired difference ``b`` − ``a`` of one metric between two of a run's settings (two methods) on the items
     both were applied to, with its 95% interval and its test."""
 
@@ -114,7 +114,7 @@ class Summary(BaseModel):
     """Every number of the run, lens-neutral: what ``chronoprobe results`` and the card show."""
     notes: list[Note] = []
     """What the lens's sentences need that is not a number (``check``'s paragraph)."""
-    paired: list[Paired] = []
+    paired: list[Difference] = []
     """Paired differences between the run's settings that its sentences state (editing: retrieval against editing)."""
     dataset: str = ""
     """What the run asked about, as the results table labels it (``dyknow-2023-12-18``, ``mulan``)."""
@@ -145,10 +145,10 @@ __all__ = [
     "RUN_FORMAT",
     "RUN_LOG",
     "SUMMARY",
+    "Difference",
     "Metric",
     "ModelEntry",
     "Note",
-    "Paired",
     "Provenance",
     "Run",
     "Summary",

@@ -11,7 +11,7 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import Paired, Summary, typed_layout
+from chronoprobe.contract.runlog import Difference, Summary, typed_layout
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, number, unit_for
 
@@ -162,14 +162,14 @@ def dataset(detail: EditingDetail) -> str:
     return "dyknow editing" + (f" ({Path(sources.pop()).name})" if len(sources) == 1 else "")
 
 
-def paired(detail: EditingDetail) -> list[Paired]:
+def paired(detail: EditingDetail) -> list[Difference]:
     """Each retrieval method against each editing method, paired on the facts both were applied to (``b`` the
     editing method, ``a`` the retrieval one: editing minus retrieval), as the run's ``paired`` block holds them."""
     found = []
     for key, model in detail["models"].items():
         for entry in model.get("paired") or []:
             found.append(
-                Paired(
+                Difference(
                     model=key,
                     a=str(entry.get("retrieval")),
                     b=str(entry.get("editing")),
