@@ -26,7 +26,7 @@ import numpy as np
 
 from chronoprobe.contract.runlog import Provenance, write_run_log
 from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord
-from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.lenses.outdated.metric_records import run_summary
 from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 
 CATEGORIES = ("leaders", "athletes", "companies", "organizations", "offices")
@@ -61,8 +61,7 @@ def write_run(folder: Path, model: str, verdicts: np.ndarray) -> None:
     """An outdated run folder of ``verdicts`` (facts x paraphrases, verdict codes), as the runner writes one."""
     rows = _rows(model, verdicts)
     detail = {"as_of": None, "models": {model: summarize_model(rows, with_as_of=False)}, "overall_key": ALL}
-    summary = OutdatedLens.summary_from_detail(detail)
-    summary.dataset = "synthetic"
+    summary = run_summary(detail, {"name": "synthetic"})
     folder.mkdir(parents=True)
     write_run_log(
         folder,

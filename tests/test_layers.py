@@ -26,7 +26,10 @@ ENTRY_POINTS = {"api", "checkup", "cli", "integrations", "__main__"}
 CONTRACT_ABOVE = {"contract.lens", "contract.tool", "contract.runner", "contract.lens_run"}
 """The shapes and the runner of the run contract (and a lens run as a command); its records and publishing (``contract.runlog``,
 ``contract.publish``) sit with the calls layer, where the readers below the lenses use them."""
-ABOVE_THE_FOUNDATION = LENSES | CONTRACT_ABOVE | ENTRY_POINTS
+OLD_LAYOUTS = {"lenses.old_layouts"}
+"""The one reader of the built-in lenses' layouts from before metric records: it reads each lens's, so it sits above
+them (``contract.runlog`` finds it by name, through ``plugins``, as it finds the lenses)."""
+ABOVE_THE_FOUNDATION = LENSES | CONTRACT_ABOVE | ENTRY_POINTS | OLD_LAYOUTS
 SPLIT = {"lenses", "contract"}
 """Packages whose parts are layered one by one: ``lenses.outdated``, ``contract.runlog``."""
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from chronoprobe.contract.lens import LENSES, Lens, Summary, lens_class, lens_config_class
 from chronoprobe.errors import ConfigError
+from chronoprobe.lenses import old_layouts
 from chronoprobe.models.registry import BACKENDS, backend_kind, parse_model_spec
 
 
@@ -20,7 +23,7 @@ def test_every_lens_in_the_table_has_the_shape(name: str) -> None:
     assert issubclass(cls, Lens) and cls.name == name
     assert issubclass(cls.row_type, BaseModel) and issubclass(lens_config_class(name), BaseModel)
     assert cls.kind in {"outdated run", "recency eval", "conflicts run", "editing run"}
-    for stage in ("load", "check", "run", "summarise", "recipe", "report", "summary_from_detail"):
+    for stage in ("load", "check", "run", "summarise", "recipe", "report"):
         assert callable(getattr(cls, stage))
 
 
@@ -49,8 +52,15 @@ def test_every_backend_is_one_registration_with_a_loader() -> None:
     assert {parse_model_spec(alias).kind for alias in ("smollm2", "default")} == {"smollm2"}
 
 
+def _old_layout(kind: str, layout: dict[str, Any]) -> Summary:
+    found = old_layouts.file_summary(layout, kind, Path("old/summary.json"))
+    assert found is not None and found[1] == kind
+    return found[2]
+
+
 def test_the_summary_reads_back_from_each_lens_layout() -> None:
-    outdated = lens_class("outdated").summary_from_detail(
+    outdated = _old_layout(
+        "outdated run",
         {
             "as_of": None,
             "overall_key": "all",
@@ -68,14 +78,12 @@ def test_the_summary_reads_back_from_each_lens_layout() -> None:
                     }
                 }
             },
-        }
+        },
     )
     assert isinstance(outdated, Summary) and outdated.headline["m"]["soft_constraint_pct.up-to-date"] == 50.0
-    conflicts = lens_class("conflicts").summary_from_detail(
-        {"classes": ["static"], "summary": {"m": {"static": {"cp": 0.5, "n": 3}}}}
-    )
+    conflicts = _old_layout("conflicts run", {"classes": ["static"], "summary": {"m": {"static": {"cp": 0.5, "n": 3}}}})
     assert conflicts.headline == {"m": {"static.cp": 0.5}}
-    recency = lens_class("recency").summary_from_detail(
-        {"runs": [{"model": "m", "strategy": "zero-shot", "context_mode": "with", "accuracy": 0.25}]}
+    recency = _old_layout(
+        "recency eval", {"runs": [{"model": "m", "strategy": "zero-shot", "context_mode": "with", "accuracy": 0.25}]}
     )
     assert recency.headline["m"]["zero-shot.with.accuracy"] == 0.25 and recency.models == ["m"]

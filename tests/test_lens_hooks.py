@@ -81,9 +81,9 @@ def test_present_shows_the_headline_records_else_the_headline_numbers() -> None:
         Metric(model="m", group="static", name="cp", value=1.0, n=2, headline=True),
         Metric(model="m", group="all", name="se", value=9.0),  # not a headline number: not shown
     ]
-    with_records = Summary(lens="x", models=["m"], headline={"m": {"cp": 2.5}}, detail={}, metrics=metrics)
+    with_records = Summary(lens="x", models=["m"], headline={"m": {"cp": 2.5}}, metrics=metrics)
     assert headline_lines(with_records) == ["m: cp 2.50 [2.00, 3.00] (n=6)  static: cp 1.00 (n=2)"]
-    bare = Summary(lens="x", models=["m"], headline={"m": {"right": 0.5, "wrong": None}}, detail={})
+    bare = Summary(lens="x", models=["m"], headline={"m": {"right": 0.5, "wrong": None}})
     assert headline_lines(bare) == ["m: right 0.5  wrong –"]
 
 

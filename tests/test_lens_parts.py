@@ -1,6 +1,6 @@
 """The lens contract: a small core every lens gives, and optional parts the features that read them define.
 
-A lens must give only the core (``load``, ``run``, ``summarise`` with ``summary_from_detail``, ``report``); a
+A lens must give only the core (``load``, ``run``, ``summarise``, ``report``); a
 plug-in written for 0.2.0, which declared its card and check members on the lens itself, still works with one
 warning until 0.4.0."""
 
@@ -23,12 +23,12 @@ from chronoprobe.reports.lens_card import CardPart, card_of
 from chronoprobe.version import SHIMS_REMOVED_IN
 from toy_lens import QUESTIONS, ToyConfig, ToyLens
 
-SUMMARY = Summary(lens="toy", models=["m"], headline={}, detail={})
+SUMMARY = Summary(lens="toy", models=["m"], headline={})
 
 
 def test_a_lens_must_give_only_the_core() -> None:
-    core = {"load", "run", "summarise", "report"}  # and the summary layer's summary_from_detail (issue 41 §3)
-    assert Lens.__abstractmethods__ - {"summary_from_detail"} == core
+    core = {"load", "run", "summarise", "report"}
+    assert Lens.__abstractmethods__ == core
     assert not set(RELEASED_MEMBERS) & set(vars(Lens))  # the parts' fields are no members of the lens
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -57,19 +56,15 @@ class ToyLens(Lens[ToyRow]):
         ]
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ToyRow]) -> Summary:
-        detail = {
+        shares = {
             m.info.label: wilson_from_flags(
                 [r.says_a_year for r in rows if r.model == m.info.label], scale=100.0
             ).to_json()
             for m in models
         }
-        return self.summary_from_detail(detail)
-
-    @classmethod
-    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        metrics = [from_estimate(key, ALL, "year_pct", estimate, headline=True) for key, estimate in detail.items()]
-        headline = {key: {"year_pct": estimate["value"]} for key, estimate in detail.items()}
-        return Summary(lens=cls.name, models=list(detail), headline=headline, detail=detail, metrics=metrics)
+        metrics = [from_estimate(key, ALL, "year_pct", estimate, headline=True) for key, estimate in shares.items()]
+        headline = {key: {"year_pct": estimate["value"]} for key, estimate in shares.items()}
+        return Summary(lens=self.name, models=list(shares), headline=headline, metrics=metrics)
 
     def report(self, folder: Path, rows: Sequence[ToyRow], summary: Summary, provenance: Provenance) -> None:
         lines = [f"- {key}: {value['year_pct']}% of answers name a year" for key, value in summary.headline.items()]

@@ -49,6 +49,10 @@ LENSES: dict[str, str] = {
 }
 """Lens name -> ``module:attribute``, imported only when the lens is used; the order readers show lenses in."""
 
+OLD_LAYOUTS = "chronoprobe.lenses.old_layouts"
+"""The one reader of the summary layouts the built-in lenses wrote before metric records (``summary.json``, a run
+log's ``summary.detail``): imported by name, as the lenses are, so the run log's reader imports no lens."""
+
 
 @dataclass(frozen=True)
 class Plugin:
@@ -153,6 +157,11 @@ def load(name: str) -> Any:
     if isinstance(found, type):
         _ORIGIN[found] = plugin
     return found
+
+
+def old_layouts() -> Any:
+    """The module that reads a folder written before metric records (:data:`OLD_LAYOUTS`), imported now."""
+    return importlib.import_module(OLD_LAYOUTS)
 
 
 def _import(path: str) -> Any:

@@ -127,7 +127,6 @@ def test_every_model_of_the_lens_is_judged() -> None:
         lens="outdated",
         models=["a", "b"],
         headline={},
-        detail={},
         metrics=[
             Metric(model=k, group="all", name="inconsistency_pct", value=v, n=9, ci_low=v - 1, ci_high=v + 1, unit="%")
             for k, v in (("a", 5.0), ("b", 50.0))
@@ -176,7 +175,7 @@ def test_a_thousand_thresholds_parse_judge_and_write_as_one_junit_file(tmp_path)
         Metric(model="x", group=f"cat{i}", name="soft_constraint_pct.up-to-date", value=50.0, n=9, unit="%")
         for i in range(6)  # cat6 is not measured: its thresholds fail, naming the classes that were
     ]
-    summary = Summary(lens="outdated", models=["x"], headline={}, detail={}, metrics=records)
+    summary = Summary(lens="outdated", models=["x"], headline={}, metrics=records)
     gate = judge_all(thresholds, {"outdated": summary}, names={"x": "x"})
     assert len(gate) == 1000
     assert {g.passed for g in gate if g.threshold.group == "cat6"} == {False}
@@ -225,7 +224,7 @@ def test_a_change_over_no_shared_item_never_holds(tmp_path) -> None:
     from chronoprobe.reports.compare import CompareRow, Comparison, Side
 
     record = Metric(model="m", group="all", name="soft_constraint_pct.up-to-date", value=0.0, n=130, unit="%")
-    run = Run(tmp_path, "outdated", Summary(lens="outdated", models=["m"], headline={}, detail={}, metrics=[record]))
+    run = Run(tmp_path, "outdated", Summary(lens="outdated", models=["m"], headline={}, metrics=[record]))
     row = CompareRow(
         run="r", model="m", lens="outdated", dataset="d", group="all", metric="soft_constraint_pct.up-to-date",
         a=0.0, b=0.0, delta=0.0, ci_low=None, ci_high=None, n=None, p=None, test="none",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.contract.runlog import Difference, Metric, Summary
 from chronoprobe.lenses.conflicts.lens import ConflictsLens
 from chronoprobe.lenses.editing.lens import EditingLens
 from chronoprobe.lenses.outdated.lens import OutdatedLens
@@ -16,9 +16,7 @@ def m(name: str, value: float, low: float, high: float, n: int, group: str = "al
 
 
 def summary(lens: str, *metrics: Metric, labels: dict[str, str] | None = None) -> Summary:
-    return Summary(
-        lens=lens, models=["x"], headline={}, detail={"models": {}}, metrics=list(metrics), labels=labels or {}
-    )
+    return Summary(lens=lens, models=["x"], headline={}, metrics=list(metrics), labels=labels or {})
 
 
 def test_numbers_read_with_their_interval() -> None:
@@ -134,27 +132,28 @@ def test_what_to_do_decides_paired_where_two_intervals_cannot() -> None:
         m("ike-null.harmonic_mean_pct", 80, 66.7, 90.9, 6),
         m("rag-gold.harmonic_mean_pct", 44.4, 0, 84.7, 6),
     )
-    paired = {
-        "retrieval": "rag-gold",
-        "editing": "ike-null",
-        "metric": "harmonic_mean_pct",
-        "delta": 35.6,
-        "ci_low": 8.1,
-        "ci_high": 70.2,
-        "n": 6,
-        "p": 0.031,
-        "test": "exact sign-flip",
-    }
+    paired = Difference(
+        model="x",
+        a="rag-gold",
+        b="ike-null",
+        metric="harmonic_mean_pct",
+        delta=35.6,
+        ci_low=8.1,
+        ci_high=70.2,
+        n=6,
+        p=0.031,
+        test="exact sign-flip",
+    )
     labels = {"ike-null": "IKE", "rag-gold": "RAG gold"}
     decided = summary("editing", *metrics, labels=labels)
-    decided.detail = {"models": {"x": {"paired": [paired]}}}
+    decided.paired = [paired]
     [sentence] = card_of(EditingLens).sentences(decided, "x")
     assert sentence.endswith(
         "Editing is the better fix: paired on the same 6 facts, editing scores +35.6 points against retrieval "
         "(95% bootstrap CI +8.1 to +70.2; exact sign-flip p = 0.031)."
     )
     undecided = summary("editing", *metrics, labels=labels)
-    undecided.detail = {"models": {"x": {"paired": [{**paired, "ci_low": -5.0, "p": 0.09}]}}}
+    undecided.paired = [paired.model_copy(update={"ci_low": -5.0, "p": 0.09})]
     [sentence] = card_of(EditingLens).sentences(undecided, "x")
     assert sentence.endswith("6 facts are too few to choose between them.")  # where the data does not decide
 

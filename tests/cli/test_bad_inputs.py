@@ -814,14 +814,15 @@ def test_bad_input_is_one_clean_line(
     assert changes(state, tree_state(tmp_path)) == []  # nothing of what was there changed or went
 
 
-def test_knowledge_date_of_a_run_whose_block_lacks_a_key_names_file_and_key(good_run: Path, tmp_path: Path) -> None:
+def test_staleness_of_a_run_whose_block_lacks_a_key_names_file_and_key(good_run: Path, tmp_path: Path) -> None:
+    """The staleness curves are the report's (its summary.json), not records: a damaged block there is named."""
     folder = tmp_path / "run"
     shutil.copytree(good_run, folder)
-    log = json.loads((folder / "run.json").read_text())
-    [key] = log["summary"]["detail"]["models"]
-    del log["summary"]["detail"]["models"][key]["knowledge_date"]["per_category"]
-    (folder / "run.json").write_text(json.dumps(log))
+    layout = json.loads((folder / "summary.json").read_text())
+    [key] = layout["models"]
+    del layout["models"][key]["knowledge_date"]["per_category"]
+    (folder / "summary.json").write_text(json.dumps(layout))
     with pytest.raises(cp.DataError) as refused:
-        cp.knowledge_date(folder)
-    assert refused.value.where == str(folder / "run.json")
+        cp.staleness(folder)
+    assert refused.value.where == str(folder / "summary.json")
     assert f"models.{key}.knowledge_date.per_category: Field required" in refused.value.problem

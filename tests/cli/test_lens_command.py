@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict
@@ -83,13 +83,9 @@ class ToyLens(Lens[ToyRow]):
         ]
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ToyRow]) -> Summary:
-        detail = {"right": {m.info.spec: sum(r.right for r in rows if r.model == m.info.spec) for m in models}}
-        return self.summary_from_detail({**detail, "n": {m.info.spec: len(self.questions) for m in models}})
-
-    @classmethod
-    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        share = {spec: {"right": right / detail["n"][spec]} for spec, right in detail["right"].items()}
-        return Summary(lens=cls.name, models=list(share), headline=share, detail=detail)
+        right = {m.info.spec: sum(r.right for r in rows if r.model == m.info.spec) for m in models}
+        share = {spec: {"right": count / len(self.questions)} for spec, count in right.items()}
+        return Summary(lens=self.name, models=list(share), headline=share)
 
     def recipe(self) -> RunRecipe:
         return RunRecipe(decoding={"max_new_tokens": self.config.max_new_tokens}, seeds=[0])  # type: ignore[attr-defined]

@@ -364,7 +364,7 @@ def test_editing_finds_a_named_audit_by_its_name_or_its_spec(
             "--select", "not-up-to-date", "--no-locality", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
         )  # fmt: skip
         assert code == 0, (model, text)
-        detail = json.loads((out / "run.json").read_text())["summary"]["detail"]["models"]
+        detail = json.loads((out / "summary.json").read_text())["models"]
         assert list(detail) == [model_label(model)] and detail[model_label(model)]["dataset"]["facts"] == 2
     code, text = cli(
         monkeypatch,

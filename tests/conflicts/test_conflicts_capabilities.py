@@ -70,6 +70,6 @@ def test_pipeline_cp_by_hand_and_recorded_source(tmp_path: Path):
     assert cf["se_context"] == pytest.approx(1 - math.log(3))
     true_item = rows["dynamicqa/static/1/true"]
     assert true_item["cp"] == pytest.approx(0.0, abs=1e-6)  # Paris with and without context
-    static = result.detail["summary"]["mock:scripted"]["static"]
+    static = json.loads((result.path / "summary.json").read_text())["summary"]["mock:scripted"]["static"]
     assert static["persuaded_pct"] == pytest.approx(50.0)  # France's cf says Lyon; Einstein's cf says Paris
     assert result.provenance.extra["distribution"]["mock:scripted"].startswith("exact")

@@ -122,9 +122,7 @@ def test_console_headline_shows_interval_and_n() -> None:
     from chronoprobe.metrics.records import group_metrics
 
     def of(numbers: dict) -> Summary:
-        return Summary(
-            lens="conflicts", models=["m"], headline={}, detail={}, metrics=group_metrics("m", "static", numbers)
-        )
+        return Summary(lens="conflicts", models=["m"], headline={}, metrics=group_metrics("m", "static", numbers))
 
     static = summarise_persuasion(ROWS, ["static"])["static"]  # CP 0.72, its bootstrap over facts 0.20 to 1.15
     assert _headline(of(static), "m", "static", "dynamicqa") == "CP 0.720 [0.200, 1.150] (n=5)"

@@ -72,7 +72,7 @@ def test_dynamicqa_methodology_end_to_end(cached: CachedModel, tmp_path: Path):
         m.semantic_entropy([s.mean_logprob for s in gen_ctx.samples], cf["clusters_context"])
     )
     assert all(np.isclose(s.mean_distribution.sum(), 1.0, atol=1e-3) for s in gen_ctx.samples)
-    summary = result.detail["summary"]["smollm2"]["static"]
+    summary = json.loads((result.path / "summary.json").read_text())["summary"]["smollm2"]["static"]
     assert summary["cp"] == pytest.approx((rows[0]["cp"] + cf["cp"]) / 2)  # all items, as the paper
     assert summary["cp_counterfactual"] == pytest.approx(cf["cp"])
     assert summary["accuracy_context"] == pytest.approx((rows[0]["correct_context"] + cf["correct_context"]) / 2)
@@ -127,8 +127,12 @@ def test_cross_dataset_runs(cached: CachedModel, tmp_path: Path, shared_data: Pa
         balanced_limit=1,
         persuasion=pers.PersuasionConfig(n_samples=2, max_new_tokens=6),
     )
-    assert result.detail["classes"] == ["immutable-1", "immutable-N", "mutable"]
-    assert result.detail["summary"]["smollm2"]["immutable-1"]["facts"] == 1
+    assert json.loads((result.path / "summary.json").read_text())["classes"] == [
+        "immutable-1",
+        "immutable-N",
+        "mutable",
+    ]
+    assert json.loads((result.path / "summary.json").read_text())["summary"]["smollm2"]["immutable-1"]["facts"] == 1
     # DynamicQA through MuLan's lens: static and temporal only, five statements per fact.
     out2 = tmp_path / "dq-mulan"
     result2 = run_conflicts(
@@ -141,7 +145,7 @@ def test_cross_dataset_runs(cached: CachedModel, tmp_path: Path, shared_data: Pa
         templates=shared_data / "temporal_conflicts" / "dynamicqa_converted_templates.csv",
         completion=comp.CompletionConfig(max_new_tokens=6),
     )
-    assert result2.detail["classes"] == ["static", "temporal"]
+    assert json.loads((result2.path / "summary.json").read_text())["classes"] == ["static", "temporal"]
     rows = [json.loads(line) for line in (out2 / "items.jsonl").read_text().splitlines()]
     assert sum(r["kind"] == "completion" for r in rows) == 10
     assert "Update success rate" in (out2 / "report.md").read_text()

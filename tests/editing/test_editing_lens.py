@@ -71,7 +71,7 @@ def test_prompt_methods_fix_the_facts_and_leave_others_alone(tmp_path: Path, dat
         out=tmp_path / "run",
         cache=tmp_path / "calls.sqlite",
     )
-    detail = result.summary.detail["models"][reader]
+    detail = json.loads((result.path / "summary.json").read_text())["models"][reader]
     by_method = {r["method"]: r for r in detail["results"]}
     # unedited: the plain questions never mention a target
     assert by_method["unedited"]["scores"]["All"]["soft_constraint"]["value"] == 0.0
@@ -199,13 +199,17 @@ def test_rome_and_memit_through_the_lens_restore_and_resume(tmp_path: Path, data
         assert timing is not None and timing.count == 1 and timing.seconds > 0
     second = run("editing", smol, out=tmp_path / "second", **options)
     assert smol.calls_made == calls  # every answer of the edited models came from the cache
-    runs = {r["method"]: r for r in second.summary.detail["models"]["smollm2"]["results"]}
+    runs = {
+        r["method"]: r for r in json.loads((second.path / "summary.json").read_text())["models"]["smollm2"]["results"]
+    }
     assert runs["rome"]["reused"] and runs["memit"]["reused"]
     assert (
         runs["rome"]["seconds_per_edit"]
-        == next(r for r in first.summary.detail["models"]["smollm2"]["results"] if r["method"] == "rome")[
-            "seconds_per_edit"
-        ]
+        == next(
+            r
+            for r in json.loads((first.path / "summary.json").read_text())["models"]["smollm2"]["results"]
+            if r["method"] == "rome"
+        )["seconds_per_edit"]
     )
     assert [r.response for r in first.rows] == [r.response for r in second.rows]
     edited = [r for r in first.rows if r.method == "rome"]
@@ -284,7 +288,7 @@ def test_from_an_outdated_run_with_too_few_outdated_facts(tmp_path: Path) -> Non
         out=tmp_path / "editing",
         cache=tmp_path / "calls.sqlite",
     )
-    dataset = result.summary.detail["models"][spec]["dataset"]
+    dataset = json.loads((result.path / "summary.json").read_text())["models"][spec]["dataset"]
     assert dataset["select"] == "not-up-to-date" and dataset["facts"] == 4
     assert dataset["notes"][0].startswith("only 0 fact(s) are outdated")
     written = json.loads((tmp_path / "editing" / "editing_dataset.json").read_text())
@@ -297,7 +301,7 @@ def test_the_summary_layout_is_read_through_its_typed_view(tmp_path: Path, datas
     from chronoprobe.lenses.editing.metric_records import read_detail
 
     result = run("editing", reader, dataset=dataset, method=("rag-gold",), out=tmp_path / "run", cache=tmp_path / "c")
-    detail = result.summary.detail
+    detail = {k: v for k, v in json.loads((result.path / "summary.json").read_text()).items() if k != "provenance"}
     assert read_detail(detail) is detail  # the view is the stored dict: its layout is not rewritten
     assert [r["method"] for r in read_detail(detail)["models"][reader]["results"]] == ["unedited", "rag-gold"]
     folder = tmp_path / "run"

@@ -79,6 +79,6 @@ def test_the_three_counts_agree(
         )
     finally:
         unregister_mock("past-answers")
-    dataset = edited.summary.detail["models"]["mock:past-answers"]["dataset"]
+    dataset = json.loads((edited.path / "summary.json").read_text())["models"]["mock:past-answers"]["dataset"]
     assert dataset["select"] == "outdated" and dataset["facts"] == len(written)
     assert FACT_TO_EDIT_RULE in " ".join((audit.parent / "editing" / "report.md").read_text().split())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from chronoprobe.contract.runlog import Metric
 from chronoprobe.datasets.editing_records import EditRecord
+from chronoprobe.lenses.editing import metric_records
 from chronoprobe.lenses.editing.lens import EditingLens
 from chronoprobe.lenses.editing.metric_records import EditSetRecord
 from chronoprobe.lenses.editing.rows import EditingRow, MethodRun
@@ -92,7 +93,7 @@ def test_retrieval_and_editing_are_compared_on_the_facts_both_were_asked() -> No
     ]
     dataset: EditSetRecord = {"source": "test", "facts": 3}
     detail = {"models": {"m": summarise_model(records, rows, runs, dataset=dataset)}}
-    summary = EditingLens.summary_from_detail(detail)
+    summary = metric_records.summary(detail)
 
     def record(name: str, group: str) -> Metric:
         return next(m for m in summary.metrics if m.name == name and m.group == group)
@@ -131,7 +132,7 @@ def test_methods_on_the_same_facts_get_no_shared_records() -> None:
         MethodRun(model="m", method="rag-gold", mode="prompt", facts=2),
     ]
     detail = {"models": {"m": summarise_model(records, rows, runs, dataset={"source": "test", "facts": 2})}}
-    summary = EditingLens.summary_from_detail(detail)
+    summary = metric_records.summary(detail)
     assert not [m for m in summary.metrics if m.group == "shared"]
     [sentence] = card_of(EditingLens).sentences(summary, "m")
     assert sentence.startswith(
@@ -152,7 +153,6 @@ def test_an_older_run_without_shared_records_does_not_compare_different_facts() 
         lens="editing",
         models=["x"],
         headline={},
-        detail={"models": {}},
         metrics=[
             m("unedited.harmonic_mean_pct", 0, 6),
             m("ike-null.harmonic_mean_pct", 80, 6),

@@ -112,7 +112,9 @@ def test_hand_written_samples_score_into_a_run_folder(tmp_path, monkeypatch, cap
     assert [r["template_index"] for r in rows] == [0, 1, 2]
     assert {r["verdict"] for r in rows} == {"up-to-date"} and {r["model"] for r in rows} == {"my-model"}
     log = json.loads((out / "run.json").read_text())
-    dated = log["summary"]["detail"]["models"]["my-model"]["knowledge_date"]["per_category"]["all"]["estimate"]
+    dated = json.loads((out / "summary.json").read_text())["models"]["my-model"]["knowledge_date"]["per_category"][
+        "all"
+    ]["estimate"]
     assert dated["n"] == 1 and dated["value"] is not None  # the knowledge date, as outdated run gives it
     report = (out / "report.md").read_text()
     assert "## Knowledge date" in report and "Published cutoff: 2023-06." in report and "Deployed on 2024-01" in report

@@ -129,5 +129,5 @@ def test_a_cutoff_names_the_model_as_the_inspect_log_does(
     ran = run_main(monkeypatch, capsys, *base, "--out", str(out), "--cutoff", "mockllm/model=2023-06")
     assert ran.code == 0, ran.text
     assert "mockllm/model: published cutoff 2023-06 (--cutoff)" in ran.err
-    block = json.loads((out / "run.json").read_text())["summary"]["detail"]["models"]["mockllm/model"]
+    block = json.loads((out / "summary.json").read_text())["models"]["mockllm/model"]
     assert block["knowledge_date"]["published_cutoff"] == "2023-06"

@@ -123,7 +123,9 @@ def test_log_rescored_into_a_run_folder_that_results_and_card_read(
     rows = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     assert log.samples is not None
     assert [r["verdict"] for r in rows] == [s.scores["outdated_verdict"].value for s in log.samples]  # type: ignore[index]
-    soft = run["summary"]["detail"]["models"]["mockllm/model"]["per_category"]["all"]["soft_constraint"]
+    soft = json.loads((out / "summary.json").read_text())["models"]["mockllm/model"]["per_category"]["all"][
+        "soft_constraint"
+    ]
     assert soft["up-to-date"] == 2
     table = tmp_path / "results.csv"
     assert run_chronoprobe(monkeypatch, capsys, "results", str(out), "--out", str(table)) == 0

@@ -121,7 +121,7 @@ def test_the_claim_stands_beside_the_knowledge_date_and_horizon_in_every_output(
     assert (rows[(silent, "claimed_cutoff")]["value"], rows[(silent, "claimed_cutoff")]["n"]) == (None, 0)
     horizon = rows[(claims, "knowledge_horizon")]
     assert horizon["n"] == 2 and horizon["value"] == pytest.approx(2022 + 9 / 12 + 21 / 31 / 12)  # Meloni, 2022-10-22
-    block = run["summary"]["detail"]["models"][claims]["claimed_cutoff"]
+    block = json.loads((tmp_path / "with" / "summary.json").read_text())["models"][claims]["claimed_cutoff"]
     assert [a["parsed"] for a in block["answers"]] == ["2023-12", "2023", "2023"]
     assert block["answers"][0]["answer"] == "My knowledge cutoff is December 2023."
 
@@ -140,7 +140,7 @@ def test_the_claim_stands_beside_the_knowledge_date_and_horizon_in_every_output(
     assert "0 new model calls" in off and "says its knowledge ends" not in off
     unchanged = [m for m in _metrics(tmp_path / "with") if m["name"] != "claimed_cutoff"]
     assert _metrics(tmp_path / "without") == unchanged  # the claim moves no other number
-    detail = json.loads((tmp_path / "without" / "run.json").read_text())["summary"]["detail"]
+    detail = json.loads((tmp_path / "without" / "summary.json").read_text())
     assert "claimed_cutoff" not in detail["models"][claims]
 
 

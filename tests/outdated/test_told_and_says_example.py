@@ -51,7 +51,7 @@ def example(folder: Path, tmp_path: Path) -> tuple[str, cp.Run]:
     header = run.rows[0].rendered_prompt.split("\n\n")[0]
     other = cp.model(f"llama3ish=hf:{folder}", cache=cache, template_date="2021-03-04")
     plain = cp.model("smollm2", cache=cache)
-    told = run.summary.detail["models"]["llama3ish"]["claimed_cutoff"]
+    told = json.loads((run.path / "summary.json").read_text())["models"]["llama3ish"]["claimed_cutoff"]
     lines = [
         "$ chronoprobe outdated run --model llama3ish=hf:<SmolLM2 with a Llama-3-shaped template> --limit 1",
         "the system turn of every prompt:",

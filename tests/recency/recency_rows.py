@@ -36,10 +36,12 @@ def row(q_id: int, mode: str, stationary: bool, gold: str, pred: str | None, ind
 
 def write_report(folder: Path, rows: Sequence[RecencyRow], provenance: Provenance | None = None) -> dict[str, Path]:
     """The recency lens's report files for ``rows`` in ``folder``, written as a run writes them (``Lens.report``)."""
+    from chronoprobe.lenses.recency import metric_records
     from chronoprobe.lenses.recency.lens import RecencyLens, RecencyRunConfig
     from chronoprobe.lenses.recency.summary import summarise
 
     folder.mkdir(parents=True, exist_ok=True)
-    summary = RecencyLens.summary_from_detail(summarise(rows))
-    RecencyLens(RecencyRunConfig()).report(folder, rows, summary, provenance or Provenance())
+    lens = RecencyLens(RecencyRunConfig())
+    lens.layout = summarise(rows)
+    lens.report(folder, rows, metric_records.summary(lens.layout, {}), provenance or Provenance())
     return {key: folder / name for key, name in NAMES.items()}

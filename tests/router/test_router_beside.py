@@ -72,7 +72,7 @@ def test_the_check_sentence_names_the_router_and_what_to_do() -> None:
         ],
         "router": router_beside(rows, predictions),
     }
-    summary = Summary(lens="recency", models=["m"], headline={}, detail=detail, metrics=all_metrics(detail))  # type: ignore[arg-type]
+    summary = Summary(lens="recency", models=["m"], headline={}, metrics=all_metrics(detail))  # type: ignore[arg-type]
     [sentence] = sentences(summary, "m")
     assert "router shipped with chronoprobe names the right interval for 100.0%" in sentence
     assert "paired, n = 40: +90.0 points" in sentence and "What to do:" in sentence

@@ -21,7 +21,7 @@ lens's stages in this order:
 The run writes the shared run log (``run.json``, ``items.jsonl``) itself.
 
 What a lens must give is the core, like inspect's ``Task``: a config type (``config_type``), a row type
-(``row_type``), ``load``, ``run``, the metrics from the rows (``summarise``, ``summary_from_detail``) and
+(``row_type``), ``load``, ``run``, the metrics from the rows (``summarise``: its :class:`Metric` records, the one summary) and
 ``report``. Every other stage above has a default. What other features read from a lens are optional parts
 those features define, which a lens may give (one that gives none still runs, reports and appears in
 ``results``, the card and ``compare``):
@@ -249,36 +249,8 @@ class Lens(ABC, Generic[RowT]):
 
     @abstractmethod
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[RowT]) -> Summary:
-        """The typed summary over every model's rows."""
-
-    @classmethod
-    @abstractmethod
-    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        """The typed summary of a lens's own summary layout, its :class:`Metric` records included
-        (also how an older folder's summary.json or run.json reads back)."""
-
-    @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
-        """What the run asked about, for the results table's ``dataset`` column; the runner records it."""
-        return cls.name
-
-    @classmethod
-    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
-        """A folder written before run.json existed: ``(kind, summary)`` when this lens wrote its
-        ``summary.json`` (``data``, provenance included; ``kind`` from the folder marker, if any), else None.
-        :meth:`old_file_summary` reads a layout the lens recognises."""
-        return None
-
-    @classmethod
-    def old_file_summary(cls, data: dict[str, Any]) -> Summary:
-        """An older ``summary.json`` (its layout beside its provenance) as the typed summary, labelled with
-        the dataset its provenance names (:meth:`dataset_label`)."""
-        summary = cls.summary_from_detail({k: v for k, v in data.items() if k != "provenance"})
-        recorded = data.get("provenance")
-        summary.dataset = cls.dataset_label(
-            summary, Provenance.model_validate(recorded if isinstance(recorded, dict) else {})
-        )
-        return summary
+        """The typed summary over every model's rows: its :class:`Metric` records (every number of the run), the
+        dataset they are over, the words its sentences need."""
 
     def recipe(self) -> RunRecipe:
         """Decoding, seeds, snapshot, judge and lens-specific provenance. Default: none recorded."""

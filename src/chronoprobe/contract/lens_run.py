@@ -28,6 +28,7 @@ from chronoprobe.contract.fields import OUTPUT, spelling
 from chronoprobe.contract.lens import Lens, ModelLoader, lens_class
 from chronoprobe.contract.power import power_lines
 from chronoprobe.contract.publish import Output, ResultFolder, check_outside
+from chronoprobe.contract.released_hooks import released_dataset_label
 from chronoprobe.contract.runlog import Run, write_run_log
 from chronoprobe.contract.runner import default_folder
 from chronoprobe.contract.tool import Tool, ToolContext, tool_class
@@ -176,8 +177,8 @@ class LensRun(Tool[Run]):
         with blame(lens, "failed in recipe()"):
             recipe = lens.recipe()
         provenance = context.provenance(recipe, models=models, cache=cache, started=started, engine=engine)
-        with blame(lens, "failed in dataset_label()"):
-            summary.dataset = summary.dataset or lens.dataset_label(summary, provenance)
+        with blame(lens, "failed in dataset_label()"):  # 0.2.0's hook, a plug-in's own until 0.4.0
+            summary.dataset = summary.dataset or released_dataset_label(lens, summary, provenance) or lens.name
         return Run(self.out, lens.name, summary, kind=lens.kind, config=lens.config, provenance=provenance, rows=rows)
 
     def write(self, folder: Path, result: Run) -> None:

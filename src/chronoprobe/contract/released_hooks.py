@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 
 from chronoprobe.contract.check_part import check_part
+from chronoprobe.contract.runlog import Summary
+from chronoprobe.provenance import Provenance
 from chronoprobe.renames import warn_deprecated
 from chronoprobe.reports.lens_card import card_of
 from chronoprobe.version import SHIMS_REMOVED_IN
 
-__all__ = ["CARD_MEMBERS", "CHECK_MEMBERS", "RELEASED_MEMBERS", "adopt_released_members"]
+__all__ = ["CARD_MEMBERS", "CHECK_MEMBERS", "RELEASED_MEMBERS", "adopt_released_members", "released_dataset_label"]
 
 CARD_MEMBERS = {"question": "question", "about": "about", "card_by_group": "by_group", "plain_words": "words"}
 """0.2.0's lens member -> the field of its ``card`` (:class:`~chronoprobe.reports.lens_card.CardPart`)."""
@@ -51,3 +53,16 @@ def adopt_released_members(lens: type) -> None:
         f"{lens.__name__} declares {', '.join(own)} as 0.2.0 did; they are read until {SHIMS_REMOVED_IN}: give "
         + " and ".join(given)
     )
+
+
+def released_dataset_label(lens: object, summary: Summary, provenance: Provenance) -> str | None:
+    """A plug-in written for 0.2.0 labels its dataset with its own ``dataset_label(summary, provenance)`` hook:
+    called, with a warning, until 0.4.0 (a lens now sets its summary's ``dataset``); None for a lens without it."""
+    hook = getattr(type(lens), "dataset_label", None)
+    if hook is None:
+        return None
+    warn_deprecated(
+        f"{type(lens).__name__}.dataset_label is 0.2.0's hook; it is called until {SHIMS_REMOVED_IN}: set the "
+        "dataset on the Summary that summarise() returns"
+    )
+    return str(hook(summary, provenance))

@@ -5,14 +5,16 @@ reads back: one type for a run folder, its config and provenance typed both ways
 A run folder holds:
 
 - ``run.json``: format, lens, kind, config, the typed :class:`Summary` (its :class:`Metric`
-  records included) and the provenance;
+  records, the run's one record of every number) and the provenance;
 - ``items.jsonl``: the typed rows, one per line;
 - ``report.md`` and the plots, written by the lens;
 - the marker ``.chronoprobe-run`` (what wrote the folder, see :mod:`chronoprobe.contract.publish`);
 - each lens's historical files (``summary.json`` ...), which folders written before the run log
   existed hold alone.
 
-Nothing here knows a lens: a reader gets the lens's name and its records from the log.
+Nothing here knows a lens: a reader gets the lens's name and its records from the log. A folder from before
+the records (a run log without them, or a ``summary.json`` alone) is read by the one reader of the older
+layouts, :mod:`chronoprobe.lenses.old_layouts`, found by name through :mod:`chronoprobe.plugins`.
 """
 
 from __future__ import annotations
@@ -25,15 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from chronoprobe import plugins
-from chronoprobe.errors import ChronoprobeError, ConfigError, DataError, PluginError
+from chronoprobe.errors import ChronoprobeError, ConfigError, DataError
 from chronoprobe.io import json_kind, read_text, write_json_atomic, write_jsonl_atomic
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import config_with_models, strip_url_credentials
 from chronoprobe.provenance import Provenance
 from chronoprobe.renames import RECORDED
+from chronoprobe.version import SHIMS_REMOVED_IN
 
 if TYPE_CHECKING:
     import pandas
@@ -69,20 +72,50 @@ class Metric(BaseModel):
     """One of the few numbers a run is judged by (the card's headline table)."""
 
 
+class Note(BaseModel):
+    """What a lens's sentences need beside its numbers and that is not a number: a date as the run was told it,
+    what a model said, the reason a number is missing. Never shown as a row of ``chronoprobe results``."""
+
+    model: str
+    group: str = "all"
+    name: str
+    """Dotted like a metric's (``deployed_at``, ``knowledge_cutoff.too_few``)."""
+    text: str
+
+
+class Difference(BaseModel):
+    """A paired difference ``b`` − ``a`` of one metric between two of a run's settings (two methods) on the items
+    both were applied to, with its 95% interval and its test."""
+
+    model: str
+    a: str
+    b: str
+    metric: str
+    delta: float | None = None
+    n: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p: float | None = None
+    test: str = ""
+
+
 class Summary(BaseModel):
-    """A run's typed summary: lens, models, headline numbers, the metric records and the lens's full layout."""
+    """A run's typed summary: lens, models, headline numbers and the metric records, the one record of every
+    number (what ``chronoprobe results``, ``compare``, ``check`` and the card read), with the words and paired
+    differences its sentences need. A lens's own layout of its numbers is its report's business
+    (``summary.json``), never read back through here."""
 
     lens: str
     models: list[str]
     """Model keys (the given name, else the spec), in run order."""
     headline: dict[str, dict[str, float | None]]
     """Per model key: the few numbers a run is judged by (e.g. soft-constraint up-to-date %)."""
-    detail: dict[str, Any]
-    """The lens's own summary layout (what its ``summary.json`` holds, without provenance). Untyped here on
-    purpose: the layout is each lens's own (a plug-in's is unknown to the run log), and every reader outside the
-    lens reads :attr:`metrics`; a lens reads its own layout through its typed view (:func:`typed_detail`)."""
     metrics: list[Metric] = []
     """Every number of the run, lens-neutral: what ``chronoprobe results`` and the card show."""
+    notes: list[Note] = []
+    """What the lens's sentences need that is not a number (``check``'s paragraph)."""
+    paired: list[Difference] = []
+    """Paired differences between the run's settings that its sentences state (editing: retrieval against editing)."""
     dataset: str = ""
     """What the run asked about, as the results table labels it (``dyknow-2023-12-18``, ``mulan``)."""
     names: dict[str, str] = {}
@@ -91,6 +124,17 @@ class Summary(BaseModel):
     """Spec per model key, for models the provenance does not record (another tool's generations)."""
     labels: dict[str, str] = {}
     """What the lens's report calls a part of a metric name (an editing method: ``ike-null`` -> ``IKE``)."""
+    detail: dict[str, Any] = Field(
+        default={},
+        exclude=True,
+        deprecated=f"Summary.detail, the lens's own layout, is no longer part of the summary (its records are); "
+        f"it stays for a plug-in written for 0.2.0 until {SHIMS_REMOVED_IN}, never written to run.json",
+    )
+    """0.2.0's lens layout, kept only for a plug-in that still gives and reads it: never written, never read back."""
+
+    def note(self, model: str, name: str, group: str = "all") -> str | None:
+        """The text of ``model``'s note ``name`` over ``group``; None when the run has none."""
+        return next((n.text for n in self.notes if (n.model, n.group, n.name) == (model, group, name)), None)
 
 
 __all__ = [
@@ -101,8 +145,10 @@ __all__ = [
     "RUN_FORMAT",
     "RUN_LOG",
     "SUMMARY",
+    "Difference",
     "Metric",
     "ModelEntry",
+    "Note",
     "Provenance",
     "Run",
     "Summary",
@@ -110,7 +156,7 @@ __all__ = [
     "read_folder",
     "read_items",
     "read_json_object",
-    "typed_detail",
+    "typed_layout",
     "write_run_log",
 ]
 
@@ -177,11 +223,6 @@ class Run:
             name = ITEMS if self.layout == RUN_LOG else cls.old_rows_file
             self._rows = read_items(self.path / name, cls.row_type)
         return self._rows
-
-    @property
-    def detail(self) -> dict[str, Any]:
-        """The lens's own summary layout, for its readers (the tables read only the metric records)."""
-        return self.summary.detail
 
     @property
     def dataset(self) -> str:
@@ -293,11 +334,15 @@ def has_metrics(log: dict[str, Any]) -> bool:
 
 
 def log_summary(log: dict[str, Any], path: Path) -> Summary:
-    """The run log's typed summary; a missing or malformed one is a DataError naming the file and the field."""
+    """The run log's typed summary; a missing or malformed one is a DataError naming the file and the field
+    (an older log's layout, ``summary.detail``, included: it is read when the log has no records)."""
     if "summary" not in log:
         raise DataError(str(path), "has no summary")
     if not isinstance(log["summary"], dict):
         raise DataError(str(path), f"its summary is not an object ({json_kind(log['summary'])})")
+    layout = log["summary"].get("detail", {})
+    if not isinstance(layout, dict):
+        raise DataError(str(path), f"summary.detail: not an object ({json_kind(layout)})")
     try:
         return Summary.model_validate(log["summary"])
     except ValidationError as exc:
@@ -351,9 +396,8 @@ def read_provenance(data: Mapping[str, Any], path: Path) -> Provenance:
 def read_folder(folder: Path, label: str | None = None) -> Run | None:
     """The run folder at ``folder``; None when it has neither a run log nor a ``summary.json`` that a
     registered lens recognises. A run log written before metric records existed, and an older
-    ``summary.json``, get their records from the lens that wrote them (found through
-    :mod:`chronoprobe.plugins`, by the log's ``lens`` field or the lens's own check). ``label``: the
-    results table's run column (default: the path)."""
+    ``summary.json``, get their records from the one reader of the older layouts
+    (:mod:`chronoprobe.lenses.old_layouts`). ``label``: the results table's run column (default: the path)."""
     log_path = folder / RUN_LOG
     if log_path.exists():
         log = read_json_object(log_path)
@@ -363,7 +407,9 @@ def read_folder(folder: Path, label: str | None = None) -> Run | None:
         summary = log_summary(log, log_path)
         provenance = read_provenance(log, log_path)
         if not has_metrics(log):
-            summary = _with_records(plugins.load(lens), summary, provenance, log_path)
+            summary = _with_records(folder, log, summary, provenance)
+        elif "notes" not in log["summary"] and log["summary"].get("detail"):  # records, but its words in the layout
+            summary = _with_records(folder, log, summary, provenance, WORDS)
         kind = log.get("kind")
         return Run(
             folder,
@@ -393,36 +439,51 @@ def load_run(path: Path | str) -> Run:
     return found
 
 
-def _with_records(cls: Any, summary: Summary, provenance: Provenance, path: Path) -> Summary:
-    """A run log's summary from before metric records: the lens rebuilds them (and the headline) from its layout."""
-    with plugins.blame(cls, f"failed to read {path}"), _layout_errors(path, str(cls.kind)):
-        rebuilt: Summary = cls.summary_from_detail(summary.detail)
-        rebuilt.dataset = rebuilt.dataset or str(cls.dataset_label(rebuilt, provenance))
-    update: dict[str, Any] = {k: getattr(rebuilt, k) for k in ("metrics", "dataset", "names", "specs", "labels")}
-    # headline keys in today's one spelling (older logs wrote a/b and a/b/c); every model the log named stays
-    update["headline"] = {model: {} for model in summary.headline} | rebuilt.headline
+RECORDS = ("metrics", "notes", "paired", "dataset", "names", "specs", "labels")
+"""What a summary holds besides its lens, models and headline, all read from an older log's layout."""
+WORDS = ("notes", "paired")
+"""What a log written with metric records but before notes and paired differences holds only in its layout."""
+
+
+def _with_records(
+    folder: Path, log: dict[str, Any], summary: Summary, provenance: Provenance, parts: tuple[str, ...] = RECORDS
+) -> Summary:
+    """A run log's summary from before metric records (or before its ``parts``): the old layouts' reader rebuilds
+    them (and the headline) from the layout the log holds (``summary.detail``), else from the lens's
+    ``summary.json`` beside it."""
+    path = folder / RUN_LOG
+    layout = log["summary"].get("detail")
+    if not layout and (folder / SUMMARY).is_file():
+        layout = {k: v for k, v in read_json_object(folder / SUMMARY).items() if k != "provenance"}
+    if not layout:
+        raise DataError(str(path), "has neither metric records nor the layout they were read from (summary.detail)")
+    kind = log.get("kind")
+    rebuilt = plugins.old_layouts().run_log_summary(
+        summary.lens, kind if isinstance(kind, str) else None, layout, provenance, path
+    )
+    if rebuilt is None:  # a plug-in's layout: it has no words to add; records it must have
+        if parts == WORDS:
+            return summary
+        raise DataError(str(path), f"a {summary.lens} run log without metric records (no layout chronoprobe wrote)")
+    update: dict[str, Any] = {k: getattr(rebuilt, k) for k in parts}
+    if parts == RECORDS:  # headline keys in today's one spelling (older logs wrote a/b and a/b/c); every model stays
+        update["headline"] = {model: {} for model in summary.headline} | rebuilt.headline
     return summary.model_copy(update=update)
 
 
 def _read_old_summary(folder: Path, label: str | None) -> Run | None:
     path = folder / SUMMARY
     data = read_json_object(path)
-    kind = marker_kind(folder)
     provenance = read_provenance(data, path)
-    for name in plugins.names():
-        try:
-            cls = plugins.load(name)
-        except PluginError:  # a plug-in that cannot load cannot say the folder is its own; the others still can
-            continue
-        with plugins.blame(cls, f"failed to read {path}"), _layout_errors(path, str(cls.kind)):
-            found: tuple[str, Summary] | None = cls.read_old_summary(data, kind)
-        if found is not None:
-            return Run(folder, name, found[1], kind=found[0], provenance=provenance, layout=SUMMARY, label=label)
-    return None
+    found: tuple[str, str, Summary] | None = plugins.old_layouts().file_summary(data, marker_kind(folder), path)
+    if found is None:
+        return None
+    lens, kind, summary = found
+    return Run(folder, lens, summary, kind=kind, provenance=provenance, layout=SUMMARY, label=label)
 
 
 @contextmanager
-def _layout_errors(path: Path, kind: str) -> Iterator[None]:
+def layout_errors(path: Path, kind: str) -> Iterator[None]:
     """Turn a lens layout that does not read (a missing key, a wrong type) into a DataError naming the file."""
     try:
         yield
@@ -434,12 +495,12 @@ def _layout_errors(path: Path, kind: str) -> Iterator[None]:
         raise DataError(str(path), f"unexpected {kind} layout ({type(exc).__name__}: {exc})") from None
 
 
-DetailT = TypeVar("DetailT")
+LayoutT = TypeVar("LayoutT")
 
 
-def typed_detail(view: TypeAdapter[DetailT], detail: Mapping[str, Any], where: str | None = None) -> DetailT:
-    """A summary's ``detail`` as its lens's typed view (a TypedDict of the parts its readers read),
-    checked once. The same dict comes back, so the stored layout keeps every key and its order.
+def typed_layout(view: TypeAdapter[LayoutT], detail: Mapping[str, Any], where: str | None = None) -> LayoutT:
+    """A lens's own summary layout (what its ``summary.json`` holds) as its typed view (a TypedDict of the parts
+    its readers read), checked once. The same dict comes back, so the stored layout keeps every key and its order.
 
     A layout that does not fit is a DataError naming ``where`` (the file it came from); without
     ``where``, the ValidationError, for a caller that names the file (as :func:`read_folder` does)."""
@@ -451,4 +512,4 @@ def typed_detail(view: TypeAdapter[DetailT], detail: Mapping[str, Any], where: s
         error = exc.errors()[0]
         place = ".".join(str(part) for part in error["loc"])
         raise DataError(where, f"unexpected summary layout ({place}: {error['msg']})") from None
-    return cast(DetailT, detail)
+    return cast(LayoutT, detail)

@@ -32,7 +32,7 @@ from chronoprobe.lenses.outdated.cutoffs import parse_cutoffs
 from chronoprobe.lenses.outdated.knowledge_date import check_deployed_at
 
 if TYPE_CHECKING:
-    from chronoprobe.contract.runlog import Run
+    from chronoprobe.integrations.run_folder import HarnessRun
 
 INSPECT_SUFFIXES = (".eval", ".json")
 LM_EVAL_PATTERN = "samples_*.jsonl"
@@ -342,7 +342,7 @@ def judge_harness_log(
     as_of: dt.date | None = None,
     cutoffs: Sequence[str] = (),
     deployed_at: str | None = None,
-) -> Run:
+) -> HarnessRun:
     """Judge every answer in a harness log as ``outdated run`` judges it: the run folder ``out`` will hold.
 
     ``cutoffs``: ``--cutoff`` values, ``NAME=YYYY-MM`` with NAME the model as the log records it

@@ -12,11 +12,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from chronoprobe.contract.publish import Output, ResultFolder
-from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.integrations.harness_logs import is_harness_log, judge_harness_log
-from chronoprobe.integrations.run_folder import write_outdated_run
+from chronoprobe.integrations.run_folder import HarnessRun, write_outdated_run
 from chronoprobe.lenses.outdated.knowledge_report import knowledge_console_lines
 from chronoprobe.lenses.outdated.lens import VERDICT_ORDER, OutdatedLens, share_text
 from chronoprobe.lenses.outdated.metric_records import read_run_detail
@@ -26,7 +25,7 @@ from chronoprobe.lenses.outdated.tools import ScoreTool, ScoreToolConfig
 __all__ = ["HarnessScoreTool", "harness_lines"]
 
 
-class HarnessScoreTool(Tool[ScoreSummary | Run]):
+class HarnessScoreTool(Tool[ScoreSummary | HarnessRun]):
     """Judge existing generations (a DyKnow answers folder, an inspect or lm-eval log); date the model's knowledge."""
 
     name = ScoreTool.name
@@ -55,7 +54,7 @@ class HarnessScoreTool(Tool[ScoreSummary | Run]):
         if not self.harness:
             self.folder.load()
 
-    def run(self, context: ToolContext) -> ScoreSummary | Run:
+    def run(self, context: ToolContext) -> ScoreSummary | HarnessRun:
         if not self.harness:
             return self.folder.run(context)
         config = self.config
@@ -69,25 +68,25 @@ class HarnessScoreTool(Tool[ScoreSummary | Run]):
             deployed_at=config.deployed_at,
         )
 
-    def write(self, folder: Path, result: ScoreSummary | Run) -> None:
+    def write(self, folder: Path, result: ScoreSummary | HarnessRun) -> None:
 
-        if isinstance(result, Run):
+        if isinstance(result, HarnessRun):
             write_outdated_run(folder, result)
         else:
             self.folder.write(folder, result)
 
-    def present(self, result: ScoreSummary | Run) -> list[str]:
-        if isinstance(result, Run):
+    def present(self, result: ScoreSummary | HarnessRun) -> list[str]:
+        if isinstance(result, HarnessRun):
             return harness_lines(result)
         return self.folder.present(result)
 
 
-def harness_lines(run: Run) -> list[str]:
+def harness_lines(run: HarnessRun) -> list[str]:
     """The console's lines for a judged harness log: soft constraint per model (its metric records), the knowledge date."""
 
     harness = run.provenance.extra["harness"]
     lines = []
-    for spec, numbers in read_run_detail(run.summary.detail)["models"].items():
+    for spec, numbers in read_run_detail(run.summary_layout)["models"].items():
         found = {m.name: m for m in run.summary.metrics if m.model == spec and m.group == "all"}
         shares = "  ".join(share_text(v, found.get(f"soft_constraint_pct.{v}")) for v in VERDICT_ORDER)
         facts = numbers["per_category"]["all"]["facts"]

@@ -18,9 +18,21 @@ from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord
 from chronoprobe.lenses.outdated.knowledge_date import rows_knowledge_summary
 from chronoprobe.lenses.outdated.lens import OutdatedLens
+from chronoprobe.lenses.outdated.metric_records import run_summary
 from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.provenance import build_provenance
+
+
+class HarnessRun(Run):
+    """A judged harness log as an ``outdated run`` folder, in memory: the run and the outdated summary layout its
+    report is written from (what :attr:`OutdatedLens.layout` holds after a run)."""
+
+    def __init__(self, run: Run, layout: dict[str, Any]) -> None:
+        super().__init__(
+            run.path, run.lens, run.summary, kind=run.kind, config=run.config, provenance=run.provenance, rows=run.rows
+        )
+        self.summary_layout = layout
 
 
 def _backend_info(model: str, harness: str, generation: Mapping[str, Any]) -> BackendInfo:
@@ -48,7 +60,7 @@ def outdated_run(
     source: Mapping[str, Any],
     cutoffs: Mapping[str, str] | None = None,
     deployed_at: str | None = None,
-) -> Run:
+) -> HarnessRun:
     """The ``outdated run`` folder that ``out`` will hold, in memory: summary, config, provenance and rows.
 
     ``cutoffs``: published knowledge cutoffs by model (as the records name it); ``deployed_at``: the
@@ -66,7 +78,7 @@ def outdated_run(
             [r for r in records if r.model == model], gold, cutoff=cutoffs.get(model), deployed_at=deployed_at
         )
     when = as_of.isoformat() if as_of else None
-    summary = OutdatedLens.summary_from_detail({"as_of": when, "models": per_model, "overall_key": ALL})
+    layout = {"as_of": when, "models": per_model, "overall_key": ALL}
     config = AuditConfig(
         models=(),  # no chronoprobe model was asked: the harness's models are in the provenance
         snapshot=gold.name,
@@ -90,23 +102,26 @@ def outdated_run(
         extra={**source, "facts": len({r.fact_id for r in records}) + len(no_gold), "as_of": when},
         described=[_backend_info(m, harness, generation.get(m) or {}) for m in models],
     )
-    summary.dataset = OutdatedLens.dataset_label(summary, provenance)
-    return Run(
+    summary = run_summary(layout, provenance.snapshot)
+    run = Run(
         Path(out),
         OutdatedLens.name,
         summary,
         kind=OutdatedLens.kind,
         config=config,
         provenance=provenance,
-        rows=list(records),
+        rows=records,
     )
+    return HarnessRun(run, layout)
 
 
-def write_outdated_run(folder: Path, run: Run) -> None:
+def write_outdated_run(folder: Path, run: HarnessRun) -> None:
     """The report, plots and run log of ``run`` in ``folder`` (a staging folder), as ``outdated run`` writes them."""
     config = run.config
     assert isinstance(config, AuditConfig), "an outdated run's config"
-    OutdatedLens(config).report(folder, run.rows, run.summary, run.provenance)
+    lens = OutdatedLens(config)
+    lens.layout = run.summary_layout
+    lens.report(folder, run.rows, run.summary, run.provenance)
     write_run_log(
         folder,
         lens=run.lens,

@@ -143,6 +143,8 @@ class ConflictsLens(Lens[ConflictsRow]):
     row_type = ConflictsRow
     config_type = ConflictsConfig
     config: ConflictsConfig
+    layout: dict[str, Any] | None = None
+    """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     card = CardPart(
         question="Does context override its memory?",
         about="DynamicQA and MuLan: persuasion by context, per class of fact.",
@@ -237,35 +239,14 @@ class ConflictsLens(Lens[ConflictsRow]):
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[ConflictsRow]) -> Summary:
         summary = conflicts_run.summarise(self.config, models, rows, self.classes)
         gaps = conflicts_run.sweep_gaps(self.config, rows, summary, self.classes)
-        return self.summary_from_detail({"classes": list(self.classes), "summary": summary, "gaps": gaps})
+        self.layout = {"classes": list(self.classes), "summary": summary, "gaps": gaps}
+        extra = {"dataset": self.config.dataset, "methodology": self.config.methodology}  # as recipe() records them
+        return metric_records.summary(self.layout, extra)
 
-    @classmethod
-    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        typed = metric_records.read_detail(detail)
-        headline: dict[str, dict[str, float | None]] = {}
-        for spec, per_class in typed["summary"].items():
-            headline[spec] = {}
-            for name, values in per_class.items():
-                for key in ("cp", "accuracy_context", "f1", "update_success"):
-                    if isinstance(values.get(key), int | float):
-                        headline[spec][f"{name}.{key}"] = values[key]
-        return Summary(
-            lens=cls.name,
-            models=list(typed["summary"]),
-            headline=headline,
-            detail=detail,
-            metrics=metric_records.metrics(typed),
-        )
-
-    @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
-        return metric_records.dataset(provenance)
-
-    @classmethod
-    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
-        if kind != cls.kind and not ("classes" in data and "summary" in data):
-            return None
-        return cls.kind, cls.old_file_summary(data)
+    def _layout(self) -> dict[str, Any]:
+        """The summary layout :meth:`summarise` made, for the report and the console."""
+        assert self.layout is not None, "summarise() first"
+        return self.layout
 
     def present(self, run: Run) -> list[str]:
         """The judge fallback if one was taken, then per model each class's headline numbers with their intervals."""
@@ -275,7 +256,7 @@ class ConflictsLens(Lens[ConflictsRow]):
         seconds = run.provenance.seconds
         took = f" in {seconds:.0f} s" if isinstance(seconds, int | float) else ""
         lines.append(f"wrote {run.path}/report.md, summary.json, items.jsonl{took}")
-        for spec, per_class in metric_records.read_detail(run.summary.detail)["summary"].items():
+        for spec, per_class in metric_records.read_detail(self._layout())["summary"].items():
             shown = ", ".join(f"{c}: " + headline(run.summary, spec, c, self.config.methodology) for c in per_class)
             lines.append(f"{spec}: {shown}")
         return lines
@@ -285,7 +266,7 @@ class ConflictsLens(Lens[ConflictsRow]):
         return RunRecipe(decoding=decoding, seeds=seeds, judge=judge, extra=extra)
 
     def report(self, folder: Path, rows: Sequence[ConflictsRow], summary: Summary, provenance: Provenance) -> None:
-        detail = metric_records.read_detail(summary.detail)
+        detail = metric_records.read_detail(self._layout())
         result = {"classes": detail["classes"], "summary": detail["summary"], "provenance": provenance.recorded()}
         if "gaps" in detail:
             result["gaps"] = detail["gaps"]

@@ -1,5 +1,5 @@
-"""The conflicts lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records,
-and the typed view of its summary layout that every reader of it goes through."""
+"""The conflicts lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records (the
+run's typed :class:`~chronoprobe.contract.runlog.Summary`), from the typed view of its summary layout."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import Provenance, typed_detail
+from chronoprobe.contract.runlog import Summary, typed_layout
 from chronoprobe.metrics.records import Metric, group_metrics
 
 HEADLINE = ("cp", "accuracy_no_context", "accuracy_context", "persuaded_pct", "f1", "confidence", "update_success")
@@ -34,7 +34,7 @@ _VIEW = TypeAdapter(ConflictsDetail)
 
 def read_detail(detail: Mapping[str, Any], where: str | None = None) -> ConflictsDetail:
     """``detail`` checked against :class:`ConflictsDetail` (a DataError naming ``where`` if it does not fit)."""
-    return typed_detail(_VIEW, detail, where)
+    return typed_layout(_VIEW, detail, where)
 
 
 def metrics(detail: ConflictsDetail) -> list[Metric]:
@@ -51,10 +51,30 @@ def metrics(detail: ConflictsDetail) -> list[Metric]:
     return found
 
 
-def dataset(provenance: Provenance) -> str:
-    """The dataset, and the methodology when it is not the dataset's own."""
-    extra = provenance.extra
+def dataset(extra: Mapping[str, Any]) -> str:
+    """The dataset, and the methodology when it is not the dataset's own (as the provenance's ``extra`` records
+    them)."""
     name, methodology = extra.get("dataset"), extra.get("methodology")
     if name and methodology and name != methodology:
         return f"{name} ({methodology} methodology)"
     return str(name or methodology or "conflicts")
+
+
+def summary(layout: Mapping[str, Any], extra: Mapping[str, Any], where: str | None = None) -> Summary:
+    """The typed summary of a conflicts layout: its records, each class's CP, accuracy in context, F1 and update
+    success as the headline; labelled with the dataset its provenance's ``extra`` names."""
+    typed = read_detail(layout, where)
+    headline: dict[str, dict[str, float | None]] = {}
+    for spec, per_class in typed["summary"].items():
+        headline[spec] = {}
+        for name, values in per_class.items():
+            for key in ("cp", "accuracy_context", "f1", "update_success"):
+                if isinstance(values.get(key), int | float):
+                    headline[spec][f"{name}.{key}"] = values[key]
+    return Summary(
+        lens="conflicts",
+        models=list(typed["summary"]),
+        headline=headline,
+        metrics=metrics(typed),
+        dataset=dataset(extra),
+    )

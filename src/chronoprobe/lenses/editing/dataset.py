@@ -14,25 +14,22 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from chronoprobe.contract.lens import Summary
 from chronoprobe.contract.publish import text_digest
+from chronoprobe.contract.runlog import read_folder
 from chronoprobe.datasets.editing_records import GROUPS, EditRecord, Group, group_heading
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import json_kind, read_text, write_text_atomic
 from chronoprobe.knowledge.grc import fact_id as make_fact_id
 from chronoprobe.knowledge.types import Fact, Statement
 from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord, load_gold
-from chronoprobe.lenses.outdated.metric_records import read_run_detail
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, Verdict, is_fact_to_edit
 from chronoprobe.models.registry import ModelRequest, canonical_spec, parse_model
 from chronoprobe.renames import RECORDED
-
-if TYPE_CHECKING:
-    from chronoprobe.lenses.outdated.metric_records import RunDetail
 
 DYKNOW_FIELDS = ("prompt", "target", "subject", "domain", "element", "attribute", "prompt_type", "questions", "answers")
 """The fields of one record in DyKnow's file, in their order."""
@@ -289,21 +286,25 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def _check_run_log(log: dict[str, Any], where: str) -> RunDetail | None:
-    """The run log's summary, config and provenance have the shape a run writes; a damaged one is named here.
-    Returns the outdated summary's typed detail, when the log has a summary."""
+def _check_run_log(log: dict[str, Any], where: str) -> None:
+    """The run log's summary, config and provenance have the shape a run writes; a damaged one is named here."""
 
-    detail = None
     if "summary" in log:
         try:
-            summary = Summary.model_validate(log["summary"])
+            Summary.model_validate(log["summary"])
         except ValidationError as exc:
             raise DataError(where, f"summary: {_validation_problem(exc)}") from None
-        detail = read_run_detail(summary.detail, where)
     for key in ("config", "provenance"):
         if log.get(key) is not None and not isinstance(log[key], dict):
             raise DataError(where, f"its {key} is not an object ({json_kind(log[key])})")
-    return detail
+
+
+def _display_names(folder: Path, log: dict[str, Any]) -> dict[str, str]:
+    """The run's display name per model key, from its summary (an older log's: read from its layout)."""
+    if "summary" not in log:
+        return {}
+    found = read_folder(folder)
+    return found.summary.names if found is not None else {}
 
 
 def audit_config_of(log: dict[str, Any], where: str) -> Any:
@@ -324,7 +325,7 @@ def audit_config_of(log: dict[str, Any], where: str) -> Any:
 
 def _choose_model(
     log: dict[str, Any],
-    detail: RunDetail | None,
+    names: Mapping[str, str],
     rows_models: Sequence[str],
     model: str | ModelRequest | None,
     where: str,
@@ -343,9 +344,8 @@ def _choose_model(
             raise ConfigError("--model", f"the run holds several models; pick one of {', '.join(keys)}")
         return keys[0]
     also: dict[str, str] = {}  # display names and recorded specs -> the run's key
-    for key, numbers in (detail["models"] if detail else {}).items():
-        if "name" in numbers:
-            also.setdefault(numbers["name"], key)
+    for key, shown in names.items():
+        also.setdefault(shown, key)
     for info in (log.get("provenance") or {}).get("models") or []:
         if isinstance(info, dict) and isinstance(info.get("spec"), str):
             also.setdefault(info["spec"], str(info.get("given_name") or info["spec"]))
@@ -446,7 +446,7 @@ def build_from_run(
         raise DataError(
             str(log_path), f"is a {log.get('lens')!r} run; the editing dataset is built from an outdated run"
         )
-    detail = _check_run_log(log, str(log_path))
+    _check_run_log(log, str(log_path))
     items = folder / "items.jsonl"
     rows: list[ResponseRecord] = []
     for number, line in enumerate(read_text(items).splitlines(), start=1):
@@ -455,7 +455,8 @@ def build_from_run(
                 rows.append(ResponseRecord.model_validate_json(line))
             except ValidationError as exc:
                 raise DataError(f"{items} line {number}", _validation_problem(exc)) from None
-    spec = _choose_model(log, detail, list(dict.fromkeys(r.model for r in rows)), model, str(folder))
+    names = _display_names(folder, log)
+    spec = _choose_model(log, names, list(dict.fromkeys(r.model for r in rows)), model, str(folder))
     facts, snapshot = load_gold(audit_config_of(log, str(log_path)))
     by_id = {f.fact_id: f for f in facts}
     verdicts = _fact_verdicts((r for r in rows if r.model == spec), by_id)

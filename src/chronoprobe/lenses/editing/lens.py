@@ -92,6 +92,8 @@ class EditingLens(Lens[EditingRow]):
     config_type = EditingConfig
     capabilities = frozenset({Capability.GENERATE})
     config: EditingConfig
+    layout: dict[str, Any] | None = None
+    """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     card = CardPart(
         question="Can it be fixed?",
         about="DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong.",
@@ -156,7 +158,7 @@ class EditingLens(Lens[EditingRow]):
     def present(self, run: Run) -> list[str]:
         """Each model's line per method over every fact: harmonic mean and soft constraint, with intervals."""
         lines = []
-        for spec, summary in metric_records.read_detail(run.summary.detail)["models"].items():
+        for spec, summary in metric_records.read_detail(self._layout())["models"].items():
             for entry in summary["results"]:
                 method = entry["method"]
                 hm, soft = (
@@ -373,7 +375,13 @@ class EditingLens(Lens[EditingRow]):
                 dataset=chosen.record(),
             )
             per_model[spec]["name"] = model.info.name or spec
-        return self.summary_from_detail({"models": per_model, "methods": list(self.config.method)})
+        self.layout = {"models": per_model, "methods": list(self.config.method)}
+        return metric_records.summary(self.layout)
+
+    def _layout(self) -> dict[str, Any]:
+        """The summary layout :meth:`summarise` made, for the report and the console."""
+        assert self.layout is not None, "summarise() first"
+        return self.layout
 
     @classmethod
     def comparable(cls, run: Run, model: str) -> Comparable:
@@ -381,40 +389,6 @@ class EditingLens(Lens[EditingRow]):
         (clustered on the fact) and the harmonic mean of the two over the facts."""
 
         return comparable(run, model)
-
-    @classmethod
-    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        typed = metric_records.read_detail(detail)
-        headline: dict[str, dict[str, float | None]] = {}
-        for spec, summary in typed["models"].items():
-            numbers: dict[str, float | None] = {}
-            for result in summary["results"]:
-                if result["fraction"] != 1.0:
-                    continue
-                overall = result["scores"]["All"]
-                for measure in ("harmonic_mean", "soft_constraint"):  # named and scaled as results names them
-                    value = overall[measure]["value"]
-                    numbers[f"{result['method']}.{measure}_pct"] = None if value is None else 100.0 * value
-            headline[spec] = numbers
-        return Summary(
-            lens=cls.name,
-            models=list(typed["models"]),
-            headline=headline,
-            detail=detail,
-            metrics=metric_records.metrics(typed),
-            names={spec: m["name"] for spec, m in typed["models"].items() if m.get("name")},
-            labels=metric_records.method_labels(typed),
-        )
-
-    @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
-        return metric_records.dataset(metric_records.read_detail(summary.detail))
-
-    @classmethod
-    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
-        if kind != cls.kind and not ("models" in data and "methods" in data):
-            return None
-        return cls.kind, cls.old_file_summary(data)
 
     def recipe(self) -> RunRecipe:
         config = self.config
@@ -448,7 +422,7 @@ class EditingLens(Lens[EditingRow]):
 
     def report(self, folder: Path, rows: Sequence[EditingRow], summary: Summary, provenance: Provenance) -> None:
 
-        detail = metric_records.read_detail(summary.detail)
+        detail = metric_records.read_detail(self._layout())
         for spec, chosen in self.sets.items():
             name = detail["models"][spec].get("name", spec) if spec in detail["models"] else spec
             suffix = "" if len(self.sets) == 1 else f"-{file_safe(name)}"

@@ -11,7 +11,7 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import typed_detail
+from chronoprobe.contract.runlog import Difference, Summary, typed_layout
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, number, unit_for
 
@@ -109,7 +109,7 @@ _VIEW = TypeAdapter(EditingDetail)
 
 def read_detail(detail: Mapping[str, Any], where: str | None = None) -> EditingDetail:
     """``detail`` checked against :class:`EditingDetail` (a DataError naming ``where`` if it does not fit)."""
-    return typed_detail(_VIEW, detail, where)
+    return typed_layout(_VIEW, detail, where)
 
 
 def metrics(detail: EditingDetail) -> list[Metric]:
@@ -160,3 +160,53 @@ def dataset(detail: EditingDetail) -> str:
     """``dyknow editing``, with the edit set's file when every model used the same one."""
     sources = {m["dataset"]["source"] for m in detail["models"].values()}
     return "dyknow editing" + (f" ({Path(sources.pop()).name})" if len(sources) == 1 else "")
+
+
+def paired(detail: EditingDetail) -> list[Difference]:
+    """Each retrieval method against each editing method, paired on the facts both were applied to (``b`` the
+    editing method, ``a`` the retrieval one: editing minus retrieval), as the run's ``paired`` block holds them."""
+    found = []
+    for key, model in detail["models"].items():
+        for entry in model.get("paired") or []:
+            found.append(
+                Difference(
+                    model=key,
+                    a=str(entry.get("retrieval")),
+                    b=str(entry.get("editing")),
+                    metric=str(entry.get("metric", "")),
+                    delta=number(entry.get("delta")),
+                    n=entry.get("n"),
+                    ci_low=number(entry.get("ci_low")),
+                    ci_high=number(entry.get("ci_high")),
+                    p=number(entry.get("p")),
+                    test=str(entry.get("test") or ""),
+                )
+            )
+    return found
+
+
+def summary(layout: Mapping[str, Any], where: str | None = None) -> Summary:
+    """The typed summary of an editing layout: its records, each method's harmonic mean and soft constraint over
+    every fact as the headline, its paired fixes, the methods as the report names them."""
+    typed = read_detail(layout, where)
+    headline: dict[str, dict[str, float | None]] = {}
+    for spec, model in typed["models"].items():
+        numbers: dict[str, float | None] = {}
+        for result in model["results"]:
+            if result["fraction"] != 1.0:
+                continue
+            overall = result["scores"]["All"]
+            for measure in ("harmonic_mean", "soft_constraint"):  # named and scaled as results names them
+                value = overall[measure]["value"]
+                numbers[f"{result['method']}.{measure}_pct"] = None if value is None else 100.0 * value
+        headline[spec] = numbers
+    return Summary(
+        lens="editing",
+        models=list(typed["models"]),
+        headline=headline,
+        metrics=metrics(typed),
+        paired=paired(typed),
+        dataset=dataset(typed),
+        names={spec: m["name"] for spec, m in typed["models"].items() if m.get("name")},
+        labels=method_labels(typed),
+    )

@@ -114,18 +114,17 @@ def _counts(choice: Choice) -> str:
 
 def _paired(summary: Summary, model: str, rag: str, edit: str) -> str | None:
     """The sentence of the paired comparison on the facts both methods were applied to, when it decides."""
-    entries = ((summary.detail.get("models") or {}).get(model) or {}).get("paired") or []
-    found = next((e for e in entries if e.get("retrieval") == rag and e.get("editing") == edit), None)
-    if found is None or found.get("delta") is None or found.get("ci_low") is None or found.get("ci_high") is None:
+    found = next((e for e in summary.paired if (e.model, e.a, e.b) == (model, rag, edit)), None)
+    if found is None or found.delta is None or found.ci_low is None or found.ci_high is None:
         return None
-    low, high, p = float(found["ci_low"]), float(found["ci_high"]), found.get("p")
+    low, high, p = found.ci_low, found.ci_high, found.p
     if not (low > 0 or high < 0) or p is None or p >= 0.05:
         return None
-    better = "Editing" if found["delta"] > 0 else "Retrieval"
+    better = "Editing" if found.delta > 0 else "Retrieval"
     return (
-        f"{better} is the better fix: paired on the same {found['n']} facts, editing scores "
-        f"{signed(found['delta'])} points against retrieval (95% {_made_by(found['test'])}CI {signed(low)} to "
-        f"{signed(high)}; {found['test']} {p_is(float(p))})."
+        f"{better} is the better fix: paired on the same {found.n} facts, editing scores "
+        f"{signed(found.delta)} points against retrieval (95% {_made_by(found.test)}CI {signed(low)} to "
+        f"{signed(high)}; {found.test} {p_is(p)})."
     )
 
 

@@ -67,6 +67,8 @@ class OutdatedLens(Lens[ResponseRecord]):
     row_type = ResponseRecord
     config_type = AuditConfig
     config: AuditConfig
+    layout: dict[str, Any] | None = None
+    """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     old_rows_file = "responses.jsonl"
     card = CardPart(
         question="Is the model outdated?",
@@ -160,7 +162,7 @@ class OutdatedLens(Lens[ResponseRecord]):
         calls = run.provenance.model_calls_made or {}
         judged, missing = len(self.facts) - len(self.no_gold), len(self.no_gold)
         lines = []
-        for spec, numbers in metric_records.read_run_detail(run.summary.detail)["models"].items():
+        for spec, numbers in metric_records.read_run_detail(self._layout())["models"].items():
             found = {m.name: m for m in run.summary.metrics if m.model == spec and m.group == "all"}
             shares = "  ".join(share_text(v, found.get(f"soft_constraint_pct.{v}")) for v in VERDICT_ORDER)
             lines.append(
@@ -214,7 +216,14 @@ class OutdatedLens(Lens[ResponseRecord]):
             if spec in self.claims:  # absent under --no-claimed-cutoff: the summary reads as before
                 per_model[spec]["claimed_cutoff"] = self.claims[spec]
         as_of = self.config.as_of.isoformat() if self.config.as_of else None
-        return self.summary_from_detail({"as_of": as_of, "models": per_model, "overall_key": ALL})
+        self.layout = {"as_of": as_of, "models": per_model, "overall_key": ALL}
+        assert self.gold is not None, "load() first"
+        return metric_records.run_summary(self.layout, {"name": self.gold.name})
+
+    def _layout(self) -> dict[str, Any]:
+        """The summary layout :meth:`summarise` made, for the report and the console."""
+        assert self.layout is not None, "summarise() first"
+        return self.layout
 
     def _knowledge_date(self, model: CachedModel, rows: Sequence[ResponseRecord]) -> dict[str, Any]:
         """The model's knowledge date and staleness (no model calls: the rows and the snapshot's periods)."""
@@ -224,53 +233,6 @@ class OutdatedLens(Lens[ResponseRecord]):
         names = (model.info.name, model.info.spec, *given)
         cutoff = next((self.config.cutoff[n] for n in names if n and n in self.config.cutoff), None)
         return rows_knowledge_summary(rows, self.gold, cutoff=cutoff, deployed_at=self.config.deployed_at)
-
-    @classmethod
-    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        typed = metric_records.read_run_detail(detail)
-        per_model, overall = typed["models"], typed.get("overall_key", "all")
-        headline = {
-            spec: {
-                f"soft_constraint_pct.{v}": s["per_category"][overall]["soft_constraint_pct"][v] for v in VERDICT_ORDER
-            }
-            for spec, s in per_model.items()
-        }
-        names = {spec: s["name"] for spec, s in per_model.items() if s.get("name")}
-        return Summary(
-            lens=cls.name,
-            models=list(per_model),
-            headline=headline,
-            detail=detail,
-            metrics=metric_records.run_metrics(typed),
-            names=names,
-        )
-
-    @classmethod
-    def score_summary(cls, detail: dict[str, Any]) -> Summary:
-        """The typed summary of an ``outdated score`` folder (another tool's generations, re-scored)."""
-        typed = metric_records.read_score_detail(detail)
-        model = typed["model"]
-        return Summary(
-            lens=cls.name,
-            models=[model],
-            headline={},
-            detail=detail,
-            metrics=metric_records.score_metrics(typed),
-            dataset=metric_records.score_dataset(typed),
-            specs={model: f"generations in {typed.get('generations_dir', model)}"},
-        )
-
-    @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
-        return metric_records.run_dataset(provenance)
-
-    @classmethod
-    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
-        if kind == "outdated score" or ("categories" in data and "overall" in data and "generations_dir" in data):
-            return "outdated score", cls.score_summary({k: v for k, v in data.items() if k != "provenance"})
-        if kind == cls.kind or ("models" in data and "overall_key" in data and "methods" not in data):
-            return cls.kind, cls.old_file_summary(data)
-        return None
 
     def recipe(self) -> RunRecipe:
         assert self.gold is not None, "load() first"
@@ -295,5 +257,5 @@ class OutdatedLens(Lens[ResponseRecord]):
 
     def report(self, folder: Path, rows: Sequence[ResponseRecord], summary: Summary, provenance: Provenance) -> None:
 
-        detail = metric_records.read_run_detail(summary.detail)
+        detail = metric_records.read_run_detail(self._layout())
         write_report_files(folder, rows, detail["models"], provenance, as_of=detail.get("as_of"))

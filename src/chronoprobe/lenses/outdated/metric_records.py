@@ -1,5 +1,5 @@
-"""The outdated lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records,
-and the typed views of its two summary layouts that their readers go through.
+"""The outdated lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records (the
+run's typed :class:`~chronoprobe.contract.runlog.Summary`), from the typed views of its two summary layouts.
 
 Read from the summary layouts ``outdated run`` (``models`` per model key, ``overall_key``) and
 ``outdated score`` (``categories`` and ``overall``, shares 0-1, reported in percent under the
@@ -15,8 +15,9 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import Provenance, typed_detail
+from chronoprobe.contract.runlog import Note, Summary, typed_layout
 from chronoprobe.errors import DataError
+from chronoprobe.lenses.outdated.claimed_cutoff import claim_words
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number
 from chronoprobe.metrics.uncertainty import wilson
 
@@ -125,12 +126,12 @@ _SCORE_VIEW = TypeAdapter(ScoreDetail)
 
 def read_run_detail(detail: Mapping[str, Any], where: str | None = None) -> RunDetail:
     """``detail`` checked against :class:`RunDetail` (a DataError naming ``where`` if it does not fit)."""
-    return typed_detail(_RUN_VIEW, detail, where)
+    return typed_layout(_RUN_VIEW, detail, where)
 
 
 def read_score_detail(detail: Mapping[str, Any], where: str | None = None) -> ScoreDetail:
     """``detail`` checked against :class:`ScoreDetail` (a DataError naming ``where`` if it does not fit)."""
-    return typed_detail(_SCORE_VIEW, detail, where)
+    return typed_layout(_SCORE_VIEW, detail, where)
 
 
 def read_knowledge_block(block: dict[str, Any], where: str, place: str) -> dict[str, Any]:
@@ -252,10 +253,65 @@ def _headlines(found: list[Metric]) -> list[Metric]:
     return found
 
 
-def run_dataset(provenance: Provenance) -> str:
-    """An ``outdated run``'s dataset label: its snapshot's name."""
-    snapshot = provenance.snapshot or {}
-    return str(snapshot.get("name") or "dyknow")
+def run_dataset(snapshot: Mapping[str, Any] | None) -> str:
+    """An ``outdated run``'s dataset label: its snapshot's name (as its provenance records the snapshot)."""
+    return str((snapshot or {}).get("name") or "dyknow")
+
+
+def run_summary(layout: Mapping[str, Any], snapshot: Mapping[str, Any] | None, where: str | None = None) -> Summary:
+    """The typed summary of an ``outdated run`` layout: its records, the words its sentences need, the soft
+    constraint over every fact as the headline; labelled with its snapshot (see :func:`run_dataset`)."""
+    typed = read_run_detail(layout, where)
+    per_model, overall = typed["models"], typed.get("overall_key", ALL)
+    headline = {
+        spec: {f"soft_constraint_pct.{v}": s["per_category"][overall]["soft_constraint_pct"][v] for v in VERDICTS}
+        for spec, s in per_model.items()
+    }
+    notes = [
+        note
+        for spec, s in per_model.items()
+        for note in knowledge_notes(spec, s.get("knowledge_date"), s.get("claimed_cutoff"))
+    ]
+    return Summary(
+        lens="outdated",
+        models=list(per_model),
+        headline=headline,
+        metrics=run_metrics(typed),
+        notes=notes,
+        dataset=run_dataset(snapshot),
+        names={spec: s["name"] for spec, s in per_model.items() if s.get("name")},
+    )
+
+
+def score_summary(layout: Mapping[str, Any], where: str | None = None) -> Summary:
+    """The typed summary of an ``outdated score`` layout (another tool's generations, re-scored)."""
+    typed = read_score_detail(layout, where)
+    model = typed["model"]
+    return Summary(
+        lens="outdated",
+        models=[model],
+        headline={},
+        metrics=score_metrics(typed),
+        notes=knowledge_notes(model, typed.get("knowledge_date")),
+        dataset=score_dataset(typed),
+        specs={model: f"generations in {typed.get('generations_dir', model)}"},
+    )
+
+
+def knowledge_notes(model: str, block: Mapping[str, Any] | None, claim: Mapping[str, Any] | None = None) -> list[Note]:
+    """What the check's sentences say beside the knowledge-date numbers: why no cutoff was estimated, the
+    ``--deployed-at`` date as given, what the model said when asked its cutoff."""
+    found = []
+    too_few = ((block or {}).get("cutoff") or {}).get("too_few")
+    if too_few is not None:
+        found.append(Note(model=model, name="knowledge_cutoff.too_few", text=str(too_few)))
+    deployed = ((block or {}).get("deployed_at") or {}).get("date")
+    if deployed is not None:
+        found.append(Note(model=model, name="deployed_at", text=str(deployed)))
+    said = claim_words(claim)
+    if said is not None:
+        found.append(Note(model=model, name="claimed_cutoff", text=said))
+    return found
 
 
 def score_dataset(detail: ScoreDetail) -> str:

@@ -8,9 +8,7 @@ date and the deployment forecast), each quoted with its 95% interval and n.
 from __future__ import annotations
 
 from chronoprobe.contract.runlog import Summary
-from chronoprobe.lenses.outdated.claimed_cutoff import claim_words
 from chronoprobe.lenses.outdated.knowledge_date import is_wide
-from chronoprobe.lenses.outdated.metric_records import read_run_detail
 from chronoprobe.reports.metric_format import no_variation
 from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, quote, span, too_few, value_text
 
@@ -75,10 +73,9 @@ def _cutoff_words(summary: Summary, model: str) -> str:
     if cutoff is not None and cutoff.value is not None:
         facts = f", from {cutoff.n} dated facts" if cutoff.n is not None else ""
         return f"it knows changes up to about {value_text(cutoff)} ({span(cutoff)}{facts})"
-    entry = read_run_detail(summary.detail)["models"].get(model)
-    block = ((entry.get("knowledge_date") if entry is not None else None) or {}).get("cutoff") or {}
-    if "too_few" in block:
-        return f"too few dated facts ({block['too_few']}) to say up to when it knows changes"
+    dated = summary.note(model, "knowledge_cutoff.too_few")
+    if dated is not None:
+        return f"too few dated facts ({dated}) to say up to when it knows changes"
     return "not estimated in this run"
 
 
@@ -104,9 +101,7 @@ def _deployed(summary: Summary, model: str) -> str:
     now, later = find(summary, model, "deployed_at.stale_pct"), find(summary, model, "deployed_at.stale_12m_pct")
     if now is None or now.value is None:
         return ""
-    entry = read_run_detail(summary.detail)["models"].get(model)
-    block = (entry.get("knowledge_date") if entry is not None else None) or {}
-    when = (block.get("deployed_at") or {}).get("date", "the deployment date")
+    when = summary.note(model, "deployed_at") or "the deployment date"
     text = f" Shipped at {when}, {brief(now)} of what it knows would already be stale"
     if later is not None and later.value is not None:
         text += f", {brief(later)} a year later"
@@ -115,8 +110,7 @@ def _deployed(summary: Summary, model: str) -> str:
 
 def claimed(summary: Summary, model: str) -> str | None:
     """What it says its cutoff is, beside the changes it knows and the world its answers most often describe."""
-    entry = read_run_detail(summary.detail)["models"].get(model)
-    said = claim_words(entry.get("claimed_cutoff") if entry is not None else None)
+    said = summary.note(model, "claimed_cutoff")
     if said is None:
         return None
     sentence = f"Claimed cutoff: it {said}"

@@ -14,6 +14,7 @@ import numpy as np
 
 from chronoprobe.contract.runlog import Run
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
+from chronoprobe.lenses.recency.metric_records import TOLERANCE
 from chronoprobe.lenses.recency.rows import RecencyRow
 from chronoprobe.lenses.recency.summary import GATE_THRESHOLD
 from chronoprobe.metrics import recency as m
@@ -94,7 +95,7 @@ def _group(prefix: str, group: str, answers: Sequence[Labelled], tolerance: int)
 def comparable(run: Run, model: str) -> Comparable:
     """``model``'s outcomes in a recency run folder, and the questions it drew them from."""
     rows = [r for r in run.rows if r.model == model]
-    tolerance = int(run.detail.get("tolerance", 1))
+    tolerance = int(run.summary.note("", TOLERANCE) or 1)
     found: list[ItemOutcomes] = []
     keys = list(dict.fromkeys((r.strategy, r.context_mode) for r in rows))
     for strategy, mode in keys:

@@ -88,6 +88,8 @@ class RecencyLens(Lens[RecencyRow]):
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig
+    layout: dict[str, Any] | None = None
+    """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     card = CardPart(
         question="Does it know how fresh an answer must be?",
         about="RecencyQA: the update interval a question needs.",
@@ -150,7 +152,7 @@ class RecencyLens(Lens[RecencyRow]):
     def present(self, run: Run) -> list[str]:
         """Per model, strategy and context: n, accuracy, F1 (strict and tolerant) and the unparseable share, with intervals."""
         lines = []
-        for entry in metric_records.read_detail(run.summary.detail)["runs"]:
+        for entry in metric_records.read_detail(self._layout())["runs"]:
             found = {
                 m.name.rsplit(".", 1)[-1]: m
                 for m in run.summary.metrics
@@ -194,44 +196,18 @@ class RecencyLens(Lens[RecencyRow]):
 
     def summarise(self, models: Sequence[CachedModel], rows: Sequence[RecencyRow]) -> Summary:
 
-        detail = summarise(rows, self.config.tolerance)
-        detail["router"] = router_beside(rows)
-        summary = self.summary_from_detail(detail)
+        self.layout = summarise(rows, self.config.tolerance)
+        self.layout["router"] = router_beside(rows)
+        summary = metric_records.summary(self.layout, {"dataset": self.source})  # as recipe() records it
         for model in models:  # a model without rows still shows up
             summary.headline.setdefault(model.info.label, {})
         summary.models = [m.info.label for m in models]
         return summary
 
-    @classmethod
-    def summary_from_detail(cls, detail: dict[str, Any]) -> Summary:
-        typed = metric_records.read_detail(detail)
-        headline: dict[str, dict[str, float | None]] = {}
-        for run in typed["runs"]:
-            numbers = {
-                "accuracy": run.get("accuracy"),
-                "tolerant_accuracy": run.get("tolerant_accuracy"),
-                "macro_f1": run.get("macro_f1"),
-                "tolerant_f1": run.get("tolerant_f1"),
-            }
-            prefix = f"{run['strategy']}.{run['context_mode']}."
-            headline.setdefault(run["model"], {}).update({prefix + key: value for key, value in numbers.items()})
-        return Summary(
-            lens=cls.name,
-            models=list(headline),
-            headline=headline,
-            detail=detail,
-            metrics=metric_records.metrics(typed),
-        )
-
-    @classmethod
-    def dataset_label(cls, summary: Summary, provenance: Provenance) -> str:
-        return metric_records.dataset(provenance)
-
-    @classmethod
-    def read_old_summary(cls, data: dict[str, Any], kind: str | None) -> tuple[str, Summary] | None:
-        if kind != cls.kind and not ("runs" in data and ("labels" in data or "table6" in data)):
-            return None
-        return cls.kind, cls.old_file_summary(data)
+    def _layout(self) -> dict[str, Any]:
+        """The summary layout :meth:`summarise` made, for the report and the console."""
+        assert self.layout is not None, "summarise() first"
+        return self.layout
 
     def recipe(self) -> RunRecipe:
         config = self.config
@@ -252,5 +228,5 @@ class RecencyLens(Lens[RecencyRow]):
 
     def report(self, folder: Path, rows: Sequence[RecencyRow], summary: Summary, provenance: Provenance) -> None:
 
-        detail = copy.deepcopy(summary.detail)  # the files add plot names and provenance to their copy
+        detail = copy.deepcopy(self._layout())  # the files add plot names and provenance to their copy
         write_eval_files(folder, [r.model_dump(mode="json") for r in rows], detail, provenance.recorded())

@@ -1,5 +1,5 @@
-"""The recency lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records,
-and the typed view of its summary layout that its readers go through.
+"""The recency lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records (the
+run's typed :class:`~chronoprobe.contract.runlog.Summary`), from the typed view of its summary layout.
 
 Metric names carry the strategy and context mode as a prefix (``zero-shot.with.accuracy``).
 """
@@ -13,7 +13,7 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import Provenance, typed_detail
+from chronoprobe.contract.runlog import Note, Summary, typed_layout
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number, unit_for
 
 HEADLINE = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate", "gate_agreement")
@@ -44,6 +44,8 @@ class RecencyDetail(TypedDict):
     """A recency summary (``summary.json`` without its provenance), as far as its readers read it."""
 
     runs: list[RunNumbers]
+    tolerance: NotRequired[int]
+    """How many classes off a tolerant answer may be (absent in older folders: 1)."""
     table6: NotRequired[list[dict[str, Any]] | None]
     """Per model, strategy and stationarity: with vs without context (absent in older folders)."""
     table7: NotRequired[list[dict[str, Any]] | None]
@@ -56,7 +58,7 @@ _VIEW = TypeAdapter(RecencyDetail)
 
 def read_detail(detail: Mapping[str, Any], where: str | None = None) -> RecencyDetail:
     """``detail`` checked against :class:`RecencyDetail` (a DataError naming ``where`` if it does not fit)."""
-    return typed_detail(_VIEW, detail, where)
+    return typed_layout(_VIEW, detail, where)
 
 
 def metrics(detail: RecencyDetail) -> list[Metric]:
@@ -106,10 +108,37 @@ def router_metrics(rows: list[dict[str, Any]]) -> list[Metric]:
     return found
 
 
-def dataset(provenance: Provenance) -> str:
-    """The questions' source: a hub id as given, a file by its stem."""
-    extra = provenance.extra
+def dataset(extra: Mapping[str, Any]) -> str:
+    """The questions' source (as the provenance's ``extra`` records it): a hub id as given, a file by its stem."""
     source = str(extra.get("dataset") or "recencyqa")
     if source.startswith("hf:"):
         return source
     return Path(source).stem.lower() or source
+
+
+TOLERANCE = "tolerance"
+"""The run-wide note (model ``""``) of how many classes off a tolerant answer may be."""
+
+
+def summary(layout: Mapping[str, Any], extra: Mapping[str, Any], where: str | None = None) -> Summary:
+    """The typed summary of a recency layout: its records, each run's accuracy and F1 (strict and tolerant) as
+    the headline, its tolerance as a note; labelled with the questions' source its provenance's ``extra`` names."""
+    typed = read_detail(layout, where)
+    headline: dict[str, dict[str, float | None]] = {}
+    for run in typed["runs"]:
+        numbers = {
+            "accuracy": run.get("accuracy"),
+            "tolerant_accuracy": run.get("tolerant_accuracy"),
+            "macro_f1": run.get("macro_f1"),
+            "tolerant_f1": run.get("tolerant_f1"),
+        }
+        prefix = f"{run['strategy']}.{run['context_mode']}."
+        headline.setdefault(run["model"], {}).update({prefix + key: value for key, value in numbers.items()})
+    return Summary(
+        lens="recency",
+        models=list(headline),
+        headline=headline,
+        metrics=metrics(typed),
+        notes=[Note(model="", name=TOLERANCE, text=str(int(typed.get("tolerance", 1))))],
+        dataset=dataset(extra),
+    )
