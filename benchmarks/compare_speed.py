@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chronoprobe.contract.runlog import Provenance, write_run_log
+from chronoprobe.records.runlog import Provenance, write_run_log
 from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord
 from chronoprobe.lenses.outdated.metric_records import run_summary
 from chronoprobe.lenses.outdated.summary import ALL, summarize_model

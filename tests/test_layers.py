@@ -24,14 +24,14 @@ ENTRY_POINTS = {"api", "checkup", "cli", "integrations", "__main__"}
 """``integrations``: the inspect_ai tasks, the lm-eval export and the harness log readers; ``checkup``:
 ``chronoprobe check``, which drives every lens."""
 CONTRACT_ABOVE = {"contract.lens", "contract.tool", "contract.runner", "contract.lens_run"}
-"""The shapes and the runner of the run contract (and a lens run as a command); its records and publishing (``contract.runlog``,
-``contract.publish``) sit with the calls layer, where the readers below the lenses use them."""
+"""The shapes and the runner of the run contract (and a lens run as a command); the records and publishing it builds on
+(``chronoprobe.records``) sit with the calls layer, where the readers below the lenses use them."""
 OLD_LAYOUTS = {"lenses.old_layouts"}
 """The one reader of the built-in lenses' layouts from before metric records: it reads each lens's, so it sits above
-them (``contract.runlog`` finds it by name, through ``plugins``, as it finds the lenses)."""
+them (``records.runlog`` finds it by name, through ``plugins``, as it finds the lenses)."""
 ABOVE_THE_FOUNDATION = LENSES | CONTRACT_ABOVE | ENTRY_POINTS | OLD_LAYOUTS
 SPLIT = {"lenses", "contract"}
-"""Packages whose parts are layered one by one: ``lenses.outdated``, ``contract.runlog``."""
+"""Packages whose parts are layered one by one: ``lenses.outdated``, ``contract.lens``."""
 
 
 def _part_of(parts: tuple[str, ...]) -> str:
@@ -215,8 +215,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "io", "paths", "retry", "threads", "plugins", "progress_lines",
                     "progress_bars", "tables", "values", "renames", "moved", "docs_pages")),
     ("models", ("models", "testing")),
-    ("calls and records", ("cache", "cache_admin", "estimate", "engines", "provenance", "contract.publish", "contract.runlog",
-                           "contract.fields")),
+    ("calls and records", ("cache", "cache_admin", "estimate", "engines", "provenance", "records")),
     ("data and scoring", ("knowledge", "datasets", "metrics", "judges", "router", "reports", "testing.wdqs",
                           "testing.wdqs_data")),
     ("lenses", ("contract", "lenses")),
@@ -271,7 +270,7 @@ def test_every_function_level_import_says_what_it_defers() -> None:
 def test_the_floors_are_read_by_the_longest_prefix() -> None:
     assert _floor("chronoprobe.testing.wdqs") > _floor("chronoprobe.testing.mock") == _floor("chronoprobe.models.hf")
     assert (
-        _floor("chronoprobe.contract.runlog") < _floor("chronoprobe.reports.card") < _floor("chronoprobe.contract.lens")
+        _floor("chronoprobe.records.runlog") < _floor("chronoprobe.reports.card") < _floor("chronoprobe.contract.lens")
     )
     assert _floor("chronoprobe") == _floor("chronoprobe.cli.main") == len(FLOORS) - 1
     assert _floor("chronoprobe.version") == 0

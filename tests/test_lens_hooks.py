@@ -13,13 +13,13 @@ import chronoprobe as cp
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import LENSES, ModelLoader, headline_lines
 from chronoprobe.contract.lens_run import lens_tool
-from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.contract.runner import produce
 from chronoprobe.contract.tool import RunSettings
 from chronoprobe.engines import Engine, ModelSource
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import Backend, DecodingParams, Generation, Prompt
 from chronoprobe.models.registry import BackendOptions
+from chronoprobe.records.runlog import Metric, Summary
 from chronoprobe.testing import register_mock, unregister_mock
 from toy_parts import FullToyLens
 

@@ -16,9 +16,9 @@ import chronoprobe as cp
 from chronoprobe.contract.check_part import NO_CHECK, CheckContext, ItemUnits, RecordClasses, check_part
 from chronoprobe.contract.lens import LENSES, Lens, lens_class
 from chronoprobe.contract.released_hooks import RELEASED_MEMBERS
-from chronoprobe.contract.runlog import Summary
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.lenses.outdated.audit import AuditConfig
+from chronoprobe.records.runlog import Summary
 from chronoprobe.reports.lens_card import CardPart, card_of
 from chronoprobe.version import SHIMS_REMOVED_IN
 from toy_lens import QUESTIONS, ToyConfig, ToyLens

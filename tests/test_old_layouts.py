@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from chronoprobe.contract.released_hooks import released_dataset_label
-from chronoprobe.contract.runlog import Metric, Summary, read_folder
 from chronoprobe.lenses import old_layouts
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.runlog import Metric, Summary, read_folder
 
 SHARES = {"up-to-date": 40.0, "outdated": 20.0, "irrelevant": 40.0, "ambiguous": 0.0}
 OUTDATED = {

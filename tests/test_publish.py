@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.contract import publish
-from chronoprobe.contract.publish import MARKER, OutputClaim, check_output_dir, check_output_file, staged
 from chronoprobe.errors import ConfigError
+from chronoprobe.records import publish
+from chronoprobe.records.publish import MARKER, OutputClaim, check_output_dir, check_output_file, staged
 
 OLD = {"a.txt": "old"}
 NEW = {"a.txt": "new", "b.txt": "new"}
@@ -53,7 +53,7 @@ def exchange_supported(folder: Path) -> bool:
 CHILD = r"""
 import os, shutil, sys
 from pathlib import Path
-from chronoprobe.contract import publish
+from chronoprobe.records import publish
 
 out, step, use_exchange = Path(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 publish.USE_EXCHANGE = use_exchange
@@ -257,7 +257,7 @@ def _try_claim(out: Path) -> str:
 HOLDER = r"""
 import sys, time
 from pathlib import Path
-from chronoprobe.contract.publish import OutputClaim
+from chronoprobe.records.publish import OutputClaim
 with OutputClaim(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(60)
@@ -282,7 +282,7 @@ WRITER = r"""
 import sys, time
 from pathlib import Path
 from chronoprobe.errors import ConfigError
-from chronoprobe.contract.publish import staged
+from chronoprobe.records.publish import staged
 out, me = Path(sys.argv[1]), sys.argv[2]
 try:
     with staged(out, "test") as staging:

@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import Lens
 from chronoprobe.contract.lens_run import default_out, lens_tool
-from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.runner import produce
 from chronoprobe.contract.tool import RunSettings, Tool, ToolContext
 from chronoprobe.errors import ConfigError
@@ -26,6 +25,7 @@ from chronoprobe.lenses.outdated.lens import OutdatedLens
 from chronoprobe.lenses.recency.lens import RecencyLens, RecencyRunConfig
 from chronoprobe.models.base import DecodingParams
 from chronoprobe.models.registry import BackendOptions, load_backend
+from chronoprobe.records.runlog import Run
 from chronoprobe.testing import MockPrompt, register_mock, unregister_mock
 
 ASSETS = Path(__file__).resolve().parent / "assets"

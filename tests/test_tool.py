@@ -11,10 +11,10 @@ import pytest
 
 import chronoprobe as cp
 from chronoprobe.cli.model_options import MODEL_OPTIONS
-from chronoprobe.contract.fields import spelling
-from chronoprobe.contract.publish import Output, RecordedFile, ResultFolder, text_digest
 from chronoprobe.contract.tool import TOOLS, option_of, tool_class
 from chronoprobe.errors import ConfigError
+from chronoprobe.records.fields import spelling
+from chronoprobe.records.publish import Output, RecordedFile, ResultFolder, text_digest
 from chronoprobe.testing import register_mock, unregister_mock
 from cli_driver import run_main
 

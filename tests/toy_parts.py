@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import RunRecipe, Summary, Workload
-from chronoprobe.contract.runlog import Run
 from chronoprobe.metrics.paired import Comparable, ItemOutcomes
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.runlog import Run
 from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.plain_words import find, quote
 from toy_lens import ToyLens

@@ -55,7 +55,7 @@ _LAZY = {
     "knowledge_date": "chronoprobe.lenses.outdated.frames",
     "staleness": "chronoprobe.lenses.outdated.frames",
     "Model": "chronoprobe.api",
-    "Run": "chronoprobe.contract.runlog",
+    "Run": "chronoprobe.records.runlog",
     "recency_gate": "chronoprobe.lenses.recency.gate",
     "recency_gate_many": "chronoprobe.lenses.recency.gate",
     "route": "chronoprobe.router.route",

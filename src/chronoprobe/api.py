@@ -33,10 +33,8 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, open_cache
-from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.lens import ProgressFactory, lens_class, lens_names
 from chronoprobe.contract.lens_run import command_tool, lens_tool
-from chronoprobe.contract.runlog import Run, load_run
 from chronoprobe.contract.runner import load_models
 from chronoprobe.contract.runner import produce as produce_with
 from chronoprobe.contract.tool import RunSettings, Tool, tool_class, tool_names
@@ -44,6 +42,8 @@ from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import DEFAULT_MODEL, BackendOptions, ModelRequest, option_fields, parse_model
 from chronoprobe.progress_lines import LOGGER, logged_progress, logged_step, quiet_third_party_output, shown_on_stderr
+from chronoprobe.records.fields import spelling
+from chronoprobe.records.runlog import Run, load_run
 from chronoprobe.renames import warn_deprecated
 from chronoprobe.version import SHIMS_REMOVED_IN
 
@@ -186,7 +186,7 @@ def check(
 
 def load(path: Path | str) -> Run:
     """Read a run folder back: the shared run log (``run.json``) or an older folder's ``summary.json``
-    (:func:`chronoprobe.contract.runlog.load_run`). A path that is not a run folder is one DataError naming it;
+    (:func:`chronoprobe.records.runlog.load_run`). A path that is not a run folder is one DataError naming it;
     a value that is not a path, a ConfigError."""
     folder = _path(path, "path")
     if folder is None:

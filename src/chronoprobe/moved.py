@@ -1,9 +1,10 @@
-"""Modules that moved since 0.1.0, under the names 0.1.0 released, until 0.4.0, with a DeprecationWarning naming
-the new one.
+"""Modules that moved since 0.1.0, under the names 0.1.0 or 0.2.0 released, until 0.4.0, with a DeprecationWarning
+naming the new one.
 
 ``from chronoprobe.outdated.audit import AuditConfig`` still works and gives the same objects as
 ``chronoprobe.lenses.outdated.audit``: the lenses moved under ``chronoprobe/lenses/``, the run contract (lens,
-runner, publish) under ``chronoprobe/contract/``, and ``reports.tidy`` took a name that says what it holds. A
+runner) under ``chronoprobe/contract/``, the records it builds on (``runlog``, ``publish``, ``fields``, in
+``contract/`` in 0.2.0) under ``chronoprobe/records/``, and ``reports.tidy`` took a name that says what it holds. A
 package's old name covers its modules (``chronoprobe.outdated.<module>``). Only names a release had are here: a
 module renamed again before any release shipped it has no alias.
 """
@@ -23,15 +24,18 @@ from chronoprobe.version import SHIMS_REMOVED_IN
 
 MOVED: dict[str, str] = {
     "chronoprobe.conflicts": "chronoprobe.lenses.conflicts",
+    "chronoprobe.contract.fields": "chronoprobe.records.fields",
+    "chronoprobe.contract.publish": "chronoprobe.records.publish",
+    "chronoprobe.contract.runlog": "chronoprobe.records.runlog",
     "chronoprobe.editing": "chronoprobe.lenses.editing",
     "chronoprobe.lens": "chronoprobe.contract.lens",
     "chronoprobe.outdated": "chronoprobe.lenses.outdated",
-    "chronoprobe.publish": "chronoprobe.contract.publish",
+    "chronoprobe.publish": "chronoprobe.records.publish",
     "chronoprobe.recency": "chronoprobe.lenses.recency",
     "chronoprobe.reports.tidy": "chronoprobe.reports.tidy_table",
     "chronoprobe.runner": "chronoprobe.contract.runner",
 }
-"""Old module name (as 0.1.0 released it) -> its new name (a package's entry covers its modules)."""
+"""Old module name (as 0.1.0 or 0.2.0 released it) -> its new name (a package's entry covers its modules)."""
 _LONGEST_FIRST = sorted(MOVED, key=len, reverse=True)
 
 

@@ -105,7 +105,7 @@ RUN_FIELDS = ("model_calls_made", "seconds", "call_cache")
 
 class Provenance(BaseModel):
     """Everything needed to reproduce (or distrust) a result file: what :func:`build_provenance` writes and
-    what :func:`chronoprobe.contract.runlog.load_run` reads back, the same type both ways.
+    what :func:`chronoprobe.records.runlog.load_run` reads back, the same type both ways.
 
     Keys it does not know (written by another release or tool) are kept and written back as they were.
     """

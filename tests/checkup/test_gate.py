@@ -7,8 +7,8 @@ import pytest
 from chronoprobe.checkup.thresholds import judge, judge_all, parse_threshold
 from chronoprobe.contract.check_part import check_part
 from chronoprobe.contract.lens import lens_class
-from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.errors import ConfigError
+from chronoprobe.records.runlog import Metric, Run, Summary
 
 PATTERNS = {
     name: check_part(lens_class(name)).metric_patterns for name in ("outdated", "conflicts", "recency", "editing")

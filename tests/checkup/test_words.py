@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from chronoprobe.contract.runlog import Difference, Metric, Summary
 from chronoprobe.lenses.conflicts.lens import ConflictsLens
 from chronoprobe.lenses.editing.lens import EditingLens
 from chronoprobe.lenses.outdated.lens import OutdatedLens
 from chronoprobe.lenses.recency.lens import RecencyLens
+from chronoprobe.records.runlog import Difference, Metric, Summary
 from chronoprobe.reports.lens_card import card_of
 from chronoprobe.reports.plain_words import brief, compare, quote, span
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.contract.publish import MARKER, OutputClaim
+from chronoprobe.records.publish import MARKER, OutputClaim
 
 pytestmark = pytest.mark.e2e
 
@@ -154,7 +154,7 @@ def test_a_run_already_writing_the_folder_is_a_clear_error(tmp_path: Path) -> No
 # moved aside and the new one not yet in place.
 KILLED_SCORE = r"""
 import os, sys
-from chronoprobe.contract import publish
+from chronoprobe.records import publish
 from chronoprobe.cli.main import main
 publish.USE_EXCHANGE = False
 real_rename = os.rename

@@ -16,12 +16,12 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.cli.generate import DeclarationError, config_options
-from chronoprobe.contract.fields import INTERNAL, spelling
 from chronoprobe.contract.lens import LENSES, Lens, ProgressFactory, RunRecipe, Summary
 from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.base import DecodingParams, Prompt
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.fields import INTERNAL, spelling
 from cli_driver import run_main
 
 pytestmark = pytest.mark.e2e

@@ -117,9 +117,9 @@ def test_completion_estimates_by_hand() -> None:
 
 
 def test_console_headline_shows_interval_and_n() -> None:
-    from chronoprobe.contract.runlog import Summary
     from chronoprobe.lenses.conflicts.lens import headline as _headline
     from chronoprobe.metrics.records import group_metrics
+    from chronoprobe.records.runlog import Summary
 
     def of(numbers: dict) -> Summary:
         return Summary(lens="conflicts", models=["m"], headline={}, metrics=group_metrics("m", "static", numbers))

@@ -8,10 +8,10 @@ from typing import Any
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.lens_run import lens_tool
-from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.runner import produce
 from chronoprobe.contract.tool import RunSettings
 from chronoprobe.lenses.conflicts.lens import ConflictsConfig, ConflictsLens
+from chronoprobe.records.runlog import Run
 
 
 def run_conflicts(models: Sequence[CachedModel], out: Path, **options: Any) -> Run:

@@ -3,13 +3,13 @@ passage to retrieve: hand-computed from three facts, one of them without a gold 
 
 from __future__ import annotations
 
-from chronoprobe.contract.runlog import Metric
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.lenses.editing import metric_records
 from chronoprobe.lenses.editing.lens import EditingLens
 from chronoprobe.lenses.editing.metric_records import EditSetRecord
 from chronoprobe.lenses.editing.rows import EditingRow, MethodRun
 from chronoprobe.lenses.editing.summary import summarise_model
+from chronoprobe.records.runlog import Metric
 from chronoprobe.reports.lens_card import card_of
 from chronoprobe.reports.metric_format import quote
 
@@ -142,7 +142,7 @@ def test_methods_on_the_same_facts_get_no_shared_records() -> None:
 
 
 def test_an_older_run_without_shared_records_does_not_compare_different_facts() -> None:
-    from chronoprobe.contract.runlog import Summary
+    from chronoprobe.records.runlog import Summary
 
     def m(name: str, value: float, n: int) -> Metric:
         return Metric(

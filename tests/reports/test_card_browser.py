@@ -277,7 +277,7 @@ def test_the_comparison_plot_reads_at_a_glance(run_folders: dict[str, Path], tmp
     share with its point inside the plot, its label whole, and the plot as wide as the section allows."""
     pytest.importorskip("websocket", reason="websocket-client is in the test extra")
     assert BROWSER is not None
-    from chronoprobe.contract.runlog import load_run
+    from chronoprobe.records.runlog import load_run
     from chronoprobe.reports.card import render_card
     from chronoprobe.reports.compare import compare_runs
     from chronoprobe.reports.compare_card import comparison_section

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chronoprobe.checkup.report import CheckRecord, LensEntry, check_markdown
-from chronoprobe.contract.runlog import Metric
+from chronoprobe.records.runlog import Metric
 from chronoprobe.reports.metric_format import brief, cell, quote, span, unit_note, value_text
 from chronoprobe.reports.tidy_table import find_runs
 from cli_driver import run_main

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from chronoprobe.contract.runlog import Metric
 from chronoprobe.errors import DataError
+from chronoprobe.records.runlog import Metric
 from chronoprobe.reports.tidy_table import (
     COLUMNS,
     Row,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from chronoprobe.contract.runlog import Summary
 from chronoprobe.lenses.recency.metric_records import router_metrics
 from chronoprobe.lenses.recency.plain_words import sentences
 from chronoprobe.lenses.recency.router_beside import router_beside
 from chronoprobe.lenses.recency.rows import RecencyRow
+from chronoprobe.records.runlog import Summary
 from chronoprobe.router.model import question_key
 
 

@@ -23,12 +23,12 @@ from chronoprobe.checkup.baseline_items import check_baseline_items
 from chronoprobe.checkup.report import read_record
 from chronoprobe.checkup.select import Chosen, config_json
 from chronoprobe.checkup.thresholds import NOTHING_SHARED, GateResult, Threshold, judge
-from chronoprobe.contract.fields import spelling
-from chronoprobe.contract.runlog import Metric, Run, read_folder
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics.paired import Draws
 from chronoprobe.metrics.records import ALL
 from chronoprobe.paths import latest_named
+from chronoprobe.records.fields import spelling
+from chronoprobe.records.runlog import Metric, Run, read_folder
 from chronoprobe.reports.compare import (
     CompareRow,
     Comparison,

@@ -11,9 +11,9 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from chronoprobe.checkup.thresholds import Threshold
-from chronoprobe.contract.runlog import ITEMS, Run
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics.paired import ItemOutcomes
+from chronoprobe.records.runlog import ITEMS, Run
 from chronoprobe.reports.compare import Side, comparable_of
 
 __all__ = ["check_baseline_items", "check_shared"]

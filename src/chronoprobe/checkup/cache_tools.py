@@ -18,10 +18,10 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.cache import check_cache_file
 from chronoprobe.cache_admin import NamespaceUsage, Pruned, file_bytes, prune, usage
-from chronoprobe.contract.fields import SWITCH, Command
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.paths import default_call_cache
+from chronoprobe.records.fields import SWITCH, Command
 from chronoprobe.tables import TableView
 
 ResultT = TypeVar("ResultT")

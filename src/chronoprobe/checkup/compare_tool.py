@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
 
-from chronoprobe.contract.fields import SWITCH, Cli
-from chronoprobe.contract.publish import check_not_input
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
+from chronoprobe.records.fields import SWITCH, Cli
+from chronoprobe.records.publish import check_not_input
 from chronoprobe.reports.compare import compare_runs, to_frame
 from chronoprobe.reports.compare_output import check_compare_file, summary_view, table_view, write_compare_table
 from chronoprobe.reports.tidy_formats import encode, pick_format
 from chronoprobe.reports.tidy_table import find_runs
 
 if TYPE_CHECKING:
-    from chronoprobe.contract.runlog import Run
+    from chronoprobe.records.runlog import Run
     from chronoprobe.reports.compare import CompareRow, Comparison
     from chronoprobe.reports.tidy_formats import Format
 

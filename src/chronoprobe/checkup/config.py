@@ -8,10 +8,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chronoprobe.contract.fields import OUTPUT, SWITCH, TEXT_PATH
 from chronoprobe.contract.lens import Budget
 from chronoprobe.knowledge.snapshot import SnapshotRef
 from chronoprobe.models.registry import ModelList, default_models
+from chronoprobe.records.fields import OUTPUT, SWITCH, TEXT_PATH
 from chronoprobe.values import HttpUrl
 
 __all__ = ["CheckToolConfig"]

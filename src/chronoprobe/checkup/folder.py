@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.checkup.report import CARD_HTML, CHECK_JSON, CHECK_KIND, CHECK_MD, read_record
-from chronoprobe.contract import publish
-from chronoprobe.contract.runlog import MARKER, RUN_LOG
 from chronoprobe.errors import ConfigError
 from chronoprobe.io import remove_stale_temps
+from chronoprobe.records import publish
+from chronoprobe.records.runlog import MARKER, RUN_LOG
 
 WRITTEN_IN_PLACE = (MARKER, CHECK_JSON, CHECK_MD, CARD_HTML)
 """The check's own files beside the lens folders, each written atomically (a temporary file, then a rename)."""

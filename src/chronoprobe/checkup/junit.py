@@ -12,7 +12,7 @@ from pathlib import Path
 from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from chronoprobe.checkup.thresholds import GateResult
-from chronoprobe.contract.publish import staged_files
+from chronoprobe.records.publish import staged_files
 
 SUITES_NAME = "chronoprobe check"
 JUNIT = "a JUnit file written by `chronoprobe check`"

@@ -15,11 +15,11 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import plugins
 from chronoprobe.contract.check_part import BUDGETS, check_part
-from chronoprobe.contract.fields import Cli, spelling
 from chronoprobe.contract.lens import Lens, lens_class
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.docs_pages import page_text, page_title, topics
 from chronoprobe.errors import ChronoprobeError
+from chronoprobe.records.fields import Cli, spelling
 from chronoprobe.reports.lens_card import card_of
 
 __all__ = ["DocsTool", "DocsToolConfig", "LensEntry", "LensesTool", "LensesToolConfig", "budget_text"]

@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 from chronoprobe.checkup.thresholds import NOTHING_SHARED, GateResult
 from chronoprobe.contract.lens import Budget, Workload
-from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.io import write_json_atomic, write_text_atomic
+from chronoprobe.records.runlog import Metric, Summary
 from chronoprobe.reports.card import render_card
 from chronoprobe.reports.compare_card import comparison_section
 from chronoprobe.reports.markdown import table

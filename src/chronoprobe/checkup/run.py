@@ -47,10 +47,8 @@ from chronoprobe.checkup.report import (
 )
 from chronoprobe.checkup.select import Chosen, choose, selection
 from chronoprobe.checkup.thresholds import GateResult, Threshold, check_classes, judge_all, parse_threshold
-from chronoprobe.contract import publish
 from chronoprobe.contract.check_part import Budget, CheckContext, ItemUnits, RecordClasses, check_part
 from chronoprobe.contract.lens import Workload, lens_class
-from chronoprobe.contract.runlog import MARKER, RUN_LOG, Run, Summary, load_run, read_folder
 from chronoprobe.contract.runner import default_folder, run_tool
 from chronoprobe.contract.tool import ToolContext
 from chronoprobe.errors import CapabilityError, ConfigError, DataError, PluginError
@@ -58,6 +56,8 @@ from chronoprobe.io import write_json_atomic
 from chronoprobe.models.registry import ModelRequest, strip_url_credentials
 from chronoprobe.paths import default_call_cache
 from chronoprobe.plugins import blame
+from chronoprobe.records import publish
+from chronoprobe.records.runlog import MARKER, RUN_LOG, Run, Summary, load_run, read_folder
 from chronoprobe.reports.compare import Comparison, compare_runs
 from chronoprobe.reports.lens_card import card_of
 

@@ -19,10 +19,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.errors import ConfigError
 from chronoprobe.metrics.knowledge_date import month_label, parse_month
 from chronoprobe.metrics.records import ALL, unit_for
+from chronoprobe.records.runlog import Metric, Summary
 from chronoprobe.reports.metric_format import interval, value_text
 from chronoprobe.reports.plain_words import change_quote
 

@@ -19,12 +19,12 @@ from chronoprobe.checkup.junit import JUNIT, is_our_junit
 from chronoprobe.checkup.plan import plan_line, total_line
 from chronoprobe.checkup.report import CHECK_KIND
 from chronoprobe.checkup.run import CheckResult, default_check_out, plan, prepare, run_prepared
-from chronoprobe.contract.fields import Cli
-from chronoprobe.contract.publish import OpenFolder, Output, check_not_input, check_output_file, check_outside
-from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.paths import default_call_cache
+from chronoprobe.records.fields import Cli
+from chronoprobe.records.publish import OpenFolder, Output, check_not_input, check_output_file, check_outside
+from chronoprobe.records.runlog import Run
 from chronoprobe.reports.card import write_card
 from chronoprobe.reports.tidy_formats import TidyView, check_table_file, encode, pick_format, write_table
 from chronoprobe.reports.tidy_table import find_runs, tidy_rows, to_frame

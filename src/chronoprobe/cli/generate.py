@@ -2,11 +2,11 @@
 
 Every command is a :class:`~chronoprobe.contract.tool.Tool` (a lens run too:
 :class:`~chronoprobe.contract.lens_run.LensRun`), and :func:`config_options` reads it one way. Each config field is
-one parameter, named as the field and spelled as its flag (:mod:`chronoprobe.contract.fields`: ``balanced_limit``
+one parameter, named as the field and spelled as its flag (:mod:`chronoprobe.records.fields`: ``balanced_limit``
 is ``--balanced-limit``; a flag Python or pydantic reserves as a name gets the trailing underscore of PEP 8,
 ``from_`` for ``--from`` and ``json_`` for ``--json``; ``models`` is ``--model``/``-m``), in the order
 :meth:`Tool.fields` gives, with the field's default and its docstring as help. What the name cannot say is the
-field's :class:`~chronoprobe.contract.fields.Cli` marker: a positional argument, named by its metavar (``DIR``),
+field's :class:`~chronoprobe.records.fields.Cli` marker: a positional argument, named by its metavar (``DIR``),
 a switch, a field not offered. A ``Literal`` field takes one of its
 values, a ``bool`` is a ``--x/--no-x`` flag (or ``--x`` alone, marked a switch), a tuple or
 list is repeatable (numbers as text, so ``0.25,0.5`` is one value), a mapping declared as
@@ -40,10 +40,10 @@ from rich.markup import escape
 
 from chronoprobe.cli.model_options import MODEL_OPTIONS, ModelOptions
 from chronoprobe.cli.options import ModelOpt, Typed
-from chronoprobe.contract.fields import Cli, flag_of, spelling
 from chronoprobe.contract.tool import Tool
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import ModelRequest, plugged_backend_kinds
+from chronoprobe.records.fields import Cli, flag_of, spelling
 from chronoprobe.values import key_values
 
 __all__ = ["ConfigOption", "DeclarationError", "check_arguments", "config_options", "field_option", "model_options"]
@@ -195,7 +195,7 @@ def field_option(owner: str, config_type: type[BaseModel], field: str, info: Fie
     if shape is None:
         raise DeclarationError(
             f"{owner}: config field {field!r} ({info.annotation}) has a type no option can take; "
-            "offer it as text, or mark it internal (chronoprobe.contract.fields.INTERNAL)"
+            "offer it as text, or mark it internal (chronoprobe.records.fields.INTERNAL)"
         )
     cli = spelling(config_type).fields[field]
     if cli.argument:  # named by its metavar, in capitals (DIR)

@@ -27,7 +27,6 @@ from chronoprobe.cli.help_layout import install
 from chronoprobe.cli.resume import with_resume
 from chronoprobe.cli.tool_command import lens_group, plugin_stub_app, show_answer, tool_command, tool_group
 from chronoprobe.contract.lens import lens_class, listed_lenses
-from chronoprobe.contract.publish import Terminated
 from chronoprobe.contract.tool import GROUPS, tool_class
 from chronoprobe.errors import CacheUnavailable, ChronoprobeError
 from chronoprobe.models.embedded import prepare_embedded
@@ -36,6 +35,7 @@ from chronoprobe.models.registry import specs_view, strip_url_credentials
 from chronoprobe.plugins import Plugin, blame
 from chronoprobe.progress_bars import announce
 from chronoprobe.progress_lines import quiet_third_party_output
+from chronoprobe.records.publish import Terminated
 
 try:  # recent typer vendors click; older typer uses click itself
     from typer._click.exceptions import ClickException, UsageError

@@ -27,12 +27,12 @@ from chronoprobe.cli.console import announce, console, load_ticks, progress_tick
 from chronoprobe.cli.deprecated import given_on_the_command_line, older_spellings, take_older_spellings
 from chronoprobe.cli.generate import ConfigOption, check_arguments, config_options, model_options
 from chronoprobe.cli.model_options import MODEL_OPTIONS, ModelOptions
-from chronoprobe.contract.fields import spelling
 from chronoprobe.contract.lens import Lens
 from chronoprobe.contract.lens_run import lens_tool
 from chronoprobe.contract.runner import produce
 from chronoprobe.contract.tool import GROUPS, TOOLS, Answer, RunSettings, Tool, config_error, tool_class
 from chronoprobe.plugins import Plugin, unloadable
+from chronoprobe.records.fields import spelling
 from chronoprobe.tables import TableView
 
 __all__ = ["lens_app", "lens_group", "plugin_stub_app", "show_answer", "tool_command", "tool_group"]

@@ -1,9 +1,9 @@
 """The run contract: what a command is, the one runner that drives every one, and what a run leaves behind.
 
-- :mod:`~chronoprobe.contract.runlog`: the run folder's records (``run.json``, ``items.jsonl``, ``Metric``, ``Run``),
+- :mod:`~chronoprobe.records.runlog`: the run folder's records (``run.json``, ``items.jsonl``, ``Metric``, ``Run``),
   which every reader uses;
-- :mod:`~chronoprobe.contract.publish`: staging, claiming and replacing outputs whole;
-- :mod:`~chronoprobe.contract.fields`: a config field and its flag, one rule for every command;
+- :mod:`~chronoprobe.records.publish`: staging, claiming and replacing outputs whole;
+- :mod:`~chronoprobe.records.fields`: a config field and its flag, one rule for every command;
 - :mod:`~chronoprobe.contract.lens` and :mod:`~chronoprobe.contract.tool`: the shapes a question and a command take;
 - :mod:`~chronoprobe.contract.check_part`: what ``chronoprobe check`` reads from a lens that gives it (its
   ``checkup``, an optional part; a run's plan line reads its ``sizing`` too);

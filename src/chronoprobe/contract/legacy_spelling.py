@@ -2,7 +2,7 @@
 
 0.2.0 released the class attributes ``input_options``, ``arguments``, ``internal_fields``, ``text_paths``,
 ``output_fields``, ``unused_model_options``, ``renamed_options``, ``command_help`` and ``command_aliases`` on
-``Lens``. A lens now says them in its config (:mod:`chronoprobe.contract.fields`: a field's ``Cli`` markers, the
+``Lens``. A lens now says them in its config (:mod:`chronoprobe.records.fields`: a field's ``Cli`` markers, the
 config's ``cli``); a plug-in that still sets them on its class has them read into its config's spelling.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from chronoprobe.contract.fields import Cli, Command, declare_legacy
+from chronoprobe.records.fields import Cli, Command, declare_legacy
 from chronoprobe.renames import warn_deprecated
 from chronoprobe.version import SHIMS_REMOVED_IN
 
@@ -61,7 +61,7 @@ def take_legacy_spelling(lens: type[Any]) -> None:
         return
     warn_deprecated(
         f"{lens.__name__}: the Lens attributes {', '.join(declared)} are deprecated and removed in "
-        f"{SHIMS_REMOVED_IN}; declare them on its config (chronoprobe.contract.fields: Cli markers, cli = Command(...))"
+        f"{SHIMS_REMOVED_IN}; declare them on its config (chronoprobe.records.fields: Cli markers, cli = Command(...))"
     )
     command = Command(
         help=getattr(lens, "command_help", ""),

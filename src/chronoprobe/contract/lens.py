@@ -48,10 +48,8 @@ from pydantic import BaseModel, ConfigDict
 from chronoprobe import plugins
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.check_part import BUDGETS, Budget, CheckContext, CheckPart
-from chronoprobe.contract.fields import config_inputs, spelling
 from chronoprobe.contract.legacy_spelling import take_legacy_spelling
 from chronoprobe.contract.released_hooks import adopt_released_members
-from chronoprobe.contract.runlog import Metric, Run, Summary
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError, PluginError
 from chronoprobe.estimate import workload_line
@@ -59,6 +57,8 @@ from chronoprobe.models.base import Capability, require
 from chronoprobe.models.registry import BackendOptions, ModelList, ModelRequest, default_models, parse_model
 from chronoprobe.plugins import LENSES, Plugin
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.fields import config_inputs, spelling
+from chronoprobe.records.runlog import Metric, Run, Summary
 from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note
 
@@ -159,7 +159,7 @@ class Lens(ABC, Generic[RowT]):
     config_type: ClassVar[type[BaseModel]]
     """The lens's pydantic config; ``chronoprobe.run(lens, **options)`` builds one from its options. Its fields
     say how its command spells them, its ``cli`` the command's help line and other names
-    (:mod:`chronoprobe.contract.fields`)."""
+    (:mod:`chronoprobe.records.fields`)."""
 
     old_rows_file: ClassVar[str] = "items.jsonl"
     """Where a folder written before the run log keeps its rows."""

@@ -24,18 +24,18 @@ from pydantic import BaseModel, Field, create_model
 from rich.markup import escape
 
 from chronoprobe.cache import AnswerTally, CachedModel, CallCache
-from chronoprobe.contract.fields import OUTPUT, spelling
 from chronoprobe.contract.lens import Lens, ModelLoader, lens_class
 from chronoprobe.contract.power import power_lines
-from chronoprobe.contract.publish import Output, ResultFolder, check_outside
 from chronoprobe.contract.released_hooks import released_dataset_label
-from chronoprobe.contract.runlog import Run, write_run_log
 from chronoprobe.contract.runner import default_folder
 from chronoprobe.contract.tool import Tool, ToolContext, tool_class
 from chronoprobe.engines import Engine
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import ModelRequest, config_with_models, parse_model
 from chronoprobe.plugins import blame
+from chronoprobe.records.fields import OUTPUT, spelling
+from chronoprobe.records.publish import Output, ResultFolder, check_outside
+from chronoprobe.records.runlog import Run, write_run_log
 
 __all__ = ["LensRun", "command_tool", "default_out", "lens_tool", "run_config"]
 

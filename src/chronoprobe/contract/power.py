@@ -20,11 +20,11 @@ from typing import Any
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.check_part import check_part
-from chronoprobe.contract.runlog import Run
 from chronoprobe.metrics.paired import ASSUMED_DISCORDANCE, POWER, detectable_difference, discordance
 from chronoprobe.metrics.records import ALL
 from chronoprobe.models.base import Backend
 from chronoprobe.models.lazy import LazyBackend
+from chronoprobe.records.runlog import Run
 
 __all__ = ["Measured", "half_width", "measured_discordance", "power_lines", "power_text", "precision_units", "units_of"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 
 from chronoprobe.contract.check_part import check_part
-from chronoprobe.contract.runlog import Summary
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.runlog import Summary
 from chronoprobe.renames import warn_deprecated
 from chronoprobe.reports.lens_card import card_of
 from chronoprobe.version import SHIMS_REMOVED_IN

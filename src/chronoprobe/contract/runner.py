@@ -5,7 +5,7 @@ Every command is a :class:`~chronoprobe.contract.tool.Tool`: a lens run too
 :func:`produce` drives one for the CLI, ``chronoprobe.run``, ``chronoprobe.produce`` and ``chronoprobe.check``
 alike: the engine checked, then :func:`preflight` (inputs, engine, model options, the output against every
 input and the call cache: each once, before any data is read or any model loads), the output claimed,
-the data loaded, the work run, the output staged and swapped in whole (:mod:`chronoprobe.contract.publish`).
+the data loaded, the work run, the output staged and swapped in whole (:mod:`chronoprobe.records.publish`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from typing import Any, TypeVar
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.lens import Announce
-from chronoprobe.contract.publish import Output
-from chronoprobe.contract.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run
 from chronoprobe.contract.tool import RunSettings, Tool, ToolContext
 from chronoprobe.engines import ModelSource
 from chronoprobe.errors import CacheUnavailable, ConfigError
@@ -36,6 +34,8 @@ from chronoprobe.models.registry import (
     parse_model,
 )
 from chronoprobe.paths import RUN_STAMP, default_call_cache
+from chronoprobe.records.publish import Output
+from chronoprobe.records.runlog import ITEMS, RUN_FORMAT, RUN_LOG, Run
 from chronoprobe.renames import warn_deprecated
 from chronoprobe.version import SHIMS_REMOVED_IN
 

@@ -3,14 +3,14 @@
 A command turns inputs into files: a lens run its result folder (:class:`~chronoprobe.contract.lens_run.LensRun`,
 made from the lens), and the other tools contexts for MuLan facts, a labelled RecencyQA dataset, an editing
 dataset built from an audit, scores of generations made elsewhere. It is declared once: a pydantic config, one
-field per option, named as its flag (:mod:`chronoprobe.contract.fields`; ``models`` is ``--model``, ``out`` is
+field per option, named as its flag (:mod:`chronoprobe.records.fields`; ``models`` is ``--model``, ``out`` is
 ``--out``), its docstring the help, what the name cannot say (a positional argument, a switch, an output) in the
 field's metadata. The one runner (:func:`chronoprobe.contract.runner.produce`) drives its
 stages in this order, for the CLI, ``chronoprobe.produce``, ``chronoprobe.run`` and ``chronoprobe.check`` alike:
 
 1. the pre-flight, each check once, before any data is read or any model loads: ``check_inputs()`` (missing or
    contradictory inputs), ``check_engine(engine)``, the backend options against each of ``requested_models()``,
-   and ``output()`` (what it writes, with the rule for replacing it: :class:`~chronoprobe.contract.publish.Output`)
+   and ``output()`` (what it writes, with the rule for replacing it: :class:`~chronoprobe.records.publish.Output`)
    against every input, the call cache included;
 2. the output claimed (locked) until the end;
 3. ``load()``: read and validate the inputs; every data error surfaces here (a slow step shows on
@@ -38,13 +38,13 @@ from rich.console import ConsoleRenderable
 from rich.text import Text
 
 from chronoprobe.cache import CachedModel, CallCache, open_cache
-from chronoprobe.contract.fields import config_inputs, flag_of, option_of
 from chronoprobe.contract.lens import Announce, LoadProgress, ProgressFactory, RunRecipe
-from chronoprobe.contract.publish import Output
 from chronoprobe.engines import Engine, LocalEngine, parse_engine
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import BackendOptions, ModelRequest
 from chronoprobe.provenance import Provenance, build_provenance
+from chronoprobe.records.fields import config_inputs, flag_of, option_of
+from chronoprobe.records.publish import Output
 from chronoprobe.tables import TableView
 from chronoprobe.values import config_error as refused
 from chronoprobe.values import innermost_field
@@ -286,7 +286,7 @@ class Tool(ABC, Generic[ResultT]):
     config_type: ClassVar[type[BaseModel]]
     """The tool's pydantic config, its one declaration: one field per option, named as its flag, field docstrings
     as help; how its command spells what a name cannot say (a positional argument, a switch, a field not offered,
-    the model options left off) is in its fields' metadata and its ``cli`` (:mod:`chronoprobe.contract.fields`)."""
+    the model options left off) is in its fields' metadata and its ``cli`` (:mod:`chronoprobe.records.fields`)."""
     model_options: ClassVar[bool] = False
     """The tool loads models: the command offers the shared model options (dtype, device, cache ...) and the
     call cache counts as one of its inputs. Its ``--model`` specs are its config's ``models`` field; its config's

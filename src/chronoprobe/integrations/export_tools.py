@@ -13,11 +13,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chronoprobe.contract.fields import TEXT_PATH
-from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.integrations.lm_eval_export import EXPORT_KIND, TASK_NAME, task_documents, write_task
 from chronoprobe.knowledge.snapshot import SnapshotRef
+from chronoprobe.records.fields import TEXT_PATH
+from chronoprobe.records.publish import Output, ResultFolder
 from chronoprobe.values import PastDate
 
 __all__ = ["LmEvalExport", "LmEvalExportTool", "LmEvalExportToolConfig"]

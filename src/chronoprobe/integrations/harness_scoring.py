@@ -11,7 +11,6 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.integrations.harness_logs import is_harness_log, judge_harness_log
@@ -21,6 +20,7 @@ from chronoprobe.lenses.outdated.lens import VERDICT_ORDER, OutdatedLens, share_
 from chronoprobe.lenses.outdated.metric_records import read_run_detail
 from chronoprobe.lenses.outdated.score import ScoreSummary
 from chronoprobe.lenses.outdated.tools import ScoreTool, ScoreToolConfig
+from chronoprobe.records.publish import Output, ResultFolder
 
 __all__ = ["HarnessScoreTool", "harness_lines"]
 

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.contract.runlog import Run, write_run_log
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord
 from chronoprobe.lenses.outdated.knowledge_date import rows_knowledge_summary
@@ -22,6 +21,7 @@ from chronoprobe.lenses.outdated.metric_records import run_summary
 from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.provenance import build_provenance
+from chronoprobe.records.runlog import Run, write_run_log
 
 
 class HarnessRun(Run):

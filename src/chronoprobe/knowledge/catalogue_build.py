@@ -31,7 +31,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rich.markup import escape
 
 from chronoprobe.cache import stable_hash
-from chronoprobe.contract.runlog import MARKER
 from chronoprobe.errors import ConfigError, DataError, EndpointError
 from chronoprobe.io import write_json_atomic
 from chronoprobe.knowledge.catalogue import load_catalogue
@@ -48,6 +47,7 @@ from chronoprobe.knowledge.templates import MAX_SUBJECTS, PropertyTemplate
 from chronoprobe.knowledge.types import Fact, FactAnswers, Snapshot
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT, WikidataClient
 from chronoprobe.models.redact import strip_url_credentials
+from chronoprobe.records.runlog import MARKER
 from chronoprobe.retry import Retryable
 from chronoprobe.tables import TableView
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from rich.markup import escape
 
 from chronoprobe import paths
-from chronoprobe.contract.publish import check_not_input, check_output_folder
 from chronoprobe.errors import ChronoprobeError, ConfigError
 from chronoprobe.knowledge.catalogue import load_catalogue
 from chronoprobe.knowledge.snapshot import (
@@ -29,6 +28,7 @@ from chronoprobe.knowledge.snapshot import (
 )
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT, WikidataClient
+from chronoprobe.records.publish import check_not_input, check_output_folder
 from chronoprobe.tables import TableView
 
 __all__ = ["TableView", "diff_view", "fact_view", "fetch_snapshot", "listing_view", "snapshot_view"]

@@ -2,9 +2,9 @@
 summary holds only the lens's layout (``summary.detail``), and a folder with a ``summary.json`` alone (written
 before ``run.json`` existed; an ``outdated score`` folder to this day).
 
-Each layout becomes the typed :class:`~chronoprobe.contract.runlog.Summary` a run logs today, through the lens's
+Each layout becomes the typed :class:`~chronoprobe.records.runlog.Summary` a run logs today, through the lens's
 own ``metric_records`` (the same functions its runs make their records with, so an old folder reads exactly
-as a new one). :func:`chronoprobe.contract.runlog.read_folder` finds this module by name
+as a new one). :func:`chronoprobe.records.runlog.read_folder` finds this module by name
 (:data:`chronoprobe.plugins.OLD_LAYOUTS`); a lens written after the records has no old layout to read.
 """
 
@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.contract.runlog import Summary, layout_errors
 from chronoprobe.lenses.conflicts import metric_records as conflicts
 from chronoprobe.lenses.editing import metric_records as editing
 from chronoprobe.lenses.outdated import metric_records as outdated
 from chronoprobe.lenses.recency import metric_records as recency
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.runlog import Summary, layout_errors
 
 __all__ = ["file_summary", "run_log_summary"]
 

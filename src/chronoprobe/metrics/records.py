@@ -1,4 +1,4 @@
-"""Building lens-neutral :class:`~chronoprobe.contract.runlog.Metric` records from a lens's numbers.
+"""Building lens-neutral :class:`~chronoprobe.records.runlog.Metric` records from a lens's numbers.
 
 A lens turns its own summary layout into ``Metric`` records in ``summarise`` (with these helpers);
 the run log (``run.json``) stores them inside the ``Summary``, and ``chronoprobe results``, the
@@ -11,8 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.metrics.uncertainty import Estimate
+from chronoprobe.records.runlog import Metric, Summary
 
 __all__ = ["ALL", "Metric", "Summary", "from_estimate", "group_metrics", "number", "unit_for"]
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe import plugins
-from chronoprobe.contract.publish import check_not_input, check_output_file, staged_files
 from chronoprobe.errors import ConfigError
+from chronoprobe.records.publish import check_not_input, check_output_file, staged_files
 from chronoprobe.reports.lens_card import card_of
 from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import (

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from chronoprobe import plugins
-from chronoprobe.contract.runlog import Metric, Run
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.metrics.paired import (
     ASSUMED_DISCORDANCE,
@@ -35,6 +34,7 @@ from chronoprobe.metrics.paired import (
     units_needed_for_mean,
 )
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.runlog import Metric, Run
 from chronoprobe.reports.plain_words import difference, difference_span, p_is
 from chronoprobe.reports.tidy_table import find_runs
 

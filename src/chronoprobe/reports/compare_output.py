@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chronoprobe.contract.publish import check_output_file, staged_files
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.publish import check_output_file, staged_files
 from chronoprobe.reports.card import metric_label
 from chronoprobe.reports.compare import COLUMNS, CompareRow, Comparison, to_frame
 from chronoprobe.reports.plain_words import difference, difference_span, number, p_value

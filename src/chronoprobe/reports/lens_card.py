@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chronoprobe.contract.runlog import Summary
+from chronoprobe.records.runlog import Summary
 
 __all__ = ["CardPart", "Words", "card_of"]
 

@@ -1,4 +1,4 @@
-"""How a :class:`~chronoprobe.contract.runlog.Metric` is shown, wherever it is printed: check.md, the card,
+"""How a :class:`~chronoprobe.records.runlog.Metric` is shown, wherever it is printed: check.md, the card,
 ``chronoprobe results``'s terminal table, the lenses' console lines and the paragraph in plain words.
 
 One formatter keyed on the number's unit, so the same record reads the same everywhere:
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import math
 
-from chronoprobe.contract.runlog import Metric
 from chronoprobe.metrics.knowledge_date import month_label
+from chronoprobe.records.runlog import Metric
 
 __all__ = [
     "FLAT",

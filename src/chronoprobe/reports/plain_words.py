@@ -1,6 +1,6 @@
 """Numbers in plain words: what each lens's sentences in ``chronoprobe check``'s paragraph are built from.
 
-Every sentence quotes a :class:`~chronoprobe.contract.runlog.Metric` record as it stands in the run folder,
+Every sentence quotes a :class:`~chronoprobe.records.runlog.Metric` record as it stands in the run folder,
 with its 95% interval and n, in the one format of :mod:`chronoprobe.reports.metric_format` (``quote``,
 ``brief``, ``span``, ``value_text``), so the paragraph, check.md, the card and ``chronoprobe results`` never
 disagree. Where a comparison rests on two intervals, it is made only when they do not overlap (a
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.runlog import Metric, Summary
 from chronoprobe.reports.metric_format import brief, figure, interval, quote, span, value_text
 
 __all__ = [

@@ -19,9 +19,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from chronoprobe.contract.publish import check_output_file, staged_files
-from chronoprobe.contract.runlog import Metric
 from chronoprobe.errors import ConfigError
+from chronoprobe.records.publish import check_output_file, staged_files
+from chronoprobe.records.runlog import Metric
 from chronoprobe.reports.metric_format import FLAT, bounds, no_variation, unit_note, value_text
 from chronoprobe.reports.tidy_table import COLUMNS
 

@@ -3,10 +3,10 @@
 Pure readers: nothing here writes a file. ``chronoprobe results`` prints or saves the
 table and ``chronoprobe card`` renders it, so both show the same numbers.
 
-Every number comes from the run's :class:`~chronoprobe.contract.runlog.Metric` records (``run.json``),
+Every number comes from the run's :class:`~chronoprobe.records.runlog.Metric` records (``run.json``),
 and the lens from the log's ``lens`` field; this module knows no lens. A folder written before
 the records existed gets them from the lens that wrote it, through the registry
-(:func:`chronoprobe.contract.runlog.read_folder`). A number without an interval (a per-label F1, a bare
+(:func:`chronoprobe.records.runlog.read_folder`). A number without an interval (a per-label F1, a bare
 float from an old layout) has its n and interval empty.
 """
 
@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chronoprobe import plugins
-from chronoprobe.contract.runlog import (
+from chronoprobe.errors import DataError
+from chronoprobe.paths import latest_named
+from chronoprobe.records.runlog import (
     ITEMS,
     MARKER,
     PLOT_SUFFIXES,
@@ -29,8 +31,6 @@ from chronoprobe.contract.runlog import (
     Run,
     read_folder,
 )
-from chronoprobe.errors import DataError
-from chronoprobe.paths import latest_named
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,7 +61,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Row:
-    """One number of the results table: a run's :class:`~chronoprobe.contract.runlog.Metric` record and where it
+    """One number of the results table: a run's :class:`~chronoprobe.records.runlog.Metric` record and where it
     comes from (the run, the model's display name, the lens and the dataset)."""
 
     run: str

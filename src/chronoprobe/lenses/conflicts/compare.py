@@ -15,10 +15,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from chronoprobe.contract.runlog import Run
 from chronoprobe.lenses.conflicts.rows import CompletionRow, PersuasionRow, UpdateRow, typed_row
 from chronoprobe.metrics import mulan as mm
 from chronoprobe.metrics.paired import Comparable, ItemOutcomes, Kind
+from chronoprobe.records.runlog import Run
 
 
 def _outcome(

@@ -10,9 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.check_part import CheckPart
-from chronoprobe.contract.fields import INTERNAL, SWITCH, Command
 from chronoprobe.contract.lens import Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
-from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.engines import Engine
 from chronoprobe.judges import JudgeChoice, load_judge
@@ -27,6 +25,8 @@ from chronoprobe.metrics.mulan import Fidelity
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.fields import INTERNAL, SWITCH, Command
+from chronoprobe.records.runlog import Run
 from chronoprobe.renames import accept_renamed
 from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note

@@ -1,5 +1,5 @@
 """The conflicts lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records (the
-run's typed :class:`~chronoprobe.contract.runlog.Summary`), from the typed view of its summary layout."""
+run's typed :class:`~chronoprobe.records.runlog.Summary`), from the typed view of its summary layout."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import Summary, typed_layout
 from chronoprobe.metrics.records import Metric, group_metrics
+from chronoprobe.records.runlog import Summary, typed_layout
 
 HEADLINE = ("cp", "accuracy_no_context", "accuracy_context", "persuaded_pct", "f1", "confidence", "update_success")
 """The card's headline numbers, per class."""

@@ -7,7 +7,7 @@ methodology, update success. Each number is quoted with its 95% interval and n.
 
 from __future__ import annotations
 
-from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.records.runlog import Metric, Summary
 from chronoprobe.reports.metric_format import unit_note
 from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, groups_of, listing
 

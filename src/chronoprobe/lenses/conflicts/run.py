@@ -15,7 +15,6 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.contract.fields import INTERNAL, Cli
 from chronoprobe.datasets import dynamicqa as dq
 from chronoprobe.datasets import mulan as ml
 from chronoprobe.errors import ConfigError
@@ -33,6 +32,7 @@ from chronoprobe.lenses.conflicts.templates import QuestionMatcher, load_convert
 from chronoprobe.metrics import mulan as mm
 from chronoprobe.metrics.uncertainty import as_estimate, newcombe
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.fields import INTERNAL, Cli
 
 Dataset = Literal["dynamicqa", "mulan"]
 RowT = TypeVar("RowT", bound=ConflictsRow)

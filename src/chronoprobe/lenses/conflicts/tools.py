@@ -11,9 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chronoprobe import io
 from chronoprobe.cache import CachedModel
-from chronoprobe.contract.fields import SWITCH, TEXT_PATH, Command
 from chronoprobe.contract.lens import RunRecipe
-from chronoprobe.contract.publish import Output, RecordedFile
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.datasets import mulan as ml
 from chronoprobe.datasets.mulan import MulanQuery
@@ -27,6 +25,8 @@ from chronoprobe.lenses.conflicts.sources import Input, check_inputs, shared_pat
 from chronoprobe.models.base import NewTokens
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.fields import SWITCH, TEXT_PATH, Command
+from chronoprobe.records.publish import Output, RecordedFile
 
 __all__ = ["CONTEXTS", "ContextsResult", "ContextsTool", "ContextsToolConfig"]
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from chronoprobe.contract.runlog import Run
 from chronoprobe.lenses.editing.rows import UNEDITED, EditingRow
 from chronoprobe.metrics.paired import Comparable, Draws, ItemOutcomes, Kind, compare_outcomes
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.runlog import Run
 
 UP = "up-to-date"
 MEASURE = "harmonic_mean_pct"

@@ -7,12 +7,12 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
-from chronoprobe.contract.fields import INTERNAL, OUTPUT, Cli, Command
 from chronoprobe.errors import ConfigError
 from chronoprobe.lenses.editing.serac import SeracConfig
 from chronoprobe.lenses.outdated.prompts import CHAT_INSTRUCTION
 from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models, parse_model
+from chronoprobe.records.fields import INTERNAL, OUTPUT, Cli, Command
 from chronoprobe.renames import accept_renamed
 from chronoprobe.values import comma_list
 

@@ -19,8 +19,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from chronoprobe.contract.lens import Summary
-from chronoprobe.contract.publish import text_digest
-from chronoprobe.contract.runlog import read_folder
 from chronoprobe.datasets.editing_records import GROUPS, EditRecord, Group, group_heading
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import json_kind, read_text, write_text_atomic
@@ -29,6 +27,8 @@ from chronoprobe.knowledge.types import Fact, Statement
 from chronoprobe.lenses.outdated.audit import AuditConfig, ResponseRecord, load_gold
 from chronoprobe.metrics.dyknow import FACT_TO_EDIT_RULE, Verdict, is_fact_to_edit
 from chronoprobe.models.registry import ModelRequest, canonical_spec, parse_model
+from chronoprobe.records.publish import text_digest
+from chronoprobe.records.runlog import read_folder
 from chronoprobe.renames import RECORDED
 
 DYKNOW_FIELDS = ("prompt", "target", "subject", "domain", "element", "attribute", "prompt_type", "questions", "answers")
@@ -228,7 +228,7 @@ class BuildRecord(BaseModel):
     model, selection, notes and skipped facts. Its checksum is what marks the dataset as ours to replace."""
 
     sha256: str
-    """:func:`chronoprobe.contract.publish.text_digest` of the dataset's text as written."""
+    """:func:`chronoprobe.records.publish.text_digest` of the dataset's text as written."""
     run: str
     model: str
     select: Selection

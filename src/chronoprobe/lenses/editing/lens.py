@@ -12,8 +12,6 @@ from rich.text import Text
 from chronoprobe.cache import CachedModel, CallCache
 from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import CheckContext, Lens, ModelLoader, ProgressFactory, RunRecipe, Summary, Workload
-from chronoprobe.contract.publish import check_output_folder
-from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.datasets.balance import take_balanced
 from chronoprobe.engines import Engine
@@ -58,6 +56,8 @@ from chronoprobe.models.base import Capability
 from chronoprobe.models.names import file_safe
 from chronoprobe.models.registry import ModelRequest
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.publish import check_output_folder
+from chronoprobe.records.runlog import Run
 from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell
 from chronoprobe.reports.plain_words import find

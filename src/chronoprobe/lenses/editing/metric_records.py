@@ -11,9 +11,9 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import Difference, Summary, typed_layout
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, number, unit_for
+from chronoprobe.records.runlog import Difference, Summary, typed_layout
 
 MEASURES = ("efficacy", "paraphrase", "harmonic_mean", "soft_constraint")
 _HEADLINE = ("harmonic_mean_pct", "soft_constraint_pct")

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chronoprobe.contract.runlog import Metric, Summary
 from chronoprobe.lenses.editing.metric_records import SHARED
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.runlog import Metric, Summary
 from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, p_is, quote, signed
 
 MEASURE = "harmonic_mean_pct"

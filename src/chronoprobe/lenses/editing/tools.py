@@ -9,9 +9,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from chronoprobe import io
-from chronoprobe.contract.fields import Command
 from chronoprobe.contract.lens import RunRecipe
-from chronoprobe.contract.publish import Output, RecordedFile, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.datasets.editing_records import EditRecord
 from chronoprobe.errors import ConfigError
@@ -37,6 +35,8 @@ from chronoprobe.lenses.editing.score import (
     write_scores,
 )
 from chronoprobe.metrics.editing import ALL
+from chronoprobe.records.fields import Command
+from chronoprobe.records.publish import Output, RecordedFile, ResultFolder
 
 __all__ = [
     "DATASET",

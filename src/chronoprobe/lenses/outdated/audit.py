@@ -17,7 +17,6 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from chronoprobe.cache import CachedModel
-from chronoprobe.contract.fields import INTERNAL, SWITCH, TEXT_PATH, Command
 from chronoprobe.errors import ConfigError, DataError
 from chronoprobe.io import read_text
 from chronoprobe.knowledge.catalogue import load_catalogue
@@ -31,6 +30,7 @@ from chronoprobe.metrics.dyknow import Verdict, classify_response
 from chronoprobe.metrics.knowledge_date import parse_month
 from chronoprobe.models.base import DecodingParams, NewTokens
 from chronoprobe.models.registry import ModelList, default_models
+from chronoprobe.records.fields import INTERNAL, SWITCH, TEXT_PATH, Command
 from chronoprobe.renames import accept_renamed
 from chronoprobe.values import HttpUrl, KeyValues, PastDate
 

@@ -17,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.highlighter import ReprHighlighter
 from rich.text import Text
 
-from chronoprobe.contract.fields import Cli
 from chronoprobe.contract.lens import ProgressFactory
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.knowledge.catalogue_build import build_catalogue, build_lines, report_view
 from chronoprobe.knowledge.templates import resolve_templates, shipped_dir, shipped_templates
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
+from chronoprobe.records.fields import Cli
 from chronoprobe.values import HttpUrl, PastDate
 
 if TYPE_CHECKING:

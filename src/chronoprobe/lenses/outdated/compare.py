@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel
 
-from chronoprobe.contract.runlog import Run, read_items
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.knowledge.types import Snapshot
@@ -34,6 +33,7 @@ from chronoprobe.metrics.knowledge_date import (
 )
 from chronoprobe.metrics.paired import Comparable, ItemOutcomes
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.runlog import Run, read_items
 
 SCORE_ROWS = "classifications.jsonl"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chronoprobe.contract.runlog import SUMMARY, Metric, Run, read_folder, read_json_object
 from chronoprobe.errors import DataError
 from chronoprobe.knowledge.snapshot import load_snapshot
 from chronoprobe.lenses.outdated.audit import ResponseRecord
@@ -18,6 +17,7 @@ from chronoprobe.lenses.outdated.metric_records import (
     read_score_detail,
 )
 from chronoprobe.metrics.knowledge_date import month_label
+from chronoprobe.records.runlog import SUMMARY, Metric, Run, read_folder, read_json_object
 
 if TYPE_CHECKING:
     import pandas

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from chronoprobe.contract.runlog import ITEMS, Metric, Provenance, read_items
 from chronoprobe.errors import ChronoprobeError, DataError
 from chronoprobe.io import write_json_atomic, write_text_atomic
 from chronoprobe.knowledge.snapshot import diff_snapshots, load_snapshot
 from chronoprobe.lenses.outdated.audit import ResponseRecord
 from chronoprobe.lenses.outdated.plots import COLOURS, save_figure
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.runlog import ITEMS, Metric, Provenance, read_items
 from chronoprobe.reports.markdown import table
 from chronoprobe.reports.plain_words import brief
 from chronoprobe.reports.tidy_table import find_runs
@@ -37,7 +37,7 @@ from chronoprobe.tables import TableView
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from chronoprobe.contract.runlog import Run
+    from chronoprobe.records.runlog import Run
 
 SHARES = ("up-to-date", "outdated", "irrelevant")
 KIND = "outdated run"

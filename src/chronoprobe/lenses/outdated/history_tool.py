@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict
 
-from chronoprobe.contract.fields import SWITCH, Cli
-from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.runner import named_folder
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.lenses.outdated.history import HISTORY_KIND, change_lines, history_view, read_history, write_history
+from chronoprobe.records.fields import SWITCH, Cli
+from chronoprobe.records.publish import Output, ResultFolder
 
 if TYPE_CHECKING:
     from chronoprobe.lenses.outdated.history import History

@@ -12,7 +12,6 @@ from rich.text import Text
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.check_part import CheckPart
 from chronoprobe.contract.lens import CheckContext, Lens, Metric, ProgressFactory, RunRecipe, Summary, Workload
-from chronoprobe.contract.runlog import Run
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.knowledge.types import Fact, Snapshot
 from chronoprobe.lenses.outdated import metric_records
@@ -35,6 +34,7 @@ from chronoprobe.lenses.outdated.report import write_report_files
 from chronoprobe.lenses.outdated.summary import ALL, summarize_model
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.runlog import Run
 from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.markdown import template_date_text
 from chronoprobe.reports.metric_format import cell

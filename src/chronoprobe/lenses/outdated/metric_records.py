@@ -1,5 +1,5 @@
 """The outdated lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records (the
-run's typed :class:`~chronoprobe.contract.runlog.Summary`), from the typed views of its two summary layouts.
+run's typed :class:`~chronoprobe.records.runlog.Summary`), from the typed views of its two summary layouts.
 
 Read from the summary layouts ``outdated run`` (``models`` per model key, ``overall_key``) and
 ``outdated score`` (``categories`` and ``overall``, shares 0-1, reported in percent under the
@@ -15,11 +15,11 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import Note, Summary, typed_layout
 from chronoprobe.errors import DataError
 from chronoprobe.lenses.outdated.claimed_cutoff import claim_words
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number
 from chronoprobe.metrics.uncertainty import wilson
+from chronoprobe.records.runlog import Note, Summary, typed_layout
 
 VERDICTS = ("up-to-date", "outdated", "irrelevant", "ambiguous")
 _VERDICT_BLOCKS = {"soft_constraint": "soft_constraint_pct", "average": "average_pct"}

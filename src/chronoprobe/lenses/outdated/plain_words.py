@@ -7,8 +7,8 @@ date and the deployment forecast), each quoted with its 95% interval and n.
 
 from __future__ import annotations
 
-from chronoprobe.contract.runlog import Summary
 from chronoprobe.lenses.outdated.knowledge_date import is_wide
+from chronoprobe.records.runlog import Summary
 from chronoprobe.reports.metric_format import no_variation
 from chronoprobe.reports.plain_words import MIN_ITEMS, brief, compare, find, quote, span, too_few, value_text
 

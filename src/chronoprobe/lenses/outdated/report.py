@@ -1,7 +1,7 @@
 """Write an audit's results: per-response JSONL, summary JSON, Markdown report, plots.
 
 The files go into the runner's staging folder (:func:`write_report_files`), which the runner
-publishes whole (:mod:`chronoprobe.contract.publish`), so a failed or killed run leaves the whole old report
+publishes whole (:mod:`chronoprobe.records.publish`), so a failed or killed run leaves the whole old report
 or the whole new one, never a mix.
 """
 

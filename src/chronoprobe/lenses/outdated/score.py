@@ -4,7 +4,7 @@ Input: a folder with ``<category>_answers.json`` files, each
 ``subject → [attribute →] {"answers": {prompt key: text}, "questions": {prompt key: prompt}}``
 (the layout of the original DyKnow ``models_output/results/<model>/``).
 
-Output, staged and published as a whole into ``out_dir`` (:mod:`chronoprobe.contract.publish`):
+Output, staged and published as a whole into ``out_dir`` (:mod:`chronoprobe.records.publish`):
 
 - ``<category>_answer_sheet.json``: ``subject → [attribute →] prompt key → verdict`` with the
   original's verdict names (``correct|outdated|irrelevant|ambiguous``), for every prompt key;
@@ -26,7 +26,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from chronoprobe.contract import publish
 from chronoprobe.errors import DataError
 from chronoprobe.io import read_text, write_json_atomic, write_jsonl_atomic
 from chronoprobe.knowledge.grc import load_grc
@@ -50,6 +49,7 @@ from chronoprobe.metrics.dyknow import (
     verdict_shares,
 )
 from chronoprobe.provenance import Provenance, build_provenance
+from chronoprobe.records import publish
 
 ANSWERS_SUFFIX = "_answers.json"
 ORIGINAL_VERDICT_NAMES: dict[Verdict, str] = {

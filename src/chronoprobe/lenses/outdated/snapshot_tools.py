@@ -15,13 +15,13 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from chronoprobe.contract.fields import OUTPUT, SWITCH, Cli
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.errors import ChronoprobeError
 from chronoprobe.knowledge.snapshot import SnapshotRef, shipped_dir, snapshot_path
 from chronoprobe.knowledge.snapshot_views import diff_view, fact_view, fetch_snapshot, listing_view, snapshot_view
 from chronoprobe.knowledge.types import Snapshot
 from chronoprobe.knowledge.wikidata import WDQS_ENDPOINT
+from chronoprobe.records.fields import OUTPUT, SWITCH, Cli
 from chronoprobe.tables import TableView
 from chronoprobe.values import HttpUrl
 

@@ -12,9 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from chronoprobe.contract.fields import TEXT_PATH
 from chronoprobe.contract.lens import RunRecipe
-from chronoprobe.contract.publish import Output, ResultFolder
 from chronoprobe.contract.tool import Tool, ToolContext
 from chronoprobe.errors import ConfigError
 from chronoprobe.knowledge.snapshot import SnapshotRef
@@ -30,6 +28,8 @@ from chronoprobe.lenses.outdated.score import (
     score_recipe,
     write_scores,
 )
+from chronoprobe.records.fields import TEXT_PATH
+from chronoprobe.records.publish import Output, ResultFolder
 from chronoprobe.values import PastDate
 
 __all__ = ["ScoreTool", "ScoreToolConfig", "score_lines"]

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from chronoprobe.contract.runlog import Run
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
 from chronoprobe.lenses.recency.metric_records import TOLERANCE
 from chronoprobe.lenses.recency.rows import RecencyRow
@@ -20,6 +19,7 @@ from chronoprobe.lenses.recency.summary import GATE_THRESHOLD
 from chronoprobe.metrics import recency as m
 from chronoprobe.metrics.paired import Comparable, ItemOutcomes
 from chronoprobe.metrics.records import ALL
+from chronoprobe.records.runlog import Run
 
 CELLS = m.N_CLASSES * (m.N_CLASSES + 1)
 Labelled = tuple[RecencyRow, int, int | None]

@@ -15,7 +15,6 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chronoprobe.cache import CachedModel, stable_hash
-from chronoprobe.contract.fields import INTERNAL
 from chronoprobe.datasets.recency_taxonomy import CLASSES, RecencyClass
 from chronoprobe.datasets.recencyqa import RecencyItem
 from chronoprobe.errors import ConfigError
@@ -27,6 +26,7 @@ from chronoprobe.lenses.recency.prompts import (
     load_template,
 )
 from chronoprobe.models.base import DecodingParams, NewTokens, Prompt
+from chronoprobe.records.fields import INTERNAL
 from chronoprobe.renames import accept_renamed
 from chronoprobe.values import comma_list
 

@@ -13,9 +13,7 @@ from pydantic import ConfigDict, Field
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.contract.check_part import CheckPart
-from chronoprobe.contract.fields import Command
 from chronoprobe.contract.lens import Lens, ProgressFactory, RunRecipe, Summary, Workload
-from chronoprobe.contract.runlog import Metric, Run
 from chronoprobe.contract.sizing import Sizing
 from chronoprobe.datasets.recencyqa import default_source, describe_source, load_recencyqa, stratified_sample
 from chronoprobe.datasets.sources import SHARED_DATA_ENV
@@ -32,6 +30,8 @@ from chronoprobe.metrics.paired import Comparable
 from chronoprobe.metrics.records import ALL
 from chronoprobe.models.registry import ModelList, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.fields import Command
+from chronoprobe.records.runlog import Metric, Run
 from chronoprobe.reports.lens_card import CardPart
 from chronoprobe.reports.metric_format import cell, unit_note
 from chronoprobe.version import SHIMS_REMOVED_IN

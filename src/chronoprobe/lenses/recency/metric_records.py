@@ -1,5 +1,5 @@
 """The recency lens's numbers as lens-neutral :class:`~chronoprobe.metrics.records.Metric` records (the
-run's typed :class:`~chronoprobe.contract.runlog.Summary`), from the typed view of its summary layout.
+run's typed :class:`~chronoprobe.records.runlog.Summary`), from the typed view of its summary layout.
 
 Metric names carry the strategy and context mode as a prefix (``zero-shot.with.accuracy``).
 """
@@ -13,8 +13,8 @@ from typing import Any, NotRequired
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from chronoprobe.contract.runlog import Note, Summary, typed_layout
 from chronoprobe.metrics.records import ALL, Metric, from_estimate, group_metrics, number, unit_for
+from chronoprobe.records.runlog import Note, Summary, typed_layout
 
 HEADLINE = ("accuracy", "tolerant_accuracy", "macro_f1", "unparseable_rate", "gate_agreement")
 """The card's headline numbers (over every question), per strategy and context mode."""

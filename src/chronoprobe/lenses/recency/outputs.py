@@ -1,7 +1,7 @@
 """Writing an evaluation's result files: items.jsonl, summary.json, report.md, confusion PNGs.
 
 They go into the runner's staging folder (the recency lens's ``report``), which the runner publishes
-whole (:mod:`chronoprobe.contract.publish`), so a failure or kill leaves the whole old folder or the whole new
+whole (:mod:`chronoprobe.records.publish`), so a failure or kill leaves the whole old folder or the whole new
 one, never a mix.
 """
 

@@ -4,7 +4,7 @@ with the labels and the unparseable share, each with its 95% interval and n."""
 
 from __future__ import annotations
 
-from chronoprobe.contract.runlog import Metric, Summary
+from chronoprobe.records.runlog import Metric, Summary
 from chronoprobe.reports.metric_format import unit_note
 from chronoprobe.reports.plain_words import (
     MIN_ITEMS,

@@ -13,10 +13,10 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rich.text import Text
 
-from chronoprobe.contract.fields import SWITCH, Cli
 from chronoprobe.contract.tool import Answer, Tool, ToolContext
 from chronoprobe.datasets.recency_taxonomy import parse_label
 from chronoprobe.lenses.recency.gate_view import asked_questions, decision_lines, router_line
+from chronoprobe.records.fields import SWITCH, Cli
 from chronoprobe.router.decision import GateDecision
 from chronoprobe.router.model import RouterWeights, load_weights
 from chronoprobe.router.route import Router

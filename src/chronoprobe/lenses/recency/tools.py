@@ -12,9 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rich.text import Text
 
 from chronoprobe import io
-from chronoprobe.contract.fields import SWITCH, Cli, Command
 from chronoprobe.contract.lens import RunRecipe
-from chronoprobe.contract.publish import Output, RecordedFile
 from chronoprobe.contract.tool import Answer, Tool, ToolContext, config_error
 from chronoprobe.datasets.recency_taxonomy import RecencyClass, parse_label
 from chronoprobe.datasets.recencyqa import RecencyItem, describe_source, load_recencyqa, write_recencyqa
@@ -35,6 +33,8 @@ from chronoprobe.lenses.recency.route_tool import ROUTER_LABEL
 from chronoprobe.models.base import BackendInfo
 from chronoprobe.models.registry import ModelList, ModelRequest, default_models
 from chronoprobe.provenance import Provenance
+from chronoprobe.records.fields import SWITCH, Cli, Command
+from chronoprobe.records.publish import Output, RecordedFile
 from chronoprobe.router.model import load_weights
 from chronoprobe.router.route import Router
 

@@ -154,7 +154,7 @@ def spelling(config_type: type[BaseModel]) -> Spelling:
         return Spelling(merged, legacy.command)
     command = getattr(config_type, "cli", Command())
     if not isinstance(command, Command):
-        raise TypeError(f"{config_type.__name__}.cli is {command!r}, not a chronoprobe.contract.fields.Command")
+        raise TypeError(f"{config_type.__name__}.cli is {command!r}, not a chronoprobe.records.fields.Command")
     return Spelling({name: field_cli(info) for name, info in config_type.model_fields.items()}, command)
 
 

@@ -55,10 +55,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from chronoprobe.contract.runlog import MARKER as MARKER  # re-exported: older code and tests import it from here
-from chronoprobe.contract.runlog import RUN_LOG, SUMMARY
 from chronoprobe.errors import ConfigError
 from chronoprobe.models.registry import strip_url_credentials
+from chronoprobe.records.runlog import MARKER as MARKER  # re-exported: older code and tests import it from here
+from chronoprobe.records.runlog import RUN_LOG, SUMMARY
 
 """File in every folder chronoprobe publishes; its presence marks the folder as ours."""
 

@@ -8,7 +8,7 @@ A run folder holds:
   records, the run's one record of every number) and the provenance;
 - ``items.jsonl``: the typed rows, one per line;
 - ``report.md`` and the plots, written by the lens;
-- the marker ``.chronoprobe-run`` (what wrote the folder, see :mod:`chronoprobe.contract.publish`);
+- the marker ``.chronoprobe-run`` (what wrote the folder, see :mod:`chronoprobe.records.publish`);
 - each lens's historical files (``summary.json`` ...), which folders written before the run log
   existed hold alone.
 
