@@ -46,7 +46,9 @@ def here(checks, monkeypatch):
 
 def _at(width: int, monkeypatch, capsys, *args: str) -> Ran:
     with monkeypatch.context() as patched:
-        patched.setattr(cli_console.console, "width", width)  # the CLI's stderr console read COLUMNS at import
+        # The stored width, not the `width` property: undoing a patch of the property would store the width it
+        # computed before (80 off a terminal), and every later test in the process would print at 80 columns.
+        patched.setattr(cli_console.console, "_width", width)
         ran = run_main(patched, capsys, *args, columns=width)
     assert ran.code == 0, ran.text
     return ran
