@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from chronoprobe.cache import CachedModel
 from chronoprobe.checkup.baseline import (
@@ -60,6 +60,8 @@ from chronoprobe.records import publish
 from chronoprobe.records.runlog import MARKER, RUN_LOG, Run, Summary, load_run, read_folder
 from chronoprobe.reports.compare import Comparison, compare_runs
 from chronoprobe.reports.lens_card import card_of
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -230,31 +232,40 @@ def _check_shared(prepared: Prepared, running: set[str]) -> None:
     gated = {t.lens for t in prepared.thresholds if t.delta}
     if baseline is None or not gated:
         return
-    planned: dict[str, Collection[str]] = {}
-    for item in prepared.chosen:
-        if isinstance(item.lens, ItemUnits) and item.name in running and item.name in gated:
-            try:
-                with blame(item.lens, "failed in item_units()"):
-                    units = item.lens.item_units()
-            except PluginError:  # a plug-in that cannot say: a change over nothing fails after the run
-                continue
-            if units is not None:
-                planned[item.name] = units
+    planned = _known_before_run(prepared.chosen, running & gated, "item_units", _item_units)
     check_shared(baseline.runs, baseline.units, planned, gated)
+
+
+def _item_units(lens: object) -> Collection[str] | None:
+    return lens.item_units() if isinstance(lens, ItemUnits) else None
 
 
 def _classes(chosen: Sequence[Chosen], running: set[str]) -> dict[str, list[str]]:
     """Lens -> the classes its records will have, for each lens that runs and knows them before the run."""
-    found: dict[str, list[str]] = {}
+    found = _known_before_run(chosen, running, "record_classes", _record_classes)
+    return {name: list(classes) for name, classes in found.items()}
+
+
+def _record_classes(lens: object) -> Sequence[str] | None:
+    return lens.record_classes() if isinstance(lens, RecordClasses) else None
+
+
+def _known_before_run(
+    chosen: Sequence[Chosen], asked: set[str], hook: str, ask: Callable[[object], T | None]
+) -> dict[str, T]:
+    """Lens -> what its ``hook`` (read by ``ask``) says before the run, for each lens named in ``asked``; a lens
+    without the hook or that says None, and a plug-in that fails saying it, are left out (looked up after the run)."""
+    found: dict[str, T] = {}
     for item in chosen:
-        if isinstance(item.lens, RecordClasses) and item.name in running:
-            try:
-                with blame(item.lens, "failed in record_classes()"):
-                    classes = item.lens.record_classes()
-            except PluginError:  # a plug-in that cannot say: its thresholds are looked up after the run
-                continue
-            if classes is not None:
-                found[item.name] = list(classes)
+        if item.name not in asked:
+            continue
+        try:
+            with blame(item.lens, f"failed in {hook}()"):
+                answer = ask(item.lens)
+        except PluginError:
+            continue
+        if answer is not None:
+            found[item.name] = answer
     return found
 
 
