@@ -21,6 +21,7 @@ from chronoprobe.lenses.conflicts.plain_words import sentences
 from chronoprobe.lenses.conflicts.prompts import PromptWording
 from chronoprobe.lenses.conflicts.rows import ConflictsRow
 from chronoprobe.lenses.conflicts.run import Dataset
+from chronoprobe.lenses.summary_layout import KeepsLayout
 from chronoprobe.metrics.mulan import Fidelity
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.registry import ModelList, default_models
@@ -135,7 +136,7 @@ def judge_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-class ConflictsLens(Lens[ConflictsRow]):
+class ConflictsLens(KeepsLayout, Lens[ConflictsRow]):
     """Does context override the model's memory? Coherent persuasion (DynamicQA) or F1 and updates (MuLan)."""
 
     name = "conflicts"
@@ -143,8 +144,6 @@ class ConflictsLens(Lens[ConflictsRow]):
     row_type = ConflictsRow
     config_type = ConflictsConfig
     config: ConflictsConfig
-    layout: dict[str, Any] | None = None
-    """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     card = CardPart(
         question="Does context override its memory?",
         about="DynamicQA and MuLan: persuasion by context, per class of fact.",
@@ -242,11 +241,6 @@ class ConflictsLens(Lens[ConflictsRow]):
         self.layout = {"classes": list(self.classes), "summary": summary, "gaps": gaps}
         extra = {"dataset": self.config.dataset, "methodology": self.config.methodology}  # as recipe() records them
         return metric_records.summary(self.layout, extra)
-
-    def _layout(self) -> dict[str, Any]:
-        """The summary layout :meth:`summarise` made, for the report and the console."""
-        assert self.layout is not None, "summarise() first"
-        return self.layout
 
     def present(self, run: Run) -> list[str]:
         """The judge fallback if one was taken, then per model each class's headline numbers with their intervals."""

@@ -51,6 +51,7 @@ from chronoprobe.lenses.editing.run import (
 from chronoprobe.lenses.editing.serac import check_scope_model
 from chronoprobe.lenses.editing.summary import summarise_model
 from chronoprobe.lenses.outdated.audit import AuditConfig, facts_without_gold, load_gold
+from chronoprobe.lenses.summary_layout import KeepsLayout
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.models.base import Capability
 from chronoprobe.models.names import file_safe
@@ -83,7 +84,7 @@ def check_options(context: CheckContext) -> dict[str, Any]:
     return {"from_": context.runs["outdated"]}
 
 
-class EditingLens(Lens[EditingRow]):
+class EditingLens(KeepsLayout, Lens[EditingRow]):
     """Edit (or retrieve) each fact the audit found outdated, re-ask it, and judge the answers."""
 
     name = "editing"
@@ -92,8 +93,6 @@ class EditingLens(Lens[EditingRow]):
     config_type = EditingConfig
     capabilities = frozenset({Capability.GENERATE})
     config: EditingConfig
-    layout: dict[str, Any] | None = None
-    """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     card = CardPart(
         question="Can it be fixed?",
         about="DyKnow §4: knowledge editing against retrieval, on the facts the audit found wrong.",
@@ -377,11 +376,6 @@ class EditingLens(Lens[EditingRow]):
             per_model[spec]["name"] = model.info.name or spec
         self.layout = {"models": per_model, "methods": list(self.config.method)}
         return metric_records.summary(self.layout)
-
-    def _layout(self) -> dict[str, Any]:
-        """The summary layout :meth:`summarise` made, for the report and the console."""
-        assert self.layout is not None, "summarise() first"
-        return self.layout
 
     @classmethod
     def comparable(cls, run: Run, model: str) -> Comparable:

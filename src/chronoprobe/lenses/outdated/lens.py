@@ -32,6 +32,7 @@ from chronoprobe.lenses.outdated.plain_words import sentences
 from chronoprobe.lenses.outdated.prompts import CUTOFF_QUESTIONS
 from chronoprobe.lenses.outdated.report import write_report_files
 from chronoprobe.lenses.outdated.summary import ALL, summarize_model
+from chronoprobe.lenses.summary_layout import KeepsLayout
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.provenance import Provenance
 from chronoprobe.records.runlog import Run
@@ -59,7 +60,7 @@ def check_options(context: CheckContext) -> dict[str, Any]:
     return options
 
 
-class OutdatedLens(Lens[ResponseRecord]):
+class OutdatedLens(KeepsLayout, Lens[ResponseRecord]):
     """Ask every fact's paraphrases, judge each answer against the pinned (or live) Wikidata answers."""
 
     name = "outdated"
@@ -67,8 +68,6 @@ class OutdatedLens(Lens[ResponseRecord]):
     row_type = ResponseRecord
     config_type = AuditConfig
     config: AuditConfig
-    layout: dict[str, Any] | None = None
-    """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     old_rows_file = "responses.jsonl"
     card = CardPart(
         question="Is the model outdated?",
@@ -219,11 +218,6 @@ class OutdatedLens(Lens[ResponseRecord]):
         self.layout = {"as_of": as_of, "models": per_model, "overall_key": ALL}
         assert self.gold is not None, "load() first"
         return metric_records.run_summary(self.layout, {"name": self.gold.name})
-
-    def _layout(self) -> dict[str, Any]:
-        """The summary layout :meth:`summarise` made, for the report and the console."""
-        assert self.layout is not None, "summarise() first"
-        return self.layout
 
     def _knowledge_date(self, model: CachedModel, rows: Sequence[ResponseRecord]) -> dict[str, Any]:
         """The model's knowledge date and staleness (no model calls: the rows and the snapshot's periods)."""

@@ -26,6 +26,7 @@ from chronoprobe.lenses.recency.plain_words import sentences
 from chronoprobe.lenses.recency.router_beside import router_beside
 from chronoprobe.lenses.recency.rows import RecencyRow
 from chronoprobe.lenses.recency.summary import summarise
+from chronoprobe.lenses.summary_layout import KeepsLayout
 from chronoprobe.metrics.paired import Comparable
 from chronoprobe.metrics.records import ALL
 from chronoprobe.models.registry import ModelList, default_models
@@ -80,7 +81,7 @@ class RecencyRunConfig(EvalConfig):
     """The ``--model`` values, parsed (recorded as their redacted text)."""
 
 
-class RecencyLens(Lens[RecencyRow]):
+class RecencyLens(KeepsLayout, Lens[RecencyRow]):
     """Classify each question's recency class, with and without its contexts."""
 
     name = "recency"
@@ -88,8 +89,6 @@ class RecencyLens(Lens[RecencyRow]):
     row_type = RecencyRow
     config_type = RecencyRunConfig
     config: RecencyRunConfig
-    layout: dict[str, Any] | None = None
-    """Its summary layout once :meth:`summarise` ran: what its report and ``summary.json`` hold."""
     card = CardPart(
         question="Does it know how fresh an answer must be?",
         about="RecencyQA: the update interval a question needs.",
@@ -203,11 +202,6 @@ class RecencyLens(Lens[RecencyRow]):
             summary.headline.setdefault(model.info.label, {})
         summary.models = [m.info.label for m in models]
         return summary
-
-    def _layout(self) -> dict[str, Any]:
-        """The summary layout :meth:`summarise` made, for the report and the console."""
-        assert self.layout is not None, "summarise() first"
-        return self.layout
 
     def recipe(self) -> RunRecipe:
         config = self.config
